@@ -1,0 +1,506 @@
+"""The typed rig catalog: `catalog.yaml` loaded and validated once.
+
+Every problem in the file is collected and raised together in one CatalogError, each
+with the field path it belongs to, so a broken catalog is fixed in one pass.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any, Callable, Mapping, Union
+
+import yaml
+
+from .contract import REGIONS
+
+CATALOG_PATH = Path(__file__).with_name("catalog.yaml")
+
+KINDS = ("ec2", "sagemaker", "bedrock")
+RUNTIMES_BY_KIND = {"ec2": ("vllm", "neuronx"), "sagemaker": ("sagemaker-vllm",), "bedrock": ("bedrock",)}
+PRICE_SOURCE_BY_KIND = {"ec2": "ec2-on-demand", "sagemaker": "sagemaker-hosting", "bedrock": "bedrock-on-demand"}
+ARCHITECTURES = ("x86_64", "arm64")
+NEURON_FAMILIES = ("inf", "trn")
+
+_DIGEST = re.compile(r"^sha256:[0-9a-f]{64}$")
+_STACK_NAME = re.compile(r"^Inference[A-Z][A-Za-z0-9]*$")
+_RIG_NAME = re.compile(r"^[a-z][a-z0-9-]*$")
+
+
+class CatalogError(ValueError):
+    """The catalog is invalid. ``problems`` lists every problem, each with its field path."""
+
+    def __init__(self, problems: list[str], source: str) -> None:
+        self.problems = problems
+        lines = "\n".join(f"  - {p}" for p in problems)
+        super().__init__(f"{source}: {len(problems)} problem(s) in the rig catalog:\n{lines}")
+
+
+class UnknownRigError(KeyError):
+    """A rig name that is not in the catalog."""
+
+    def __init__(self, name: str, known: list[str]) -> None:
+        self.name = name
+        self.known = known
+        super().__init__(f"unknown rig {name!r}; known rigs: {', '.join(known)}")
+
+    def __str__(self) -> str:
+        return str(self.args[0])
+
+
+@dataclass(frozen=True, slots=True)
+class ContainerImage:
+    """A container image pinned by tag, and by digest where it is known."""
+
+    repository: str
+    tag: str
+    digest: str | None = None
+
+    def reference(self, region: str | None = None) -> str:
+        """The pull reference: ``repo:tag@sha256:…`` when a digest is pinned.
+
+        A ``{region}`` placeholder in the repository (regional registries such as the
+        SageMaker DLC registry) is filled with ``region``.
+        """
+        repository = self.repository.replace("{region}", region) if region else self.repository
+        ref = f"{repository}:{self.tag}"
+        return f"{ref}@{self.digest}" if self.digest else ref
+
+
+@dataclass(frozen=True, slots=True)
+class RegionSpec:
+    name: str
+    availability_zones: int
+
+
+@dataclass(frozen=True, slots=True)
+class NeuronVariant:
+    """An alternative Neuron server build for the same rig (e.g. the TP=2 image)."""
+
+    name: str
+    image: ContainerImage
+    neuron_devices: tuple[str, ...]
+    max_prompt_tokens: int
+    max_total_tokens: int
+
+
+@dataclass(frozen=True, slots=True)
+class Ec2Rig:
+    """A rig that runs its server in a container on one EC2 instance."""
+
+    name: str
+    stack_name: str
+    label: str
+    instance_type: str
+    architecture: str
+    ami_ssm_parameter: str
+    runtime: str
+    image: ContainerImage
+    model_id: str
+    serve_flags: tuple[str, ...]
+    port: int
+    local_port: int
+    tool_calls: bool
+    root_volume_gib: int
+    swap_gib: int
+    regions: tuple[str, ...]
+    price_source: str
+    max_hours: float
+    ready_timeout_minutes: int
+    neuron_devices: tuple[str, ...] = ()
+    max_prompt_tokens: int | None = None
+    max_total_tokens: int | None = None
+    variants: Mapping[str, NeuronVariant] = field(default_factory=dict)
+    kind: str = "ec2"
+
+    @property
+    def instance_family(self) -> str:
+        return self.instance_type.split(".", 1)[0]
+
+    def with_variant(self, variant: str) -> "Ec2Rig":
+        """This rig with one of its named variants applied."""
+        if variant not in self.variants:
+            raise ValueError(f"rig {self.name!r} has no variant {variant!r}; "
+                             f"variants: {', '.join(sorted(self.variants)) or 'none'}")
+        chosen = self.variants[variant]
+        return replace(self, image=chosen.image, neuron_devices=chosen.neuron_devices,
+                       max_prompt_tokens=chosen.max_prompt_tokens,
+                       max_total_tokens=chosen.max_total_tokens)
+
+
+@dataclass(frozen=True, slots=True)
+class SageMakerRig:
+    """A SageMaker real-time endpoint running a serving container."""
+
+    name: str
+    stack_name: str
+    label: str
+    instance_type: str
+    runtime: str
+    image: ContainerImage
+    model_id: str
+    container_env: Mapping[str, str]
+    startup_timeout_seconds: int
+    tool_calls: bool
+    regions: tuple[str, ...]
+    price_source: str
+    max_hours: float
+    ready_timeout_minutes: int
+    kind: str = "sagemaker"
+
+
+@dataclass(frozen=True, slots=True)
+class BedrockBackend:
+    """A Bedrock model: nothing to deploy, called by inference profile id."""
+
+    name: str
+    label: str
+    runtime: str
+    model_id: str
+    tool_calls: bool
+    regions: tuple[str, ...]
+    price_source: str
+    kind: str = "bedrock"
+
+
+Rig = Union[Ec2Rig, SageMakerRig, BedrockBackend]
+DeployableRig = Union[Ec2Rig, SageMakerRig]
+
+
+@dataclass(frozen=True, slots=True)
+class Catalog:
+    regions: Mapping[str, RegionSpec]
+    rigs: Mapping[str, Rig]
+
+    def get(self, name: str) -> Rig:
+        try:
+            return self.rigs[name]
+        except KeyError:
+            raise UnknownRigError(name, list(self.rigs)) from None
+
+    def ec2_rigs(self) -> list[Ec2Rig]:
+        return [r for r in self.rigs.values() if isinstance(r, Ec2Rig)]
+
+    def sagemaker_rigs(self) -> list[SageMakerRig]:
+        return [r for r in self.rigs.values() if isinstance(r, SageMakerRig)]
+
+    def deployable(self) -> list[DeployableRig]:
+        return [r for r in self.rigs.values() if isinstance(r, (Ec2Rig, SageMakerRig))]
+
+    def rig_regions(self) -> list[str]:
+        """Regions where at least one EC2 rig may run, in the contract's order."""
+        used = {region for rig in self.ec2_rigs() for region in rig.regions}
+        return [region for region in REGIONS if region in used]
+
+
+# --- loading ----------------------------------------------------------------------
+
+
+def _duplicate_keys(node: yaml.Node | None, path: str = "catalog") -> list[str]:
+    """Duplicate mapping keys anywhere in the document (PyYAML silently keeps the last one)."""
+    problems: list[str] = []
+    if isinstance(node, yaml.MappingNode):
+        seen: set[str] = set()
+        for key_node, value_node in node.value:
+            key = str(key_node.value)
+            child = key if path == "catalog" else f"{path}.{key}"
+            if key in seen:
+                problems.append(f"{child}: duplicate name (line {key_node.start_mark.line + 1}); "
+                                "each name may appear once")
+            seen.add(key)
+            problems.extend(_duplicate_keys(value_node, child))
+    elif isinstance(node, yaml.SequenceNode):
+        for index, item in enumerate(node.value):
+            problems.extend(_duplicate_keys(item, f"{path}[{index}]"))
+    return problems
+
+
+def load_catalog(path: Path = CATALOG_PATH) -> Catalog:
+    """Load and validate the catalog; raise CatalogError listing every problem."""
+    return parse_catalog(path.read_text(encoding="utf-8"), source=str(path.name))
+
+
+def parse_catalog(text: str, source: str = "catalog") -> Catalog:
+    try:
+        duplicates = _duplicate_keys(yaml.compose(text, Loader=yaml.SafeLoader))
+        data = yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        raise CatalogError([f"not valid YAML: {exc}"], source) from None
+    checker = _Checker(duplicates)
+    catalog = checker.catalog(data)
+    if checker.problems or catalog is None:
+        raise CatalogError(checker.problems, source)
+    return catalog
+
+
+_COMMON = {"kind", "label", "runtime", "model_id", "tool_calls", "regions", "price_source"}
+_DEPLOYED = {"stack_name", "instance_type", "image", "image_digest", "max_hours", "ready_timeout_minutes"}
+_FIELDS = {
+    "ec2": _COMMON | _DEPLOYED | {"architecture", "ami_ssm_parameter", "serve_flags", "port", "local_port",
+                                  "root_volume_gib", "swap_gib", "neuron_devices", "max_prompt_tokens",
+                                  "max_total_tokens", "variants"},
+    "sagemaker": _COMMON | _DEPLOYED | {"container_env", "startup_timeout_seconds"},
+    "bedrock": set(_COMMON),
+}
+_OPTIONAL = {"image_digest", "neuron_devices", "max_prompt_tokens", "max_total_tokens", "variants"}
+_VARIANT_FIELDS = {"image", "image_digest", "neuron_devices", "max_prompt_tokens", "max_total_tokens"}
+
+
+class _Checker:
+    def __init__(self, problems: list[str]) -> None:
+        self.problems = problems
+
+    def fail(self, path: str, message: str) -> None:
+        self.problems.append(f"{path}: {message}")
+
+    # generic readers: each returns None (and records a problem) when the value is unusable
+
+    def mapping(self, value: Any, path: str) -> dict | None:
+        if not isinstance(value, dict):
+            self.fail(path, f"must be a mapping, got {type(value).__name__}")
+            return None
+        return value
+
+    def keys(self, data: dict, path: str, allowed: set[str], required: set[str]) -> None:
+        for key in sorted(set(data) - allowed, key=str):
+            self.fail(f"{path}.{key}", f"unknown key (allowed: {', '.join(sorted(allowed))})")
+        for key in sorted(required - set(data)):
+            self.fail(f"{path}.{key}", "missing required field")
+
+    def typed(self, data: dict, key: str, path: str, kind: type | tuple[type, ...],
+              check: Callable[[Any], str | None] | None = None) -> Any:
+        if key not in data:
+            return None
+        value = data[key]
+        if isinstance(value, bool) and kind in (int, float, (int, float)):
+            self.fail(f"{path}.{key}", f"must be a number, got {value!r}")
+            return None
+        if not isinstance(value, kind):
+            names = kind.__name__ if isinstance(kind, type) else " or ".join(k.__name__ for k in kind)
+            self.fail(f"{path}.{key}", f"must be {names}, got {value!r}")
+            return None
+        if check is not None:
+            message = check(value)
+            if message:
+                self.fail(f"{path}.{key}", message)
+                return None
+        return value
+
+    def string_list(self, data: dict, key: str, path: str) -> tuple[str, ...] | None:
+        value = self.typed(data, key, path, list)
+        if value is None:
+            return None
+        bad = [v for v in value if not isinstance(v, str)]
+        if bad:
+            self.fail(f"{path}.{key}", f"every entry must be a string (quote numbers), got {bad!r}")
+            return None
+        return tuple(value)
+
+    def image(self, data: dict, path: str, allow_region: bool) -> ContainerImage | None:
+        text = self.typed(data, "image", path, str)
+        digest = self.typed(data, "image_digest", path, str,
+                            lambda d: None if _DIGEST.match(d) else "must look like sha256:<64 hex digits>")
+        if text is None:
+            return None
+        last = text.rsplit("/", 1)[-1]
+        if "@" in text:
+            self.fail(f"{path}.image", "put the digest in image_digest, not in image")
+            return None
+        if ":" not in last:
+            self.fail(f"{path}.image", f"{text!r} has no tag; pin a version tag (never :latest)")
+            return None
+        repository, tag = text.rsplit(":", 1)
+        if tag == "latest":
+            self.fail(f"{path}.image", f"{text!r} uses :latest; pin a version tag")
+            return None
+        if "{region}" in repository and not allow_region:
+            self.fail(f"{path}.image", "a {region} placeholder is only allowed for SageMaker images")
+            return None
+        return ContainerImage(repository=repository, tag=tag, digest=digest)
+
+    def regions_list(self, data: dict, path: str) -> tuple[str, ...] | None:
+        regions = self.string_list(data, "regions", path)
+        if regions is None:
+            return None
+        if not regions:
+            self.fail(f"{path}.regions", "must name at least one region")
+        outside = [r for r in regions if r not in REGIONS]
+        if outside:
+            self.fail(f"{path}.regions", f"{', '.join(outside)} outside the four regions {', '.join(REGIONS)}")
+        if len(set(regions)) != len(regions):
+            self.fail(f"{path}.regions", "lists a region twice")
+        return regions if not outside else None
+
+    # catalog structure
+
+    def catalog(self, data: Any) -> Catalog | None:
+        top = self.mapping(data, "catalog")
+        if top is None:
+            return None
+        self.keys(top, "catalog", {"regions", "rigs"}, {"regions", "rigs"})
+        regions = self.region_specs(top.get("regions"))
+        rigs_data = self.mapping(top.get("rigs", {}), "rigs") or {}
+        rigs: dict[str, Rig] = {}
+        for name, body in rigs_data.items():
+            path = f"rigs.{name}"
+            if not isinstance(name, str) or not _RIG_NAME.match(name):
+                self.fail(path, "rig names are lower-case letters, digits and dashes")
+                continue
+            rig = self.rig(name, body, path)
+            if rig is not None:
+                rigs[name] = rig
+        self.cross_checks(rigs)
+        return Catalog(regions=regions, rigs=rigs)
+
+    def region_specs(self, data: Any) -> dict[str, RegionSpec]:
+        specs: dict[str, RegionSpec] = {}
+        mapping = self.mapping(data, "regions") if data is not None else None
+        for name, body in (mapping or {}).items():
+            path = f"regions.{name}"
+            if name not in REGIONS:
+                self.fail(path, f"outside the four regions {', '.join(REGIONS)}")
+                continue
+            body = self.mapping(body, path)
+            if body is None:
+                continue
+            self.keys(body, path, {"availability_zones"}, {"availability_zones"})
+            count = self.typed(body, "availability_zones", path, int,
+                               lambda n: None if 1 <= n <= 6 else "must be between 1 and 6")
+            if count is not None:
+                specs[name] = RegionSpec(name=name, availability_zones=count)
+        for name in REGIONS:
+            if mapping is not None and name not in mapping:
+                self.fail(f"regions.{name}", "missing; every one of the four regions needs an entry")
+        return specs
+
+    def rig(self, name: str, body: Any, path: str) -> Rig | None:
+        data = self.mapping(body, path)
+        if data is None:
+            return None
+        kind = data.get("kind")
+        if kind not in KINDS:
+            self.fail(f"{path}.kind", f"must be one of {', '.join(KINDS)}, got {kind!r}")
+            return None
+        allowed = _FIELDS[kind]
+        self.keys(data, path, allowed, allowed - _OPTIONAL)
+        before = len(self.problems)
+        runtime = self.typed(data, "runtime", path, str,
+                             lambda r: None if r in RUNTIMES_BY_KIND[kind] else
+                             f"a {kind} rig runs one of {', '.join(RUNTIMES_BY_KIND[kind])}, got {r!r}")
+        common = dict(
+            name=name,
+            label=self.typed(data, "label", path, str),
+            runtime=runtime,
+            model_id=self.typed(data, "model_id", path, str, lambda m: None if m.strip() else "must not be empty"),
+            tool_calls=self.typed(data, "tool_calls", path, bool),
+            regions=self.regions_list(data, path),
+            price_source=self.typed(data, "price_source", path, str,
+                                    lambda p: None if p == PRICE_SOURCE_BY_KIND[kind] else
+                                    f"a {kind} rig is priced from {PRICE_SOURCE_BY_KIND[kind]}, got {p!r}"),
+        )
+        if kind == "bedrock":
+            return BedrockBackend(**common) if len(self.problems) == before else None
+        deployed = dict(
+            stack_name=self.typed(data, "stack_name", path, str,
+                                  lambda s: None if _STACK_NAME.match(s) else
+                                  "must look like Inference<Name> (letters and digits)"),
+            instance_type=self.typed(data, "instance_type", path, str),
+            image=self.image(data, path, allow_region=(kind == "sagemaker")),
+            max_hours=self.typed(data, "max_hours", path, (int, float),
+                                 lambda h: None if 0 < h <= 168 else "must be between 0 and 168 hours"),
+            ready_timeout_minutes=self.typed(data, "ready_timeout_minutes", path, int,
+                                             lambda m: None if 5 <= m <= 120 else "must be 5 to 120 minutes"),
+        )
+        instance_type = deployed["instance_type"]
+        if kind == "sagemaker":
+            if instance_type is not None and not instance_type.startswith("ml."):
+                self.fail(f"{path}.instance_type", f"a SageMaker instance type starts with ml., got {instance_type!r}")
+            env = self.mapping(data.get("container_env", {}), f"{path}.container_env") or {}
+            for key, value in env.items():
+                if not isinstance(value, str):
+                    self.fail(f"{path}.container_env.{key}", f"must be a string (quote it), got {value!r}")
+            rig = dict(
+                container_env=dict(env),
+                startup_timeout_seconds=self.typed(data, "startup_timeout_seconds", path, int,
+                                                   lambda s: None if 60 <= s <= 3600 else "must be 60 to 3600"),
+            )
+            if len(self.problems) != before:
+                return None
+            return SageMakerRig(**common, **deployed, **rig)
+        return self.ec2_rig(data, path, common, deployed, before)
+
+    def ec2_rig(self, data: dict, path: str, common: dict, deployed: dict, before: int) -> Ec2Rig | None:
+        instance_type = deployed["instance_type"]
+        architecture = self.typed(data, "architecture", path, str,
+                                  lambda a: None if a in ARCHITECTURES else f"must be one of {', '.join(ARCHITECTURES)}")
+        if instance_type is not None:
+            family = instance_type.split(".", 1)[0]
+            if instance_type.startswith("ml.") or "." not in instance_type:
+                self.fail(f"{path}.instance_type", f"not an EC2 instance type: {instance_type!r}")
+            else:
+                neuron = family.startswith(NEURON_FAMILIES)
+                if common["runtime"] == "neuronx" and not neuron:
+                    self.fail(f"{path}.runtime", f"neuronx needs a Neuron instance (inf*/trn*), not {instance_type}")
+                if common["runtime"] == "vllm" and neuron:
+                    self.fail(f"{path}.runtime", f"vllm is for GPU instances, {instance_type} is a Neuron instance")
+                graviton = re.match(r"^[a-z]+\d+[a-z]*g[a-z]*$", family) is not None and family[-1] == "g"
+                expected = "arm64" if graviton else "x86_64"
+                if architecture is not None and architecture != expected:
+                    self.fail(f"{path}.architecture", f"{instance_type} is {expected}, not {architecture}")
+        port_check = lambda p: None if 1 <= p <= 65535 else "must be a TCP port (1-65535)"  # noqa: E731
+        local_check = lambda p: None if 1024 <= p <= 65535 else "must be an unprivileged port (1024-65535)"  # noqa: E731
+        size_check = lambda n: None if 8 <= n <= 16384 else "must be 8 to 16384 GiB"  # noqa: E731
+        rig = dict(
+            architecture=architecture,
+            ami_ssm_parameter=self.typed(data, "ami_ssm_parameter", path, str,
+                                         lambda p: None if p.startswith("/") else "must be an SSM parameter path"),
+            serve_flags=self.string_list(data, "serve_flags", path),
+            port=self.typed(data, "port", path, int, port_check),
+            local_port=self.typed(data, "local_port", path, int, local_check),
+            root_volume_gib=self.typed(data, "root_volume_gib", path, int, size_check),
+            swap_gib=self.typed(data, "swap_gib", path, int, lambda n: None if 0 <= n <= 256 else "must be 0 to 256"),
+            neuron_devices=self.string_list(data, "neuron_devices", path) or (),
+            max_prompt_tokens=self.typed(data, "max_prompt_tokens", path, int),
+            max_total_tokens=self.typed(data, "max_total_tokens", path, int),
+            variants=self.variants(data, path),
+        )
+        if common["runtime"] == "neuronx" and not rig["neuron_devices"]:
+            self.fail(f"{path}.neuron_devices", "a neuronx rig must name the Neuron devices it passes through")
+        if common["runtime"] != "neuronx" and (rig["neuron_devices"] or rig["variants"]):
+            self.fail(f"{path}.neuron_devices", "only neuronx rigs take Neuron devices or variants")
+        if len(self.problems) != before:
+            return None
+        return Ec2Rig(**common, **deployed, **rig)
+
+    def variants(self, data: dict, path: str) -> dict[str, NeuronVariant]:
+        result: dict[str, NeuronVariant] = {}
+        mapping = self.mapping(data["variants"], f"{path}.variants") if "variants" in data else None
+        for name, body in (mapping or {}).items():
+            vpath = f"{path}.variants.{name}"
+            body = self.mapping(body, vpath)
+            if body is None:
+                continue
+            self.keys(body, vpath, _VARIANT_FIELDS, _VARIANT_FIELDS - {"image_digest"})
+            image = self.image(body, vpath, allow_region=False)
+            devices = self.string_list(body, "neuron_devices", vpath)
+            prompt = self.typed(body, "max_prompt_tokens", vpath, int)
+            total = self.typed(body, "max_total_tokens", vpath, int)
+            if image and devices and prompt and total:
+                result[name] = NeuronVariant(name, image, devices, prompt, total)
+        return result
+
+    def cross_checks(self, rigs: dict[str, Rig]) -> None:
+        stacks: dict[str, str] = {}
+        local_ports: dict[int, str] = {}
+        for rig in rigs.values():
+            stack = getattr(rig, "stack_name", None)
+            if stack:
+                if stack in stacks:
+                    self.fail(f"rigs.{rig.name}.stack_name", f"{stack} is also the stack of rig {stacks[stack]!r}")
+                stacks[stack] = rig.name
+            if isinstance(rig, Ec2Rig):
+                if rig.local_port in local_ports:
+                    self.fail(f"rigs.{rig.name}.local_port",
+                              f"port clash: {rig.local_port} is also the local port of rig {local_ports[rig.local_port]!r}")
+                local_ports[rig.local_port] = rig.name

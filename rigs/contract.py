@@ -1,0 +1,92 @@
+"""Names shared by the CDK app, the provisioning library and the agent.
+
+Stack names, tag keys and stack-output keys are defined here once. `stacks/` writes
+them, `rigs/` and `agent/` read them; nothing else spells them out.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Mapping
+
+REGIONS: tuple[str, ...] = ("us-east-1", "us-east-2", "us-west-1", "us-west-2")
+"""The four US regions the app deploys to, sweeps and destroys in."""
+
+TAG_MANAGED_BY = "ManagedBy"
+MANAGED_BY = "aws-inference"
+TAG_RIG = "Rig"
+
+BASE_STACK_PREFIX = "InferenceBase-"
+
+
+def base_stack_name(region: str) -> str:
+    """Name of the per-region base stack, e.g. ``InferenceBase-us-east-2``."""
+    return f"{BASE_STACK_PREFIX}{region}"
+
+
+class OutputKey:
+    """CloudFormation output keys of a rig stack (EC2 rig or SageMaker endpoint)."""
+
+    RIG = "RigName"
+    REGION = "RigRegion"
+    RUNTIME = "Runtime"
+    MODEL_ID = "ModelId"
+    INSTANCE_TYPE = "InstanceType"
+    REMOTE_PORT = "RemotePort"
+    AUTO_SCALING_GROUP = "AutoScalingGroupName"
+    ENDPOINT_NAME = "EndpointName"
+    LOG_GROUP = "LogGroupName"
+
+
+class ContractError(ValueError):
+    """A stack's outputs do not follow the contract."""
+
+
+@dataclass(frozen=True, slots=True)
+class RigOutputs:
+    """What the agent needs to reach one deployed rig, parsed from its stack outputs.
+
+    EC2 rigs carry the Auto Scaling group that holds their one instance and the port
+    the server listens on; SageMaker rigs carry the endpoint name.
+    """
+
+    rig: str
+    region: str
+    runtime: str
+    model_id: str
+    instance_type: str
+    remote_port: int | None
+    auto_scaling_group: str | None
+    endpoint_name: str | None
+    log_group: str | None
+
+    @classmethod
+    def parse(cls, outputs: Mapping[str, str]) -> "RigOutputs":
+        """Build from a ``{OutputKey: OutputValue}`` mapping; raise ContractError if incomplete."""
+        required = (OutputKey.RIG, OutputKey.REGION, OutputKey.RUNTIME, OutputKey.MODEL_ID,
+                    OutputKey.INSTANCE_TYPE)
+        missing = [key for key in required if not outputs.get(key)]
+        has_instance = bool(outputs.get(OutputKey.AUTO_SCALING_GROUP))
+        has_endpoint = bool(outputs.get(OutputKey.ENDPOINT_NAME))
+        if not has_instance and not has_endpoint:
+            missing.append(f"{OutputKey.AUTO_SCALING_GROUP} or {OutputKey.ENDPOINT_NAME}")
+        port_text = outputs.get(OutputKey.REMOTE_PORT)
+        if has_instance and not port_text:
+            missing.append(OutputKey.REMOTE_PORT)
+        if missing:
+            raise ContractError(f"stack outputs lack {', '.join(missing)}")
+        try:
+            port = int(port_text) if port_text else None
+        except ValueError:
+            raise ContractError(f"{OutputKey.REMOTE_PORT} is not a port number: {port_text!r}") from None
+        return cls(
+            rig=outputs[OutputKey.RIG],
+            region=outputs[OutputKey.REGION],
+            runtime=outputs[OutputKey.RUNTIME],
+            model_id=outputs[OutputKey.MODEL_ID],
+            instance_type=outputs[OutputKey.INSTANCE_TYPE],
+            remote_port=port,
+            auto_scaling_group=outputs.get(OutputKey.AUTO_SCALING_GROUP) or None,
+            endpoint_name=outputs.get(OutputKey.ENDPOINT_NAME) or None,
+            log_group=outputs.get(OutputKey.LOG_GROUP) or None,
+        )

@@ -1,0 +1,9 @@
+# Sourced by the project's scripts: offline-safe settings for the CDK CLI and jsii.
+# shellcheck shell=bash
+export CDK_DISABLE_VERSION_CHECK=1        # the CLI's npm version check (TTY only)
+export CDK_DISABLE_CLI_TELEMETRY=true     # also off in cdk.json ("cli-telemetry": false)
+export JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION=20
+PROJECT_DIR="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+export PROJECT_DIR
+export CDK_HOME="${CDK_HOME:-$PROJECT_DIR/.cdk-home}"
+export PATH="$PROJECT_DIR/.venv/bin:$PROJECT_DIR/node_modules/.bin:$PATH"

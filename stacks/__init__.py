@@ -1,0 +1,1 @@
+"""CDK deployment units. Stacks wire the constructs in `stacks.parts` together."""

@@ -1,0 +1,112 @@
+"""The per-region base stacks: network, SSM-only security group, instance profile, tags."""
+
+from __future__ import annotations
+
+import pytest
+from aws_cdk.assertions import Match, Template
+
+from rigs.catalog import load_catalog
+from rigs.contract import MANAGED_BY, REGIONS, TAG_MANAGED_BY, base_stack_name
+
+CATALOG = load_catalog()
+BASE_REGIONS = CATALOG.rig_regions()
+
+
+def resources(template: dict, type_: str) -> dict[str, dict]:
+    return {k: v for k, v in template["Resources"].items() if v["Type"] == type_}
+
+
+def test_one_base_stack_per_region_that_can_host_a_rig(templates):
+    base = sorted(name for name in templates if name.startswith("InferenceBase-"))
+    assert base == sorted(base_stack_name(r) for r in BASE_REGIONS)
+    # us-west-1 offers none of the rig instance types, so no rig lists it.
+    assert "us-west-1" not in BASE_REGIONS
+    assert set(BASE_REGIONS) <= set(REGIONS)
+
+
+def test_base_stacks_deploy_to_their_own_region(stack_regions):
+    for region in BASE_REGIONS:
+        assert stack_regions[base_stack_name(region)] == region
+
+
+@pytest.mark.parametrize("region", BASE_REGIONS)
+def test_network_has_a_public_subnet_in_every_zone_and_no_nat(templates, region):
+    template = Template.from_json(templates[base_stack_name(region)])
+    zones = CATALOG.regions[region].availability_zones
+    template.resource_count_is("AWS::EC2::Subnet", zones)
+    template.resource_count_is("AWS::EC2::NatGateway", 0)
+    subnets = resources(templates[base_stack_name(region)], "AWS::EC2::Subnet")
+    indexes = sorted(s["Properties"]["AvailabilityZone"]["Fn::Select"][0] for s in subnets.values())
+    assert indexes == list(range(zones))
+    for subnet in subnets.values():
+        # Zones resolve at deploy time, never as dummy names written at synth.
+        assert subnet["Properties"]["AvailabilityZone"]["Fn::Select"][1] == {"Fn::GetAZs": ""}
+        assert subnet["Properties"]["MapPublicIpOnLaunch"] is True
+
+
+def test_no_template_has_any_inbound_rule(templates):
+    for name, template in templates.items():
+        assert not resources(template, "AWS::EC2::SecurityGroupIngress"), name
+        for group in resources(template, "AWS::EC2::SecurityGroup").values():
+            assert not group["Properties"].get("SecurityGroupIngress"), name
+
+
+@pytest.mark.parametrize("region", BASE_REGIONS)
+def test_security_group_allows_only_web_egress(templates, region):
+    groups = resources(templates[base_stack_name(region)], "AWS::EC2::SecurityGroup")
+    assert len(groups) == 1
+    egress = next(iter(groups.values()))["Properties"]["SecurityGroupEgress"]
+    assert sorted((rule["IpProtocol"], rule["FromPort"], rule["ToPort"]) for rule in egress) == [
+        ("tcp", 80, 80), ("tcp", 443, 443)]
+
+
+@pytest.mark.parametrize("region", BASE_REGIONS)
+def test_instance_role_is_ssm_core_plus_scoped_statements(templates, region):
+    template = templates[base_stack_name(region)]
+    Template.from_json(template).has_resource_properties("AWS::IAM::Role", {
+        "AssumeRolePolicyDocument": {"Statement": [Match.object_like({
+            "Principal": {"Service": "ec2.amazonaws.com"}})]},
+        "ManagedPolicyArns": [{"Fn::Join": ["", Match.array_with([
+            Match.string_like_regexp("iam::aws:policy/AmazonSSMManagedInstanceCore")])]}],
+    })
+    Template.from_json(template).resource_count_is("AWS::IAM::InstanceProfile", 1)
+    statements = [s for policy in resources(template, "AWS::IAM::Policy").values()
+                  for s in policy["Properties"]["PolicyDocument"]["Statement"]]
+    by_sid = {s.get("Sid"): s for s in statements}
+    assert by_sid["SignalOwnStack"]["Action"] == "cloudformation:SignalResource"
+    assert by_sid["ReadHuggingFaceToken"]["Action"] == "secretsmanager:GetSecretValue"
+    assert "secret:aws-inference/*" in str(by_sid["ReadHuggingFaceToken"]["Resource"])
+    assert sorted(by_sid["WriteRigLogs"]["Action"]) == [
+        "logs:CreateLogStream", "logs:DescribeLogStreams", "logs:PutLogEvents"]
+    for statement in statements:
+        actions = statement["Action"] if isinstance(statement["Action"], list) else [statement["Action"]]
+        assert all("*" not in action for action in actions), statement
+        assert statement["Resource"] != "*", statement
+
+
+def test_every_taggable_resource_carries_the_managed_by_tag(templates):
+    taggable = ("AWS::EC2::VPC", "AWS::EC2::Subnet", "AWS::EC2::SecurityGroup", "AWS::EC2::RouteTable",
+                "AWS::EC2::InternetGateway", "AWS::IAM::Role", "AWS::Logs::LogGroup", "AWS::EC2::FlowLog")
+    for name, template in templates.items():
+        for logical_id, resource in template["Resources"].items():
+            tags = resource.get("Properties", {}).get("Tags")
+            if resource["Type"] in taggable:
+                assert tags is not None, f"{name}/{logical_id} has no tags"
+            if tags is not None and isinstance(tags, list):
+                assert {"Key": TAG_MANAGED_BY, "Value": MANAGED_BY} in tags, f"{name}/{logical_id}"
+
+
+def test_az_count_can_be_overridden_per_region(tmp_path):
+    from tests.conftest import synth
+    import json
+
+    out = synth(tmp_path, context={"az_count.us-east-1": "2"})
+    template = json.loads((out / f"{base_stack_name('us-east-1')}.template.json").read_text())
+    Template.from_json(template).resource_count_is("AWS::EC2::Subnet", 2)
+
+
+def test_a_bad_az_count_override_is_refused_with_the_fix(tmp_path):
+    from app import build_app
+
+    with pytest.raises(ValueError, match=r"az_count.us-east-2=.*1 to 6"):
+        build_app(context={"az_count.us-east-2": "nine"}, outdir=str(tmp_path))
