@@ -1,0 +1,140 @@
+"""The rig catalog: the shipped file is valid; every kind of bad input is reported, all at once."""
+
+from __future__ import annotations
+
+import copy
+
+import pytest
+import yaml
+
+from rigs.catalog import (CATALOG_PATH, BedrockBackend, CatalogError, Ec2Rig, SageMakerRig, UnknownRigError,
+                          load_catalog, parse_catalog)
+from rigs.contract import REGIONS
+
+RAW = yaml.safe_load(CATALOG_PATH.read_text())
+
+
+def problems_for(mutate) -> list[str]:
+    data = copy.deepcopy(RAW)
+    mutate(data)
+    with pytest.raises(CatalogError) as caught:
+        parse_catalog(yaml.safe_dump(data), source="test")
+    return caught.value.problems
+
+
+def test_shipped_catalog_describes_every_backend_of_the_reference():
+    catalog = load_catalog()
+    assert list(catalog.rigs) == ["g6", "g5g", "inf2", "trn1", "sagemaker", "bedrock"]
+    g6, g5g, inf2, trn1 = (catalog.get(n) for n in ("g6", "g5g", "inf2", "trn1"))
+    assert isinstance(g6, Ec2Rig) and (g6.instance_type, g6.architecture, g6.runtime, g6.port) == (
+        "g6.xlarge", "x86_64", "vllm", 8000)
+    assert g6.image.reference() == ("vllm/vllm-openai:v0.30.0@sha256:"
+                                    "8a69ffad015f138d7170c4ddc429e230a3bc1c1719f67e14324749df200a4b90")
+    assert "--enable-auto-tool-choice" in g6.serve_flags and "gemma4" in g6.serve_flags
+    assert (g5g.instance_type, g5g.architecture) == ("g5g.2xlarge", "arm64")
+    assert (inf2.instance_type, inf2.port, inf2.swap_gib, inf2.neuron_devices) == (
+        "inf2.xlarge", 8080, 16, ("/dev/neuron0",))
+    assert (trn1.instance_type, trn1.root_volume_gib) == ("trn1.2xlarge", 200)
+    assert inf2.with_variant("tp2").image.tag == "tp2-slim"
+    sagemaker = catalog.get("sagemaker")
+    assert isinstance(sagemaker, SageMakerRig) and sagemaker.instance_type == "ml.g6.xlarge"
+    assert sagemaker.image.reference("us-east-2").startswith("763104351884.dkr.ecr.us-east-2.amazonaws.com/vllm:")
+    bedrock = catalog.get("bedrock")
+    assert isinstance(bedrock, BedrockBackend) and bedrock.model_id == "us.amazon.nova-micro-v1:0"
+    for rig in catalog.rigs.values():
+        assert set(rig.regions) <= set(REGIONS)
+    assert len({r.local_port for r in catalog.ec2_rigs()}) == 4
+
+
+def test_unknown_rig_names_the_known_ones():
+    with pytest.raises(UnknownRigError, match="unknown rig 'g7'; known rigs: g6, g5g, inf2, trn1, sagemaker, bedrock"):
+        load_catalog().get("g7")
+
+
+def test_unknown_key_is_reported_with_its_path():
+    problems = problems_for(lambda d: d["rigs"]["g6"].update(instnce_type="g6.xlarge"))
+    assert any(p.startswith("rigs.g6.instnce_type: unknown key") for p in problems)
+
+
+def test_missing_field_is_reported_with_its_path():
+    problems = problems_for(lambda d: d["rigs"]["trn1"].pop("port"))
+    assert "rigs.trn1.port: missing required field" in problems
+
+
+@pytest.mark.parametrize("image", ["vllm/vllm-openai:latest", "vllm/vllm-openai"])
+def test_unpinned_image_is_refused(image):
+    problems = problems_for(lambda d: d["rigs"]["g6"].update(image=image))
+    assert any(p.startswith("rigs.g6.image:") and ("latest" in p or "no tag" in p) for p in problems)
+
+
+def test_neuron_runtime_on_a_gpu_instance_is_refused():
+    problems = problems_for(lambda d: d["rigs"]["g6"].update(runtime="neuronx"))
+    assert any(p.startswith("rigs.g6.runtime: neuronx needs a Neuron instance") for p in problems)
+
+
+def test_vllm_on_a_neuron_instance_is_refused():
+    problems = problems_for(lambda d: d["rigs"]["inf2"].update(runtime="vllm"))
+    assert any(p.startswith("rigs.inf2.runtime: vllm is for GPU instances") for p in problems)
+
+
+def test_architecture_must_match_the_instance_family():
+    problems = problems_for(lambda d: d["rigs"]["g5g"].update(architecture="x86_64"))
+    assert "rigs.g5g.architecture: g5g.2xlarge is arm64, not x86_64" in problems
+
+
+def test_region_outside_the_four_is_refused():
+    problems = problems_for(lambda d: d["rigs"]["inf2"].update(regions=["us-east-2", "eu-west-1"]))
+    assert any(p.startswith("rigs.inf2.regions: eu-west-1 outside the four regions") for p in problems)
+
+
+def test_local_port_clash_is_refused():
+    problems = problems_for(lambda d: d["rigs"]["trn1"].update(local_port=8002))
+    assert any(p.startswith("rigs.trn1.local_port: port clash: 8002") and "'inf2'" in p for p in problems)
+
+
+def test_duplicate_rig_name_is_refused():
+    text = CATALOG_PATH.read_text() + "\n  g6:\n    kind: bedrock\n"
+    with pytest.raises(CatalogError) as caught:
+        parse_catalog(text)
+    assert any(p.startswith("rigs.g6: duplicate name") for p in caught.value.problems)
+
+
+def test_duplicate_stack_name_is_refused():
+    problems = problems_for(lambda d: d["rigs"]["trn1"].update(stack_name="InferenceInf2"))
+    assert any(p.startswith("rigs.trn1.stack_name: InferenceInf2 is also the stack of rig 'inf2'") for p in problems)
+
+
+def test_every_problem_is_reported_together():
+    def break_many(d):
+        d["rigs"]["g6"]["image"] = "vllm/vllm-openai:latest"
+        d["rigs"]["inf2"]["regions"] = ["ap-south-1"]
+        d["rigs"]["trn1"].pop("model_id")
+        d["rigs"]["sagemaker"]["instance_type"] = "g6.xlarge"
+
+    problems = problems_for(break_many)
+    paths = {p.split(":", 1)[0] for p in problems}
+    assert {"rigs.g6.image", "rigs.inf2.regions", "rigs.trn1.model_id", "rigs.sagemaker.instance_type"} <= paths
+
+
+def test_wrong_types_are_reported_not_crashed_on():
+    def break_types(d):
+        d["rigs"]["g6"]["port"] = "8000"
+        d["rigs"]["g6"]["serve_flags"] = ["--max-model-len", 8192]
+        d["rigs"]["g6"]["tool_calls"] = "yes"
+        d["rigs"]["bedrock"] = ["not", "a", "mapping"]
+
+    problems = problems_for(break_types)
+    assert any(p.startswith("rigs.g6.port: must be int") for p in problems)
+    assert any(p.startswith("rigs.g6.serve_flags: every entry must be a string") for p in problems)
+    assert any(p.startswith("rigs.g6.tool_calls: must be bool") for p in problems)
+    assert any(p.startswith("rigs.bedrock: must be a mapping") for p in problems)
+
+
+def test_not_yaml_is_one_clear_problem():
+    with pytest.raises(CatalogError, match="not valid YAML"):
+        parse_catalog("rigs: [unclosed")
+
+
+def test_error_message_lists_every_problem_on_its_own_line():
+    error = CatalogError(["a.b: one", "c.d: two"], "catalog.yaml")
+    assert str(error) == "catalog.yaml: 2 problem(s) in the rig catalog:\n  - a.b: one\n  - c.d: two"
