@@ -1,0 +1,4 @@
+"""The agent: finds the deployed backends, reaches them, and runs the benchmark against them.
+
+Never imports aws_cdk: it runs on machines that only have the runtime requirements.
+"""
