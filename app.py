@@ -19,8 +19,14 @@ os.environ.setdefault("JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION", "20")
 import aws_cdk as cdk  # noqa: E402
 
 from rigs.catalog import Catalog, load_catalog  # noqa: E402
+from rigs.catalog import DeployableRig, Ec2Rig, SageMakerRig  # noqa: E402
 from rigs.contract import MANAGED_BY, TAG_MANAGED_BY, base_stack_name  # noqa: E402
+from rigs.deploy_options import RigOptions, parse_rig_options  # noqa: E402
+from rigs import placement  # noqa: E402
 from stacks.base_stack import InferenceBaseStack  # noqa: E402
+from stacks.endpoint_stack import InferenceEndpointStack  # noqa: E402
+from stacks.g5g_image_stack import InferenceG5gImageStack  # noqa: E402
+from stacks.rig_stack import InferenceRigStack  # noqa: E402
 from stacks.parts.checks import add_nag_checks  # noqa: E402
 
 PROJECT_DIR = Path(__file__).resolve().parent
@@ -45,6 +51,45 @@ def az_count(app: cdk.App, catalog: Catalog, region: str) -> int:
     return count
 
 
+def rig_options(app: cdk.App, rig: DeployableRig) -> RigOptions:
+    """The validated per-deploy choices for one rig, from ``-c`` context (see rigs/deploy_options.py)."""
+    context = app.node.try_get_context
+    max_hours = context(f"max_hours.{rig.name}")
+    # `-c region.<rig>` wins; else the region `python -m rigs up` recorded (see recorded_placement),
+    # with its zones only when the region is that same one.
+    recorded = context(f"recorded_region.{rig.name}")
+    region = context(f"region.{rig.name}") or recorded
+    zones = context(f"zones.{rig.name}")
+    if zones is None and region is not None and region == recorded:
+        zones = context(f"recorded_zones.{rig.name}")
+    return parse_rig_options(
+        rig,
+        region=region,
+        zones=zones,
+        variant=context(f"{rig.name}_variant"),
+        max_hours=max_hours if max_hours is not None else context("max_hours"),
+        image=context(f"image.{rig.name}"),
+        ami=context(f"ami.{rig.name}"),
+    )
+
+
+def add_rig_stacks(app: cdk.App, catalog: Catalog, bases: Mapping[str, InferenceBaseStack]) -> None:
+    """One stack per deployable rig, in its chosen region, plus the g5g image build stack."""
+    for rig in catalog.deployable():
+        options = rig_options(app, rig)
+        env = cdk.Environment(region=options.region)
+        if isinstance(rig, Ec2Rig):
+            InferenceRigStack(app, rig.stack_name, options=options, base=bases[options.region], env=env,
+                              description=f"aws-inference rig {rig.name}: {rig.label} ({rig.instance_type})")
+            if rig.name == "g5g":
+                InferenceG5gImageStack(app, f"{rig.stack_name}Image", rig=options.rig, env=env,
+                                       description="aws-inference g5g image build: vLLM for sm_75 on arm64 "
+                                                   "with the Turing shared-memory patch")
+        elif isinstance(rig, SageMakerRig):
+            InferenceEndpointStack(app, rig.stack_name, options=options, env=env,
+                                   description=f"aws-inference rig {rig.name}: {rig.label} ({rig.instance_type})")
+
+
 def build_app(context: Mapping[str, Any] | None = None, outdir: str | None = None) -> cdk.App:
     """Build every stack of the app. ``context`` adds to (and overrides) cdk.json's context."""
     app = cdk.App(
@@ -56,17 +101,30 @@ def build_app(context: Mapping[str, Any] | None = None, outdir: str | None = Non
     )
     catalog = load_catalog()
     cdk.Tags.of(app).add(TAG_MANAGED_BY, MANAGED_BY)
+    bases: dict[str, InferenceBaseStack] = {}
     for region in catalog.rig_regions():
-        InferenceBaseStack(
+        bases[region] = InferenceBaseStack(
             app,
             base_stack_name(region),
             az_count=az_count(app, catalog, region),
             env=cdk.Environment(region=region),
             description=f"aws-inference base for {region}: rig network, SSM-only security group, rig instance profile",
         )
+    add_rig_stacks(app, catalog, bases)
     add_nag_checks(app)
     return app
 
 
+def recorded_placement() -> dict[str, str]:
+    """Where `python -m rigs up` last brought each rig up (.rigs/placement.json), as default context.
+
+    The CDK CLI runs this file, so a fresh `cdk deploy` or `cdk destroy --all` reaches a rig that
+    `up` moved to another region. CLI context has precedence over the App's own context, so an
+    explicit `-c region.<rig>=…` still wins. Tests call build_app() without it: local state never
+    changes what they synthesize.
+    """
+    return placement.recorded_context({rig.name: rig.regions for rig in load_catalog().deployable()})
+
+
 if __name__ == "__main__":
-    build_app().synth()
+    build_app(context=recorded_placement()).synth()

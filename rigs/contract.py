@@ -16,6 +16,9 @@ TAG_MANAGED_BY = "ManagedBy"
 MANAGED_BY = "aws-inference"
 TAG_RIG = "Rig"
 
+HF_TOKEN_SECRET = f"{MANAGED_BY}/hf-token"
+"""Secrets Manager secret a rig reads its optional Hugging Face token from at boot (by name only)."""
+
 BASE_STACK_PREFIX = "InferenceBase-"
 
 
@@ -36,6 +39,18 @@ class OutputKey:
     AUTO_SCALING_GROUP = "AutoScalingGroupName"
     ENDPOINT_NAME = "EndpointName"
     LOG_GROUP = "LogGroupName"
+    ZONES = "RigZones"
+    """EC2 rigs: the zones the Auto Scaling group may launch in (offering the type), comma-separated."""
+    EXPIRES_AT = "ExpiresAt"
+    """When the rig's lifetime ends and its compute is released (UTC, ISO 8601)."""
+
+
+class ImageOutputKey:
+    """CloudFormation output keys of the one-time g5g image build stack."""
+
+    IMAGE_URI = "ImageUri"
+    BUILD_PROJECT = "BuildProjectName"
+    START_BUILD = "StartBuildCommand"
 
 
 class ContractError(ValueError):
@@ -59,6 +74,8 @@ class RigOutputs:
     auto_scaling_group: str | None
     endpoint_name: str | None
     log_group: str | None
+    zones: tuple[str, ...] = ()
+    expires_at: str | None = None
 
     @classmethod
     def parse(cls, outputs: Mapping[str, str]) -> "RigOutputs":
@@ -89,4 +106,6 @@ class RigOutputs:
             auto_scaling_group=outputs.get(OutputKey.AUTO_SCALING_GROUP) or None,
             endpoint_name=outputs.get(OutputKey.ENDPOINT_NAME) or None,
             log_group=outputs.get(OutputKey.LOG_GROUP) or None,
+            zones=tuple(z for z in (outputs.get(OutputKey.ZONES) or "").split(",") if z),
+            expires_at=outputs.get(OutputKey.EXPIRES_AT) or None,
         )

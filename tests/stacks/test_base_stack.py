@@ -93,7 +93,9 @@ def test_every_taggable_resource_carries_the_managed_by_tag(templates):
             if resource["Type"] in taggable:
                 assert tags is not None, f"{name}/{logical_id} has no tags"
             if tags is not None and isinstance(tags, list):
-                assert {"Key": TAG_MANAGED_BY, "Value": MANAGED_BY} in tags, f"{name}/{logical_id}"
+                # Auto Scaling group tags also carry PropagateAtLaunch.
+                pairs = [{"Key": tag["Key"], "Value": tag["Value"]} for tag in tags]
+                assert {"Key": TAG_MANAGED_BY, "Value": MANAGED_BY} in pairs, f"{name}/{logical_id}"
 
 
 def test_az_count_can_be_overridden_per_region(tmp_path):

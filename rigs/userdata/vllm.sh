@@ -1,0 +1,25 @@
+#!/usr/bin/env bash
+# vLLM's OpenAI-compatible server in a container on an NVIDIA GPU rig (g6; g5g with the
+# image built by the InferenceG5gImage stack). Runs after the preamble and common.sh.
+set -euo pipefail
+
+check_accelerator() {
+  local gpus
+  gpus="$(nvidia-smi -L 2>&1)" \
+    || fail "no NVIDIA GPU visible (nvidia-smi: ${gpus:0:200}); the AMI must be a GPU DLAMI with the driver"
+  log "GPU: $gpus"
+}
+
+start_server() {
+  local flags=()
+  if [[ -n "$RIG_SERVE_FLAGS" ]]; then
+    mapfile -t flags <<<"$RIG_SERVE_FLAGS"
+  fi
+  # Published on loopback only: the rig is reached through an SSM port forward.
+  run_server_container --gpus all --ipc=host \
+    -p "127.0.0.1:$RIG_PORT:$RIG_CONTAINER_PORT" \
+    -v hf-cache:/root/.cache/huggingface \
+    "$RIG_IMAGE" --model "$RIG_MODEL_ID" "${flags[@]}"
+}
+
+main

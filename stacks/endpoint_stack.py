@@ -1,0 +1,70 @@
+"""The SageMaker endpoint stack: AWS's vLLM container on one ml.* instance."""
+
+from __future__ import annotations
+
+import aws_cdk as cdk
+from constructs import Construct
+
+from rigs.catalog import SageMakerRig
+from rigs.contract import MANAGED_BY, TAG_MANAGED_BY, TAG_RIG, OutputKey
+from rigs.deploy_options import RigOptions, ecr_image
+
+from .parts.custom_resources import EndpointChatProbe
+from .parts.image_pull import ecr_repository_arn
+from .parts.lifetime import Lifetime, ReleaseAction
+from .parts.sagemaker_endpoint import SageMakerEndpoint
+
+
+def container_environment(rig: SageMakerRig) -> dict[str, str]:
+    """The catalog's container environment plus the model to load and the name to serve it as."""
+    return {**rig.container_env, "SM_VLLM_MODEL": rig.model_id, "SM_VLLM_SERVED_MODEL_NAME": rig.model_id}
+
+
+class InferenceEndpointStack(cdk.Stack):
+    """A SageMaker real-time endpoint that has answered a chat completion before deploy returns."""
+
+    def __init__(self, scope: Construct, id_: str, *, options: RigOptions, **kwargs) -> None:
+        rig = options.rig
+        if not isinstance(rig, SageMakerRig):
+            raise TypeError(f"InferenceEndpointStack needs a SageMaker rig, got {rig.name} ({rig.kind})")
+        super().__init__(scope, id_, tags={TAG_MANAGED_BY: MANAGED_BY, TAG_RIG: rig.name}, **kwargs)
+        cdk.Tags.of(self).add(TAG_RIG, rig.name)
+        repository = rig.image.repository.replace("{region}", options.region)
+        registry = ecr_image(f"{repository}:{rig.image.tag}")
+        if registry is None:
+            raise ValueError(f"rig {rig.name}: {repository} is not an ECR repository")
+        # SageMaker takes registry/repository:tag or registry/repository@digest, not both.
+        image = f"{repository}@{rig.image.digest}" if rig.image.digest else f"{repository}:{rig.image.tag}"
+
+        endpoint = SageMakerEndpoint(
+            self,
+            "Endpoint",
+            image=image,
+            image_repository_arn=ecr_repository_arn(repository=registry.repository, account=registry.account,
+                                                    region=registry.region),
+            environment=container_environment(rig),
+            instance_type=rig.instance_type,
+            startup_timeout_seconds=rig.startup_timeout_seconds,
+        )
+        EndpointChatProbe(self, "Ready", endpoint_name=endpoint.endpoint_name, endpoint_arn=endpoint.endpoint_arn,
+                          model_id=rig.model_id)
+        lifetime = Lifetime(
+            self,
+            "Lifetime",
+            lifetime_minutes=options.lifetime_minutes,
+            release=ReleaseAction.delete_endpoint(endpoint_name=endpoint.endpoint_name,
+                                                  endpoint_arn=endpoint.endpoint_arn),
+            revision=endpoint.endpoint_config.attr_endpoint_config_name,
+        )
+        outputs = {
+            OutputKey.RIG: rig.name,
+            OutputKey.REGION: options.region,
+            OutputKey.RUNTIME: rig.runtime,
+            OutputKey.MODEL_ID: rig.model_id,
+            OutputKey.INSTANCE_TYPE: rig.instance_type,
+            OutputKey.ENDPOINT_NAME: endpoint.endpoint_name,
+            OutputKey.LOG_GROUP: endpoint.log_group_name,
+            OutputKey.EXPIRES_AT: lifetime.expires_at,
+        }
+        for key, value in outputs.items():
+            cdk.CfnOutput(self, key, value=value)

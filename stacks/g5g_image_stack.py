@@ -1,0 +1,42 @@
+"""The one-time build stack for the g5g server image (vLLM for sm_75 on arm64, Turing patch)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import aws_cdk as cdk
+from constructs import Construct
+
+from rigs.catalog import Ec2Rig
+from rigs.contract import MANAGED_BY, TAG_MANAGED_BY, ImageOutputKey
+
+from .parts.image_build import ImageBuild
+
+RECIPE_DIR = Path(__file__).resolve().parent.parent / "rigs" / "g5g"
+VLLM_REF = "v0.27.2rc0"
+"""The vLLM version the reference built (SYSTEM.md 13.2: the floor for Gemma 4)."""
+MAX_JOBS = "16"
+"""Parallel compile jobs on a 32-vCPU, 64 GiB arm64 build host (nvcc needs ~2-3 GiB each)."""
+
+
+class InferenceG5gImageStack(cdk.Stack):
+    """An ECR repository named as the catalog names the g5g image, and the CodeBuild project that fills it.
+
+    Deploy once per region the g5g rig runs in, then start the build (the
+    ``StartBuildCommand`` output; hours). The g5g rig pulls ``ImageUri`` at boot.
+    """
+
+    def __init__(self, scope: Construct, id_: str, *, rig: Ec2Rig, recipe_dir: Path = RECIPE_DIR,
+                 vllm_ref: str = VLLM_REF, **kwargs) -> None:
+        super().__init__(scope, id_, tags={TAG_MANAGED_BY: MANAGED_BY}, **kwargs)
+        build = ImageBuild(
+            self,
+            "Image",
+            repository_name=rig.image.repository,
+            image_tag=rig.image.tag,
+            recipe_dir=recipe_dir,
+            build_args={"VLLM_REF": vllm_ref, "MAX_JOBS": MAX_JOBS},
+        )
+        cdk.CfnOutput(self, ImageOutputKey.IMAGE_URI, value=build.image_uri)
+        cdk.CfnOutput(self, ImageOutputKey.BUILD_PROJECT, value=build.project.project_name)
+        cdk.CfnOutput(self, ImageOutputKey.START_BUILD, value=build.start_build_command)

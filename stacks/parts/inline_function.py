@@ -1,0 +1,73 @@
+"""A small Python Lambda whose code is inlined into the template, for custom resources."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Sequence, cast
+
+import aws_cdk as cdk
+from aws_cdk import aws_iam as iam
+from aws_cdk import aws_lambda as lambda_
+from aws_cdk import aws_logs as logs
+from constructs import Construct
+
+HANDLER_DIR = Path(__file__).with_name("handlers")
+INLINE_LIMIT = 4096
+RUNTIME = lambda_.Runtime.PYTHON_3_14
+
+
+def inline_source(handler: str) -> str:
+    """The handler module followed by ``respond.py``: one self-contained inline file."""
+    source = (HANDLER_DIR / f"{handler}.py").read_text(encoding="utf-8")
+    source += "\n\n" + (HANDLER_DIR / "respond.py").read_text(encoding="utf-8")
+    if len(source) > INLINE_LIMIT:
+        raise ValueError(f"handler {handler}: {len(source)} characters, over Lambda's inline limit of {INLINE_LIMIT}")
+    return source
+
+
+class InlineFunction(Construct):
+    """A Lambda running ``handlers/<handler>.py`` inline, with only the permissions given.
+
+    Props:
+        handler: module name under ``stacks/parts/handlers``.
+        statements: what the function may do besides writing its own log.
+        timeout: the function timeout (CloudFormation waits up to this for an answer).
+        description: what the function is for.
+
+    Attributes:
+        function: the Lambda function (its ARN is a custom resource's service token).
+
+    Secure defaults: a role with an inline policy only (no managed policy), a log group
+    with two weeks' retention that is deleted with the stack, no VPC, no public URL.
+    """
+
+    def __init__(self, scope: Construct, id_: str, *, handler: str, statements: Sequence[iam.PolicyStatement],
+                 timeout: cdk.Duration, description: str) -> None:
+        super().__init__(scope, id_)
+        log_group = logs.LogGroup(self, "Log", retention=logs.RetentionDays.TWO_WEEKS,
+                                  removal_policy=cdk.RemovalPolicy.DESTROY)
+        writes_log = iam.PolicyStatement(actions=["logs:CreateLogStream", "logs:PutLogEvents"],
+                                         resources=[log_group.log_group_arn])
+        role = iam.Role(
+            self,
+            "Role",
+            assumed_by=iam.ServicePrincipal("lambda.amazonaws.com"),
+            description=description,
+            inline_policies={"Handler": iam.PolicyDocument(statements=[writes_log, *statements])},
+        )
+        self.function = lambda_.Function(
+            self,
+            "Function",
+            runtime=RUNTIME,
+            architecture=lambda_.Architecture.ARM_64,
+            handler="index.handler",
+            code=lambda_.Code.from_inline(inline_source(handler)),
+            timeout=timeout,
+            memory_size=256,
+            role=role,
+            log_group=log_group,
+            description=description,
+        )
+        # The role's only policy is inline, so the GetAtt of its ARN already orders the
+        # function after it; the DependsOn that Function adds is redundant (cfn-lint W3005).
+        cast(cdk.CfnResource, self.function.node.default_child).add_deletion_override("DependsOn")

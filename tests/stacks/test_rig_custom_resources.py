@@ -1,0 +1,138 @@
+"""The deploy-time custom resources: offered subnets, the lifetime deadline, the endpoint chat probe."""
+
+from __future__ import annotations
+
+import io
+import json
+from datetime import datetime, timezone
+from unittest import mock
+
+import pytest
+
+from stacks.parts.handlers import deadline, endpoint_probe, offered_subnets
+from stacks.parts.inline_function import INLINE_LIMIT, inline_source
+
+
+class FakeEc2:
+    """Subnets in three zones; the type is offered in some of them (as in us-east-2 for trn1)."""
+
+    def __init__(self, offered: list[str]) -> None:
+        self.offered = offered
+
+    def describe_subnets(self, SubnetIds):  # noqa: N803 (boto3 naming)
+        zones = {"subnet-a": "us-east-2a", "subnet-b": "us-east-2b", "subnet-c": "us-east-2c"}
+        return {"Subnets": [{"SubnetId": s, "AvailabilityZone": zones[s]} for s in SubnetIds]}
+
+    def get_paginator(self, name):
+        assert name == "describe_instance_type_offerings"
+        offered = self.offered
+
+        class Paginator:
+            def paginate(self, LocationType, Filters):  # noqa: N803
+                assert LocationType == "availability-zone"
+                assert Filters[0]["Name"] == "instance-type"
+                return [{"InstanceTypeOfferings": [{"Location": zone} for zone in offered]}]
+
+        return Paginator()
+
+
+PROPS = {"SubnetIds": ["subnet-c", "subnet-a", "subnet-b"], "InstanceType": "trn1.2xlarge", "AllowedZones": []}
+
+
+def test_only_subnets_in_zones_that_offer_the_type_are_used():
+    result = offered_subnets.compute(PROPS, ec2=FakeEc2(["us-east-2c"]))
+    assert result == {"SubnetIds": "subnet-c", "Zones": "us-east-2c"}
+
+
+def test_every_offering_zone_is_used_in_zone_order():
+    result = offered_subnets.compute(PROPS, ec2=FakeEc2(["us-east-2b", "us-east-2a", "us-east-2c"]))
+    assert result == {"SubnetIds": "subnet-a,subnet-b,subnet-c", "Zones": "us-east-2a,us-east-2b,us-east-2c"}
+
+
+def test_allowed_zones_narrow_the_offering_zones():
+    props = {**PROPS, "AllowedZones": ["us-east-2a", "us-east-2c"]}
+    result = offered_subnets.compute(props, ec2=FakeEc2(["us-east-2a", "us-east-2b"]))
+    assert result == {"SubnetIds": "subnet-a", "Zones": "us-east-2a"}
+
+
+def test_no_offering_zone_fails_the_deploy_with_the_facts():
+    with pytest.raises(RuntimeError, match=r"can launch trn1.2xlarge.*zones offering it none.*region"):
+        offered_subnets.compute(PROPS, ec2=FakeEc2([]))
+
+
+def test_deadline_is_the_lifetime_after_now_in_utc():
+    now = datetime(2026, 10, 5, 16, 32, 18, 123456, tzinfo=timezone.utc)
+    assert deadline.compute({"LifetimeMinutes": "240"}, now=now) == {"At": "2026-10-05T20:32:18",
+                                                                     "Iso": "2026-10-05T20:32:18Z"}
+
+
+def test_deadline_refuses_a_lifetime_under_a_minute():
+    with pytest.raises(ValueError, match="at least 1"):
+        deadline.compute({"LifetimeMinutes": "0"})
+
+
+class FakeRuntime:
+    def __init__(self, replies: list) -> None:
+        self.replies = replies
+        self.calls = []
+
+    def invoke_endpoint(self, **kwargs):
+        self.calls.append(kwargs)
+        reply = self.replies.pop(0)
+        if isinstance(reply, Exception):
+            raise reply
+        return {"Body": io.BytesIO(json.dumps(reply).encode())}
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.now = 0.0
+
+    def __call__(self) -> float:
+        return self.now
+
+    def sleep(self, seconds: float) -> None:
+        self.now += seconds
+
+
+PROBE_PROPS = {"EndpointName": "endpoint-1", "ModelId": "model", "BudgetSeconds": "60"}
+
+
+def test_probe_retries_until_the_endpoint_answers_with_text():
+    runtime = FakeRuntime([RuntimeError("ModelError: loading"),
+                           {"choices": [{"message": {"content": ""}}]},
+                           {"choices": [{"message": {"content": " ok "}}]}])
+    clock = Clock()
+    assert endpoint_probe.compute(PROBE_PROPS, runtime=runtime, sleep=clock.sleep, clock=clock) == {"Reply": "ok"}
+    body = json.loads(runtime.calls[0]["Body"])
+    assert body["model"] == "model" and body["messages"][0]["role"] == "user"
+    assert runtime.calls[0]["EndpointName"] == "endpoint-1"
+
+
+def test_probe_fails_with_the_last_error_when_the_budget_runs_out():
+    runtime = FakeRuntime([{"choices": [{"message": {"content": None}}]}] * 10)
+    clock = Clock()
+    with pytest.raises(RuntimeError, match="endpoint-1 gave no chat completion.*empty text"):
+        endpoint_probe.compute(PROBE_PROPS, runtime=runtime, sleep=clock.sleep, clock=clock)
+
+
+@pytest.mark.parametrize("handler", ["offered_subnets", "deadline", "endpoint_probe"])
+def test_inline_code_fits_lambda_and_answers_cloudformation(handler):
+    source = inline_source(handler)
+    assert len(source) <= INLINE_LIMIT
+    namespace: dict = {}
+    exec(compile(source, f"{handler}.py", "exec"), namespace)
+    event = {"RequestType": "Create", "ResponseURL": "https://cfn-response.example/put", "StackId": "stack",
+             "RequestId": "req", "LogicalResourceId": "Res", "ResourceProperties": {"X": "1"}}
+    sent = []
+    with mock.patch("urllib.request.urlopen", lambda request, timeout: sent.append(request)):
+        namespace["compute"] = lambda props: {"Seen": props["X"]}
+        assert namespace["handler"](event, None) == "SUCCESS"
+        namespace["compute"] = lambda props: (_ for _ in ()).throw(RuntimeError("no zone offers it"))
+        assert namespace["handler"](event, None) == "FAILED"
+        assert namespace["handler"]({**event, "RequestType": "Delete", "PhysicalResourceId": "p"}, None) == "SUCCESS"
+    first, failed, deleted = (json.loads(r.data) for r in sent)
+    assert first["Data"] == {"Seen": "1"} and first["PhysicalResourceId"] == "Res"
+    assert failed["Status"] == "FAILED" and failed["Reason"] == "RuntimeError: no zone offers it"
+    assert deleted["PhysicalResourceId"] == "p" and deleted["Data"] == {}
+    assert all(r.get_method() == "PUT" for r in sent)

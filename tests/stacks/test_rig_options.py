@@ -1,0 +1,111 @@
+"""Per-deploy choices: -c region./zones./<rig>_variant/max_hours/image./ami. validated and applied."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from rigs.catalog import load_catalog
+from rigs.deploy_options import OptionsError, ServerImage, parse_rig_options
+from tests.conftest import synth
+from tests.contract.templates import boot_environment, one, resources_of, user_data_script
+
+CATALOG = load_catalog()
+CONTEXT = {
+    "region.g6": "us-west-2",
+    "zones.trn1": "us-east-2c",
+    "inf2_variant": "tp2",
+    "max_hours": "2",
+    "max_hours.sagemaker": "0.5",
+    "region.g5g": "us-west-2",
+    "image.g5g": "210987654321.dkr.ecr.us-west-2.amazonaws.com/team/vllm-sm75:v1@sha256:" + "a" * 64,
+    "ami.g6": "ami-0123456789abcdef0",
+}
+
+
+@pytest.fixture(scope="module")
+def varied(tmp_path_factory) -> dict:
+    """One extra synth of the whole app with every option exercised."""
+    out = synth(tmp_path_factory.mktemp("options"), context=CONTEXT)
+    manifest = json.loads((out / "manifest.json").read_text())
+    regions = {name: a["environment"].rsplit("/", 1)[-1] for name, a in manifest["artifacts"].items()
+               if a["type"] == "aws:cloudformation:stack"}
+    templates = {name: json.loads((out / f"{name}.template.json").read_text()) for name in regions}
+    return {"regions": regions, "templates": templates}
+
+
+def test_region_option_moves_the_rig_and_its_image_stack(varied):
+    assert varied["regions"]["InferenceG6"] == "us-west-2"
+    assert varied["regions"]["InferenceG5g"] == "us-west-2"
+    assert varied["regions"]["InferenceG5gImage"] == "us-west-2"
+    subnets = one(varied["templates"]["InferenceG6"], "Custom::OfferedSubnets")["Properties"]["SubnetIds"]
+    assert {s["Fn::GetStackOutput"]["StackName"] for s in subnets} == {"InferenceBase-us-west-2"}
+
+
+def test_zones_option_reaches_the_offered_subnets_filter(varied):
+    props = one(varied["templates"]["InferenceTrn1"], "Custom::OfferedSubnets")["Properties"]
+    assert props["AllowedZones"] == ["us-east-2c"]
+
+
+def test_variant_option_runs_the_tp2_image(varied):
+    env = boot_environment(user_data_script(varied["templates"]["InferenceInf2"]))
+    assert env["RIG_IMAGE"] == "docker.io/xbill9/gemma4-optb:tp2-slim"
+
+
+def test_max_hours_sets_every_lifetime_and_a_per_rig_value_wins(varied):
+    for stack in ("InferenceG6", "InferenceG5g", "InferenceInf2", "InferenceTrn1"):
+        assert one(varied["templates"][stack], "Custom::Deadline")["Properties"]["LifetimeMinutes"] == "120"
+    assert one(varied["templates"]["InferenceSageMaker"], "Custom::Deadline")["Properties"]["LifetimeMinutes"] == "30"
+
+
+def test_image_option_pulls_from_the_named_ecr_repository_with_a_grant(varied):
+    template = varied["templates"]["InferenceG5g"]
+    env = boot_environment(user_data_script(template))
+    assert env["RIG_IMAGE"] == CONTEXT["image.g5g"]
+    assert env["RIG_REGISTRY"] == "210987654321.dkr.ecr.us-west-2.amazonaws.com"
+    policies = json.dumps(resources_of(template, "AWS::IAM::Policy"))
+    assert ":ecr:us-west-2:210987654321:repository/team/vllm-sm75" in policies
+
+
+def test_ami_option_replaces_the_ssm_parameter(varied):
+    data = one(varied["templates"]["InferenceG6"], "AWS::EC2::LaunchTemplate")["Properties"]["LaunchTemplateData"]
+    assert data["ImageId"] == "ami-0123456789abcdef0"
+
+
+@pytest.mark.parametrize("context, fix", [
+    ({"region.g5g": "us-east-2"}, r"region.g5g=us-east-2: g5g runs in us-east-1, us-west-2"),
+    ({"zones.g6": "us-east-1a"}, r"zones.g6: 'us-east-1a' is not a zone of us-east-2"),
+    ({"g6_variant": "tp2"}, r"g6_variant=tp2: g6 has no such variant \(variants: none\)"),
+    ({"max_hours": "0"}, r"max_hours='0'.*above 0"),
+    ({"max_hours": "1000"}, r"at most 168"),
+    ({"image.g6": "vllm/vllm-openai:latest"}, r"image.g6=.*never :latest"),
+    ({"image.g6": "vllm/vllm-openai"}, r"image.g6=.*pinned image reference"),
+    ({"ami.inf2": "ubuntu"}, r"ami.inf2=ubuntu: give an AMI id"),
+])
+def test_a_bad_option_fails_synth_with_the_fix(tmp_path: Path, context, fix):
+    from app import build_app
+
+    with pytest.raises(OptionsError, match=fix):
+        build_app(context=context, outdir=str(tmp_path))
+
+
+def test_every_problem_is_reported_at_once():
+    with pytest.raises(OptionsError) as error:
+        parse_rig_options(CATALOG.get("inf2"), region="eu-west-1", variant="tp3", max_hours="x", ami="nope")
+    assert len(error.value.problems) == 4
+
+
+def test_sagemaker_takes_only_region_and_lifetime():
+    options = parse_rig_options(CATALOG.get("sagemaker"), region="us-west-2", max_hours=1)
+    assert (options.region, options.lifetime_minutes, options.image) == ("us-west-2", 60, None)
+    with pytest.raises(OptionsError, match="managed endpoint"):
+        parse_rig_options(CATALOG.get("sagemaker"), image="repo/x:1")
+
+
+def test_catalog_images_resolve_to_public_references_or_the_accounts_own_ecr():
+    assert parse_rig_options(CATALOG.get("g6")).image == ServerImage(public=CATALOG.get("g6").image.reference())
+    own = parse_rig_options(CATALOG.get("g5g")).image
+    assert own.public is None and own.ecr.account is None
+    assert own.ecr.repository == CATALOG.get("g5g").image.repository
