@@ -1,0 +1,242 @@
+"""The Backend record every part of the agent consumes, and the environment-variable registry.
+
+A :class:`Backend` says what a backend is and how to reach it *now* (a base URL that
+answers, an endpoint that is InService). Discovery, port forwards and the local rig
+produce them; the benchmark consumes them. Nothing here talks to the network.
+
+The reference's environment variables work unchanged (``BEDROCK_MODEL``, ``G6_URL``,
+``SM_ENDPOINT``, ``BACKENDS=a,b`` ...); model defaults come from the rig catalog.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from types import MappingProxyType
+from typing import Any, Iterable, Mapping
+from urllib.parse import urlsplit, urlunsplit
+
+from rigs.catalog import BedrockBackend, Catalog, Ec2Rig, SageMakerRig
+
+KINDS = ("bedrock", "openai", "sagemaker", "neuron")
+
+ORDER: tuple[str, ...] = ("bedrock", "g6", "g5g", "sagemaker", "inf2", "trn1")
+"""Registry order of the AWS backends; ``local`` and custom backends come after them."""
+
+LOCAL = "local"
+KNOWN: tuple[str, ...] = ORDER + (LOCAL,)
+
+DEFAULT_SAGEMAKER_REGION = "us-east-2"
+"""The reference's ``SM_REGION`` default, used when the catalog lists no region."""
+
+_URL_VARS = {"g6": "G6", "g5g": "G5G", "inf2": "INF2", "trn1": "TRN1"}
+
+
+@dataclass(frozen=True, slots=True)
+class Backend:
+    """One backend as the benchmark sees it: what it is, and how it is reached now.
+
+    Attributes:
+        name: ``bedrock``, ``g6``, ``g5g``, ``sagemaker``, ``inf2``, ``trn1``, ``local`` or custom.
+        label: human-readable name for reports.
+        kind: ``bedrock`` | ``openai`` | ``sagemaker`` | ``neuron``.
+        model_id: the model id sent with every request (Bedrock: inference profile id).
+        tool_calls: whether it can drive a Strands agent with native tool calls.
+        constrained_tools: local rig only: the first agent turn is a schema-constrained
+            tool choice, which every report must label as such.
+        base_url: OpenAI-compatible ``.../v1`` root (``openai`` and ``neuron`` kinds).
+        region: AWS region (``bedrock`` and ``sagemaker`` kinds).
+        endpoint_name: SageMaker endpoint name.
+        max_prompt_tokens: the server's prompt limit where one is known (Neuron: 128).
+        metadata: whatever is known for the report: instance type, region, zone, AMI id,
+            image, engine version, serve flags, how it is reached.
+        toy_model: True for the CPU-served local rig: its figures come from a toy model.
+    """
+
+    name: str
+    label: str
+    kind: str
+    model_id: str
+    tool_calls: bool
+    constrained_tools: bool = False
+    base_url: str | None = None
+    region: str | None = None
+    endpoint_name: str | None = None
+    max_prompt_tokens: int | None = None
+    metadata: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))
+    toy_model: bool = False
+
+    def __post_init__(self) -> None:
+        problems = []
+        if self.kind not in KINDS:
+            problems.append(f"kind must be one of {', '.join(KINDS)}, got {self.kind!r}")
+        if self.kind in ("openai", "neuron") and not self.base_url:
+            problems.append(f"a {self.kind} backend needs base_url")
+        if self.kind in ("bedrock", "sagemaker") and not self.region:
+            problems.append(f"a {self.kind} backend needs region")
+        if self.kind == "sagemaker" and not self.endpoint_name:
+            problems.append("a sagemaker backend needs endpoint_name")
+        if self.constrained_tools and self.tool_calls:
+            problems.append("constrained_tools is for backends without native tool calls")
+        if problems:
+            raise ValueError(f"backend {self.name!r}: " + "; ".join(problems))
+        # Freeze the metadata: a shared dict mutated later would change a finished report.
+        object.__setattr__(self, "metadata", MappingProxyType(dict(self.metadata)))
+
+    @property
+    def needs_aws(self) -> bool:
+        """Whether calls to it need AWS credentials (Bedrock and SageMaker)."""
+        return self.kind in ("bedrock", "sagemaker")
+
+
+class UnknownBackendError(ValueError):
+    """A backend name that is not known; the message lists the known ones."""
+
+    def __init__(self, names: Iterable[str], known: Iterable[str] = KNOWN) -> None:
+        self.names = list(names)
+        self.known = list(known)
+        super().__init__(f"unknown backend {', '.join(map(repr, self.names))}; "
+                         f"known backends: {', '.join(self.known)}")
+
+
+def sort_key(name: str) -> tuple[int, str]:
+    """Registry order: bedrock, g6, g5g, sagemaker, inf2, trn1, then local and custom by name."""
+    return (ORDER.index(name), "") if name in ORDER else (len(ORDER), name)
+
+
+def parse_names(text: str | None, known: Iterable[str] = KNOWN) -> tuple[str, ...] | None:
+    """Parse ``a,b`` (from ``--backends`` or ``BACKENDS``) into names in registry order.
+
+    Returns None for an empty or missing value (meaning: no filter).
+
+    Raises:
+        UnknownBackendError: a name is not known (the message lists the known ones).
+    """
+    if text is None:
+        return None
+    names = [part.strip().lower() for part in text.split(",") if part.strip()]
+    if not names:
+        return None
+    known = tuple(known)
+    unknown = [name for name in names if name not in known]
+    if unknown:
+        raise UnknownBackendError(unknown, known)
+    return tuple(sorted(dict.fromkeys(names), key=sort_key))
+
+
+def normalize_base_url(url: str) -> str:
+    """``http://host:8001`` and ``http://host:8001/v1/`` both become ``http://host:8001/v1``.
+
+    A URL with another path (a proxy prefix) is kept as given, without a trailing slash.
+    """
+    parts = urlsplit(url.strip())
+    if parts.scheme not in ("http", "https") or not parts.netloc:
+        raise ValueError(f"not an http(s) URL: {url!r}")
+    path = parts.path.rstrip("/")
+    if not path:
+        path = "/v1"
+    return urlunsplit((parts.scheme, parts.netloc, path, parts.query, ""))
+
+
+def kind_for(rig: Ec2Rig | SageMakerRig | BedrockBackend) -> str:
+    """The client kind of a catalog rig: vLLM rigs are ``openai``, Neuron rigs ``neuron``."""
+    if isinstance(rig, BedrockBackend):
+        return "bedrock"
+    if isinstance(rig, SageMakerRig):
+        return "sagemaker"
+    return "neuron" if rig.runtime == "neuronx" else "openai"
+
+
+def catalog_metadata(rig: Ec2Rig | SageMakerRig | BedrockBackend) -> dict[str, str]:
+    """What the catalog pins for a rig, for the report (the image and flags it was deployed with)."""
+    meta = {"runtime": rig.runtime}
+    if isinstance(rig, (Ec2Rig, SageMakerRig)):
+        meta["instance_type"] = rig.instance_type
+        meta["image"] = rig.image.reference()
+        if rig.image.digest:
+            meta["image_digest"] = rig.image.digest
+    if isinstance(rig, Ec2Rig):
+        meta["serve_flags"] = " ".join(rig.serve_flags)
+    return meta
+
+
+@dataclass(frozen=True, slots=True)
+class EnvConfig:
+    """The backends the environment configures, and the names it restricts the run to."""
+
+    backends: tuple[Backend, ...]
+    """Backends fully given by variables: URLs for EC2 rigs and ``SM_ENDPOINT``. Bedrock is
+    not here: it is always on, and needs AWS credentials, so the caller decides."""
+    bedrock_model: str
+    bedrock_region: str
+    only: tuple[str, ...] | None
+    """``BACKENDS=a,b`` parsed, or None."""
+
+
+def from_env(env: Mapping[str, str], catalog: Catalog, region: str | None = None) -> EnvConfig:
+    """Read the reference's environment variables.
+
+    Args:
+        env: the environment (``os.environ``).
+        catalog: the rig catalog: model ids, labels and flags default from it.
+        region: ``--region`` from the command line; it beats ``BEDROCK_REGION`` and
+            ``SM_REGION``, which beat the catalog.
+
+    Raises:
+        UnknownBackendError: ``BACKENDS`` names an unknown backend.
+        ValueError: a ``*_URL`` is not an http(s) URL.
+    """
+
+    def get(key: str) -> str | None:
+        value = env.get(key, "").strip()
+        return value or None
+
+    bedrock = catalog.get("bedrock")
+    bedrock_model = get("BEDROCK_MODEL") or bedrock.model_id
+    bedrock_region = region or get("BEDROCK_REGION") or bedrock.regions[0]
+
+    backends: list[Backend] = []
+    for name, prefix in _URL_VARS.items():
+        url = get(f"{prefix}_URL")
+        if url is None:
+            continue
+        rig = _typed(catalog, name, Ec2Rig)
+        base_url = normalize_base_url(url)
+        backends.append(Backend(
+            name=name, label=rig.label, kind=kind_for(rig),
+            model_id=get(f"{prefix}_MODEL") or rig.model_id,
+            tool_calls=rig.tool_calls, base_url=base_url,
+            max_prompt_tokens=rig.max_prompt_tokens,
+            metadata={**catalog_metadata(rig), "reached_via": f"{prefix}_URL={base_url}"},
+        ))
+    endpoint = get("SM_ENDPOINT")
+    if endpoint is not None:
+        rig = _typed(catalog, "sagemaker", SageMakerRig)
+        sm_region = region or get("SM_REGION") or (rig.regions[0] if rig.regions else DEFAULT_SAGEMAKER_REGION)
+        backends.append(Backend(
+            name="sagemaker", label=rig.label, kind="sagemaker",
+            model_id=get("SM_MODEL") or rig.model_id, tool_calls=rig.tool_calls,
+            region=sm_region, endpoint_name=endpoint,
+            metadata={**catalog_metadata(rig), "region": sm_region,
+                      "reached_via": f"SM_ENDPOINT={endpoint} in {sm_region}"},
+        ))
+    backends.sort(key=lambda b: sort_key(b.name))
+    return EnvConfig(backends=tuple(backends), bedrock_model=bedrock_model,
+                     bedrock_region=bedrock_region, only=parse_names(get("BACKENDS")))
+
+
+def _typed(catalog: Catalog, name: str, kind: type) -> Any:
+    rig = catalog.get(name)
+    if not isinstance(rig, kind):
+        raise ValueError(f"catalog rig {name!r} is a {rig.kind} rig, not {kind.__name__}")
+    return rig
+
+
+def bedrock_backend(catalog: Catalog, model_id: str, region: str) -> Backend:
+    """The Bedrock backend (always on when AWS credentials are present)."""
+    rig = catalog.get("bedrock")
+    return Backend(
+        name="bedrock", label=rig.label, kind="bedrock", model_id=model_id,
+        tool_calls=rig.tool_calls, region=region,
+        metadata={"runtime": rig.runtime, "region": region,
+                  "reached_via": f"Bedrock runtime API in {region} (ConverseStream)"},
+    )

@@ -1,0 +1,97 @@
+"""``python -m agent.guard -- COMMAND...``: run COMMAND, and take its whole process group down with it.
+
+The agent starts each helper (llama-server, ``aws ssm start-session``) through this
+guard, as the leader of a new process group. The guard runs the command in that group
+and, when any of these happens, stops the whole group (SIGTERM, then SIGKILL):
+
+* it gets SIGTERM or SIGINT (the agent closing the forward or the rig);
+* the agent dies without cleaning up (SIGKILL, a crash): noticed by the parent-death
+  signal and by the parent pid changing;
+* the command exits by itself: anything it left behind in the group (the
+  session-manager-plugin started by the AWS CLI) is stopped too.
+
+So no helper's children outlive the agent, whatever happens to it. Only the standard
+library is imported here, to keep start-up short.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+
+GRACE_S = 4.0
+POLL_S = 0.2
+
+
+def _stop_group(child: subprocess.Popen) -> None:
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    group = os.getpgid(0)
+    try:
+        os.killpg(group, signal.SIGTERM)
+    except ProcessLookupError:  # pragma: no cover
+        pass
+    try:
+        child.wait(timeout=GRACE_S)
+    except subprocess.TimeoutExpired:
+        pass
+    # Leftover grandchildren (or a child ignoring SIGTERM) are killed with the guard itself.
+    if _others_in_group(group) or child.poll() is None:
+        os.killpg(group, signal.SIGKILL)
+
+
+def _others_in_group(group: int) -> bool:
+    me = os.getpid()
+    for entry in os.listdir("/proc") if os.path.isdir("/proc") else ():
+        if not entry.isdigit() or int(entry) == me:
+            continue
+        try:
+            with open(f"/proc/{entry}/stat", "rb") as handle:
+                text = handle.read().decode(errors="replace")
+        except OSError:
+            continue
+        fields = text[text.rindex(")") + 2:].split()
+        if fields[0] != "Z" and int(fields[2]) == group:
+            return True
+    return not os.path.isdir("/proc")  # elsewhere: assume there may be, and kill the group
+
+
+class _Stop(Exception):
+    pass
+
+
+def _raise_stop(signum: int, frame: object) -> None:
+    raise _Stop
+
+
+def main(argv: list[str]) -> int:
+    if argv[:1] == ["--"]:
+        argv = argv[1:]
+    if not argv:
+        print("usage: python -m agent.guard -- COMMAND [ARG...]", file=sys.stderr)
+        return 2
+    parent = os.getppid()
+    signal.signal(signal.SIGTERM, _raise_stop)
+    signal.signal(signal.SIGINT, _raise_stop)
+    child: subprocess.Popen | None = None
+    try:
+        child = subprocess.Popen(argv)  # same process group as the guard
+        while True:
+            try:
+                code = child.wait(timeout=POLL_S)
+            except subprocess.TimeoutExpired:
+                if os.getppid() != parent:  # the agent is gone
+                    raise _Stop from None
+                continue
+            _stop_group(child)  # the command ended: clear out what it left behind
+            return code if code >= 0 else 128 - code
+    except _Stop:
+        if child is not None:
+            _stop_group(child)
+        return 143
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

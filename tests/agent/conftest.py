@@ -1,0 +1,129 @@
+"""Fixtures for the agent's tests: a tiny OpenAI-compatible server, the real local rig, process trees."""
+
+from __future__ import annotations
+
+import json
+import os
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Iterator
+
+import pytest
+
+from agent.local_rig import LocalRigError, RunningRig, find_installation, local_rig_process
+
+
+class _ChatHandler(BaseHTTPRequestHandler):
+    """Answers ``POST /v1/chat/completions`` with a fixed completion and usage."""
+
+    protocol_version = "HTTP/1.1"
+
+    def do_POST(self) -> None:  # noqa: N802 (http.server naming)
+        length = int(self.headers.get("Content-Length", "0"))
+        request = json.loads(self.rfile.read(length) or b"{}")
+        self.server.requests.append((self.path, request))  # type: ignore[attr-defined]
+        if self.path != "/v1/chat/completions":
+            self.send_error(404)
+            return
+        body = json.dumps({
+            "id": "chatcmpl-test", "object": "chat.completion", "model": request.get("model"),
+            "choices": [{"index": 0, "message": {"role": "assistant", "content": "OK"}, "finish_reason": "stop"}],
+            "usage": {"prompt_tokens": 5, "completion_tokens": 1, "total_tokens": 6},
+        }).encode()
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, format: str, *args: object) -> None:  # silence
+        pass
+
+
+class ChatServer:
+    """An OpenAI-compatible chat server on 127.0.0.1, in a thread."""
+
+    def __init__(self, port: int = 0) -> None:
+        self.httpd = ThreadingHTTPServer(("127.0.0.1", port), _ChatHandler)
+        self.httpd.daemon_threads = True
+        self.httpd.requests = []  # type: ignore[attr-defined]
+        self.port = self.httpd.server_address[1]
+        self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
+        self.thread.start()
+
+    @property
+    def base_url(self) -> str:
+        return f"http://127.0.0.1:{self.port}/v1"
+
+    @property
+    def requests(self) -> list:
+        return self.httpd.requests  # type: ignore[attr-defined]
+
+    def close(self) -> None:
+        self.httpd.shutdown()
+        self.httpd.server_close()
+
+
+@pytest.fixture
+def chat_server() -> Iterator[ChatServer]:
+    server = ChatServer()
+    yield server
+    server.close()
+
+
+def local_rig_skip_reason() -> str | None:
+    try:
+        find_installation()
+    except LocalRigError as exc:
+        return f"local rig not installed ({exc})"
+    return None
+
+
+@pytest.fixture(scope="session")
+def local_rig() -> Iterator[RunningRig]:
+    """The real local rig (llama-server + SmolLM2), started once per test session.
+
+    Skipped, with the reason, only when it is not installed; ``scripts/setup`` installs it.
+    """
+    reason = local_rig_skip_reason()
+    if reason:
+        pytest.skip(reason)
+    with local_rig_process() as rig:
+        yield rig
+
+
+# --- process trees (Linux /proc) -----------------------------------------------------
+
+
+def _stat(pid: int) -> tuple[str, int] | None:
+    """(state, parent pid) of a process, or None if it is gone."""
+    try:
+        text = Path(f"/proc/{pid}/stat").read_text()
+    except (FileNotFoundError, ProcessLookupError):
+        return None
+    fields = text[text.rindex(")") + 2:].split()
+    return fields[0], int(fields[1])
+
+
+def descendants(pid: int) -> set[int]:
+    """Every live descendant of ``pid``."""
+    children: dict[int, list[int]] = {}
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            stat = _stat(int(entry))
+            if stat is not None:
+                children.setdefault(stat[1], []).append(int(entry))
+    found: set[int] = set()
+    todo = [pid]
+    while todo:
+        for child in children.get(todo.pop(), []):
+            if child not in found:
+                found.add(child)
+                todo.append(child)
+    return found
+
+
+def alive(pids: set[int]) -> set[int]:
+    """The pids that still run (zombies waiting to be reaped do not count)."""
+    return {pid for pid in pids if (stat := _stat(pid)) is not None and stat[0] != "Z"}

@@ -1,0 +1,127 @@
+"""Port forwards: the SSM command, the missing-tools error, and the supervision with a TCP relay."""
+
+from __future__ import annotations
+
+import http.client
+import os
+import signal
+import time
+import urllib.error
+
+import pytest
+
+from agent.forwarding import (ForwardError, ForwardSet, ForwardToolsMissing, RelayPortForward, SsmPortForward,
+                              check_ssm_tools, preferred_port)
+from agent.probe import NotReadyError, chat_once, describe_error, wait_until_answered
+from agent.local_rig import free_port
+
+from .conftest import ChatServer, alive, descendants
+
+
+def test_ssm_command() -> None:
+    forward = SsmPortForward("g6", instance_id="i-0abc", remote_port=8000, region="us-east-2", local_port=8001,
+                             profile="bench")
+    assert forward.command() == [
+        "aws", "ssm", "start-session", "--target", "i-0abc",
+        "--document-name", "AWS-StartPortForwardingSession",
+        "--parameters", "portNumber=8000,localPortNumber=8001",
+        "--region", "us-east-2", "--profile", "bench"]
+    assert forward.base_url == "http://127.0.0.1:8001/v1"
+    assert forward.describe() == "SSM port forward 127.0.0.1:8001 -> i-0abc:8000 (us-east-2)"
+
+
+@pytest.mark.parametrize(("present", "named"), [
+    ({"aws"}, ["Session Manager plugin"]),
+    ({"session-manager-plugin"}, ["AWS CLI v2"]),
+    (set(), ["AWS CLI v2", "Session Manager plugin"]),
+])
+def test_missing_tools_named(present: set[str], named: list[str]) -> None:
+    with pytest.raises(ForwardToolsMissing) as caught:
+        check_ssm_tools(which=lambda tool: f"/usr/bin/{tool}" if tool in present else None)
+    for name in named:
+        assert name in str(caught.value)
+    assert "https://docs.aws.amazon.com/" in str(caught.value)
+
+
+def test_tools_present() -> None:
+    check_ssm_tools(which=lambda tool: f"/usr/bin/{tool}")
+
+
+def test_preferred_port_when_free_else_another() -> None:
+    port = free_port()
+    assert preferred_port(port) == port
+    assert preferred_port(port, taken={port}) != port
+    import socket
+    with socket.socket() as busy:
+        busy.bind(("127.0.0.1", 0))
+        busy.listen()
+        taken = busy.getsockname()[1]
+        assert preferred_port(taken) != taken
+
+
+def test_forward_to_server_not_listening_shows_remote_disconnected() -> None:
+    """What SSM does when the rig's server is not up yet: accepted, then dropped."""
+    with RelayPortForward("g6", target_port=free_port(), local_port=free_port()) as forward:
+        with pytest.raises(ForwardError) as caught:
+            forward.open("m", timeout_s=1.5)
+        assert "RemoteDisconnected" in str(caught.value)
+        assert forward.pid is None  # a forward that never answered is closed
+
+
+def test_open_waits_for_a_real_answer_then_reopens_after_a_drop(chat_server: ChatServer, tmp_path) -> None:
+    forward = RelayPortForward("g6", target_port=chat_server.port, local_port=free_port(), log_dir=tmp_path)
+    with ForwardSet() as forwards:
+        forwards.add(forward)
+        ready = forward.open("served-model", timeout_s=20)
+        assert ready.attempts >= 1
+        assert chat_server.requests[-1][1]["model"] == "served-model"
+        assert chat_server.requests[-1][1]["max_tokens"] == 1
+        first = forward.pid
+        (helper,) = descendants(first)  # the relay under its guard
+        os.kill(helper, signal.SIGKILL)  # the session drops (idle timeout, expired credentials)
+        deadline = time.monotonic() + 15
+        while time.monotonic() < deadline:
+            try:
+                chat_once(forward.base_url, "served-model", timeout_s=2)
+            except (OSError, http.client.HTTPException):
+                time.sleep(0.1)
+                continue
+            if forward.pid != first:
+                break
+        assert forward.pid != first and forward.reopens == 1
+        assert "exited with status 137" in (forward.last_drop or "")
+        second = forward.pid
+    assert alive({first, second, helper}) == set()
+    with pytest.raises(urllib.error.URLError) as refused:
+        chat_once(forward.base_url, "m", timeout_s=2)
+    assert "refused" in describe_error(refused.value)
+    assert (tmp_path / "forward-g6.log").exists()
+
+
+def test_close_stops_every_forward_even_after_an_error(chat_server: ChatServer) -> None:
+    forwards_seen = []
+    with pytest.raises(RuntimeError, match="boom"):
+        with ForwardSet() as forwards:
+            for name in ("g6", "inf2"):
+                forward = forwards.add(RelayPortForward(name, target_port=chat_server.port, local_port=free_port()))
+                forward.open("m", timeout_s=20)
+                forwards_seen.append(forward.pid)
+            raise RuntimeError("boom")
+    assert len(forwards_seen) == 2
+    assert alive(set(forwards_seen)) == set()
+
+
+def test_closed_forward_cannot_be_reopened(chat_server: ChatServer) -> None:
+    forward = RelayPortForward("g6", target_port=chat_server.port, local_port=free_port())
+    forward.close()
+    forward.close()  # twice is fine
+    with pytest.raises(ForwardError, match="already closed"):
+        forward.open("m", timeout_s=1)
+
+
+def test_a_refusing_server_fails_at_once(chat_server: ChatServer) -> None:
+    """A 4xx (a wrong model id or path) is an answer: there is no point waiting for the deadline."""
+    started = time.monotonic()
+    with pytest.raises(NotReadyError, match="the server answered HTTP 404"):
+        wait_until_answered(f"http://127.0.0.1:{chat_server.port}/v2", "m", timeout_s=30)
+    assert time.monotonic() - started < 5

@@ -1,0 +1,116 @@
+"""Which backends a run uses: selection, local fallback, AWS availability, discovery results."""
+
+from __future__ import annotations
+
+from types import MappingProxyType
+
+from agent.backends import from_env
+from agent.discovery import Discovery, FoundRig, Skipped
+from agent.plan import make_plan, needs_aws
+from rigs.catalog import load_catalog
+from rigs.contract import REGIONS, RigOutputs
+
+CATALOG = load_catalog()
+
+
+def found_g6(region: str = "us-east-2") -> FoundRig:
+    outputs = RigOutputs(rig="g6", region=region, runtime="vllm", model_id="deployed-model",
+                         instance_type="g6.xlarge", remote_port=8000, auto_scaling_group="asg",
+                         endpoint_name=None, log_group=None)
+    return FoundRig(name="g6", region=region, stack_name="InferenceG6", outputs=outputs, instance_id="i-0abc",
+                    metadata=MappingProxyType({"ami_id": "ami-1", "availability_zone": f"{region}a"}))
+
+
+def found_sagemaker() -> FoundRig:
+    outputs = RigOutputs(rig="sagemaker", region="us-east-2", runtime="sagemaker-vllm", model_id="sm-model",
+                         instance_type="ml.g6.xlarge", remote_port=None, auto_scaling_group=None,
+                         endpoint_name="ep-1", log_group=None)
+    return FoundRig(name="sagemaker", region="us-east-2", stack_name="InferenceSageMaker", outputs=outputs)
+
+
+def plan(env=None, selection=None, local=False, aws_ok=False, reason="", discovery=None, overrides=None):
+    return make_plan(catalog=CATALOG, env=from_env(env or {}, CATALOG), selection=selection, local=local,
+                     aws_ok=aws_ok, aws_reason=reason, discovery=discovery,
+                     model_overrides=overrides or {})
+
+
+def test_nothing_configured_selects_the_local_rig() -> None:
+    result = plan(reason="no AWS credentials found")
+    assert result.names == ["local"]
+    assert "nothing else is configured (no AWS credentials found" in result.local_reason
+    assert result.missing == []
+    skipped = {s.name: s.reason for s in result.skipped}
+    assert skipped["bedrock"] == "no AWS credentials found"
+    assert "G6_URL" in skipped["g6"] and "SM_ENDPOINT" in skipped["sagemaker"]
+
+
+def test_a_url_needs_no_aws_and_no_local_rig() -> None:
+    result = plan(env={"G6_URL": "http://127.0.0.1:9/v1"}, reason="no AWS credentials found")
+    assert result.names == ["g6"]
+    assert not result.local
+
+
+def test_local_beside_the_others() -> None:
+    result = plan(env={"G6_URL": "http://127.0.0.1:9/v1"}, local=True)
+    assert result.names == ["g6", "local"]
+    assert result.local_reason == "selected with --local"
+
+
+def test_local_by_name() -> None:
+    result = plan(selection=("local",))
+    assert result.names == ["local"] and result.missing == []
+
+
+def test_selected_but_unavailable_is_missing() -> None:
+    result = plan(selection=("bedrock", "g6"), reason="no AWS credentials found")
+    assert result.missing == ["bedrock", "g6"]
+    assert not result.local  # an explicit selection never falls back to the local rig
+
+
+def test_credentials_bring_bedrock_and_discovered_rigs() -> None:
+    discovery = Discovery(regions=REGIONS, rigs=[found_g6(), found_sagemaker()],
+                          skipped=[Skipped("inf2", "no deployed stack found in us-east-1")])
+    result = plan(aws_ok=True, discovery=discovery, env={"BEDROCK_MODEL": "us.amazon.nova-lite-v1:0"})
+    assert result.names == ["bedrock", "g6", "sagemaker"]
+    assert not result.local
+    bedrock, sagemaker = result.ready
+    assert bedrock.model_id == "us.amazon.nova-lite-v1:0" and bedrock.region == "us-east-1"
+    assert (sagemaker.endpoint_name, sagemaker.region, sagemaker.model_id) == ("ep-1", "us-east-2", "sm-model")
+    target = result.forwards[0]
+    assert target.model_id == "deployed-model" and target.local_port == 8001
+    backend = target.backend("http://127.0.0.1:8001/v1", "SSM port forward ...")
+    assert backend.kind == "openai" and backend.tool_calls
+    assert backend.metadata["ami_id"] == "ami-1"
+    assert backend.metadata["image_digest"].startswith("sha256:")
+    assert "--tool-call-parser" in backend.metadata["serve_flags"]
+    assert [s.name for s in result.skipped] == ["inf2"]
+
+
+def test_url_beats_discovery_and_model_variables_apply() -> None:
+    discovery = Discovery(regions=REGIONS, rigs=[found_g6()])
+    result = plan(aws_ok=True, discovery=discovery, env={"G6_URL": "http://127.0.0.1:9"})
+    assert result.forwards == []
+    assert [b.base_url for b in result.ready if b.name == "g6"] == ["http://127.0.0.1:9/v1"]
+    result = plan(aws_ok=True, discovery=discovery, overrides={"G6_MODEL": "repack"})
+    assert result.forwards[0].model_id == "repack"
+
+
+def test_backends_filter() -> None:
+    discovery = Discovery(regions=REGIONS, rigs=[found_g6(), found_sagemaker()])
+    result = plan(aws_ok=True, discovery=discovery, selection=("sagemaker",))
+    assert result.names == ["sagemaker"]
+
+
+def test_sm_endpoint_without_credentials() -> None:
+    result = plan(env={"SM_ENDPOINT": "ep"}, selection=("sagemaker",), reason="no AWS credentials found")
+    assert result.missing == ["sagemaker"]
+    assert "SM_ENDPOINT=ep in us-east-2, but no AWS credentials found" in str(result.skipped)
+
+
+def test_needs_aws() -> None:
+    env = from_env({"G6_URL": "http://h:1", "SM_ENDPOINT": "ep"}, CATALOG)
+    assert not needs_aws(None, env)
+    assert not needs_aws(("g6", "local"), env)
+    assert needs_aws(("g6", "sagemaker"), env)
+    assert needs_aws(("bedrock",), env)
+    assert needs_aws(("inf2",), env)
