@@ -1,0 +1,97 @@
+"""Run the chat benchmark on one backend: the reference prompt, one untimed warm-up that is
+also kept as the backend's *cold* request, ``--runs N`` timed requests one at a time, then an
+optional concurrency sweep. Every request becomes one record; figures are computed later
+from the records (:mod:`agent.bench.summary`)."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any, Callable, Sequence
+
+from .evidence import utc_iso
+from .timing import Timer, Timing
+from .workload import CHAT_PROMPT
+
+
+def timing_record(
+    timing: Timing, *, epoch: float, backend: str, part: str, phase: str, concurrency: int, run: int,
+    requested_tokens: int, prompt: str,
+) -> dict[str, Any]:
+    """One request's record: raw times relative to its send time, so every figure can be recomputed."""
+    sent = timing.t_sent
+
+    def rel_ms(t: float | None) -> float | None:
+        return None if t is None else round((t - sent) * 1000.0, 3)
+
+    return {
+        "part": part,
+        "backend": backend,
+        "phase": phase,
+        "concurrency": concurrency,
+        "run": run,
+        "started": utc_iso(timing.wall_sent),
+        "sent_s": round(sent - epoch, 6),
+        "prompt": prompt,
+        "requested_tokens": requested_tokens,
+        "streamed": timing.streamed,
+        "status": timing.status,
+        "request_id": timing.request_id,
+        "first_ms": rel_ms(timing.t_first),
+        "last_ms": rel_ms(timing.t_last),
+        "done_ms": rel_ms(timing.t_done),
+        "chunk_ms": [rel_ms(t) for t in timing.chunk_times],
+        "prompt_tokens": timing.prompt_tokens,
+        "output_tokens": timing.completion_tokens,
+        "finish_reason": timing.finish_reason,
+        "text": timing.text,
+        "error": timing.error,
+        "server_timings": timing.server_timings,
+        "reconnects": timing.reconnects,
+    }
+
+
+async def run_chat(
+    *,
+    backend: Any,
+    timer: Timer,
+    runs: int,
+    max_tokens: int,
+    concurrency: Sequence[int],
+    epoch: float,
+    emit: Callable[[dict[str, Any]], None],
+    progress: Callable[[str], None] = lambda _: None,
+    prompt: str = CHAT_PROMPT,
+) -> None:
+    """Cold request, ``runs`` timed requests at concurrency 1, then each other level of the sweep.
+
+    At a level ``c`` > 1, ``c x runs`` requests are sent with exactly ``c`` in flight (a closed loop);
+    the level's aggregate output rate is its output tokens over its wall time.
+    """
+
+    def record(t: Timing, phase: str, c: int, i: int) -> None:
+        emit(timing_record(t, epoch=epoch, backend=backend.name, part="chat", phase=phase, concurrency=c, run=i,
+                           requested_tokens=max_tokens, prompt=prompt))  # fmt: skip
+
+    progress(f"{backend.name} chat cold request")
+    record(await timer.chat(prompt, max_tokens), "cold", 1, 0)
+    for i in range(1, runs + 1):
+        progress(f"{backend.name} chat run {i}/{runs}")
+        record(await timer.chat(prompt, max_tokens), "timed", 1, i)
+    for c in concurrency:
+        if c <= 1:
+            continue
+        total = c * runs
+        progress(f"{backend.name} chat concurrency {c} ({total} requests)")
+        queue: asyncio.Queue[int] = asyncio.Queue()
+        for i in range(1, total + 1):
+            queue.put_nowait(i)
+
+        async def worker(c: int = c, queue: asyncio.Queue[int] = queue) -> None:
+            while True:
+                try:
+                    i = queue.get_nowait()
+                except asyncio.QueueEmpty:
+                    return
+                record(await timer.chat(prompt, max_tokens), "sweep", c, i)
+
+        await asyncio.gather(*(worker() for _ in range(c)))

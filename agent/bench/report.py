@@ -1,0 +1,429 @@
+"""``REPORT.md`` and its plots, rendered from ``summary.json`` only.
+
+Nothing is computed here that is not in the summary: the report formats figures, it does not
+make them (a test renders the report again from ``summary.json`` and compares).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Mapping, Sequence
+
+from .stats import PERCENTILE_METHOD
+
+PLOTS = {
+    "decode": "decode_tok_per_s.png",
+    "cost": "usd_per_m_output.png",
+    "ttft": "ttft_ms.png",
+}
+
+METHODS = [
+    ("TTFT", "arrival of the first chunk carrying content minus the moment the request was sent "
+             "(client clock, `time.perf_counter`, timestamped on receipt)"),
+    ("ITL", "gaps between successive content chunks, first token excluded, pooled over all timed requests; "
+            "a chunk may carry more than one token"),
+    ("e2e", "last byte of the response minus the send time"),
+    ("decode tok/s", "(output tokens - 1) / (last content chunk time - first content chunk time), per request; "
+                     "output tokens from the server's usage, never from counting chunks; empty for a "
+                     "non-streamed reply"),
+    ("client tok/s", "output tokens / e2e (the reference's figure: prefill and network included)"),
+    ("aggregate tok/s", "at each concurrency level, all output tokens / the level's wall time "
+                        "(first send to last byte), exactly c requests in flight"),
+    ("cold", "the first request a backend got in this run (the untimed warm-up), reported apart from the "
+             "timed ones"),
+    ("percentiles", PERCENTILE_METHOD),
+    ("$ per M output", "$/h / (aggregate output tok/s x 3600) x 1e6, at each measured concurrency; Bedrock: "
+                       "output $/M + (input tokens per output token) x input $/M"),
+    ("24x7 monthly", "$/h x 730 h"),
+    ("break-even", "$/h / (Bedrock $ per output token x 3600): the sustained output tok/s above which the rig "
+                   "is cheaper; monthly tokens = that rate x 3600 x 730; shown output-only and at the "
+                   "measured input:output mix of the rig's own chat requests"),
+    ("ceiling", "device bandwidth / bytes streamed per decode step (batch 1, KV reads ignored); per-core "
+                "bandwidth for a single-NeuronCore graph; share = measured decode p50 / ceiling"),
+    ("correct", "the count the final answer states (the last count-like number once thresholds, ranges, "
+                "tool arguments and id lists are masked; number words count) equals the true count"),
+    ("right filter", "some valid count_ids call (known op, integer value, no missing or extra argument) "
+                     "selects exactly the true id set"),
+]
+
+
+def _f(value: Any, digits: int = 1, unit: str = "") -> str:
+    if value is None:
+        return "-"
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if isinstance(value, int):
+        return f"{value:,}{unit}"
+    if isinstance(value, float):
+        return f"{value:,.{digits}f}{unit}"
+    return str(value)
+
+
+def _pcts(dist: Mapping[str, Any] | None, digits: int = 1) -> str:
+    if not dist or not dist.get("n"):
+        return "-"
+    return f"{_f(dist['p50'], digits)} / {_f(dist['p90'], digits)} / {_f(dist['p99'], digits)}"
+
+
+def _table(header: Sequence[str], rows: Sequence[Sequence[Any]]) -> list[str]:
+    out = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    for row in rows:
+        out.append("| " + " | ".join(str(c).replace("|", "/").replace("\n", " ") for c in row) + " |")
+    return out
+
+
+def _name(summary: Mapping[str, Any], name: str) -> str:
+    b = summary["backends"].get(name, {})
+    tags = []
+    if b.get("constrained"):
+        tags.append("constrained")
+    if b.get("toy_model"):
+        tags.append("CPU toy model")
+    return f"{name} ({', '.join(tags)})" if tags else name
+
+
+def _frac(k: int | None, n: int | None) -> str:
+    return "-" if k is None or n is None else f"{k}/{n}"
+
+
+def plot_names(summary: Mapping[str, Any]) -> dict[str, str]:
+    """The plots :func:`make_plots` draws for ``summary``: ``{key: file name}``."""
+    backends = summary["backends"]
+    out: dict[str, str] = {}
+    if any(b.get("chat") and b["chat"]["decode_tok_per_s"]["n"] for b in backends.values()):
+        out["decode"] = PLOTS["decode"]
+    if any(lv["usd_per_m_output"] is not None for b in backends.values() for lv in b["cost"]["per_concurrency"]):
+        out["cost"] = PLOTS["cost"]
+    if any(b.get("chat") and b["chat"]["ttft_ms"].get("values") for b in backends.values()):
+        out["ttft"] = PLOTS["ttft"]
+    return out
+
+
+def render(summary: Mapping[str, Any]) -> str:
+    """The whole REPORT.md as text."""
+    plots = plot_names(summary)
+    run = summary["run"]
+    backends: Mapping[str, Any] = summary["backends"]
+    names = list(backends)
+    out: list[str] = ["# Benchmark report", ""]
+    out += [
+        f"- Started: {run.get('started')}; finished: {run.get('finished') or 'not finished'}",
+        f"- Git: `{run.get('git_sha') or 'unknown'}`",
+        "- Versions: " + ", ".join(f"{k} {v}" for k, v in (run.get("versions") or {}).items()),
+        f"- Options: {_options(run.get('options') or {})}",
+        f"- Agent model settings (explicit timeouts and retries): {_options(run.get('settings') or {})}",
+        f"- Percentiles: {PERCENTILE_METHOD}",
+    ]
+    if run.get("interrupted"):
+        out.append("- **Interrupted**: this run was stopped early; figures cover what finished.")
+    for note in run.get("notes") or []:
+        out.append(f"- {note}")
+    for name in names:
+        b = backends[name]
+        if b.get("toy_model"):
+            out.append(f"- **{name}: figures come from a CPU-served toy model ({b['model_id']}), not from "
+                       "accelerator hardware. They show that the harness works, not how fast a real rig is.**")
+        if b.get("constrained"):
+            out.append(f"- **{name}: constrained tool use.** Its first agent turn is a JSON-schema-constrained "
+                       "choice among the tools made by the server's grammar, not the model's own tool call. "
+                       "The grader still judges the filter it picked.")
+    out.append("")
+
+    out += ["## Scoreboard", ""]
+    rows = []
+    for name in names:
+        b = backends[name]
+        chat, cnt, strict, cost = b.get("chat"), b.get("counting"), b.get("counting_strict"), b.get("cost") or {}
+        c1 = next((lv for lv in cost.get("per_concurrency", []) if lv["concurrency"] == 1), None)
+        rows.append([
+            _name(summary, name),
+            _f(chat["decode_tok_per_s"]["p50"]) if chat else "-",
+            _f(chat["ttft_ms"]["p50"]) if chat else "-",
+            _f(chat["e2e_ms"]["p50"], 0) if chat else "-",
+            _f(chat["client_tok_per_s"]["p50"]) if chat else "-",
+            _frac(cnt["correct"], cnt["runs"]) if cnt else "-",
+            _frac(cnt["right_filter"], cnt["runs"]) if cnt and cnt["right_filter"] is not None else "-",
+            _frac(strict["correct"], strict["runs"]) if strict else "-",
+            _frac(strict["right_filter"], strict["runs"]) if strict and strict["right_filter"] is not None else "-",
+            _f(c1["usd_per_m_output"], 2) if c1 else "-",
+            "yes" if b.get("completed") else "**no**",
+        ])
+    out += _table(["backend", "decode tok/s p50", "TTFT ms p50", "e2e ms p50", "client tok/s p50",
+                   "correct", "right filter", "strict correct", "strict right filter", "$/M out (c=1)",
+                   "completed"], rows)
+    out.append("")
+    failures = [(n, f) for n in names for f in backends[n].get("failures") or []]
+    if failures:
+        out += ["Failures:", ""] + [f"- {n}: {f}" for n, f in failures] + [""]
+    skipped = [(n, p, r) for n in names for p, r in (backends[n].get("skipped") or {}).items()]
+    if skipped:
+        out += ["Not run:", ""] + [f"- {n} {p}: {r}" for n, p, r in skipped] + [""]
+
+    out += _grading(summary)
+    out += _orchestrator(summary)
+    out += _chat(summary)
+    out += _cost(summary)
+    out += _ceiling(summary)
+    out += _metadata(summary)
+    if plots:
+        out += ["## Plots", ""]
+        titles = {"decode": "Decode rate by backend", "cost": "$ per million output tokens",
+                  "ttft": "TTFT distribution"}
+        for key, file in plots.items():
+            out += [f"![{titles.get(key, key)}]({file})", ""]
+    out += ["## How each figure is computed", ""]
+    out += [f"- **{k}**: {v}" for k, v in METHODS]
+    out += ["", "Every figure above is computed from `summary.json`, which is computed from `requests.jsonl` "
+            "and `run.json` (`agent/bench/summary.py`).", ""]
+    return "\n".join(out)
+
+
+def _options(options: Mapping[str, Any]) -> str:
+    return ", ".join(f"{k}={','.join(map(str, v)) if isinstance(v, list) else v}" for k, v in options.items())
+
+
+def _grading(summary: Mapping[str, Any]) -> list[str]:
+    backends = summary["backends"]
+    out = ["## Counting (graded tool use)", ""]
+    for part, title in (("counting", "Reference question set"), ("counting_strict", "Strict question set")):
+        blocks = {n: b[part] for n, b in backends.items() if b.get(part)}
+        if not blocks:
+            continue
+        first = next(iter(blocks.values()))
+        out += [f"### {title}", "",
+                f"Question: \"{first['question']}\" Ids: {first['ids']}. True answer: {first['truth']} "
+                f"({first['truth_filter']}). Tools: {first['tools']}.", ""]
+        if part == "counting":
+            out += ["The reference's ids have a gap from 4 to 9, so any threshold from `id > 3` to `id >= 10` "
+                    "selects the same ids and grades as the right filter here; the strict set below closes it.",
+                    ""]
+        else:
+            out += ["Every id from 0 to 14 is present, so only `id >= 10` (or its integer twin `id > 9`) "
+                    "selects the true ids.", ""]
+        rows = []
+        for n, c in blocks.items():
+            rows.append([_name(summary, n), c["runs"], c["correct"], "-" if c["right_filter"] is None
+                         else c["right_filter"], c["tool_calls"], c["invalid_tool_calls"], c["text_tool_calls"],
+                         c["errors"], ", ".join(f"`{k}` x{v}" for k, v in c["filters_sent"].items()) or "-",
+                         ", ".join(f"{k} {v}" for k, v in c["answer_status"].items()),
+                         _f(c["seconds"]["p50"], 2)])
+        out += _table(["backend", "runs", "correct", "right filter", "tool calls", "invalid calls",
+                       "text tool calls", "errors", "filters sent", "answers", "s p50"], rows)
+        out.append("")
+        for n, c in blocks.items():
+            for call in c["invalid_calls"]:
+                out.append(f"- {n} run {call['run']}: invalid call `{call['name']}({_args(call['input'])})`: "
+                           f"{call['reason']}")
+            for t in c["text_calls"]:
+                out.append(f"- {n} run {t['run']}: tool call written as text: `{t['snippet'][:120]}`")
+            for d in c["detail"]:
+                if d["error"]:
+                    out.append(f"- {n} run {d['run']}: error: {d['error'][:200]}")
+        out.append("")
+    return out
+
+
+def _args(value: Any) -> str:
+    if isinstance(value, Mapping):
+        return ", ".join(f"{k}={v!r}" for k, v in value.items())
+    return repr(value)
+
+
+def _orchestrator(summary: Mapping[str, Any]) -> list[str]:
+    o = summary["orchestrator"]
+    out = ["## Orchestrator (is the summary true?)", ""]
+    if not o.get("ran"):
+        out += [f"Not run: {o.get('reason') or 'not selected'}.", ""]
+        return out
+    label = " (constrained)" if o.get("constrained") else ""
+    out += [
+        f"- Orchestrator: {o['backend']}{label}; {len(o['asks'])} ask calls; asked: {', '.join(o['asked']) or 'none'}",
+        f"- Not asked: {', '.join(o['not_asked']) or 'none'}",
+        f"- Measured winner (fastest successful ask): {o['winner_measured'] or '-'}",
+        f"- Winner named by the agent: {o['winner_claimed'] or 'none named'}",
+        f"- Wrong winner: {'**YES: the agent named a backend the table does not put first**' if o['wrong_winner'] else 'no'}",
+        f"- Quoted table: {o['table_quote']} (matches the scoreboard: {'yes' if o['table_matches'] else 'no'}; "
+        f"scoreboard called: {'yes' if o.get('scoreboard_called') else 'no'})",
+    ]
+    if o.get("error"):
+        out.append(f"- Error: {o['error']}")
+    out += ["", "The scoreboard computed in code:", ""]
+    out += (o.get("scoreboard") or "(the agent never called scoreboard)").splitlines()
+    out += ["", "The agent's reply:", ""]
+    out += ["> " + ln for ln in (o.get("reply") or "(no reply)").splitlines()] + [""]
+    return out
+
+
+def _chat(summary: Mapping[str, Any]) -> list[str]:
+    backends = summary["backends"]
+    out = ["## Chat benchmark", ""]
+    blocks = {n: b["chat"] for n, b in backends.items() if b.get("chat")}
+    if not blocks:
+        return out + ["Not run.", ""]
+    out += ["p50 / p90 / p99; n = timed requests at concurrency 1 (the cold request is apart).", ""]
+    rows = []
+    for n, c in blocks.items():
+        rows.append([_name(summary, n), c["requests"], c["errors"], "yes" if c["streamed"] else "no",
+                     _pcts(c["ttft_ms"]), _pcts(c["itl_ms"], 2), _pcts(c["e2e_ms"], 0),
+                     _pcts(c["decode_tok_per_s"]), _pcts(c["client_tok_per_s"]),
+                     _requested_returned(c),
+                     c["usage_missing"]])
+    out += _table(["backend", "n", "errors", "streamed", "TTFT ms", "ITL ms", "e2e ms", "decode tok/s",
+                   "client tok/s", "tokens requested / returned", "usage missing"], rows)
+    out += ["", "Cold (first) request:", ""]
+    rows = [[_name(summary, n), _f(c["cold"]["ttft_ms"]), _f(c["cold"]["e2e_ms"], 0), _f(c["cold"]["output_tokens"]),
+             c["cold"]["error"] or "-"] for n, c in blocks.items() if c.get("cold")]
+    out += _table(["backend", "TTFT ms", "e2e ms", "output tokens", "error"], rows)
+    out += ["", "Aggregate output rate per concurrency level:", ""]
+    rows = [[_name(summary, n), lv["concurrency"], lv["requests"], lv["errors"], _f(lv["wall_s"], 2),
+             _f(lv["output_tok_per_s"]), _f(lv["requests_per_s"], 2)]
+            for n, c in blocks.items() for lv in c["levels"]]
+    out += _table(["backend", "concurrency", "requests", "errors", "wall s", "output tok/s", "requests/s"], rows)
+    reasons = [(n, r, k) for n, c in blocks.items() for r, k in c["error_reasons"].items()]
+    if reasons:
+        out += ["", "Errors:", ""] + [f"- {n}: {r} (x{k})" for n, r, k in reasons]
+    out.append("")
+    return out
+
+
+def _requested_returned(c: Mapping[str, Any]) -> str:
+    d = c["output_tokens"]
+    if not d.get("n"):
+        return f"{c['requested_tokens']} / -"
+    spread = f"{_f(d['min'], 0)}-{_f(d['max'], 0)}"
+    short = f", {c['returned_short']} short" if c.get("returned_short") else ""
+    return f"{c['requested_tokens']} / {_f(d['p50'], 0)} ({spread}{short})"
+
+
+def _cost(summary: Mapping[str, Any]) -> list[str]:
+    backends = summary["backends"]
+    prices = summary.get("prices") or {}
+    out = ["## Cost", ""]
+    if prices.get("offline"):
+        out += [f"**Prices come from the dated offline price file** ({prices.get('offline_reason') or 'offline'}), "
+                "not from the Pricing API.", ""]
+    rows = []
+    for n, b in backends.items():
+        p = (prices.get("backends") or {}).get(n) or {}
+        price = p.get("hourly") or p.get("per_token")
+        if not price:
+            rows.append([_name(summary, n), "-", "-", "-", p.get("reason") or b["cost"].get("reason") or "-"])
+            continue
+        what = (f"${price['usd_per_hour']}/h {price.get('instance_type', '')}" if "usd_per_hour" in price
+                else f"${price['usd_per_m_input']}/M in, ${price['usd_per_m_output']}/M out")
+        rows.append([_name(summary, n), what, price.get("source"), price.get("as_of"),
+                     f"{price.get('region', '')} {price.get('note', '')}".strip() or "-"])
+    out += _table(["backend", "price", "source", "as of", "region / note"], rows)
+    ref = prices.get("bedrock_reference")
+    if ref:
+        out += ["", f"Break-even is against Bedrock {ref.get('model_id')}: ${ref['usd_per_m_input']}/M input, "
+                f"${ref['usd_per_m_output']}/M output ({ref.get('source')}, as of {ref.get('as_of')})."]
+    out += [""]
+    rows = []
+    for n, b in backends.items():
+        cost = b["cost"]
+        for lv in cost["per_concurrency"]:
+            rows.append([_name(summary, n), lv["concurrency"], _f(lv["output_tok_per_s"]),
+                         _f(lv["usd_per_m_output"], 3)])
+    if rows:
+        out += _table(["backend", "concurrency", "output tok/s", "$ per M output tokens"], rows) + [""]
+    rows = []
+    for n, b in backends.items():
+        cost = b["cost"]
+        if cost.get("monthly_24x7_usd") is None:
+            continue
+        be = cost.get("break_even") or {}
+        for r in be.get("rows") or [{}]:
+            rows.append([_name(summary, n), _f(cost["usd_per_hour"], 4), _f(cost["monthly_24x7_usd"], 2),
+                         r.get("mix", "-"), _f(r.get("input_per_output"), 3),
+                         _f(r.get("bedrock_usd_per_m_output_effective"), 4), _f(r.get("output_tok_per_s")),
+                         _f(r.get("monthly_output_tokens"))])
+    if rows:
+        out += ["24x7 monthly cost and break-even against Bedrock (input:output mix stated per row):", ""]
+        out += _table(["backend", "$/h", "24x7 $/month (730 h)", "mix", "input tokens per output token",
+                       "Bedrock $/M output at that mix", "break-even output tok/s", "break-even tokens/month"],
+                      rows) + [""]
+    return out
+
+
+def _ceiling(summary: Mapping[str, Any]) -> list[str]:
+    out = ["## Bandwidth ceiling", ""]
+    rows, sources = [], []
+    for n, b in summary["backends"].items():
+        c = b["ceiling"]
+        rows.append([_name(summary, n), c.get("device") or "-", _f(c.get("bandwidth_gb_s"), 0),
+                     c.get("bandwidth_basis") or "-", c.get("precision") or "-", _f(c.get("bytes_per_step_gb"), 2),
+                     _f(c.get("ceiling_tok_per_s")), _f(c.get("measured_decode_tok_per_s")),
+                     "-" if c.get("share") is None else f"{c['share'] * 100:.0f}%",
+                     "-" if c.get("chip_share") is None else f"{c['chip_share'] * 100:.0f}%",
+                     c.get("reason") or ""])
+        sources += [s for s in c.get("sources") or [] if s not in sources]
+    out += _table(["backend", "device", "GB/s", "basis", "precision", "GB per step", "ceiling tok/s",
+                   "measured decode p50", "share", "share of whole chip", "note"], rows)
+    out += ["", "Sources:", ""] + [f"- {s}" for s in sources] + [""]
+    return out
+
+
+def _metadata(summary: Mapping[str, Any]) -> list[str]:
+    out = ["## Backends and run metadata", ""]
+    rows = []
+    for b in summary["run"].get("backends", []):
+        meta = b.get("metadata") or {}
+        rows.append([b["name"], b["label"], b["kind"], b["model_id"],
+                     "; ".join(f"{k}: {v}" for k, v in meta.items()) or "-"])
+    out += _table(["backend", "label", "kind", "model", "metadata (instance, region, zone, AMI, image, engine, "
+                   "serve flags, how reached)"], rows)
+    out.append("")
+    return out
+
+
+def make_plots(summary: Mapping[str, Any], out_dir: Path) -> dict[str, str]:
+    """Draw the three PNG plots into ``out_dir``; returns ``{key: file name}`` of those drawn."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    backends = summary["backends"]
+    drawn: dict[str, str] = {}
+    chat = {n: b["chat"] for n, b in backends.items() if b.get("chat") and b["chat"]["decode_tok_per_s"]["n"]}
+    if chat:
+        fig, ax = plt.subplots(figsize=(7, 3.8))
+        names = list(chat)
+        p50 = [chat[n]["decode_tok_per_s"]["p50"] for n in names]
+        lo = [p - chat[n]["decode_tok_per_s"]["min"] for n, p in zip(names, p50)]
+        hi = [chat[n]["decode_tok_per_s"]["max"] - p for n, p in zip(names, p50)]
+        ax.bar([_name(summary, n) for n in names], p50, yerr=[lo, hi], capsize=4, color="#4C72B0")
+        ax.set_ylabel("decode tok/s (p50, min-max)")
+        ax.set_title("Decode rate by backend")
+        fig.tight_layout()
+        fig.savefig(out_dir / PLOTS["decode"], dpi=110)
+        plt.close(fig)
+        drawn["decode"] = PLOTS["decode"]
+    cost_rows = [(n, lv) for n, b in backends.items() for lv in b["cost"]["per_concurrency"]
+                 if lv["usd_per_m_output"] is not None]
+    if cost_rows:
+        fig, ax = plt.subplots(figsize=(7, 3.8))
+        labels = [f"{_name(summary, n)}\nc={lv['concurrency']}" for n, lv in cost_rows]
+        ax.bar(labels, [lv["usd_per_m_output"] for _, lv in cost_rows], color="#55A868")
+        ax.set_ylabel("$ per million output tokens")
+        ax.set_title("$ per million output tokens, by concurrency")
+        fig.tight_layout()
+        fig.savefig(out_dir / PLOTS["cost"], dpi=110)
+        plt.close(fig)
+        drawn["cost"] = PLOTS["cost"]
+    ttft = {n: b["chat"]["ttft_ms"]["values"] for n, b in backends.items()
+            if b.get("chat") and b["chat"]["ttft_ms"].get("values")}
+    if ttft:
+        fig, ax = plt.subplots(figsize=(7, 3.8))
+        ax.boxplot(list(ttft.values()), showfliers=True)
+        ax.set_xticks(range(1, len(ttft) + 1), [_name(summary, n) for n in ttft])
+        for i, values in enumerate(ttft.values(), start=1):
+            ax.plot([i] * len(values), values, "o", alpha=0.5, color="#C44E52", markersize=4)
+        ax.set_ylabel("TTFT ms")
+        ax.set_title("Time to first token, timed requests")
+        fig.tight_layout()
+        fig.savefig(out_dir / PLOTS["ttft"], dpi=110)
+        plt.close(fig)
+        drawn["ttft"] = PLOTS["ttft"]
+    return drawn

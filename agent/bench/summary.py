@@ -1,0 +1,323 @@
+"""Aggregation: ``summary.json`` as a pure function of ``requests.jsonl`` and ``run.json``.
+
+:func:`summarize` is the only place a figure is computed; the report only formats what it
+finds here, and a test recomputes the summary from the evidence files and compares.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from functools import lru_cache
+from pathlib import Path
+from typing import Any, Iterable, Mapping, Sequence
+
+from . import stats
+from .ceiling import ceiling_for
+from .cost import cost_block
+from .grading import grade_counting
+from .orchestrator import check_reply
+from .workload import QUESTION_SETS, QuestionSet
+
+SCHEMA_PATH = Path(__file__).with_name("summary.schema.json")
+SCHEMA_VERSION = "1.0"
+COUNTING_PARTS = {q.name: q for q in QUESTION_SETS}
+
+
+def _qset_for(part: str, record: Mapping[str, Any]) -> QuestionSet:
+    base = COUNTING_PARTS[part]
+    ids = tuple(record.get("ids") or base.ids)
+    return QuestionSet(base.name, ids, record.get("question") or base.question, base.truth_op, base.truth_value)
+
+
+def summarize_counting(records: Sequence[Mapping[str, Any]], part: str) -> dict[str, Any] | None:
+    """Grade every run of one question set on one backend and count the verdicts."""
+    if not records:
+        return None
+    qset = _qset_for(part, records[0])
+    tools = records[0].get("tools", "engine")
+    runs = []
+    filters: Counter[str] = Counter()
+    statuses: Counter[str] = Counter()
+    invalid: list[dict[str, Any]] = []
+    text_calls: list[dict[str, Any]] = []
+    seconds = []
+    for r in records:
+        g = grade_counting(qset, r.get("tools", tools), r.get("answer"), r.get("calls") or [], r.get("texts") or [],
+                           r.get("error"))  # fmt: skip
+        statuses[g.answer_status] += 1
+        filters.update(g.filters)
+        invalid.extend({"run": r["run"], **c.as_dict()} for c in g.invalid_calls)
+        text_calls.extend({"run": r["run"], "snippet": s} for s in g.text_tool_calls)
+        if r.get("seconds") is not None and not r.get("error"):
+            seconds.append(r["seconds"])
+        runs.append(
+            {
+                "run": r["run"],
+                "correct": g.correct,
+                "quoted": g.quoted,
+                "answer_status": g.answer_status,
+                "right_filter": g.right_filter,
+                "filters": list(g.filters),
+                "tool_calls": len(g.calls),
+                "invalid_tool_calls": len(g.invalid_calls),
+                "text_tool_calls": len(g.text_tool_calls),
+                "error": g.error,
+                "seconds": r.get("seconds"),
+                "answer": (r.get("answer") or "")[-300:],
+                "output_tokens": (r.get("usage") or {}).get("output_tokens"),
+            }
+        )
+    return {
+        "question": qset.question,
+        "ids": list(qset.ids),
+        "truth": qset.truth,
+        "truth_filter": f"id {qset.truth_op} {qset.truth_value}",
+        "tools": tools,
+        "constrained": any(r.get("constrained") for r in records),
+        "runs": len(runs),
+        "correct": sum(1 for r in runs if r["correct"]),
+        "right_filter": None if tools == "rows" else sum(1 for r in runs if r["right_filter"]),
+        "tool_calls": sum(r["tool_calls"] for r in runs),
+        "invalid_tool_calls": sum(r["invalid_tool_calls"] for r in runs),
+        "text_tool_calls": sum(r["text_tool_calls"] for r in runs),
+        "errors": sum(1 for r in runs if r["error"]),
+        "answer_status": dict(sorted(statuses.items())),
+        "filters_sent": dict(filters.most_common()),
+        "invalid_calls": invalid,
+        "text_calls": text_calls,
+        "seconds": stats.distribution(seconds, keep_values=False),
+        "detail": runs,
+    }
+
+
+def request_metrics(r: Mapping[str, Any]) -> dict[str, Any]:
+    """Per-request figures from one chat record (times in ms relative to its send)."""
+    ok = not r.get("error")
+    out_tokens = r.get("output_tokens")
+    first, last, done = r.get("first_ms"), r.get("last_ms"), r.get("done_ms")
+    chunks = [c for c in (r.get("chunk_ms") or []) if c is not None]
+    streamed = bool(r.get("streamed")) and len(chunks) > 1
+    decode = None
+    if ok and streamed and first is not None and last is not None:
+        d = stats.decode_tok_per_s(out_tokens, first / 1000.0, last / 1000.0)
+        decode = None if d is None else d
+    return {
+        "ok": ok,
+        "ttft_ms": first if ok and streamed else None,
+        "e2e_ms": done if ok else None,
+        "itl_ms": [b - a for a, b in zip(chunks, chunks[1:])] if ok and streamed else [],
+        "decode_tok_per_s": decode,
+        "client_tok_per_s": stats.client_tok_per_s(out_tokens, done / 1000.0 if done else None) if ok else None,
+        "output_tokens": out_tokens if ok else None,
+        "prompt_tokens": r.get("prompt_tokens") if ok else None,
+    }
+
+
+def summarize_chat(records: Sequence[Mapping[str, Any]]) -> dict[str, Any] | None:
+    """Chat figures of one backend: steady-state (concurrency 1) distributions, the cold request,
+    and the aggregate rate per concurrency level."""
+    if not records:
+        return None
+    timed = [r for r in records if r.get("phase") == "timed"]
+    cold = [r for r in records if r.get("phase") == "cold"]
+    m = [request_metrics(r) for r in timed]
+    errors = Counter(str(r["error"]) for r in records if r.get("error"))
+    ok_timed = [x for x in m if x["ok"]]
+    levels = []
+    by_level: dict[int, list[Mapping[str, Any]]] = {}
+    for r in records:
+        if r.get("phase") in ("timed", "sweep"):
+            by_level.setdefault(int(r.get("concurrency", 1)), []).append(r)
+    for c in sorted(by_level):
+        rs = by_level[c]
+        good = [r for r in rs if not r.get("error") and r.get("output_tokens") is not None]
+        start = min(r["sent_s"] for r in rs)
+        end = max(r["sent_s"] + (r.get("done_ms") or 0) / 1000.0 for r in rs)
+        rate = stats.aggregate_tok_per_s([r["output_tokens"] for r in good], start, end) if good else None
+        levels.append(
+            {
+                "concurrency": c,
+                "requests": len(rs),
+                "errors": sum(1 for r in rs if r.get("error")),
+                "wall_s": round(end - start, 3),
+                "output_tokens": sum(r["output_tokens"] for r in good),
+                "output_tok_per_s": None if rate is None else round(rate, 2),
+                "requests_per_s": round(len(rs) / (end - start), 3) if end > start else None,
+            }
+        )
+    cold_block = None
+    if cold:
+        c = request_metrics(cold[0])
+        cold_block = {
+            "ttft_ms": c["ttft_ms"],
+            "e2e_ms": c["e2e_ms"],
+            "output_tokens": c["output_tokens"],
+            "error": cold[0].get("error"),
+        }
+    requested = sorted({r.get("requested_tokens") for r in timed if r.get("requested_tokens") is not None})
+    returned = [x["output_tokens"] for x in ok_timed if x["output_tokens"] is not None]
+    prompt_tokens = [x["prompt_tokens"] for x in ok_timed if x["prompt_tokens"] is not None]
+    usage_missing = sum(1 for x in ok_timed if x["output_tokens"] is None)
+    mix = None
+    if returned and prompt_tokens and len(prompt_tokens) == len(returned) and sum(returned) > 0:
+        mix = sum(prompt_tokens) / sum(returned)
+    return {
+        "requests": len(timed),
+        "errors": sum(1 for x in m if not x["ok"]),
+        "error_reasons": dict(errors.most_common()),
+        "streamed": any(r.get("streamed") and len(r.get("chunk_ms") or []) > 1 for r in timed),
+        "ttft_ms": stats.distribution([x["ttft_ms"] for x in ok_timed]),
+        "itl_ms": stats.distribution([g for x in ok_timed for g in x["itl_ms"]], keep_values=False),
+        "e2e_ms": stats.distribution([x["e2e_ms"] for x in ok_timed]),
+        "decode_tok_per_s": stats.distribution([x["decode_tok_per_s"] for x in ok_timed], digits=2),
+        "client_tok_per_s": stats.distribution([x["client_tok_per_s"] for x in ok_timed], digits=2),
+        "output_tokens": stats.distribution(returned, digits=0),
+        "requested_tokens": requested[0] if len(requested) == 1 else requested,
+        "returned_short": sum(1 for n in returned if requested and n < max(requested)),
+        "usage_missing": usage_missing,
+        "input_per_output": None if mix is None else round(mix, 4),
+        "cold": cold_block,
+        "levels": levels,
+    }
+
+
+def _price_for(prices: Mapping[str, Any], name: str) -> tuple[dict | None, dict | None]:
+    entry = (prices.get("backends") or {}).get(name) or {}
+    return entry.get("hourly"), entry.get("per_token")
+
+
+def summarize(records: Iterable[Mapping[str, Any]], run: Mapping[str, Any]) -> dict[str, Any]:
+    """The whole ``summary.json`` from the request records and the run's ``run.json``."""
+    records = list(records)
+    by_part: dict[tuple[str, str], list[Mapping[str, Any]]] = {}
+    for r in records:
+        by_part.setdefault((r["backend"], r["part"]), []).append(r)
+    prices = run.get("prices") or {}
+    bedrock_price = prices.get("bedrock_reference")
+    parts = set(run.get("options", {}).get("demos") or ["counting", "orchestrator", "chat"])
+    backends: dict[str, Any] = {}
+    for b in run.get("backends", []):
+        name = b["name"]
+        counting = summarize_counting(by_part.get((name, "counting"), []), "counting")
+        strict = summarize_counting(by_part.get((name, "counting_strict"), []), "counting_strict")
+        chat = summarize_chat(by_part.get((name, "chat"), []))
+        hourly, per_token = _price_for(prices, name)
+        levels = chat["levels"] if chat else []
+        cost = cost_block(
+            hourly=hourly,
+            per_token=per_token,
+            levels=levels,
+            bedrock_price=bedrock_price,
+            input_per_output=chat["input_per_output"] if chat else None,
+        )
+        if cost["reason"] and b.get("toy_model"):
+            cost["reason"] = "CPU-served local rig: no hourly price applies"
+        decode_p50 = chat["decode_tok_per_s"]["p50"] if chat else None
+        ceiling = ceiling_for(
+            instance_type=(b.get("metadata") or {}).get("instance_type"),
+            model_id=b["model_id"],
+            kind=b["kind"],
+            measured_decode_tok_s=decode_p50,
+        )
+        if b.get("toy_model"):
+            ceiling["ceiling_tok_per_s"] = ceiling["share"] = None
+            ceiling["reason"] = "CPU-served local rig: this machine's memory bandwidth is not on file"
+        skipped = dict((run.get("skipped") or {}).get(name, {}))
+        failures = _failures(name, parts, counting, strict, chat, skipped, by_part)
+        backends[name] = {
+            "label": b["label"],
+            "kind": b["kind"],
+            "model_id": b["model_id"],
+            "constrained": bool(b.get("constrained_tools")),
+            "toy_model": bool(b.get("toy_model")),
+            "counting": counting,
+            "counting_strict": strict,
+            "chat": chat,
+            "cost": cost,
+            "ceiling": ceiling,
+            "skipped": skipped,
+            "failures": failures,
+            "completed": not failures,
+        }
+    orchestrator = summarize_orchestrator([r for r in records if r["part"] == "orchestrator"], run)
+    if orchestrator.get("error") and orchestrator.get("backend") in backends:
+        entry = backends[orchestrator["backend"]]
+        entry["failures"].append(f"orchestrator: {orchestrator['error']}")
+        entry["completed"] = False
+    return {
+        "schema_version": SCHEMA_VERSION,
+        "run": {k: run[k] for k in ("started", "finished", "git_sha", "versions", "backends", "options", "settings",
+                                    "methods", "interrupted", "notes") if k in run},  # fmt: skip
+        "prices": prices,
+        "backends": backends,
+        "orchestrator": orchestrator,
+    }
+
+
+def _failures(
+    name: str, parts: set[str], counting: Any, strict: Any, chat: Any, skipped: Mapping[str, str],
+    by_part: Mapping[tuple[str, str], Sequence[Mapping[str, Any]]],
+) -> list[str]:
+    """Why a backend did not complete: a selected part that produced no successful result."""
+    out = []
+    for part, block in (("counting", counting), ("counting_strict", strict)):
+        if "counting" in parts and part not in skipped:
+            if block is None:
+                out.append(f"{part}: no runs recorded")
+            elif block["runs"] and block["errors"] == block["runs"]:
+                out.append(f"{part}: every run failed ({next(iter(d['error'] for d in block['detail']))})")
+    if "chat" in parts and "chat" not in skipped:
+        if chat is None:
+            out.append("chat: no requests recorded")
+        elif chat["requests"] == 0 or chat["errors"] == chat["requests"]:
+            reason = next(iter(chat["error_reasons"]), "no timed request")
+            out.append(f"chat: every request failed ({reason})")
+    for part, reason in skipped.items():
+        if reason.startswith("failed"):
+            out.append(f"{part}: {reason}")
+    return out
+
+
+def summarize_orchestrator(records: Sequence[Mapping[str, Any]], run: Mapping[str, Any]) -> dict[str, Any]:
+    """The orchestrator's checks, recomputed from its record."""
+    base: dict[str, Any] = {
+        "ran": False, "backend": None, "constrained": False, "asked": [], "not_asked": [], "winner_claimed": None,
+        "winner_measured": None, "wrong_winner": False, "table_matches": False, "table_quote": "absent",
+        "scoreboard_called": False, "scoreboard": None, "reply": None, "asks": [], "error": None,
+        "reason": (run.get("orchestrator") or {}).get("reason"),
+    }  # fmt: skip
+    if not records:
+        return base
+    r = records[-1]
+    checks = check_reply(r.get("reply") or "", r.get("asks") or [], r.get("scoreboards") or [], r.get("offered") or [])
+    base.update(checks)
+    base.update(
+        {
+            "ran": True,
+            "backend": r["backend"],
+            "constrained": bool(r.get("constrained")),
+            "scoreboard": (r.get("scoreboards") or [None])[-1],
+            "reply": r.get("reply"),
+            "asks": r.get("asks") or [],
+            "error": r.get("error"),
+            "seconds": r.get("seconds"),
+        }
+    )
+    return base
+
+
+@lru_cache(maxsize=1)
+def load_schema() -> dict[str, Any]:
+    return json.loads(SCHEMA_PATH.read_text())
+
+
+def validate(summary: Mapping[str, Any]) -> None:
+    """Validate against ``summary.schema.json``.
+
+    Raises:
+        jsonschema.ValidationError: the summary does not match the schema.
+    """
+    import jsonschema
+
+    jsonschema.validate(summary, load_schema())

@@ -1,0 +1,98 @@
+"""Cost arithmetic against the reference's figures (SYSTEM.md 14.6, 14.8) and the ceiling method (14.11)."""
+
+from __future__ import annotations
+
+import pytest
+
+from agent.bench import cost
+from agent.bench.ceiling import ceiling_for, ceiling_tok_per_s, load_devices
+
+
+def test_reference_g6_cost_per_million_and_month():
+    assert round(cost.usd_per_million_output(0.8048, 131.5), 2) == 1.70
+    assert round(cost.monthly_24x7(0.8048), 2) == 587.50
+
+
+@pytest.mark.parametrize(
+    "usd_h,tok_s,expected",
+    [(0.556, 37.2, 4.15), (0.7582, 36.4, 5.79), (1.3438, 37.1, 10.06), (1.1267, 106.3, 2.94),
+     (0.8048, 132.45, 1.69), (1.1267, 1259.15, 0.25)],
+)
+def test_reference_cost_table(usd_h, tok_s, expected):
+    assert round(cost.usd_per_million_output(usd_h, tok_s), 2) == expected
+
+
+def test_reference_monthly_figures():
+    assert [round(cost.monthly_24x7(p), 2) for p in (1.1267, 0.7582, 1.3438, 0.556)] == [822.49, 553.49, 980.97,
+                                                                                         405.88]
+
+
+def test_break_even_against_nova_micro():
+    # output only at $0.14/M: 1,597 tok/s; with 5 input tokens ($0.035/M) per output token: $0.315/M, ~710 tok/s
+    assert round(cost.break_even_tok_per_s(0.8048, 0.14)) == 1597
+    effective = cost.bedrock_usd_per_million_output(0.035, 0.14, 5)
+    assert effective == pytest.approx(0.315)
+    assert round(cost.break_even_tok_per_s(0.8048, effective)) == 710
+    assert cost.monthly_tokens(1000.0) == 1000.0 * 3600 * 730
+
+
+def test_cost_block_for_a_rig_and_for_bedrock():
+    hourly = {"usd_per_hour": 0.8048, "source": "offline-file", "as_of": "2026-10-05"}
+    bedrock = {"model_id": "us.amazon.nova-micro-v1:0", "usd_per_m_input": 0.035, "usd_per_m_output": 0.14}
+    block = cost.cost_block(hourly=hourly, per_token=None,
+                            levels=[{"concurrency": 1, "output_tok_per_s": 131.5},
+                                    {"concurrency": 16, "output_tok_per_s": None}],
+                            bedrock_price=bedrock, input_per_output=0.2)
+    assert block["per_concurrency"][0]["usd_per_m_output"] == pytest.approx(1.7, abs=0.001)
+    assert block["per_concurrency"][1]["usd_per_m_output"] is None
+    assert block["monthly_24x7_usd"] == 587.5
+    rows = {r["mix"]: r for r in block["break_even"]["rows"]}
+    assert rows["output only"]["output_tok_per_s"] == pytest.approx(1596.8, abs=0.1)
+    assert rows["measured mix"]["input_per_output"] == 0.2
+    b = cost.cost_block(hourly=None, per_token={"usd_per_m_input": 0.035, "usd_per_m_output": 0.14},
+                        levels=[{"concurrency": 1, "output_tok_per_s": 110.0}], bedrock_price=bedrock,
+                        input_per_output=0.2)
+    assert b["per_concurrency"][0]["usd_per_m_output"] == pytest.approx(0.147)
+    assert b["monthly_24x7_usd"] is None and b["break_even"] is None
+    none = cost.cost_block(hourly=None, per_token=None, levels=[], bedrock_price=bedrock, input_per_output=None)
+    assert none["reason"]
+
+
+def test_device_file_has_sources_for_every_figure():
+    table = load_devices()
+    assert table.devices["nvidia-l4"]["bandwidth_gb_s"] == 300
+    assert table.devices["nvidia-t4g"]["bandwidth_gb_s"] == 277.0
+    assert table.devices["nvidia-t4g"]["theoretical_gb_s"] == 320.1
+    assert table.devices["inferentia2"]["bandwidth_gb_s"] == 820
+    assert table.devices["inferentia2"]["per_core_gb_s"] == 410
+    assert table.devices["trainium1"]["bandwidth_gb_s"] == 820
+    for dev in table.devices.values():
+        assert dev["source"] and dev["status"]
+    for model in table.models:
+        assert model["source"]
+    assert table.device_for("ml.g6.xlarge") == "nvidia-l4" and table.device_for("g5g.2xlarge") == "nvidia-t4g"
+
+
+@pytest.mark.parametrize("bw,bytes_,expected", [(277, 3.38, 82), (410, 3.42, 120), (820, 3.42, 240), (300, 3.38, 89),
+                                                (300, 1.86, 161)])
+def test_reference_worked_ceilings(bw, bytes_, expected):
+    assert round(ceiling_tok_per_s(bw, bytes_)) == expected
+
+
+def test_ceiling_blocks():
+    g6 = ceiling_for(instance_type="g6.xlarge", model_id="xbill9/gemma-4-E2B-it-qat-q4_0-w4a16-ct-text-emb4",
+                     kind="openai", measured_decode_tok_s=131.5)
+    assert g6["ceiling_tok_per_s"] == 161.3 and g6["share"] == pytest.approx(0.815, abs=0.001)
+    inf2 = ceiling_for(instance_type="inf2.xlarge", model_id="gemma-4-E2B-it", kind="neuron",
+                       measured_decode_tok_s=36.4)
+    assert inf2["bandwidth_gb_s"] == 410 and inf2["chip_ceiling_tok_per_s"] == 239.8
+    assert inf2["share"] == pytest.approx(0.304, abs=0.001)
+    g5g = ceiling_for(instance_type="g5g.2xlarge", model_id="google/gemma-4-E2B-it", kind="openai",
+                      measured_decode_tok_s=None)
+    assert g5g["ceiling_tok_per_s"] == 82.0 and g5g["share"] is None
+    bedrock = ceiling_for(instance_type=None, model_id="us.amazon.nova-micro-v1:0", kind="bedrock",
+                          measured_decode_tok_s=110.0)
+    assert bedrock["ceiling_tok_per_s"] is None and "managed" in bedrock["reason"]
+    unknown = ceiling_for(instance_type="g6.xlarge", model_id="some/other-model", kind="openai",
+                          measured_decode_tok_s=10.0)
+    assert unknown["ceiling_tok_per_s"] is None and "not on file" in unknown["reason"]

@@ -1,0 +1,70 @@
+"""End to end on the real local rig: llama-server with SmolLM2-135M, started by the command itself.
+
+Asserts structure (calls made, arguments valid, answers present, usage recorded, a valid evidence
+folder), never that a 135M model is right.
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from agent.bench import evidence, report, summary
+from agent.local_rig import LocalRigError, find_installation
+
+
+def _installed() -> str | None:
+    try:
+        find_installation()
+    except LocalRigError as exc:
+        return str(exc)
+    return None
+
+
+MISSING = _installed()
+pytestmark = pytest.mark.skipif(MISSING is not None, reason=f"local rig not installed: {MISSING}")
+
+
+@pytest.mark.timeout(900)  # a CPU-served model on a shared 2-core machine: minutes when others are busy
+def test_agent_run_on_the_local_rig_writes_a_valid_evidence_folder(tmp_path):
+    from agent import run
+
+    out = tmp_path / "evidence"
+    code = run.main(["--backends", "local", "--runs", "2", "--concurrency", "1,2", "--max-tokens", "32",
+                     "--out", str(out)], env={})
+    files = sorted(p.name for p in out.iterdir())
+    for name in ("requests.jsonl", "run.json", "summary.json", "REPORT.md", "decode_tok_per_s.png", "ttft_ms.png"):
+        assert name in files
+    s = json.loads((out / "summary.json").read_text())
+    summary.validate(s)
+    local = s["backends"]["local"]
+    assert local["toy_model"] and local["constrained"]
+
+    chat = local["chat"]
+    assert chat["requests"] == 2 and chat["errors"] == 0 and chat["streamed"]
+    assert chat["output_tokens"]["n"] == 2 and chat["usage_missing"] == 0  # usage recorded, from the server
+    assert chat["ttft_ms"]["n"] == 2 and chat["decode_tok_per_s"]["p50"] > 0 and chat["cold"]["e2e_ms"] > 0
+    assert [lv["concurrency"] for lv in chat["levels"]] == [1, 2] and chat["levels"][1]["requests"] == 4
+
+    for part in ("counting", "counting_strict"):
+        c = local[part]
+        assert c["runs"] == 2 and c["constrained"] is True
+        for run_ in c["detail"]:
+            # the constrained first turn always makes exactly one call, with a valid op and an integer value
+            assert run_["tool_calls"] >= 1 and run_["invalid_tool_calls"] == 0
+            assert run_["filters"], run_
+            assert run_["error"] or run_["answer"].strip()  # an answer, or the reason there is none
+            assert run_["output_tokens"]
+
+    o = s["orchestrator"]
+    assert o["ran"] and o["backend"] == "local" and o["constrained"]
+    assert o["asked"] or o["scoreboard_called"]
+
+    records = evidence.read_requests(out / "requests.jsonl")
+    again = summary.summarize(records, json.loads((out / "run.json").read_text()))
+    assert json.loads(json.dumps(again, default=str)) == s
+    text = (out / "REPORT.md").read_text()
+    assert text == report.render(s)
+    assert "CPU-served toy model" in text and "constrained" in text
+    assert code == (0 if all(b["completed"] for b in s["backends"].values()) else 1)

@@ -1,0 +1,92 @@
+"""Metric formulas on known timestamps, percentiles, and the summary's per-request figures."""
+
+from __future__ import annotations
+
+import pytest
+
+from agent.bench import stats
+from agent.bench.summary import request_metrics, summarize_chat
+
+
+def test_nearest_rank_percentiles_are_measured_values():
+    values = [131.7, 130.9, 131.5, 132.8, 130.2, 132.45, 131.0, 132.0, 131.2, 133.0]
+    assert stats.percentile(values, 50) == 131.5  # rank ceil(5) = 5th of the sorted ten, not an average
+    assert stats.percentile(values, 90) == 132.8
+    assert stats.percentile(values, 99) == 133.0
+    assert stats.percentile([5.0], 99) == 5.0
+    assert stats.percentile([], 50) is None
+    with pytest.raises(ValueError):
+        stats.percentile([1.0], 0)
+
+
+def test_distribution_shape():
+    d = stats.distribution([3.0, 1.0, None, 2.0])
+    assert d == {"p50": 2.0, "p90": 3.0, "p99": 3.0, "n": 3, "min": 1.0, "max": 3.0, "mean": 2.0,
+                 "values": [3.0, 1.0, 2.0]}
+    assert stats.distribution([])["n"] == 0 and stats.distribution([])["p50"] is None
+
+
+def test_formulas_on_known_timestamps():
+    sent, first, last, done = 10.0, 10.2, 11.2, 11.25
+    assert stats.ttft_s(sent, first) == pytest.approx(0.2)
+    assert stats.e2e_s(sent, done) == pytest.approx(1.25)
+    # 101 tokens, the last 100 of them over one second
+    assert stats.decode_tok_per_s(101, first, last) == pytest.approx(100.0)
+    assert stats.client_tok_per_s(101, 1.25) == pytest.approx(80.8)
+    assert stats.inter_token_gaps_s([1.0, 1.5, 1.75]) == [0.5, 0.25]
+    assert stats.aggregate_tok_per_s([100, 100, 100, 100], 0.0, 2.0) == 200.0
+
+
+@pytest.mark.parametrize(
+    "tokens,first,last",
+    [(None, 1.0, 2.0), (1, 1.0, 2.0), (0, 1.0, 2.0), (50, None, 2.0), (50, 2.0, 2.0)],
+)
+def test_decode_rate_undefined_cases(tokens, first, last):
+    assert stats.decode_tok_per_s(tokens, first, last) is None
+
+
+def record(first=200.0, chunks=None, done=1250.0, tokens=101, error=None, streamed=True, phase="timed", c=1,
+           sent=0.0):
+    chunks = chunks if chunks is not None else [first + 10.0 * i for i in range(101)]
+    return {"part": "chat", "backend": "x", "phase": phase, "concurrency": c, "run": 1, "sent_s": sent,
+            "requested_tokens": 100, "streamed": streamed, "first_ms": chunks[0] if chunks else None,
+            "last_ms": chunks[-1] if chunks else None, "done_ms": done, "chunk_ms": chunks,
+            "prompt_tokens": 20, "output_tokens": tokens, "error": error, "text": "x"}
+
+
+def test_request_metrics_from_a_record():
+    m = request_metrics(record())
+    assert m["ttft_ms"] == 200.0 and m["e2e_ms"] == 1250.0
+    assert m["decode_tok_per_s"] == pytest.approx(100.0)  # 100 tokens over 1000 ms
+    assert m["itl_ms"] == pytest.approx([10.0] * 100)
+    assert m["client_tok_per_s"] == pytest.approx(101 / 1.25)
+
+
+def test_non_streamed_reply_has_no_ttft_or_decode():
+    m = request_metrics(record(chunks=[900.0], done=900.0, streamed=False, tokens=94))
+    assert m["ttft_ms"] is None and m["decode_tok_per_s"] is None and m["e2e_ms"] == 900.0
+    assert m["client_tok_per_s"] == pytest.approx(94 / 0.9)
+
+
+def test_missing_usage_keeps_timings_but_no_token_figures():
+    m = request_metrics(record(tokens=None))
+    assert m["ttft_ms"] == 200.0 and m["decode_tok_per_s"] is None and m["client_tok_per_s"] is None
+
+
+def test_chat_summary_cold_apart_errors_counted_levels_aggregated():
+    rs = [record(phase="cold", first=900.0, done=2000.0)]
+    rs += [record(sent=2.0 + i * 1.3) for i in range(4)]
+    rs.append(record(error="zero completion tokens (200 OK)", tokens=0, sent=8.0))
+    rs += [record(phase="sweep", c=4, sent=10.0) for _ in range(4)]
+    s = summarize_chat(rs)
+    assert s["requests"] == 5 and s["errors"] == 1
+    assert s["error_reasons"] == {"zero completion tokens (200 OK)": 1}
+    assert s["ttft_ms"]["n"] == 4 and s["ttft_ms"]["p50"] == 200.0
+    assert s["cold"]["ttft_ms"] == 900.0
+    assert s["decode_tok_per_s"]["p50"] == pytest.approx(100.0)
+    assert s["input_per_output"] == pytest.approx(20 / 101, abs=1e-4)
+    level1, level4 = s["levels"]
+    assert level1["concurrency"] == 1 and level1["errors"] == 1
+    assert level1["output_tok_per_s"] == pytest.approx(404 / (8.0 + 1.25 - 2.0), abs=0.01)
+    assert level4["output_tok_per_s"] == pytest.approx(404 / 1.25, abs=0.01)
+    assert s["returned_short"] == 0 and s["usage_missing"] == 0

@@ -1,0 +1,190 @@
+"""The timing clients against a local fake server and fake AWS clients: timestamps, usage, failure modes."""
+
+from __future__ import annotations
+
+import asyncio
+import io
+import json
+
+import pytest
+
+from agent.bench.timing import BedrockStreamTimer, OpenAIStreamTimer, SageMakerStreamTimer, split_sse_lines
+
+from .fakes import RunningFake, Script
+
+
+def chat(url, **kw):
+    async def go():
+        timer = OpenAIStreamTimer(url, "fake", timeout_s=kw.pop("timeout_s", 10.0))
+        try:
+            return await timer.chat("Write a short paragraph about the ocean.", 100, **kw)
+        finally:
+            await timer.close()
+
+    return asyncio.run(go())
+
+
+def test_streamed_timings_follow_the_server_delays():
+    text = " ".join(f"w{i}" for i in range(11))
+    with RunningFake(Script(text=text, first_delay_s=0.05, chunk_delay_s=0.02)) as fake:
+        t = chat(fake.base_url)
+        body = fake.requests[0]
+    assert t.error is None and t.streamed and t.status == 200
+    assert body["stream"] is True and body["stream_options"] == {"include_usage": True}
+    assert body["temperature"] == 0.0 and body["max_tokens"] == 100
+    assert t.text == text and t.completion_tokens == 11 and t.prompt_tokens == 12
+    assert len(t.chunk_times) == 11
+    ttft = t.t_first - t.t_sent
+    assert 0.045 <= ttft < 0.5
+    gaps = [b - a for a, b in zip(t.chunk_times, t.chunk_times[1:])]
+    assert all(g >= 0.015 for g in gaps)
+    decode = (t.completion_tokens - 1) / (t.t_last - t.t_first)
+    assert 20 < decode <= 10 / 0.2 + 1  # 10 gaps of >= 20 ms
+    assert t.t_done >= t.t_last and t.request_id == "req-fake"
+
+
+def test_non_streamed_request():
+    with RunningFake() as fake:
+        t = chat(fake.base_url, stream=False)
+        assert "stream_options" not in fake.requests[0]
+    assert not t.streamed and t.error is None and t.completion_tokens == 12 and t.text.startswith("The ocean")
+
+
+def test_server_without_sse_is_read_as_non_streamed():
+    with RunningFake(Script(mode="no_sse")) as fake:
+        t = chat(fake.base_url)
+    assert t.streamed is False and t.error is None and t.completion_tokens == 12
+
+
+@pytest.mark.parametrize(
+    "mode,error",
+    [("http500", "HTTP 500"), ("empty", "zero completion tokens (200 OK)"), ("zero_tokens", "zero completion tokens"),
+     ("malformed", "malformed JSON reply")],
+)
+def test_failure_modes_are_recorded_not_raised(mode, error):
+    with RunningFake(Script(mode=mode)) as fake:
+        t = chat(fake.base_url)
+    assert t.error is not None and t.error.startswith(error)
+
+
+def test_a_connection_closed_before_any_answer_is_sent_again_on_a_fresh_one():
+    with RunningFake(Script(mode="drop_once")) as fake:
+        t = chat(fake.base_url)
+        assert len(fake.requests) == 2
+    assert t.error is None and t.reconnects == 1 and t.completion_tokens == 12
+
+
+def test_missing_usage_is_recorded_as_missing():
+    with RunningFake(Script(mode="no_usage")) as fake:
+        t = chat(fake.base_url)
+    assert t.error is None and t.completion_tokens is None and t.text
+
+
+def test_timeout_and_refused_connection():
+    with RunningFake(Script(first_delay_s=2.0)) as fake:
+        t = chat(fake.base_url, timeout_s=0.3)
+    assert t.error == "timeout after 0.3 s"
+    t = chat("http://127.0.0.1:9/v1")
+    assert t.error and "Connect" in t.error
+
+
+def test_one_session_for_many_requests():
+    async def go(url):
+        timer = OpenAIStreamTimer(url, "fake")
+        await timer.chat("a", 5)
+        first = timer._session
+        results = await asyncio.gather(*(timer.chat("b", 5) for _ in range(8)))
+        assert timer._session is first
+        await timer.close()
+        return results
+
+    with RunningFake() as fake:
+        results = asyncio.run(go(fake.base_url))
+    assert all(r.error is None for r in results)
+
+
+def test_split_sse_lines_joins_split_events():
+    lines = [line for line, _ in split_sse_lines([b'data: {"a"', b': 1}\n\ndata: [DONE]\n'])]
+    assert lines == [b'data: {"a": 1}', b"", b"data: [DONE]"]
+
+
+class FakeBedrock:
+    def __init__(self, events=None, exc=None):
+        self.events, self.exc, self.calls = events, exc, []
+
+    def converse_stream(self, **kwargs):
+        self.calls.append(kwargs)
+        if self.exc:
+            raise self.exc
+        return {"ResponseMetadata": {"HTTPStatusCode": 200, "RequestId": "rid-1"}, "stream": iter(self.events)}
+
+
+def test_bedrock_converse_stream():
+    events = [{"messageStart": {"role": "assistant"}}]
+    events += [{"contentBlockDelta": {"delta": {"text": f"w{i} "}}} for i in range(5)]
+    events += [{"messageStop": {"stopReason": "max_tokens"}},
+               {"metadata": {"usage": {"inputTokens": 9, "outputTokens": 100}, "metrics": {"latencyMs": 800}}}]
+    client = FakeBedrock(events)
+
+    async def go():
+        timer = BedrockStreamTimer(client, "us.amazon.nova-micro-v1:0")
+        try:
+            return await timer.chat("hi", 100)
+        finally:
+            await timer.close()
+
+    t = asyncio.run(go())
+    assert t.error is None and t.completion_tokens == 100 and t.prompt_tokens == 9 and len(t.chunk_times) == 5
+    assert t.finish_reason == "max_tokens" and t.request_id == "rid-1" and t.server_timings == {"latencyMs": 800}
+    assert client.calls[0]["inferenceConfig"] == {"maxTokens": 100, "temperature": 0.0}
+
+
+def test_bedrock_error_is_recorded():
+    async def go():
+        timer = BedrockStreamTimer(FakeBedrock(exc=RuntimeError("ThrottlingException")), "m")
+        try:
+            return await timer.chat("hi", 10)
+        finally:
+            await timer.close()
+
+    assert asyncio.run(go()).error == "RuntimeError: ThrottlingException"
+
+
+class FakeSageMaker:
+    def __init__(self, parts):
+        self.parts, self.calls = parts, []
+
+    def invoke_endpoint_with_response_stream(self, **kwargs):
+        self.calls.append(kwargs)
+        return {"ResponseMetadata": {"HTTPStatusCode": 200, "RequestId": "sm-1"},
+                "Body": iter({"PayloadPart": {"Bytes": p}} for p in self.parts)}
+
+    def invoke_endpoint(self, **kwargs):
+        body = {"choices": [{"message": {"content": "Paris"}, "finish_reason": "stop"}],
+                "usage": {"prompt_tokens": 5, "completion_tokens": 2, "total_tokens": 7,
+                          "completion_tokens_details": None}}
+        return {"ResponseMetadata": {"HTTPStatusCode": 200}, "Body": io.BytesIO(json.dumps(body).encode())}
+
+
+def test_sagemaker_stream_with_split_payload_parts_and_vllm_usage():
+    events = [{"choices": [{"delta": {"content": w}, "finish_reason": None}]} for w in ("The", " sea", " is")]
+    events.append({"choices": [{"delta": {}, "finish_reason": "stop"}]})
+    events.append({"choices": [], "usage": {"prompt_tokens": 5, "completion_tokens": 3, "total_tokens": 8,
+                                            "completion_tokens_details": None, "prompt_tokens_details": None}})
+    raw = b"".join(b"data: " + json.dumps(e).encode() + b"\n\n" for e in events) + b"data: [DONE]\n\n"
+    parts = [raw[i : i + 37] for i in range(0, len(raw), 37)]  # events split across parts
+    client = FakeSageMaker(parts)
+
+    async def go(stream=True):
+        timer = SageMakerStreamTimer(client, "ep")
+        try:
+            return await timer.chat("hi", 100, stream=stream)
+        finally:
+            await timer.close()
+
+    t = asyncio.run(go())
+    assert t.error is None and t.text == "The sea is" and t.completion_tokens == 3 and len(t.chunk_times) == 3
+    payload = json.loads(client.calls[0]["Body"])
+    assert payload["stream_options"] == {"include_usage": True} and client.calls[0]["EndpointName"] == "ep"
+    t = asyncio.run(go(stream=False))
+    assert t.error is None and not t.streamed and t.completion_tokens == 2
