@@ -21,18 +21,17 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Sequence
 
-from . import evidence, report, summary
-from .chat import run_chat
-from .counting import run_counting
-from .orchestrator import run_orchestrator
+from . import evidence
 from .stats import PERCENTILE_METHOD
-from .timing import BedrockStreamTimer, OpenAIStreamTimer, SageMakerStreamTimer, Timer
 from .workload import CHAT_MAX_TOKENS, ORCHESTRATOR_QUESTION, QUESTION_SETS
 
+# The parts, the timers and the summary pull in strands, aiohttp and jsonschema (about
+# 1.5 s); they are imported where a run needs them so `--help` and `--list` start fast.
 if TYPE_CHECKING:
     import boto3
 
     from ..backends import Backend
+    from .timing import Timer
 
 logger = logging.getLogger(__name__)
 
@@ -190,6 +189,8 @@ class Bench:
     # --- the parts ----------------------------------------------------------------------
 
     def _timer(self, b: Backend, pool: Any) -> Timer:
+        from .timing import BedrockStreamTimer, OpenAIStreamTimer, SageMakerStreamTimer
+
         width = max(self.levels)
         if b.kind in ("openai", "neuron"):
             return OpenAIStreamTimer(str(b.base_url), b.model_id, timeout_s=self.timeout_s,
@@ -203,6 +204,8 @@ class Bench:
 
     async def main(self) -> None:
         from ..models import ModelPool, NoAgentModelError, is_constrained
+        from .chat import run_chat
+        from .counting import run_counting
 
         async with ModelPool(self.backends, self.session, self.settings) as pool:
             timers: dict[str, Timer] = {}
@@ -260,6 +263,7 @@ class Bench:
 
     async def _orchestrate(self, pool: Any, timers: dict[str, Timer]) -> None:
         from ..models import is_constrained
+        from .orchestrator import run_orchestrator
 
         candidates = [b for b in self.backends if pool.can_drive_agent(b)]
         chosen = next((b for b in candidates if b.kind == "bedrock"), candidates[0] if candidates else None)
@@ -302,6 +306,8 @@ class Bench:
 
 def write_outputs(out_dir: Path) -> dict[str, Any]:
     """(Re)compute summary.json, the plots and REPORT.md from requests.jsonl and run.json."""
+    from . import report, summary
+
     import json
 
     run_info = json.loads((out_dir / evidence.RUN).read_text())
