@@ -63,7 +63,7 @@ def build_parser(runner: ModuleType | None = None) -> argparse.ArgumentParser:
         epilog="Environment variables (the reference's, unchanged): BEDROCK_MODEL, BEDROCK_REGION, "
                "G6_URL, G6_MODEL, G5G_URL, G5G_MODEL, SM_ENDPOINT, SM_REGION, SM_MODEL, INF2_URL, "
                "INF2_MODEL, TRN1_URL, TRN1_MODEL, BACKENDS=a,b. A backend given by URL needs no AWS. "
-               "See docs/readme/agent.md.",
+               "See docs/agent.md.",
     )
     group = parser.add_argument_group("backends")
     group.add_argument("--backends", metavar="A,B",
