@@ -112,3 +112,12 @@ def test_a_bad_az_count_override_is_refused_with_the_fix(tmp_path):
 
     with pytest.raises(ValueError, match=r"az_count.us-east-2=.*1 to 6"):
         build_app(context={"az_count.us-east-2": "nine"}, outdir=str(tmp_path))
+
+
+def test_every_stack_carries_the_managed_by_stack_tag(manifest):
+    """Stack-level tags let discovery, status and sweep find every stack of ours by tag."""
+    stacks = {name: artifact for name, artifact in manifest["artifacts"].items()
+              if artifact["type"] == "aws:cloudformation:stack"}
+    assert stacks
+    for name, artifact in stacks.items():
+        assert artifact["properties"].get("tags", {}).get(TAG_MANAGED_BY) == MANAGED_BY, name

@@ -1,0 +1,7 @@
+"""``python -m rigs``: see rigs/cli.py."""
+
+import sys
+
+from .cli import main
+
+sys.exit(main())

@@ -1,0 +1,329 @@
+"""``python -m rigs``: preflight, up, status, sweep and prices.
+
+Exit codes: 0 done; 1 the command ran but its goal was not met (a rig did not come up,
+something is left after a sweep, a rig has no region to run in); 2 bad input (an unknown
+rig, a bad option); 3 no usable AWS credentials (one line says how to log in).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import Any, Sequence
+
+from . import aws, placement
+from .catalog import UnknownRigError, load_catalog
+from .contract import REGIONS
+
+EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_CREDENTIALS = 0, 1, 2, 3
+
+
+def _console() -> Any:
+    import os
+
+    from rich.console import Console
+
+    width = None if sys.stdout.isatty() or os.environ.get("COLUMNS") else 160
+    return Console(highlight=False, soft_wrap=False, width=width)
+
+
+def _regions(value: str) -> list[str]:
+    regions = [r.strip() for r in value.replace(",", " ").split() if r.strip()]
+    unknown = [r for r in regions if r not in REGIONS]
+    if unknown:
+        raise argparse.ArgumentTypeError(f"{', '.join(unknown)}: not one of the four regions {', '.join(REGIONS)}")
+    return regions
+
+
+def _session(args: argparse.Namespace) -> Any:
+    session = aws.make_session(args.profile, args.region)
+    aws.check_credentials(session, args.region or session.region_name or "us-east-1")
+    return session
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="python -m rigs", description=__doc__.split("\n\n")[0])
+    parser.add_argument("--profile", help="AWS profile (default: the standard SDK configuration)")
+    parser.add_argument("--region", help="region for global calls (default: the SDK's)")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    p = sub.add_parser("preflight", help="zones, quotas and prices per rig and region; records the placement")
+    p.add_argument("rigs", nargs="*", metavar="RIG", help="rigs to check (default: every deployable rig)")
+    p.add_argument("--regions", type=_regions, default=list(REGIONS), help="regions to check (default: all four)")
+    p.add_argument("--no-record", action="store_true", help="do not write the placement file")
+    p.add_argument("--json", action="store_true", help="print JSON instead of the table")
+
+    p = sub.add_parser("up", help="deploy rigs with region failover; records the timeline")
+    p.add_argument("rigs", nargs="+", metavar="RIG")
+    p.add_argument("--max-hours", type=float, help="lifetime limit passed as -c max_hours=N (default: the catalog's)")
+    p.add_argument("--preflight", action="store_true", help="run preflight for these rigs first (always done "
+                   "when nothing is recorded for a rig)")
+    p.add_argument("--no-wait", action="store_true", help="return once the instance runs; do not await SSM and "
+                   "the server's /health")
+    p.add_argument("--ready-timeout", type=float, help="minutes to wait for /health (default: the catalog's)")
+    p.add_argument("--capacity-grace", type=float, default=5.0,
+                   help="minutes a group that fails to launch for capacity gets before the next region (default 5)")
+    p.add_argument("--method", choices=("change-set", "direct"),
+                   help="cdk deploy --method (default: direct when AWS_ENDPOINT_URL is set, else the CLI's)")
+    p.add_argument("--bootstrap", action="store_true", help="run `cdk bootstrap` in candidate regions that lack it")
+    p.add_argument("-c", "--context", action="append", default=[], metavar="KEY=VALUE",
+                   help="extra CDK context, passed on")
+    p.add_argument("--evidence", type=Path, help="evidence directory (default: .rigs/runs/<time>-up)")
+
+    p = sub.add_parser("status", help="everything of ours in the four regions, with $/h")
+    p.add_argument("--regions", type=_regions, default=list(REGIONS))
+    p.add_argument("--all-resources", action="store_true",
+                   help="list every resource (default: stacks, what bills, and what no stack manages)")
+    p.add_argument("--json", action="store_true")
+
+    p = sub.add_parser("sweep", help="find (and with --yes delete) everything tagged ours")
+    p.add_argument("--regions", type=_regions, default=list(REGIONS))
+    p.add_argument("--yes", action="store_true", help="delete; without it, only list")
+    p.add_argument("--all", action="store_true", dest="everything",
+                   help="also the base stacks, security groups, network, IAM role and instance profile")
+    p.add_argument("--max-wait", type=float, default=15.0,
+                   help="minutes to wait for an endpoint still Creating, and for each deletion (default 15)")
+    p.add_argument("--all-resources", action="store_true", help="list every resource, not only stacks, what "
+                   "bills and what no stack manages")
+
+    p = sub.add_parser("prices", help="the prices used for each rig, and where they come from")
+    p.add_argument("rigs", nargs="*", metavar="RIG")
+    p.add_argument("--regions", type=_regions, default=None, help="default: each rig's catalog regions")
+    p.add_argument("--live", action="store_true", help="ask the Pricing API (needs credentials)")
+    p.add_argument("--json", action="store_true")
+    return parser
+
+
+# --- commands -------------------------------------------------------------------------
+
+
+def cmd_preflight(args: argparse.Namespace) -> int:
+    from .preflight import render, render_placement, run_preflight, select_rigs
+
+    rigs, nothing = select_rigs(args.rigs)
+    session = _session(args)
+    report = run_preflight(rigs, session, args.regions, record=not args.no_record)
+    if args.json:
+        print(json.dumps({"checks": [c.as_dict() for c in report.checks],
+                          "placement": {r: [c.as_dict() for c in cs] for r, cs in report.placements.items()}},
+                         indent=2))
+    else:
+        console = _console()
+        console.print(render(report))
+        for line in render_placement(report):
+            console.print(line, markup=False)
+        for name in nothing:
+            console.print(f"{name}: Bedrock, nothing to deploy")
+        if not args.no_record:
+            console.print(f"placement recorded in {placement.placement_path()}")
+    return EXIT_FAILED if report.unplaceable else EXIT_OK
+
+
+def cmd_up(args: argparse.Namespace) -> int:
+    from .preflight import run_preflight, select_rigs
+    from .up import CdkCli, Up, UpSettings, WatchSettings
+
+    rigs, nothing = select_rigs(args.rigs)
+    for name in nothing:
+        print(f"{name}: Bedrock, nothing to deploy")
+    if not rigs:
+        return EXIT_OK
+    context = {}
+    for item in args.context:
+        key, sep, value = item.partition("=")
+        if not sep or not key:
+            print(f"-c {item!r}: give KEY=VALUE", file=sys.stderr)
+            return EXIT_USAGE
+        context[key] = value
+    session = _session(args)
+    recorded = placement.load()
+    need_preflight = [r for r in rigs if args.preflight or recorded.get(r.name) is None]
+    if need_preflight:
+        print(f"preflight for {', '.join(r.name for r in need_preflight)} (nothing recorded yet)"
+              if not args.preflight else "preflight first (--preflight)")
+        run_preflight(need_preflight, session)
+        recorded = placement.load()
+    method = args.method or ("direct" if aws.endpoint_url() else None)
+    settings = UpSettings(
+        max_hours=args.max_hours, context=context, evidence_dir=args.evidence,
+        watch=WatchSettings(capacity_grace=args.capacity_grace * 60, wait_ready=not args.no_wait,
+                            ready_timeout=args.ready_timeout * 60 if args.ready_timeout else None,
+                            poll=2.0 if aws.endpoint_url() else 10.0))
+    runner = CdkCli(method=method)
+    up = Up(session, runner, settings)
+    plans = {r.name: (r, recorded.get(r.name).candidates) for r in rigs}
+    regions = sorted({c.region for _, candidates in plans.values() for c in candidates})
+    missing = up.missing_bootstrap(regions)
+    if missing:
+        if not args.bootstrap:
+            account = aws.check_credentials(session)
+            print(f"not bootstrapped for the CDK: {', '.join(missing)}; run "
+                  f"`./scripts/cdk bootstrap {' '.join(f'aws://{account}/{r}' for r in missing)}` "
+                  "or pass --bootstrap", file=sys.stderr)
+            return EXIT_FAILED
+        if not up.bootstrap(aws.check_credentials(session), missing):
+            print("cdk bootstrap failed; see its log in the evidence directory", file=sys.stderr)
+            return EXIT_FAILED
+    print(f"evidence: {up.evidence.directory}")
+    results = up.run(plans)
+    for result in results:
+        where = f"up in {result.region}" if result.ok else f"NOT up: {result.reason}"
+        print(f"{result.rig}: {where}")
+    return EXIT_OK if all(r.ok for r in results) else EXIT_FAILED
+
+
+def cmd_status(args: argparse.Namespace) -> int:
+    from .inventory import discover, render
+    from .pricing import PriceBook
+
+    session = _session(args)
+    inventory = discover(session, args.regions, PriceBook(session))
+    if args.json:
+        print(json.dumps({"resources": [r.as_dict() for r in inventory.resources],
+                          "hourly_usd": round(inventory.hourly_usd, 6), "problems": list(inventory.problems)},
+                         indent=2))
+        return EXIT_OK
+    console = _console()
+    table = render(inventory, f"Ours (ManagedBy=aws-inference) in {', '.join(args.regions)}",
+                   everything=args.all_resources)
+    if table.row_count:
+        console.print(table)
+    elif inventory.resources:
+        console.print(f"no stack of ours and nothing billing in {', '.join(args.regions)}; {table.caption}")
+    else:
+        console.print(f"nothing of ours in {', '.join(args.regions)}")
+    billing = [r for r in inventory.resources if r.billing]
+    console.print(f"total: ${inventory.hourly_usd:.4f}/h ({len(billing)} billing of {len(inventory.resources)} "
+                  "resources)")
+    for problem in inventory.problems:
+        console.print(f"not checked: {problem}", markup=False)
+    for note in inventory.notes:
+        console.print(f"note: {note}", markup=False)
+    return EXIT_OK
+
+
+def cmd_sweep(args: argparse.Namespace) -> int:
+    from .inventory import render
+    from .sweep import Sweeper
+
+    session = _session(args)
+    console = _console()
+    sweeper = Sweeper(session, args.regions, everything=args.everything, max_wait=args.max_wait * 60,
+                      say=lambda line: console.print(line, markup=False),
+                      poll=1.0 if aws.endpoint_url() else 5.0)
+    if not args.yes:
+        inventory = sweeper.inventory()
+        to_delete = [r for r in inventory.resources if inventory.swept(r, args.everything)]
+        kept = [r for r in inventory.resources if r not in to_delete]
+        if inventory.resources:
+            console.print(render(inventory, f"Ours (ManagedBy=aws-inference) in {', '.join(args.regions)}",
+                                 everything=args.everything or args.all_resources))
+        billing = [r for r in inventory.resources if r.billing]
+        console.print(f"still billing: {len(billing)} resource(s), ${inventory.hourly_usd:.4f}/h")
+        console.print(f"would delete {len(to_delete)} resource(s)" + (
+            f"; would keep {len(kept)} (security groups, network, instance profile: pass --all)" if kept else ""))
+        for problem in inventory.problems:
+            console.print(f"not checked: {problem}", markup=False)
+        for note in inventory.notes:
+            console.print(f"note: {note}", markup=False)
+        console.print("nothing deleted: pass --yes to delete" if to_delete else "nothing to delete")
+        return EXIT_OK
+    result = sweeper.run()
+    leftovers = result.leftovers(args.everything)
+    kept = [r for r in result.after.resources if r not in leftovers]
+    console.print(f"deleted or confirmed gone: {len(result.deleted)}")
+    if leftovers:
+        console.print(render(type(result.after)(tuple(leftovers), ()), "Left after the sweep", everything=True))
+        for failure in result.failed:
+            console.print(f"why: {failure}", markup=False)
+        for deferred in result.deferred:
+            console.print(f"rerun: {deferred}", markup=False)
+    else:
+        console.print(f"left: nothing of ours in {', '.join(args.regions)}"
+                      + (f" (kept without --all: {len(kept)} network/IAM resource(s))" if kept else ""))
+    for problem in result.after.problems:
+        console.print(f"not checked: {problem}", markup=False)
+    for note in result.after.notes:
+        console.print(f"note: {note}", markup=False)
+    return EXIT_OK if result.clean(args.everything) else EXIT_FAILED
+
+
+def cmd_prices(args: argparse.Namespace) -> int:
+    from rich.table import Table
+
+    from .catalog import BedrockBackend
+    from .pricing import PriceBook, PriceError
+
+    catalog = load_catalog()
+    names = args.rigs or list(catalog.rigs)
+    rigs = [catalog.get(n) for n in names]
+    session = _session(args) if args.live else None
+    book = PriceBook(session)
+    rows = []
+    for rig in rigs:
+        for region in args.regions or rig.regions:
+            try:
+                price = (book.bedrock_token_prices(rig.model_id, region) if isinstance(rig, BedrockBackend)
+                         else book.hourly_price(rig, region))
+                rows.append((rig.name, region, price))
+            except PriceError as exc:
+                rows.append((rig.name, region, str(exc)))
+    if args.json:
+        print(json.dumps([{"rig": r, "region": g, **(p.as_dict() if not isinstance(p, str) else {"error": p})}
+                          for r, g, p in rows], indent=2))
+        return EXIT_OK
+    table = Table(title="Prices", header_style="bold")
+    for column in ("Rig", "Region", "Price", "Source", "As of", "Note"):
+        table.add_column(column, overflow="fold")
+    from rich.markup import escape
+
+    for rig, region, price in rows:
+        if isinstance(price, str):
+            table.add_row(rig, region, "?", "", "", escape(price))
+            continue
+        amount = (f"${price.usd_per_hour:.4f}/h" if hasattr(price, "usd_per_hour")
+                  else f"${price.usd_per_million_input:g}/M in, ${price.usd_per_million_output:g}/M out")
+        source = price.source + ("" if price.exact_region else f" ({price.region} price)")
+        table.add_row(rig, region, amount, source, price.as_of.isoformat(), escape(price.note or price.detail))
+    _console().print(table)
+    return EXIT_OK
+
+
+COMMANDS = {"preflight": cmd_preflight, "up": cmd_up, "status": cmd_status, "sweep": cmd_sweep,
+            "prices": cmd_prices}
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        return COMMANDS[args.command](args)
+    except UnknownRigError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    except aws.CredentialsError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return EXIT_CREDENTIALS
+    except placement.PlacementError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    except aws.RigsError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return EXIT_FAILED
+    except KeyboardInterrupt:
+        hint = {"up": "`python -m rigs status` shows what is up; `python -m rigs up` again resumes, "
+                      "`python -m rigs sweep --yes` removes it",
+                "sweep": "running the same sweep again finishes it"}.get(args.command, "safe to run again")
+        print(f"interrupted: {hint}", file=sys.stderr)
+        return 130
+    except Exception as exc:  # noqa: BLE001 - one line for AWS errors, classified by code
+        failure = aws.classify(exc)
+        if failure.kind == aws.CREDENTIALS:
+            print(f"error: {aws.CredentialsError(failure.code)}", file=sys.stderr)
+            return EXIT_CREDENTIALS
+        if failure.code == type(exc).__name__:
+            raise
+        print(f"error: {failure}", file=sys.stderr)
+        return EXIT_FAILED

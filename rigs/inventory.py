@@ -1,0 +1,478 @@
+"""Everything of ours that exists now: found by the ``ManagedBy=aws-inference`` tag, never by local state.
+
+One :class:`Resource` per thing found, with what it costs per hour while it exists. The
+``status`` command prints this; ``sweep`` deletes from it. A resource without our tag is
+never listed (and so never touched). Where a service cannot be listed (no permission,
+an API the endpoint does not implement) the inventory says so in ``problems`` instead of
+pretending the region is clean.
+"""
+
+from __future__ import annotations
+
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from typing import Any, Callable, Iterable, Sequence
+
+from . import aws
+from .contract import BASE_STACK_PREFIX, MANAGED_BY, REGIONS, TAG_MANAGED_BY, TAG_RIG, OutputKey, base_stack_name
+from .pricing import PriceBook, PriceError
+
+GLOBAL = "global"
+STACK_TAG = "aws:cloudformation:stack-name"
+
+# Kinds, in the order status lists them.
+STACK = "stack"
+INSTANCE = "instance"
+VOLUME = "volume"
+ASG = "auto-scaling-group"
+LAUNCH_TEMPLATE = "launch-template"
+ENDPOINT = "sagemaker-endpoint"
+ENDPOINT_CONFIG = "sagemaker-endpoint-config"
+MODEL = "sagemaker-model"
+BUILD_PROJECT = "codebuild-project"
+REPOSITORY = "ecr-repository"
+SECURITY_GROUP = "security-group"
+SUBNET = "subnet"
+ROUTE_TABLE = "route-table"
+INTERNET_GATEWAY = "internet-gateway"
+VPC = "vpc"
+ROLE = "iam-role"
+INSTANCE_PROFILE = "instance-profile"
+
+KINDS = (STACK, INSTANCE, VOLUME, ASG, LAUNCH_TEMPLATE, ENDPOINT, ENDPOINT_CONFIG, MODEL, BUILD_PROJECT,
+         REPOSITORY, SECURITY_GROUP, SUBNET, ROUTE_TABLE, INTERNET_GATEWAY, VPC, ROLE, INSTANCE_PROFILE)
+KEPT_KINDS = frozenset({SECURITY_GROUP, SUBNET, ROUTE_TABLE, INTERNET_GATEWAY, VPC, ROLE, INSTANCE_PROFILE})
+"""Long-lived and free: kept by ``sweep`` unless ``--all``."""
+
+LIVE_INSTANCE_STATES = ["pending", "running", "shutting-down", "stopping", "stopped"]
+
+
+@dataclass(frozen=True, slots=True)
+class Resource:
+    kind: str
+    region: str
+    id: str
+    name: str = ""
+    state: str = ""
+    rig: str | None = None
+    stack: str | None = None
+    """The CloudFormation stack that manages it, if any."""
+    hourly_usd: float = 0.0
+    price_note: str = ""
+    detail: str = ""
+    extra: tuple[tuple[str, Any], ...] = ()
+
+    @property
+    def billing(self) -> bool:
+        return self.hourly_usd > 0
+
+    @property
+    def kept_by_default(self) -> bool:
+        return self.kind in KEPT_KINDS or (self.kind == STACK and self.id.startswith(BASE_STACK_PREFIX))
+
+    def get(self, key: str, default: Any = None) -> Any:
+        return dict(self.extra).get(key, default)
+
+    def label(self) -> str:
+        return f"{self.kind} {self.name or self.id}" + (f" ({self.id})" if self.name and self.name != self.id else "")
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"kind": self.kind, "region": self.region, "id": self.id, "name": self.name, "state": self.state,
+                "rig": self.rig, "stack": self.stack, "hourly_usd": round(self.hourly_usd, 6),
+                "price_note": self.price_note, "detail": self.detail, "kept_by_default": self.kept_by_default}
+
+
+@dataclass(frozen=True, slots=True)
+class Inventory:
+    resources: tuple[Resource, ...]
+    problems: tuple[str, ...] = ()
+    """What could not be checked: the inventory may be incomplete."""
+    regions: tuple[str, ...] = REGIONS
+    notes: tuple[str, ...] = ()
+    """Things seen but not ours by tag (never touched), worth a line."""
+
+    @property
+    def hourly_usd(self) -> float:
+        return sum(r.hourly_usd for r in self.resources)
+
+    def of_kind(self, *kinds: str) -> list[Resource]:
+        return [r for r in self.resources if r.kind in kinds]
+
+    def in_region(self, region: str) -> "Inventory":
+        return Inventory(tuple(r for r in self.resources if r.region == region), self.problems, (region,),
+                         self.notes)
+
+    def swept(self, resource: Resource, everything: bool) -> bool:
+        """Whether ``sweep`` deletes it: all with ``--all``; else all but what is kept between runs
+        (network, security groups, IAM of the base stacks). A role of a rig stack goes with its stack."""
+        if everything or not resource.kept_by_default:
+            return True
+        owner = self.stack_of(resource)
+        return owner is not None and not owner.startswith(BASE_STACK_PREFIX)
+
+    def stack_of(self, resource: Resource) -> str | None:
+        """The stack of ours that manages ``resource`` (by CloudFormation's tag, else by name), if it exists."""
+        names = {r.id for r in self.resources if r.kind == STACK and r.region in (resource.region, GLOBAL)} \
+            if resource.region != GLOBAL else {r.id for r in self.resources if r.kind == STACK}
+        if resource.stack in names:
+            return resource.stack
+        label = resource.name or resource.id
+        owners = [name for name in names if label.startswith(f"{name}-")]
+        if owners:
+            return max(owners, key=len)
+        if resource.rig:  # e.g. a launch template, tagged with its rig but not with its stack
+            same_rig = [r.id for r in self.resources if r.kind == STACK and r.region == resource.region
+                        and r.rig == resource.rig]
+            if len(same_rig) == 1:
+                return same_rig[0]
+        return None
+
+
+def ours(tags: Iterable[dict] | dict | None) -> bool:
+    """True when the tag list (EC2/CFN ``[{Key, Value}]`` or a plain mapping) carries our ManagedBy tag."""
+    return _tags(tags).get(TAG_MANAGED_BY) == MANAGED_BY
+
+
+def _tags(tags: Iterable[dict] | dict | None) -> dict[str, str]:
+    if not tags:
+        return {}
+    if isinstance(tags, dict):
+        return {str(k): str(v) for k, v in tags.items()}
+    return {t.get("Key", t.get("key", "")): t.get("Value", t.get("value", "")) for t in tags}
+
+
+OUR_TAG_FILTER = [{"Name": f"tag:{TAG_MANAGED_BY}", "Values": [MANAGED_BY]}]
+
+
+class _Finder:
+    """Lists our resources in one region; each lister appends to ``found`` or notes a problem."""
+
+    def __init__(self, clients: aws.Clients, region: str, prices: PriceBook) -> None:
+        self.clients = clients
+        self.region = region
+        self.prices = prices
+        self.found: list[Resource] = []
+        self.problems: list[str] = []
+        self.notes: list[str] = []
+
+    def guard(self, what: str, lister: Callable[[], None]) -> None:
+        try:
+            lister()
+        except Exception as exc:  # noqa: BLE001 - reported, never hidden
+            failure = aws.classify(exc)
+            if failure.kind == aws.CREDENTIALS:
+                raise aws.CredentialsError(failure.code) from None
+            self.problems.append(f"{self.region}: could not list {what} ({failure.code})")
+
+    def add(self, kind: str, id_: str, tags: Any = None, **fields: Any) -> None:
+        tag_map = _tags(tags)
+        fields.setdefault("rig", tag_map.get(TAG_RIG))
+        fields.setdefault("stack", tag_map.get(STACK_TAG))
+        extra = fields.pop("extra", {})
+        self.found.append(Resource(kind=kind, region=self.region, id=id_, extra=tuple(sorted(extra.items())),
+                                   **fields))
+
+    def price_instance(self, instance_type: str) -> tuple[float, str]:
+        try:
+            price = self.prices.instance_hourly_price(instance_type, self.region)
+        except PriceError as exc:
+            return 0.0, f"price unknown: {exc}"
+        return price.usd_per_hour, price.describe()
+
+    def price_unit(self, item: str, quantity: float) -> tuple[float, str]:
+        try:
+            price = self.prices.unit_price(item, self.region)
+        except PriceError as exc:
+            return 0.0, f"price unknown: {exc}"
+        return price.hourly(quantity), f"${price.usd:g}/{price.unit} ({price.source}, as of {price.as_of})"
+
+    # listers
+
+    def stacks(self) -> None:
+        cfn = self.clients("cloudformation", self.region)
+        for stack in aws.paginate(cfn, "describe_stacks", "Stacks"):
+            if stack.get("StackStatus") == "DELETE_COMPLETE":
+                continue
+            if not ours(stack.get("Tags")):
+                if stack["StackName"] == base_stack_name(self.region):
+                    self.notes.append(f"{self.region}: stack {stack['StackName']} carries no {TAG_MANAGED_BY} tag, "
+                                      "so it is not swept; `./scripts/cdk destroy --all` removes it")
+                continue
+            outputs = {o.get("OutputKey"): o.get("OutputValue") for o in stack.get("Outputs", []) or []}
+            details = [stack.get("StackStatusReason", "") or ""]
+            if outputs.get(OutputKey.EXPIRES_AT):
+                details.append(f"lifetime ends {outputs[OutputKey.EXPIRES_AT]}")
+            self.add(STACK, stack["StackName"], stack.get("Tags"), name=stack["StackName"],
+                     state=stack.get("StackStatus", ""), stack=stack["StackName"],
+                     detail="; ".join(d for d in details if d),
+                     extra={"stack_id": stack.get("StackId", ""), "expires_at": outputs.get(OutputKey.EXPIRES_AT)})
+
+    def instances(self) -> None:
+        ec2 = self.clients("ec2", self.region)
+        reservations = aws.paginate(ec2, "describe_instances", "Reservations", Filters=[
+            *OUR_TAG_FILTER, {"Name": "instance-state-name", "Values": LIVE_INSTANCE_STATES}])
+        for reservation in reservations:
+            for instance in reservation.get("Instances", []):
+                state = instance.get("State", {}).get("Name", "")
+                hourly, note = 0.0, "stopped: only its volumes bill"
+                if state in ("pending", "running"):
+                    hourly, note = self.price_instance(instance["InstanceType"])
+                    if instance.get("PublicIpAddress"):
+                        ip_hourly, _ = self.price_unit("public-ipv4", 1)
+                        hourly += ip_hourly
+                        note += f" + public IPv4 ${ip_hourly:g}/h"
+                tags = instance.get("Tags")
+                self.add(INSTANCE, instance["InstanceId"], tags, name=_tags(tags).get("Name", ""), state=state,
+                         hourly_usd=hourly, price_note=note,
+                         detail=f"{instance['InstanceType']} in {instance.get('Placement', {}).get('AvailabilityZone', '?')}",
+                         extra={"instance_type": instance["InstanceType"],
+                                "launch_time": str(instance.get("LaunchTime", ""))})
+
+    def volumes(self) -> None:
+        ec2 = self.clients("ec2", self.region)
+        for volume in aws.paginate(ec2, "describe_volumes", "Volumes", Filters=OUR_TAG_FILTER):
+            size = volume.get("Size", 0)
+            volume_type = volume.get("VolumeType", "gp3")
+            hourly, note = self.price_unit(f"ebs-{volume_type}", size)
+            attached = [a.get("InstanceId") for a in volume.get("Attachments", []) if a.get("InstanceId")]
+            self.add(VOLUME, volume["VolumeId"], volume.get("Tags"), state=volume.get("State", ""),
+                     hourly_usd=hourly, price_note=note,
+                     detail=f"{size} GiB {volume_type}" + (f", attached to {', '.join(attached)}" if attached else ""))
+
+    def auto_scaling_groups(self) -> None:
+        autoscaling = self.clients("autoscaling", self.region)
+        for group in aws.paginate(autoscaling, "describe_auto_scaling_groups", "AutoScalingGroups"):
+            if not ours(group.get("Tags")):
+                continue
+            self.add(ASG, group["AutoScalingGroupName"], group.get("Tags"), name=group["AutoScalingGroupName"],
+                     state=group.get("Status", "") or "active",
+                     detail=f"desired {group.get('DesiredCapacity', 0)}, {len(group.get('Instances', []))} instance(s); "
+                            "its instances are priced on their own rows")
+
+    def launch_templates(self) -> None:
+        ec2 = self.clients("ec2", self.region)
+        for template in aws.paginate(ec2, "describe_launch_templates", "LaunchTemplates", Filters=OUR_TAG_FILTER):
+            self.add(LAUNCH_TEMPLATE, template["LaunchTemplateId"], template.get("Tags"),
+                     name=template.get("LaunchTemplateName", ""), state="available")
+
+    def sagemaker(self) -> None:
+        sagemaker = self.clients("sagemaker", self.region)
+
+        def tags_of(arn: str) -> list[dict]:
+            return aws.paginate(sagemaker, "list_tags", "Tags", ResourceArn=arn)
+
+        for endpoint in aws.paginate(sagemaker, "list_endpoints", "Endpoints"):
+            tags = tags_of(endpoint["EndpointArn"])
+            if not ours(tags):
+                continue
+            name = endpoint["EndpointName"]
+            described = aws.call(sagemaker.describe_endpoint, EndpointName=name)
+            status = described.get("EndpointStatus", "")
+            hourly, notes, types = 0.0, [], []
+            for variant in described.get("ProductionVariants", []) or []:
+                count = variant.get("CurrentInstanceCount") or 0
+                instance_type = variant.get("InstanceType") or (variant.get("CurrentServerlessConfig") and "serverless")
+                if not instance_type:
+                    try:
+                        config = aws.call(sagemaker.describe_endpoint_config,
+                                          EndpointConfigName=described["EndpointConfigName"])
+                        instance_type = next((v.get("InstanceType") for v in config.get("ProductionVariants", [])
+                                              if v.get("VariantName") == variant.get("VariantName")), None)
+                    except Exception:  # noqa: BLE001 - price stays unknown
+                        instance_type = None
+                if instance_type and instance_type != "serverless":
+                    types.append(f"{count}x {instance_type}")
+                    if count:
+                        price, note = self.price_instance(instance_type)
+                        hourly += price * count
+                        notes.append(note)
+            if status in ("Creating", "Updating") and not hourly:
+                notes.append("bills from the moment its instance is placed")
+            self.add(ENDPOINT, name, tags, name=name, state=status, hourly_usd=hourly, price_note="; ".join(notes),
+                     detail=", ".join(types) or "", extra={"config": described.get("EndpointConfigName", ""),
+                                                           "created": str(described.get("CreationTime", "")),
+                                                           "failure": described.get("FailureReason", "")})
+        for config in aws.paginate(sagemaker, "list_endpoint_configs", "EndpointConfigs"):
+            tags = tags_of(config["EndpointConfigArn"])
+            if ours(tags):
+                self.add(ENDPOINT_CONFIG, config["EndpointConfigName"], tags, name=config["EndpointConfigName"])
+        for model in aws.paginate(sagemaker, "list_models", "Models"):
+            tags = tags_of(model["ModelArn"])
+            if ours(tags):
+                self.add(MODEL, model["ModelName"], tags, name=model["ModelName"])
+
+    def build_projects(self) -> None:
+        codebuild = self.clients("codebuild", self.region)
+        names = aws.paginate(codebuild, "list_projects", "projects")
+        for start in range(0, len(names), 100):
+            batch = aws.call(codebuild.batch_get_projects, names=names[start:start + 100])
+            for project in batch.get("projects", []):
+                tags = [{"Key": t.get("key"), "Value": t.get("value")} for t in project.get("tags", [])]
+                if ours(tags):
+                    self.add(BUILD_PROJECT, project["name"], tags, name=project["name"], state="idle",
+                             detail="bills only while a build runs")
+
+    def repositories(self) -> None:
+        ecr = self.clients("ecr", self.region)
+        for repository in aws.paginate(ecr, "describe_repositories", "repositories"):
+            tags = aws.call(ecr.list_tags_for_resource, resourceArn=repository["repositoryArn"]).get("tags", [])
+            if not ours(tags):
+                continue
+            images = aws.paginate(ecr, "describe_images", "imageDetails", repositoryName=repository["repositoryName"])
+            size_gb = sum(i.get("imageSizeInBytes", 0) for i in images) / 1e9
+            hourly, note = self.price_unit("ecr-storage", size_gb)
+            self.add(REPOSITORY, repository["repositoryName"], tags, name=repository["repositoryName"],
+                     state="active", hourly_usd=hourly, price_note=note,
+                     detail=f"{len(images)} image(s), {size_gb:.2f} GB")
+
+    def network(self) -> None:
+        ec2 = self.clients("ec2", self.region)
+        for group in aws.paginate(ec2, "describe_security_groups", "SecurityGroups", Filters=OUR_TAG_FILTER):
+            if group.get("GroupName") == "default":
+                continue
+            self.add(SECURITY_GROUP, group["GroupId"], group.get("Tags"), name=group.get("GroupName", ""),
+                     detail=f"in {group.get('VpcId', '?')}", extra={"vpc": group.get("VpcId", "")})
+        for subnet in aws.paginate(ec2, "describe_subnets", "Subnets", Filters=OUR_TAG_FILTER):
+            self.add(SUBNET, subnet["SubnetId"], subnet.get("Tags"), detail=subnet.get("AvailabilityZone", ""),
+                     extra={"vpc": subnet.get("VpcId", "")})
+        for table in aws.paginate(ec2, "describe_route_tables", "RouteTables", Filters=OUR_TAG_FILTER):
+            main = any(a.get("Main") for a in table.get("Associations", []))
+            self.add(ROUTE_TABLE, table["RouteTableId"], table.get("Tags"), state="main" if main else "",
+                     extra={"vpc": table.get("VpcId", ""),
+                            "associations": tuple(a["RouteTableAssociationId"] for a in table.get("Associations", [])
+                                                  if not a.get("Main") and a.get("RouteTableAssociationId"))})
+        for gateway in aws.paginate(ec2, "describe_internet_gateways", "InternetGateways", Filters=OUR_TAG_FILTER):
+            vpcs = tuple(a["VpcId"] for a in gateway.get("Attachments", []) if a.get("VpcId"))
+            self.add(INTERNET_GATEWAY, gateway["InternetGatewayId"], gateway.get("Tags"),
+                     detail=f"attached to {', '.join(vpcs)}" if vpcs else "detached", extra={"vpcs": vpcs})
+        for vpc in aws.paginate(ec2, "describe_vpcs", "Vpcs", Filters=OUR_TAG_FILTER):
+            self.add(VPC, vpc["VpcId"], vpc.get("Tags"), detail=vpc.get("CidrBlock", ""), state=vpc.get("State", ""))
+
+
+REGIONAL_LISTERS = (
+    ("CloudFormation stacks", "stacks"),
+    ("EC2 instances", "instances"),
+    ("EBS volumes", "volumes"),
+    ("Auto Scaling groups", "auto_scaling_groups"),
+    ("launch templates", "launch_templates"),
+    ("SageMaker endpoints, configs and models", "sagemaker"),
+    ("CodeBuild projects", "build_projects"),
+    ("ECR repositories", "repositories"),
+    ("network (security groups, subnets, route tables, gateways, VPCs)", "network"),
+)
+
+IAM_NAME_PREFIX = "Inference"
+"""CloudFormation names our roles and instance profiles after their stack (``InferenceBase-…``)."""
+
+
+def _iam(clients: aws.Clients) -> tuple[list[Resource], list[str]]:
+    """Our IAM roles and instance profiles (global). Names narrow the search; tags decide."""
+    iam = clients("iam", None)
+    found: list[Resource] = []
+    problems: list[str] = []
+    try:
+        our_roles: set[str] = set()
+        for role in aws.paginate(iam, "list_roles", "Roles"):
+            if not role["RoleName"].startswith(IAM_NAME_PREFIX):
+                continue
+            tags = aws.paginate(iam, "list_role_tags", "Tags", RoleName=role["RoleName"])
+            if ours(tags):
+                our_roles.add(role["RoleName"])
+                found.append(Resource(ROLE, GLOBAL, role["RoleName"], name=role["RoleName"],
+                                      stack=_tags(tags).get(STACK_TAG)))
+        for profile in aws.paginate(iam, "list_instance_profiles", "InstanceProfiles"):
+            if not profile["InstanceProfileName"].startswith(IAM_NAME_PREFIX):
+                continue
+            roles = tuple(r["RoleName"] for r in profile.get("Roles", []))
+            tags = profile.get("Tags") or []
+            # CloudFormation cannot tag instance profiles: one that holds only our roles is ours.
+            if ours(tags) or (roles and all(r in our_roles for r in roles)):
+                found.append(Resource(INSTANCE_PROFILE, GLOBAL, profile["InstanceProfileName"],
+                                      name=profile["InstanceProfileName"],
+                                      detail=f"roles: {', '.join(roles) or 'none'}", extra={"roles": roles}))
+    except Exception as exc:  # noqa: BLE001
+        failure = aws.classify(exc)
+        if failure.kind == aws.CREDENTIALS:
+            raise aws.CredentialsError(failure.code) from None
+        problems.append(f"global: could not list IAM roles and instance profiles ({failure.code})")
+    return found, problems
+
+
+def discover(session: Any, regions: Sequence[str] = REGIONS, prices: PriceBook | None = None,
+             include_iam: bool = True, clients: aws.Clients | None = None) -> Inventory:
+    """Everything tagged ours in ``regions`` (in parallel), plus our IAM roles and profiles."""
+    clients = clients or aws.Clients(session)
+    prices = prices or PriceBook(session)
+
+    def one_region(region: str) -> tuple[list[Resource], list[str], list[str]]:
+        finder = _Finder(clients, region, prices)
+        for what, method in REGIONAL_LISTERS:
+            finder.guard(what, getattr(finder, method))
+        return finder.found, finder.problems, finder.notes
+
+    resources: list[Resource] = []
+    problems: list[str] = []
+    notes: list[str] = []
+    with ThreadPoolExecutor(max_workers=max(1, len(regions)) + 1) as pool:
+        iam_future = pool.submit(_iam, clients) if include_iam else None
+        for found, trouble, seen in pool.map(one_region, regions):
+            resources.extend(found)
+            problems.extend(trouble)
+            notes.extend(seen)
+        if iam_future is not None:
+            found, trouble = iam_future.result()
+            resources.extend(found)
+            problems.extend(trouble)
+    order = {kind: index for index, kind in enumerate(KINDS)}
+    region_order = {region: index for index, region in enumerate((*REGIONS, GLOBAL))}
+    resources.sort(key=lambda r: (region_order.get(r.region, 99), order.get(r.kind, 99), r.name or r.id))
+    return Inventory(tuple(resources), tuple(problems), tuple(regions), tuple(notes))
+
+
+# --- rendering ------------------------------------------------------------------------
+
+
+def render(inventory: Inventory, title: str, everything: bool = False) -> Any:
+    """A rich Table. By default: stacks, whatever bills, and resources no stack of ours manages;
+    the rest is counted on its stack's row. ``everything`` lists every resource."""
+    from rich.markup import escape
+    from rich.table import Table
+
+    table = Table(title=title, header_style="bold")
+    for column in ("Region", "Kind", "Name / id", "State", "Rig", "$/h", "Detail"):
+        table.add_column(column, overflow="fold")
+    managed: dict[tuple[str, str], list[Resource]] = {}
+    shown: list[Resource] = []
+    kept = 0
+    for resource in inventory.resources:
+        owner = inventory.stack_of(resource) if resource.kind != STACK else None
+        if everything or resource.kind == STACK or resource.billing or (owner is None
+                                                                        and not resource.kept_by_default):
+            shown.append(resource)
+        elif owner is None:
+            kept += 1
+        else:
+            region = resource.region if resource.region != GLOBAL else next(
+                (r.region for r in inventory.resources if r.kind == STACK and r.id == owner), GLOBAL)
+            managed.setdefault((region, owner), []).append(resource)
+    for resource in shown:
+        price = f"{resource.hourly_usd:.4f}" if resource.billing else "-"
+        name = resource.name or resource.id
+        if resource.name and resource.name != resource.id and resource.kind not in (STACK, ENDPOINT, MODEL,
+                                                                                    ENDPOINT_CONFIG):
+            name = f"{resource.name} ({resource.id})"
+        detail = resource.detail
+        if resource.price_note and resource.billing:
+            detail = f"{detail}; {resource.price_note}" if detail else resource.price_note
+        if resource.kind == STACK and (resource.region, resource.id) in managed:
+            counts: dict[str, int] = {}
+            for member in managed[(resource.region, resource.id)]:
+                counts[member.kind] = counts.get(member.kind, 0) + 1
+            summary = "also manages " + ", ".join(f"{n} {kind}" for kind, n in counts.items())
+            detail = f"{detail}; {summary}" if detail else summary
+        table.add_row(*(escape(cell) for cell in (resource.region, resource.kind, name, resource.state,
+                                                   resource.rig or "", price, detail)))
+    if kept:
+        table.caption = (f"plus {kept} network and IAM resource(s) kept between runs (security groups, subnets, "
+                         "VPCs, roles, instance profiles); --all-resources lists them")
+    return table

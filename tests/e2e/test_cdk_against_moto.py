@@ -1,0 +1,224 @@
+"""End to end: moto's server, the real CDK CLI, then preflight, up (with a failover), status, sweep, destroy.
+
+One run, in order:
+
+1. start ``tests/e2e/moto_server.py`` (patched moto; g6.xlarge has no capacity in us-east-2);
+2. put resources that are not ours in three regions (they must survive everything below);
+3. ``cdk bootstrap``; ``python -m rigs preflight`` records the placement;
+4. ``python -m rigs up g6``: us-east-2 fails for capacity, the attempt is cleaned up and g6
+   comes up in us-east-1, which the placement records;
+5. ``cdk deploy --all --method=direct``: the other base and rig stacks of the app; g6 is
+   synthesized in us-east-1 from the recorded placement (no changes);
+6. ``python -m rigs status``, ``rigs sweep`` (lists only), ``rigs sweep --yes``;
+7. ``cdk destroy --all --force`` (rerun while moto refuses a base stack's VPC, TOOLING.md 8.7);
+   the app synthesizes g6 in us-east-1 from the recorded placement;
+8. nothing of ours is left in the four regions but the VPCs moto leaks when it deletes a base
+   stack, and everything that is not ours is untouched.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import boto3
+import pytest
+
+from tests.conftest import PROJECT_DIR
+
+pytestmark = pytest.mark.timeout(900)
+
+ACCOUNT = "123456789012"
+REGIONS = ("us-east-1", "us-east-2", "us-west-1", "us-west-2")
+RIG_REGIONS = ("us-east-1", "us-east-2", "us-west-2")
+PYTHON = sys.executable
+CDK = str(PROJECT_DIR / "scripts" / "cdk")
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+@pytest.fixture(scope="module")
+def moto(tmp_path_factory):
+    port = free_port()
+    log = tmp_path_factory.mktemp("moto") / "server.log"
+    with log.open("w") as handle:
+        server = subprocess.Popen(
+            [PYTHON, str(PROJECT_DIR / "tests" / "e2e" / "moto_server.py"), "--port", str(port),
+             "--inject-capacity", "g6.xlarge@us-east-2", "--stop-on-stdin-eof"],
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=handle, text=True, cwd=PROJECT_DIR)
+    line = server.stdout.readline()  # the launcher prints "ready <port>" once it answers
+    assert line.startswith("ready"), f"moto server did not start: {line!r}; see {log}"
+    yield f"http://localhost:{port}", log
+    server.stdin.close()
+    try:
+        server.wait(timeout=20)
+    except subprocess.TimeoutExpired:
+        server.kill()
+
+
+@pytest.fixture(scope="module")
+def env(moto, tmp_path_factory):
+    endpoint, _ = moto
+    state = tmp_path_factory.mktemp("state")
+    values = {**os.environ, "AWS_ENDPOINT_URL": endpoint, "AWS_ACCESS_KEY_ID": "testing",
+              "AWS_SECRET_ACCESS_KEY": "testing", "AWS_SESSION_TOKEN": "testing", "AWS_REGION": "us-east-1",
+              "AWS_DEFAULT_REGION": "us-east-1", "AWS_EC2_METADATA_DISABLED": "true", "RIGS_STATE_DIR": str(state),
+              "COLUMNS": "200", "CI": "true"}
+    values.pop("AWS_PROFILE", None)
+    return values
+
+
+def run(args: list[str], env: dict, timeout: int = 300) -> subprocess.CompletedProcess:
+    started = time.monotonic()
+    done = subprocess.run(args, env=env, cwd=PROJECT_DIR, capture_output=True, text=True, timeout=timeout)
+    print(f"$ {' '.join(args)}  -> {done.returncode} in {time.monotonic() - started:.1f}s\n"
+          f"{done.stdout[-4000:]}\n{done.stderr[-4000:]}")
+    return done
+
+
+def rigs(*args: str, env: dict) -> subprocess.CompletedProcess:
+    return run([PYTHON, "-m", "rigs", *args], env)
+
+
+def client(service: str, region: str, endpoint: str):
+    return boto3.client(service, region_name=region, endpoint_url=endpoint, aws_access_key_id="testing",
+                        aws_secret_access_key="testing", aws_session_token="testing")
+
+
+def make_foreign(endpoint: str) -> dict:
+    """Resources without our tag (one with another ManagedBy value): the sweep must leave them alone."""
+    ec2 = client("ec2", "us-east-2", endpoint)
+    instance = ec2.run_instances(ImageId="ami-12c6146b", MinCount=1, MaxCount=1, InstanceType="g6.xlarge",
+                                 TagSpecifications=[{"ResourceType": "instance", "Tags": [
+                                     {"Key": "ManagedBy", "Value": "someone-else"}]}])["Instances"][0]["InstanceId"]
+    volume = ec2.create_volume(AvailabilityZone="us-east-2a", Size=10)["VolumeId"]
+    sagemaker = client("sagemaker", "us-east-1", endpoint)
+    sagemaker.create_model(ModelName="their-model", ExecutionRoleArn=f"arn:aws:iam::{ACCOUNT}:role/r",
+                           PrimaryContainer={"Image": "img"})
+    sagemaker.create_endpoint_config(EndpointConfigName="their-config", ProductionVariants=[{
+        "VariantName": "AllTraffic", "ModelName": "their-model", "InstanceType": "ml.m5.large",
+        "InitialInstanceCount": 1}])
+    sagemaker.create_endpoint(EndpointName="their-endpoint", EndpointConfigName="their-config")
+    client("ecr", "us-west-2", endpoint).create_repository(repositoryName="their-repo")
+    return {"instance": instance, "volume": volume}
+
+
+def assert_foreign_untouched(endpoint: str, foreign: dict) -> None:
+    ec2 = client("ec2", "us-east-2", endpoint)
+    state = ec2.describe_instances(InstanceIds=[foreign["instance"]])["Reservations"][0]["Instances"][0]["State"]
+    assert state["Name"] == "running"
+    assert ec2.describe_volumes(VolumeIds=[foreign["volume"]])["Volumes"]
+    assert client("sagemaker", "us-east-1", endpoint).describe_endpoint(
+        EndpointName="their-endpoint")["EndpointStatus"] == "InService"
+    assert client("ecr", "us-west-2", endpoint).describe_repositories(repositoryNames=["their-repo"])
+
+
+def our_stacks(endpoint: str) -> dict[str, list[str]]:
+    out = {}
+    for region in REGIONS:
+        stacks = client("cloudformation", region, endpoint).describe_stacks()["Stacks"]
+        names = [s["StackName"] for s in stacks if s["StackName"].startswith("Inference")
+                 and s["StackStatus"] != "DELETE_COMPLETE"]
+        if names:
+            out[region] = sorted(names)
+    return out
+
+
+def test_everything_against_moto_with_the_real_cdk_cli(moto, env, tmp_path):
+    endpoint, server_log = moto
+    cdk_out = tmp_path / "cdk.out"
+    foreign = make_foreign(endpoint)
+
+    # 3. bootstrap and preflight
+    bootstrap = run([CDK, "bootstrap", *(f"aws://{ACCOUNT}/{r}" for r in RIG_REGIONS)], env)
+    assert bootstrap.returncode == 0, bootstrap.stderr[-2000:]
+    preflight = rigs("preflight", env=env)
+    assert preflight.returncode == 0
+    assert "us-west-1 offers no g6.xlarge in any zone" in preflight.stdout
+    assert "g6: try us-east-2 (us-east-2a,us-east-2b,us-east-2c) -> us-east-1" in preflight.stdout
+    placement = json.loads((Path(env["RIGS_STATE_DIR"]) / "placement.json").read_text())
+    assert placement["rigs"]["trn1"]["candidates"][0] == {"region": "us-east-2", "zones": ["us-east-2c"]}
+
+    # 4. up g6: no capacity in us-east-2 (injected), so it moves to us-east-1
+    up = rigs("up", "g6", "--no-wait", "--capacity-grace", "0", env=env)
+    assert up.returncode == 0
+    assert ("g6: attempt 1/3: us-east-2 (us-east-2a,us-east-2b,us-east-2c): InsufficientInstanceCapacity "
+            "(capacity); clean up, then try us-east-1") in up.stdout
+    assert "g6: us-east-2: InferenceG6 deleted" in up.stdout
+    assert "g6: attempt 2/3: us-east-1 (us-east-1a,us-east-1b,us-east-1c,us-east-1d,us-east-1f): up in us-east-1" \
+        in up.stdout
+    placement = json.loads((Path(env["RIGS_STATE_DIR"]) / "placement.json").read_text())
+    assert placement["rigs"]["g6"]["deployed"]["region"] == "us-east-1"
+    runs = sorted((Path(env["RIGS_STATE_DIR"]) / "runs").iterdir())
+    timeline = json.loads((runs[-1] / "timeline-g6.json").read_text())
+    assert timeline["region"] == "us-east-1" and timeline["instance_running"] and timeline["deploy_start"]
+    assert "InsufficientInstanceCapacity" in (runs[-1] / "up.log").read_text()
+
+    # 5. every other stack of the app; g6 stays where up put it (the recorded placement)
+    deploy = run([CDK, "deploy", "--all", "--method=direct", "--require-approval", "never", "--concurrency", "4",
+                  "--output", str(cdk_out)], env)
+    assert deploy.returncode == 0, deploy.stderr[-3000:]
+    deployed = our_stacks(endpoint)
+    assert deployed["us-east-2"] == ["InferenceBase-us-east-2", "InferenceInf2", "InferenceSageMaker", "InferenceTrn1"]
+    assert deployed["us-east-1"] == ["InferenceBase-us-east-1", "InferenceG5g", "InferenceG5gImage", "InferenceG6"]
+    manifest = json.loads((cdk_out / "manifest.json").read_text())
+    assert manifest["artifacts"]["InferenceG6"]["environment"].endswith("/us-east-1")
+    assert "InferenceG6 (no changes)" in deploy.stdout + deploy.stderr
+
+    # 6. status, sweep (lists only), sweep --yes
+    status = rigs("status", "--json", env=env)
+    assert status.returncode == 0
+    inventory = json.loads(status.stdout)
+    stacks = {(r["region"], r["id"]) for r in inventory["resources"] if r["kind"] == "stack"}
+    assert ("us-east-1", "InferenceG6") in stacks and ("us-east-2", "InferenceG6") not in stacks
+    billing = [r for r in inventory["resources"] if r["hourly_usd"] > 0]
+    assert {r["kind"] for r in billing} >= {"instance", "sagemaker-endpoint"}
+    assert inventory["hourly_usd"] == pytest.approx(sum(r["hourly_usd"] for r in inventory["resources"]), abs=1e-4)
+    assert not any("their-" in (r["name"] or "") for r in inventory["resources"])
+    listing = rigs("sweep", env=env)
+    assert listing.returncode == 0 and "nothing deleted: pass --yes" in listing.stdout
+    assert our_stacks(endpoint)["us-east-1"] == ["InferenceBase-us-east-1", "InferenceG5g", "InferenceG5gImage",
+                                                 "InferenceG6"]
+    sweep = rigs("sweep", "--yes", env=env)
+    assert sweep.returncode == 0
+    assert "left: nothing of ours in us-east-1, us-east-2, us-west-1, us-west-2" in sweep.stdout
+    assert_foreign_untouched(endpoint, foreign)
+    after_sweep = json.loads(rigs("status", "--json", env=env).stdout)
+    assert [r for r in after_sweep["resources"] if not r["kept_by_default"]] == []
+    assert after_sweep["hourly_usd"] == 0
+
+    # 7. cdk destroy --all: moto refuses a base stack's VPC once per base stack; rerun (TOOLING.md 8.7)
+    destroy = run([CDK, "destroy", "--all", "--force", "--output", str(cdk_out)], env)
+    manifest = json.loads((cdk_out / "manifest.json").read_text())
+    assert manifest["artifacts"]["InferenceG6"]["environment"].endswith("/us-east-1")  # the recorded placement
+    for _ in range(4):
+        if destroy.returncode == 0:
+            break
+        destroy = run([CDK, "destroy", "--app", str(cdk_out), "--all", "--force"], env)
+    assert destroy.returncode == 0, destroy.stderr[-2000:]
+    assert our_stacks(endpoint) == {}
+
+    # 8. moto leaks each base stack's VPC with its route tables and gateway (DependencyViolation,
+    # TOOLING.md 8.7); they carry the stack's tags, so `sweep --yes --all` removes them.
+    leaked = json.loads(rigs("status", "--json", env=env).stdout)
+    assert {r["kind"] for r in leaked["resources"]} <= {"vpc", "route-table", "internet-gateway"}, leaked
+    sweep_all = rigs("sweep", "--yes", "--all", env=env)
+
+    # 9. nothing of ours left but a VPC that still holds a network interface moto leaked from a
+    # terminated instance without our tag: the sweep keeps it and says why; theirs untouched
+    final = json.loads(rigs("status", "--json", env=env).stdout)
+    assert {r["kind"] for r in final["resources"]} <= {"vpc"}, final["resources"]
+    for vpc in final["resources"]:
+        assert f"vpc {vpc['id']} kept: it holds eni-" in sweep_all.stdout, sweep_all.stdout[-2000:]
+    assert sweep_all.returncode == (1 if final["resources"] else 0)
+    assert final["hourly_usd"] == 0
+    assert_foreign_untouched(endpoint, foreign)
