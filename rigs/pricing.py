@@ -52,12 +52,10 @@ class PriceError(aws.RigsError):
     """No price is known for an item, neither from the Pricing API nor from the offline file."""
 
 
-@dataclass(frozen=True, slots=True)
-class HourlyPrice:
-    """The on-demand price of one instance type in one region."""
+@dataclass(frozen=True, slots=True, kw_only=True)
+class PriceProvenance:
+    """Where a price comes from: which region it holds for, as of when, from which source."""
 
-    instance_type: str
-    usd_per_hour: float
     region: str
     """The region the price holds for."""
     requested_region: str
@@ -74,49 +72,49 @@ class HourlyPrice:
     def exact_region(self) -> bool:
         return self.region == self.requested_region
 
-    def describe(self) -> str:
-        """One line, e.g. ``$0.8048/h (offline-file, us-east-1 price, as of 2026-10-05)``."""
+    def _provenance(self) -> str:
         where = "" if self.exact_region else f", {self.region} price"
-        return f"${self.usd_per_hour:.4f}/h ({self.source}{where}, as of {self.as_of.isoformat()})"
+        return f"{self.source}{where}, as of {self.as_of.isoformat()}"
 
-    def as_dict(self) -> dict[str, Any]:
-        return {"instance_type": self.instance_type, "usd_per_hour": self.usd_per_hour, "region": self.region,
-                "requested_region": self.requested_region, "as_of": self.as_of.isoformat(),
+    def _provenance_dict(self) -> dict[str, Any]:
+        return {"region": self.region, "requested_region": self.requested_region, "as_of": self.as_of.isoformat(),
                 "source": self.source, "detail": self.detail, "note": self.note}
 
 
-@dataclass(frozen=True, slots=True)
-class TokenPrice:
+@dataclass(frozen=True, slots=True, kw_only=True)
+class HourlyPrice(PriceProvenance):
+    """The on-demand price of one instance type in one region."""
+
+    instance_type: str
+    usd_per_hour: float
+
+    def describe(self) -> str:
+        """One line, e.g. ``$0.8048/h (offline-file, us-east-1 price, as of 2026-10-05)``."""
+        return f"${self.usd_per_hour:.4f}/h ({self._provenance()})"
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"instance_type": self.instance_type, "usd_per_hour": self.usd_per_hour, **self._provenance_dict()}
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class TokenPrice(PriceProvenance):
     """Bedrock on-demand prices of one model, per million tokens."""
 
     model_id: str
     usd_per_million_input: float
     usd_per_million_output: float
-    region: str
-    requested_region: str
-    as_of: date
-    source: str
-    detail: str
-    note: str = ""
-
-    @property
-    def exact_region(self) -> bool:
-        return self.region == self.requested_region
 
     def cost(self, input_tokens: int, output_tokens: int) -> float:
         """USD for a number of input and output tokens."""
         return (input_tokens * self.usd_per_million_input + output_tokens * self.usd_per_million_output) / 1e6
 
     def describe(self) -> str:
-        where = "" if self.exact_region else f", {self.region} price"
         return (f"${self.usd_per_million_input:g}/M in, ${self.usd_per_million_output:g}/M out "
-                f"({self.source}{where}, as of {self.as_of.isoformat()})")
+                f"({self._provenance()})")
 
     def as_dict(self) -> dict[str, Any]:
         return {"model_id": self.model_id, "usd_per_million_input": self.usd_per_million_input,
-                "usd_per_million_output": self.usd_per_million_output, "region": self.region,
-                "requested_region": self.requested_region, "as_of": self.as_of.isoformat(),
-                "source": self.source, "detail": self.detail, "note": self.note}
+                "usd_per_million_output": self.usd_per_million_output, **self._provenance_dict()}
 
 
 @dataclass(frozen=True, slots=True)
@@ -413,8 +411,9 @@ class PriceBook:
                 found = _hourly_from_products(products, {"component": "Hosting"} if sagemaker else None)
                 if found is not None:
                     price, sku = found
-                    return HourlyPrice(instance_type, price, region, region, self.today, PRICING_API,
-                                       f"{service} get_products sku {sku}")
+                    return HourlyPrice(instance_type=instance_type, usd_per_hour=price, region=region,
+                                       requested_region=region, as_of=self.today, source=PRICING_API,
+                                       detail=f"{service} get_products sku {sku}")
                 reason = f"Pricing API has no on-demand {service} price for {instance_type} in {region}"
             else:
                 reason = self._api_failure or "Pricing API unavailable"
@@ -428,8 +427,9 @@ class PriceBook:
         note = reason
         if entry.region != region:
             note += f"; {PRICES_PATH.name} holds the {entry.region} price, used for {region}"
-        return HourlyPrice(instance_type, entry.usd_per_hour, entry.region, region, entry.as_of, OFFLINE_FILE,
-                           entry.source, note)
+        return HourlyPrice(instance_type=instance_type, usd_per_hour=entry.usd_per_hour, region=entry.region,
+                           requested_region=region, as_of=entry.as_of, source=OFFLINE_FILE, detail=entry.source,
+                           note=note)
 
     def _tokens(self, model_id: str, region: str) -> TokenPrice:
         base = base_model_id(model_id)
@@ -442,8 +442,10 @@ class PriceBook:
             if products is not None:
                 found = _token_prices_from_products(products, names)
                 if found is not None:
-                    return TokenPrice(model_id, found[0], found[1], region, region, self.today, PRICING_API,
-                                      f"AmazonBedrock get_products, model {names[0]!r}")
+                    return TokenPrice(model_id=model_id, usd_per_million_input=found[0],
+                                      usd_per_million_output=found[1], region=region, requested_region=region,
+                                      as_of=self.today, source=PRICING_API,
+                                      detail=f"AmazonBedrock get_products, model {names[0]!r}")
                 reason = f"Pricing API has no on-demand token price for {names[0]} in {region}"
             else:
                 reason = self._api_failure or "Pricing API unavailable"
@@ -454,8 +456,10 @@ class PriceBook:
         note = reason
         if entry.region != region:
             note += f"; {PRICES_PATH.name} holds the {entry.region} price, used for {region}"
-        return TokenPrice(model_id, entry.usd_per_million_input, entry.usd_per_million_output, entry.region,
-                          region, entry.as_of, OFFLINE_FILE, entry.source, note)
+        return TokenPrice(model_id=model_id, usd_per_million_input=entry.usd_per_million_input,
+                          usd_per_million_output=entry.usd_per_million_output, region=entry.region,
+                          requested_region=region, as_of=entry.as_of, source=OFFLINE_FILE, detail=entry.source,
+                          note=note)
 
 
 def hourly_price(rig: Rig | str, region: str, session: Any | None = None) -> HourlyPrice:
