@@ -12,6 +12,7 @@ from rigs.deploy_options import RigOptions, ecr_image
 from .parts.custom_resources import EndpointChatProbe
 from .parts.image_pull import ecr_repository_arn
 from .parts.lifetime import Lifetime, ReleaseAction
+from .parts.rig_outputs import add_rig_outputs
 from .parts.sagemaker_endpoint import SageMakerEndpoint
 
 
@@ -56,15 +57,6 @@ class InferenceEndpointStack(cdk.Stack):
                                                   endpoint_arn=endpoint.endpoint_arn),
             revision=endpoint.endpoint_config.attr_endpoint_config_name,
         )
-        outputs = {
-            OutputKey.RIG: rig.name,
-            OutputKey.REGION: options.region,
-            OutputKey.RUNTIME: rig.runtime,
-            OutputKey.MODEL_ID: rig.model_id,
-            OutputKey.INSTANCE_TYPE: rig.instance_type,
-            OutputKey.ENDPOINT_NAME: endpoint.endpoint_name,
-            OutputKey.LOG_GROUP: endpoint.log_group_name,
-            OutputKey.EXPIRES_AT: lifetime.expires_at,
-        }
-        for key, value in outputs.items():
-            cdk.CfnOutput(self, key, value=value)
+        add_rig_outputs(self, rig=rig, region=options.region, lifetime_expires_at=lifetime.expires_at,
+                        log_group_name=endpoint.log_group_name,
+                        specific={OutputKey.ENDPOINT_NAME: endpoint.endpoint_name})

@@ -17,6 +17,7 @@ from .parts.image_pull import EcrPullGrant, ServerImageLocation
 from .parts.lifetime import Lifetime, ReleaseAction
 from .parts.rig_instance_group import RigInstanceGroup
 from .parts.rig_log_group import RigLogGroup
+from .parts.rig_outputs import add_rig_outputs
 
 
 class InferenceRigStack(cdk.Stack):
@@ -80,17 +81,8 @@ class InferenceRigStack(cdk.Stack):
             revision=cdk.Fn.join("/", [group.launch_template.latest_version_number, zones.zones]),
         )
 
-        outputs = {
-            OutputKey.RIG: rig.name,
-            OutputKey.REGION: options.region,
-            OutputKey.RUNTIME: rig.runtime,
-            OutputKey.MODEL_ID: rig.model_id,
-            OutputKey.INSTANCE_TYPE: rig.instance_type,
-            OutputKey.REMOTE_PORT: str(rig.port),
-            OutputKey.AUTO_SCALING_GROUP: group.group_name,
-            OutputKey.LOG_GROUP: logs.log_group.log_group_name,
-            OutputKey.ZONES: zones.zones,
-            OutputKey.EXPIRES_AT: lifetime.expires_at,
-        }
-        for key, value in outputs.items():
-            cdk.CfnOutput(self, key, value=value)
+        add_rig_outputs(self, rig=rig, region=options.region, lifetime_expires_at=lifetime.expires_at,
+                        log_group_name=logs.log_group.log_group_name,
+                        specific={OutputKey.REMOTE_PORT: str(rig.port),
+                                  OutputKey.AUTO_SCALING_GROUP: group.group_name,
+                                  OutputKey.ZONES: zones.zones})

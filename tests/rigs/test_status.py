@@ -15,14 +15,6 @@ from rigs.pricing import PriceBook
 from . import ourstuff
 
 
-@pytest.fixture
-def moto_estate(monkeypatch):
-    monkeypatch.setattr("rigs.aws.time.sleep", lambda _s: None)
-    with mock_aws():
-        monkeypatch.setattr("rigs.cli._session", lambda args: boto3.Session(region_name="us-east-1"))
-        yield ourstuff.build()
-
-
 def test_status_lists_only_ours_with_hourly_costs(moto_estate, capsys):
     inv = inventory.discover(boto3.Session(region_name="us-east-1"), prices=PriceBook())
     ids = {r.id for r in inv.resources}

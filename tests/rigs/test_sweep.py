@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import boto3
-import pytest
 from moto import mock_aws
 
 from rigs import inventory
@@ -12,14 +11,6 @@ from rigs.pricing import PriceBook
 from rigs.sweep import Sweeper
 
 from . import ourstuff
-
-
-@pytest.fixture
-def moto_estate(monkeypatch):
-    monkeypatch.setattr("rigs.aws.time.sleep", lambda _s: None)
-    with mock_aws():
-        monkeypatch.setattr("rigs.cli._session", lambda args: boto3.Session(region_name="us-east-1"))
-        yield ourstuff.build()
 
 
 def kinds(inv, region=None):
