@@ -70,6 +70,13 @@ class Timing:
     server_timings: dict[str, Any] | None = None
     reconnects: int = 0
 
+    def mark_content(self, now: float) -> None:
+        """A chunk carrying content arrived at ``now``."""
+        if self.t_first is None:
+            self.t_first = now
+        self.t_last = now
+        self.chunk_times.append(now)
+
 
 _STALE_RETRIES = 2
 
@@ -106,10 +113,7 @@ def _apply_event(timing: Timing, event: Any, now: float, parts: list[str]) -> No
         content = delta.get("content")
         if content:
             parts.append(content)
-            if timing.t_first is None:
-                timing.t_first = now
-            timing.t_last = now
-            timing.chunk_times.append(now)
+            timing.mark_content(now)
         if choice.get("finish_reason"):
             timing.finish_reason = choice["finish_reason"]
     if event.get("usage"):
@@ -160,7 +164,6 @@ async def _read_sse(content: aiohttp.StreamReader, timing: Timing, parts: list[s
     regex). One await per network read, not per line."""
     tail = ""
     decode = codecs.getincrementaldecoder("utf-8")("replace").decode  # a character may span two reads
-    times = timing.chunk_times
     first_event = True
     async for data in content.iter_any():
         now = _perf()
@@ -186,10 +189,7 @@ async def _read_sse(content: aiohttp.StreamReader, timing: Timing, parts: list[s
             content_ = (choices[0].get("delta") or {}).get("content")
             if content_:
                 parts.append(content_)
-                if timing.t_first is None:
-                    timing.t_first = now
-                timing.t_last = now
-                times.append(now)
+                timing.mark_content(now)
     if tail.startswith("data:") and tail[5:].strip() not in ("", "[DONE]"):
         try:
             _apply_event(timing, _raw_decode(tail[5:].strip())[0], _perf(), parts)
@@ -344,10 +344,7 @@ class BedrockStreamTimer:
                     text = event["contentBlockDelta"].get("delta", {}).get("text")
                     if text:
                         parts.append(text)
-                        if timing.t_first is None:
-                            timing.t_first = now
-                        timing.t_last = now
-                        timing.chunk_times.append(now)
+                        timing.mark_content(now)
                 elif "messageStop" in event:
                     timing.finish_reason = event["messageStop"].get("stopReason")
                 elif "metadata" in event:
