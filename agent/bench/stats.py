@@ -91,3 +91,86 @@ def aggregate_tok_per_s(output_tokens: Sequence[int], first_sent: float, last_do
     if span <= 0:
         return None
     return sum(output_tokens) / span
+
+
+# --- intervals and paired tests ------------------------------------------------------------
+# Shared by every grade (counting, BFCL) and every repeated aggregate (SLO levels), so that a
+# figure and its interval are always computed the same way.
+
+Z95 = 1.959963984540054
+"""The two-sided 95% standard-normal quantile."""
+
+# Two-sided 95% Student t quantiles for 1..30 degrees of freedom (standard tables, e.g.
+# NIST/SEMATECH e-Handbook of Statistical Methods, section 1.3.6.7.2); beyond 30 the normal
+# quantile is within 4% and is used.
+_T95 = (
+    12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228,
+    2.201, 2.179, 2.160, 2.145, 2.131, 2.120, 2.110, 2.101, 2.093, 2.086,
+    2.080, 2.074, 2.069, 2.064, 2.060, 2.056, 2.052, 2.048, 2.045, 2.042,
+)  # fmt: skip
+
+
+def wilson_interval(successes: int, n: int, z: float = Z95) -> tuple[float, float] | None:
+    """Wilson score interval of a proportion (95% by default); None when ``n`` is 0.
+
+    Chosen over the normal ("Wald") interval because it stays inside [0, 1] and keeps its
+    coverage at small n and at 0 or n successes: 4 of 5 gives (0.376, 0.964).
+    """
+    if n <= 0:
+        return None
+    if not 0 <= successes <= n:
+        raise ValueError(f"successes must be in [0, {n}], got {successes}")
+    p = successes / n
+    denom = 1 + z * z / n
+    centre = (p + z * z / (2 * n)) / denom
+    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / denom
+    return max(0.0, centre - half), min(1.0, centre + half)
+
+
+def t_quantile_95(df: int) -> float:
+    """Two-sided 95% Student t quantile for ``df`` degrees of freedom (normal beyond 30)."""
+    if df < 1:
+        raise ValueError(f"degrees of freedom must be at least 1, got {df}")
+    return _T95[df - 1] if df <= len(_T95) else Z95
+
+
+def mean_interval(values: Sequence[float]) -> tuple[float, float, float] | None:
+    """``(mean, low, high)``: the mean of repeated measurements with its 95% t interval.
+
+    None for an empty sample; with one value the interval is the value itself (width 0 means
+    "not estimated", and callers that rank must treat n < 2 as too thin).
+    """
+    sample = [float(v) for v in values if v is not None and math.isfinite(float(v))]
+    if not sample:
+        return None
+    mean = sum(sample) / len(sample)
+    if len(sample) == 1:
+        return mean, mean, mean
+    var = sum((v - mean) ** 2 for v in sample) / (len(sample) - 1)
+    half = t_quantile_95(len(sample) - 1) * math.sqrt(var / len(sample))
+    return mean, mean - half, mean + half
+
+
+def intervals_overlap(a: tuple[float, float], b: tuple[float, float]) -> bool:
+    """Whether two closed intervals ``(low, high)`` overlap: two such figures are a tie."""
+    return a[0] <= b[1] and b[0] <= a[1]
+
+
+def mcnemar_exact(only_a: int, only_b: int) -> float:
+    """Two-sided exact McNemar p-value for paired right/wrong outcomes.
+
+    Args:
+        only_a: Cases A got right and B got wrong.
+        only_b: Cases B got right and A got wrong.
+
+    The discordant pairs follow Binomial(only_a + only_b, 1/2) under "no difference"; the
+    p-value is twice the smaller tail, capped at 1. With no discordant pair it is 1.
+    """
+    if only_a < 0 or only_b < 0:
+        raise ValueError("counts must be non-negative")
+    n = only_a + only_b
+    if n == 0:
+        return 1.0
+    k = min(only_a, only_b)
+    tail = sum(math.comb(n, i) for i in range(k + 1)) / 2**n
+    return min(1.0, 2 * tail)
