@@ -306,6 +306,7 @@ def level_block(concurrency: int, records: Sequence[Mapping[str, Any]], target: 
     for r in records:
         by_repeat.setdefault(repeat_of(r), []).append(r)
     per_repeat = []
+    rates: list[tuple[float | None, float | None, float | None]] = []  # unrounded, for the means
     missed_by: dict[str, int] = {}
     ok_figs: list[RequestFigures] = []
     for k in sorted(by_repeat):
@@ -325,17 +326,18 @@ def level_block(concurrency: int, records: Sequence[Mapping[str, Any]], target: 
                 met += 1
                 met_tokens += fig.output_tokens or 0
         span = span_s(rs)
+        rates.append((_rate(met, span), _rate(met_tokens, span), _rate(ok_tokens, span)))
         per_repeat.append({
             "repeat": k, "requests": len(rs), "errors": errors, "met": met, "wall_s": round(span, 3),
-            "goodput_req_per_s": _round(_rate(met, span), 3),
-            "goodput_output_tok_per_s": _round(_rate(met_tokens, span), 2),
-            "output_tok_per_s": _round(_rate(ok_tokens, span), 2),
+            "goodput_req_per_s": _round(rates[-1][0], 3),
+            "goodput_output_tok_per_s": _round(rates[-1][1], 2),
+            "output_tok_per_s": _round(rates[-1][2], 2),
         })  # fmt: skip
     requests = sum(p["requests"] for p in per_repeat)
     met = sum(p["met"] for p in per_repeat)
-    goodput_req, goodput_req_ci = _interval([p["goodput_req_per_s"] for p in per_repeat], 3)
-    goodput_tok, goodput_tok_ci = _interval([p["goodput_output_tok_per_s"] for p in per_repeat], 2)
-    output_tok, output_tok_ci = _interval([p["output_tok_per_s"] for p in per_repeat], 2)
+    goodput_req, goodput_req_ci = _interval([r[0] for r in rates], 3)
+    goodput_tok, goodput_tok_ci = _interval([r[1] for r in rates], 2)
+    output_tok, output_tok_ci = _interval([r[2] for r in rates], 2)
     share_ci = stats.wilson_interval(met, requests)
     planned = (log or {}).get("planned_requests")
     complete = planned is None or requests >= planned
