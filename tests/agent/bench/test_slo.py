@@ -80,8 +80,8 @@ def test_bad_options_exit_2_with_a_line_that_says_why(argv, says, capsys):
     with pytest.raises(SystemExit) as done:
         run.build_parser(runner).parse_args(argv)
     assert done.value.code == 2
-    last = capsys.readouterr().err.strip().splitlines()[-1]
-    assert last.startswith("python -m agent.run: error: ") and says in last
+    lines = capsys.readouterr().err.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("python -m agent.run: error: ") and says in lines[0]
 
 
 def test_options_give_the_plan():
