@@ -143,3 +143,23 @@ def test_the_time_budget_stops_the_search_and_says_so(tmp_path):
     assert slo["capacity_concurrency"] is None and "time budget" in slo["capacity_reason"]
     assert json.loads((out / "run.json").read_text())["slo_search"]["g6"]["levels"][0]["stopped"] == "budget"
     assert code == 0
+
+
+@pytest.mark.timeout(120)
+def test_a_level_stops_sending_once_it_can_no_longer_hold(tmp_path):
+    # one slot, replies of at least 0.42 s: at 2 in flight the second request waits (TTFT >= 0.44 s > 0.3 s).
+    # Level 2 plans 2 x 4 x 2 = 16 requests and allows no miss: the third request is sent before the first
+    # miss is known (at 0.84 s), nothing after it.
+    pace = Pace(slots=1, ttft_s=0.02, tpot_s=0.1, tokens=5)
+    code, s, records, out = run_paced(tmp_path, pace, "--runs", "4", "--concurrency", "auto", "--slo",
+                                      "ttft_p99_ms=300", "--repeats", "2")
+    slo = s["backends"]["g6"]["slo"]
+    assert slo["capacity_concurrency"] == 1 and slo["search"]["order"] == [1, 2]
+    one, two = slo["levels"]
+    assert (one["requests"], one["met"], one["holds"]) == (8, 8, True)
+    assert (two["requests"], two["repeats"], two["planned_requests"], two["stopped"]) == (3, 1, 16, "missed")
+    assert two["verdict"] == "misses" and two["met"] == 1
+    logged = json.loads((out / "run.json").read_text())["slo_search"]["g6"]["levels"][1]
+    assert logged == {"concurrency": 2, "planned_requests": 16, "repeats_planned": 2, "repeats_run": 1,
+                      "stopped": "missed"}
+    assert code == 0
