@@ -29,6 +29,7 @@ as such, never graded as a wrong count.
 
 from __future__ import annotations
 
+import bisect
 import re
 from dataclasses import dataclass
 from typing import Iterable
@@ -160,11 +161,11 @@ _NEGATION_BEFORE = re.compile(r"(?:\bnot|n't|\bnever)\s+(?:\w+\s+)?$", re.IGNORE
 
 
 def _find_conditions(text: str) -> list[_Condition]:
-    taken: list[tuple[int, int]] = []
+    taken = bytearray(len(text))  # characters already inside a condition
     found: list[_Condition] = []
     for pattern, kind in _CONDITIONS:
         for m in pattern.finditer(text):
-            if any(s < m.end() and m.start() < e for s, e in taken):
+            if any(taken[m.start() : m.end()]):
                 continue
             if kind is None:
                 op, value = m.group(1), int(m.group(2))
@@ -175,7 +176,7 @@ def _find_conditions(text: str) -> list[_Condition]:
                 op, value = kind, int(m.group(1))
             if _NEGATION_BEFORE.search(text[max(0, m.start() - 16) : m.start()]):
                 op = _FLIP[op]
-            taken.append((m.start(), m.end()))
+            taken[m.start() : m.end()] = b"\x01" * (m.end() - m.start())
             found.append(_Condition(m.start(), m.end(), op, value))
     for m in _DOUBLE_DIGIT.finditer(text):
         found.append(_Condition(m.start(), m.end(), ">=", 10))
@@ -308,10 +309,11 @@ def _sentences(text: str) -> list[tuple[int, int]]:
 
 def _mentions(text: str, qset: QuestionSet, conditions: list[_Condition]) -> list[_Mention]:
     mentions = [_Mention(int(m.group(0)), m.start(), m.end()) for m in re.finditer(r"(?<![\w.])\d+(?![\w])", text)]
+    starts = [x.start for x in mentions]
 
     def mark(start: int, end: int, role: str) -> None:
-        for x in mentions:
-            if x.role == "count" and start <= x.start and x.end <= end:
+        for x in mentions[bisect.bisect_left(starts, start) : bisect.bisect_left(starts, end)]:
+            if x.role == "count" and x.end <= end:
                 x.role = role
 
     for pattern in _OTHER:
@@ -362,18 +364,18 @@ def _tier(text: str, x: _Mention) -> int:
     return 0
 
 
-def _attach(text: str, x: _Mention, conditions: list[_Condition], sentence: tuple[int, int], others: list[_Mention],
-            qset: QuestionSet) -> str:
-    """The relation of the condition ``x`` counts: the nearest one in its sentence with no other count
-    between them (``11 ids, and 8 of them are 10 or more``: the condition is 8's, not 11's)."""
+def _attach(text: str, x: _Mention, conditions: list[_Condition], window: tuple[int, int], qset: QuestionSet) -> str:
+    """The relation of the condition ``x`` counts: the nearest one inside ``window`` (its sentence,
+    cut at the counts before and after it: in ``11 ids, and 8 of them are 10 or more`` the
+    condition is 8's, not 11's)."""
     best: tuple[int, str] | None = None
-    for c in conditions:
-        if c.end <= sentence[0] or c.start >= sentence[1]:
+    first = bisect.bisect_left(conditions, window[0], key=lambda c: c.start)
+    for c in conditions[first:]:
+        if c.start >= window[1]:
+            break
+        if c.end > window[1]:
             continue
-        lo, hi = (x.end, c.start) if c.start >= x.end else (c.end, x.start)
-        if any(lo <= o.start and o.end <= hi for o in others):
-            continue
-        gap = text[lo:hi]
+        gap = text[x.end : c.start] if c.start >= x.end else text[c.end : x.start]
         distance = len(gap) + 25 * len(_BOUNDARY.findall(gap))
         if best is None or distance < best[0]:
             best = (distance, _relation(c, qset))
@@ -390,13 +392,19 @@ def read_count(answer: str | None, qset: QuestionSet) -> CountReading:
     mentions = _mentions(text, qset, conditions)
     sentences = _sentences(text)
 
+    sentence_starts = [s[0] for s in sentences]
+
     def sentence_of(x: _Mention) -> tuple[int, int]:
-        return next((s for s in sentences if s[0] <= x.start < s[1]), (0, len(text)))
+        i = bisect.bisect_right(sentence_starts, x.start) - 1
+        return sentences[i] if i >= 0 and x.start < sentences[i][1] else (0, len(text))
 
     cands = [x for x in mentions if x.role in ("count", "hedge")]
-    for x in cands:
+    for i, x in enumerate(cands):
+        sentence = sentence_of(x)
+        window = (max(sentence[0], cands[i - 1].end if i else 0),
+                  min(sentence[1], cands[i + 1].start if i + 1 < len(cands) else len(text)))
         x.tier = _tier(text, x)
-        x.relation = _attach(text, x, conditions, sentence_of(x), cands, qset)
+        x.relation = _attach(text, x, conditions, window, qset)
     cands = [x for x in cands if x.relation != "complement"]
     if not cands:
         return CountReading(UNREADABLE, None, "no count stated")

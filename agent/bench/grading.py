@@ -32,7 +32,6 @@ from .count_reading import UNREADABLE, read_count
 from .text_calls import TextCall, find_text_calls
 from .workload import OPS, QuestionSet, select_ids
 
-VERDICTS = ("correct", "wrong", "unreadable", "failed")
 TOOL_PARAMETERS = {"count_ids": ("op", "value"), "list_ids": ()}
 """The counting tools and their parameters in order (to read a call written as text)."""
 EXPECTED_TOOL = {"engine": "count_ids", "rows": "list_ids"}

@@ -38,7 +38,6 @@ from .workload import ORCHESTRATOR_ASK_MAX_TOKENS, ORCHESTRATOR_SYSTEM_PROMPT, o
 
 SCOREBOARD_HEADER = "| backend | answer | seconds | tokens/s |"
 SUBMIT_TOOL = "submit_summary"
-WINNER_VERDICTS = ("right", "wrong", "unclear", "not submitted", "no successful ask", "failed")
 
 
 def tool_name(backend_name: str) -> str:

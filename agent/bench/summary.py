@@ -317,7 +317,7 @@ def summarize_orchestrator(records: Sequence[Mapping[str, Any]], run: Mapping[st
     base: dict[str, Any] = {
         "ran": False, "backend": None, "constrained": False, "asked": [], "not_asked": [], "winner_claimed": None,
         "winner_text": "none", "winner_measured": None, "submitted": False, "submitted_via": None,
-        "winner_submitted": None, "winner_submitted_raw": None, "winner_verdict": "not submitted",
+        "winner_submitted": None, "winner_submitted_raw": None, "winner_verdict": "not run",
         "wrong_winner": False, "submitted_table_quote": "absent", "text_disagrees": False, "table_matches": False,
         "table_quote": "absent", "scoreboard_called": False, "scoreboard": None, "reply": None, "asks": [],
         "error": None, "failure": None, "follow_up_error": None, "follow_up_reply": None,
