@@ -38,6 +38,7 @@ from .workload import ORCHESTRATOR_ASK_MAX_TOKENS, ORCHESTRATOR_SYSTEM_PROMPT, o
 
 SCOREBOARD_HEADER = "| backend | answer | seconds | tokens/s |"
 SUBMIT_TOOL = "submit_summary"
+FOLLOW_UP_SYSTEM_PROMPT = f"You record, with the {SUBMIT_TOOL} tool, an answer you have already given."
 
 
 def tool_name(backend_name: str) -> str:
@@ -273,7 +274,7 @@ async def run_orchestrator(
     calls, texts = transcript(agent.messages)
     follow_up = None
     if not error and reply.strip() and not any(c.get("name") == SUBMIT_TOOL for c in calls):
-        follow_agent = Agent(model=model, system_prompt=system_prompt, tools=[submit], callback_handler=None)
+        follow_agent = Agent(model=model, system_prompt=FOLLOW_UP_SYSTEM_PROMPT, tools=[submit], callback_handler=None)
         prompt = follow_up_turn(user_turn, reply, names)
         f_reply, f_error, f_seconds = await run_agent(follow_agent, prompt, timeout_s)
         f_calls, f_texts = transcript(follow_agent.messages)

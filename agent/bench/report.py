@@ -91,14 +91,14 @@ def _name(summary: Mapping[str, Any], name: str) -> str:
     return f"{name} ({', '.join(tags)})" if tags else name
 
 
-def _grade(block: Mapping[str, Any] | None, key: str, interval: bool = False) -> str:
-    """``k/n`` over the graded (not failed) runs, with its 95% interval when asked and the failed
-    runs beside it."""
+def _grade(block: Mapping[str, Any] | None, key: str, interval: bool = False, failed: bool = True) -> str:
+    """``k/n`` over the graded (not failed) runs, with its 95% interval and the failed runs beside
+    it when asked."""
     if not block or block.get(key) is None:
         return "-"
     ci = f" [{_ci(block.get(f'{key}_ci95'))}]" if interval and block.get(f"{key}_ci95") else ""
-    failed = f" ({block['errors']} failed)" if block.get("errors") else ""
-    return f"{block[key]}/{block['graded']}{ci}{failed}"
+    apart = f" ({block['errors']} failed)" if failed and block.get("errors") else ""
+    return f"{block[key]}/{block['graded']}{ci}{apart}"
 
 
 def _ci(interval: Sequence[float] | None) -> str:
@@ -221,9 +221,10 @@ def _grading(summary: Mapping[str, Any]) -> list[str]:
                     "selects the true ids.", ""]
         rows = []
         for n, c in blocks.items():
-            rows.append([_name(summary, n), c["runs"], c["errors"], _grade(c, "correct"), _ci(c.get("correct_ci95")),
-                         c["wrong"], c["unreadable"], _grade(c, "right_filter"), _ci(c.get("right_filter_ci95")),
-                         _grade(c, "first_call_right"), c["several_filters"], c["tool_calls"], c["invalid_tool_calls"],
+            rows.append([_name(summary, n), c["runs"], c["errors"], _grade(c, "correct", failed=False),
+                         _ci(c.get("correct_ci95")), c["wrong"], c["unreadable"],
+                         _grade(c, "right_filter", failed=False), _ci(c.get("right_filter_ci95")),
+                         _grade(c, "first_call_right", failed=False), c["several_filters"], c["tool_calls"], c["invalid_tool_calls"],
                          c["text_tool_calls"],
                          ", ".join(f"`{k}` x{v}" for k, v in c["filters_sent"].items()) or "-",
                          _f(c["seconds"]["p50"], 2)])
