@@ -115,13 +115,19 @@ def _words_to_digits(text: str) -> str:
     return _NUMBER_WORD.sub(sub, text)
 
 
-def normalize(answer: str) -> str:
-    """The answer as the reader sees it: reasoning blocks dropped (unless that is all there is),
-    markdown and list markers removed, comparisons in ASCII, number words as digits."""
+def strip_reasoning(answer: str) -> str:
+    """The answer without its ``<thinking>`` blocks (Nova writes them inline in the text), or, when
+    they are all there is, their content without the tags."""
     text = _REASONING.sub(" ", answer)
     if not re.search(r"\w", text):
         text = re.sub(r"</?(?:thinking|think|reasoning)>", " ", answer, flags=re.IGNORECASE)
-    text = text.translate(_UNICODE)
+    return text
+
+
+def normalize(answer: str) -> str:
+    """The answer as the reader sees it: reasoning blocks dropped (unless that is all there is),
+    markdown and list markers removed, comparisons in ASCII, number words as digits."""
+    text = strip_reasoning(answer).translate(_UNICODE)
     text = re.sub(r"\*\*|__|~~|[*`]", "", text)
     text = re.sub(r"(?m)^[ \t]*#{1,6}[ \t]*", "", text)
     text = re.sub(r"(?m)^[ \t]*>[ \t]+(?![\d=])", "", text)

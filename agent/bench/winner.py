@@ -6,7 +6,8 @@ Two readings, both pure functions of the recorded answer:
   ("fastest", "won", "came first" ...), a backend counts only when the nearest rank word to it is
   a winner word and it is not the object of a comparison ("compared with Bedrock", "faster than
   Bedrock", "ahead of trn1"); "Compared with Bedrock, g6 was the fastest." names g6. Table rows
-  are skipped. One backend named: ``named``; none: ``none``; several: ``unclear``.
+  are skipped, and so are ``<thinking>`` blocks. One backend named: ``named``; none: ``none``;
+  several: ``unclear``.
 * :func:`resolve_backend` reads the ``winner`` argument of the structured answer
   (``submit_summary``): a backend's name, its tool name or its label. Anything else is
   ``unclear``: a winner that cannot be read is never graded wrong.
@@ -16,6 +17,8 @@ from __future__ import annotations
 
 import re
 from typing import Any, Mapping, Sequence
+
+from .count_reading import strip_reasoning
 
 NAMED, NONE, UNCLEAR = "named", "none", "unclear"
 
@@ -67,7 +70,8 @@ def _distance(text: str, a: tuple[int, int], b: tuple[int, int]) -> int:
 
 def read_winner(reply: str, backends: Sequence[Mapping[str, Any]]) -> tuple[str, str | None]:
     """``(status, backend)`` the free-text reply names as the winner: ``named``, ``none`` or ``unclear``."""
-    prose = "\n".join(ln for ln in (reply or "").splitlines() if not ln.strip().startswith("|"))
+    text = strip_reasoning(reply or "")
+    prose = "\n".join(ln for ln in text.splitlines() if not ln.strip().startswith("|"))
     named: list[str] = []
     for sentence in re.split(r"(?<=[.!?])\s+|\n+", prose):
         if not _WINNER_WORDS.search(sentence):

@@ -77,6 +77,7 @@ def test_right_winner_and_no_winner():
         ("The winner is g6. Actually, trn1 was the fastest.", "unclear", None),
         ("The table above lists the fastest first.", "none", None),
         ("Everyone said Paris.", "none", None),
+        ("<thinking>Maybe Bedrock was the fastest?</thinking> The fastest was g6.", "named", "g6"),
     ],
 )
 def test_reading_the_free_text_winner(sentence, status, name):
