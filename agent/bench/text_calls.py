@@ -2,7 +2,9 @@
 
 A model without a working tool parser writes its call into the reply (``count_ids(op=">=",
 value=10)``, ``{"name": "count_ids", "arguments": {...}}``, ``<tool_call>...</tool_call>``,
-``[TOOL_CALLS]``, ``<|python_tag|>``, a ``tool_code`` block). :func:`find_text_calls` finds each
+Gemma 4's ``<|tool_call>call:count_ids{op:<|"|>>=<|"|>,value:10}<tool_call|>`` (or, with the
+special tokens skipped, ``call:count_ids{...}``), ``[TOOL_CALLS]``, ``<|python_tag|>``, a
+``tool_code`` block). :func:`find_text_calls` finds each
 such call once, however many of these marks it carries (one JSON call has a name key and an
 argument object: it is one call), and tells a call written *instead of* being made from a
 description of a call that *was* made ("I called count_ids(op='>=', value=10) and got 8"):
@@ -48,6 +50,7 @@ def _patterns(
     names = "|".join(re.escape(n) for n in sorted(tool_names, key=len, reverse=True)) or r"(?!x)x"
     paren = re.compile(rf"(?<![A-Za-z0-9_.])({names})\s*\(")
     keyed = [re.compile(rf"\"(?:name|function|tool|tool_name)\"\s*:\s*\"({names})\"")]
+    keyed.append(re.compile(rf"(?<![A-Za-z0-9_])call:({names})\s*\{{"))
     for params in positional.values():
         if len(params) >= 2:
             a, b = (re.escape(p) for p in params[:2])
@@ -55,13 +58,16 @@ def _patterns(
     return paren, keyed
 
 
+_GEMMA_CALL = re.compile(rf"(?<![A-Za-z0-9_])call:({_NAME})\s*(\{{)")
+_GEMMA_QUOTE = '<|"|>'
 _MARKERS = [
+    re.compile(r"<\|tool_call>"),
     re.compile(r"<\s*tool_call\s*>"),
     re.compile(r"\[TOOL_CALLS\]"),
     re.compile(r"<\|python_tag\|>"),
     re.compile(r"```\s*tool_code\b"),
 ]
-_CLOSERS = {"<": re.compile(r"<\s*/\s*tool_call\s*>"), "`": re.compile(r"```")}
+_CLOSERS = {"<|": re.compile(r"<tool_call\|>"), "<": re.compile(r"<\s*/\s*tool_call\s*>"), "`": re.compile(r"```")}
 
 
 def _balanced(text: str, start: int, open_ch: str, close_ch: str) -> int:
@@ -105,10 +111,14 @@ def _spans(text: str, paren: re.Pattern[str], keyed: list[re.Pattern[str]]) -> l
         spans.append((m.start(), _balanced(text, m.end() - 1, "(", ")")))
     for pattern in keyed:
         for m in pattern.finditer(text):
-            spans.append(_enclosing_object(text, m.start()) or (m.start(), m.end()))
+            if m.group(0).startswith("call:"):  # Gemma 4: the object follows the name
+                spans.append((m.start(), _balanced(text, m.end() - 1, "{", "}")))
+            else:
+                spans.append(_enclosing_object(text, m.start()) or (m.start(), m.end()))
     for marker in _MARKERS:
         for m in marker.finditer(text):
-            closer = _CLOSERS.get(m.group(0).lstrip()[0])
+            opening = m.group(0).lstrip()
+            closer = _CLOSERS.get(opening[:2]) or _CLOSERS.get(opening[0])
             close = closer.search(text, m.end()) if closer else None
             if close:
                 spans.append((m.start(), close.end()))
@@ -162,6 +172,18 @@ def _paren_arguments(inner: str, positional: Sequence[str]) -> dict[str, Any] | 
     return args
 
 
+def _gemma_arguments(body: str) -> dict[str, Any] | None:
+    """``{op:<|"|>>=<|"|>,value:10}`` as a dict (Gemma 4 quotes strings with ``<|"|>`` and leaves
+    keys bare), or None when it does not read as one."""
+    text = body.replace(_GEMMA_QUOTE, '"')
+    text = re.sub(r'([{,]\s*)([A-Za-z_][A-Za-z0-9_]*)\s*:', r'\1"\2":', text)
+    try:
+        value = json.loads(text)
+    except ValueError:
+        return None
+    return value if isinstance(value, dict) else None
+
+
 def _json_call(snippet: str, names: set[str]) -> tuple[str | None, Any]:
     start = snippet.find("{")
     if start < 0:
@@ -187,6 +209,10 @@ def _json_call(snippet: str, names: set[str]) -> tuple[str | None, Any]:
 def _read(text: str, span: tuple[int, int], paren: re.Pattern[str], names: set[str],
           positional: Mapping[str, Sequence[str]]) -> tuple[str | None, Any]:
     snippet = text[span[0] : span[1]]
+    g = _GEMMA_CALL.search(snippet)
+    if g:
+        end = _balanced(snippet, g.start(2), "{", "}")
+        return g.group(1), _gemma_arguments(snippet[g.start(2) : end])
     m = paren.search(snippet)
     if m:
         end = _balanced(snippet, m.end() - 1, "(", ")")

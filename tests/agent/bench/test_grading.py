@@ -176,6 +176,16 @@ class TestTextToolCalls:
         g = grade_counting(REF, "engine", "8", [], texts=['count_ids(">=", 10)', "count_ids(op='>', value=9)", "8"])
         assert len(g.text_tool_calls) == 2
 
+    def test_gemma_4_calls_in_the_text(self):
+        # what a failed vLLM tool parser leaves in Gemma 4's content, with and without special tokens
+        native = '<|tool_call>call:count_ids{op:<|"|>>=<|"|>,value:10}<tool_call|>'
+        g = grade_counting(REF, "engine", native, [])
+        assert len(g.text_tool_calls) == 1 and g.text_tool_calls[0].arguments == {"op": ">=", "value": 10}
+        assert len(grade_counting(REF, "engine", 'call:count_ids{op:<|"|>>=<|"|>,value:10}', []).text_tool_calls) == 1
+        assert grade_counting(REF, "engine", native, [call(">=", 10)]).text_tool_calls == ()  # a description
+        two = native + '<|tool_call>call:count_ids{op:<|"|>><|"|>,value:9}<tool_call|>'
+        assert len(grade_counting(REF, "engine", two, []).text_tool_calls) == 2
+
     def test_the_usual_markers(self):
         for text in ("[TOOL_CALLS] [{\"name\": \"count_ids\", \"arguments\": {\"op\": \">=\", \"value\": 10}}]",
                      "```tool_code\ncount_ids(op='>=', value=10)\n```", "<tool_call>list_ids</tool_call>",
