@@ -189,7 +189,7 @@ def grade_counting(
     offered = [EXPECTED_TOOL[tools]]
     all_texts = list(texts) if texts else ([answer] if answer else [])
     made = [c for c in calls if isinstance(c, Mapping)]
-    text_calls = tuple(find_text_calls(all_texts, made, offered, TOOL_PARAMETERS))
+    text_calls = tuple(find_text_calls(all_texts, made, offered, {t: TOOL_PARAMETERS[t] for t in offered}))
     valid = [v for v in verdicts if v.valid and v.filter]
     last = valid[-1] if valid else None
     failure = run_failure(answer, error)
