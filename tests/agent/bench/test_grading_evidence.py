@@ -7,6 +7,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from agent.bench import evidence, report, runner, summary
 from agent.bench.orchestrator import SUBMIT_TOOL, scoreboard_table, tool_name
 
@@ -63,10 +65,10 @@ RECORDS = [
 ]
 
 
-def write_evidence(out: Path) -> None:
+def write_evidence(out: Path, records=RECORDS) -> None:
     out.mkdir()
     log = evidence.RequestLog(out / evidence.REQUESTS)
-    for r in RECORDS:
+    for r in records:
         log.append(dict(r))
     log.close()
     evidence.write_json(out / evidence.RUN, {
@@ -130,3 +132,36 @@ def test_an_empty_reply_from_a_live_server_is_a_failed_run(tmp_path):
     assert code == 1 and c["counting"]["errors"] == 1 and c["counting"]["right_filter"] == 0
     assert c["counting"]["detail"][0]["right_filter"] is None and c["counting"]["correct_ci95"] is None
     assert "counting: every run failed (empty reply: the model returned no text)" in c["failures"]
+
+
+WRONG_SENTENCE = "The fastest response came from the Amazon Bedrock backend."
+
+
+@pytest.mark.parametrize(
+    "reply,calls,verdict,line",
+    [
+        ("Compared with Bedrock, g6 was the fastest.", [{"winner": "g6"}], "right", "- Winner: right (g6)"),
+        (WRONG_SENTENCE, [{"winner": "bedrock"}], "wrong",
+         "- Winner: **wrong: the agent submitted bedrock, the scoreboard puts g6 first**"),
+        ("g6 was the fastest.", [{"winner": "the first row"}], "unclear",
+         "- Winner: unclear: the submitted winner names no offered backend (not graded wrong)"),
+        (WRONG_SENTENCE, [{"winner": "g6"}], "right",
+         "- **The free text and the structured answer disagree**: the text names bedrock, the submitted winner is g6."),
+        ("g6 and Bedrock were the fastest.", [], "not submitted",
+         "- Winner named in the free text: unclear (it names more than one backend as the winner)"),
+    ],
+)
+def test_orchestrator_answers_recompute(tmp_path, reply, calls, verdict, line):
+    record = {**RECORDS[-1], "reply": TABLE + "\n\n" + reply,
+              "calls": [{"name": SUBMIT_TOOL, "input": {**c, "table": TABLE}} for c in calls]}
+    out = tmp_path / "evidence"
+    write_evidence(out, [record])
+    s = runner.write_outputs(out)
+    o = s["orchestrator"]
+    assert o["winner_verdict"] == verdict and o["wrong_winner"] is (verdict == "wrong")
+    text = (out / evidence.REPORT).read_text()
+    assert line in text
+    assert ("**wrong" in text) is (verdict == "wrong")  # bold only for a readable, wrong structured answer
+    again = summary.summarize(evidence.read_requests(out / evidence.REQUESTS),
+                              json.loads((out / evidence.RUN).read_text()))
+    assert json.loads(json.dumps(again, default=str)) == json.loads((out / evidence.SUMMARY).read_text())
