@@ -222,7 +222,8 @@ _OTHER = [
 ]
 _TOOL_ARGS = [
     re.compile(r"\bvalue\"?'?\s*(?:=|:|of)?\s*-?\d+", re.IGNORECASE),
-    re.compile(r"\b(?:min|max|minimum|maximum|threshold|cut-?off|limit|bound(?:ary)?)\"?'?\s*(?:=|:|is|of|was|at)?\s*-?\d+",
+    re.compile(r"\b(?:min|max|minimum|maximum|smallest|largest|lowest|highest|biggest|threshold|cut-?off|limit|"
+               r"bound(?:ary)?)(?:\s+(?:id|value|one|number))?\"?'?\s*(?:=|:|is|of|was|at|being)?\s*-?\d+",
                re.IGNORECASE),
     re.compile(r"\b\d+\s+as\s+(?:the\s+|a\s+|my\s+)?(?:value|threshold|cut-?off|limit|boundary)\b", re.IGNORECASE),
 ]
