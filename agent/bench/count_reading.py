@@ -21,8 +21,9 @@ every number in the answer a role and reads the count from the numbers that can 
    bare number. A correction (``no wait``, ``actually``) drops what came before it.
 
 One distinct value is the count. Several are resolved, in order, by an explicit answer with no
-later contradiction, by the numbers tied to the question's own condition, or by a concluding
-sentence (``so``, ``therefore``, ``in total``); if none settles it, or the count is hedged
+later contradiction, by the numbers tied to the question's own condition, by the only count-like
+phrase among bare numbers, or by a concluding sentence (``so``, ``therefore``, ``in total``); if
+none settles it, or the count is hedged
 (``about 8``, ``8 or 9``), or no count is stated at all, the answer is **unreadable**: reported
 as such, never graded as a wrong count.
 """
