@@ -51,6 +51,7 @@ def test_evidence_folder_on_fake_backends(tmp_path, fake_agent_server, fake_neur
     o = s["orchestrator"]
     assert o["ran"] and o["asked"] == ["g6", "inf2"] and o["not_asked"] == []
     assert o["table_quote"] == "exact" and o["winner_claimed"] == "g6"
+    assert o["submitted_via"] == "run" and o["winner_submitted"] == "g6" and o["submitted_table_quote"] == "exact"
     assert o["wrong_winner"] is (o["winner_measured"] != "g6")
     assert s["prices"]["offline"] is True and "offline price file" in (out / "REPORT.md").read_text()
 
