@@ -154,8 +154,8 @@ async def run_bfcl(
             else:
                 state["failed_in_a_row"] = 0
             if state["failed_in_a_row"] >= stop_after_errors and not stopped:
-                stopped.append(f"stopped after {stop_after_errors} failed cases in a row, {queue.qsize()} cases "
-                               f"not sent (last: {state['last_error']})"[:300])
+                stopped.append(f"stopped after {stop_after_errors} failed cases in a row; {queue.qsize()} of "
+                               f"{len(cases)} cases not sent (last: {state['last_error']})"[:300])
             progress(f"{backend.name} bfcl {state['done']}/{len(cases)}")
 
     await asyncio.gather(*(worker() for _ in range(max(1, concurrency))))

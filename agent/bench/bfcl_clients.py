@@ -156,7 +156,8 @@ class _Fold:
         function = piece.get("function") if isinstance(piece, dict) else None
         if not isinstance(function, dict):
             return
-        call = self.calls.setdefault(index if isinstance(index, int) else len(self.calls), {"name": "", "arguments": ""})
+        key = index if isinstance(index, int) else len(self.calls)
+        call = self.calls.setdefault(key, {"name": "", "arguments": ""})
         if isinstance(function.get("name"), str):
             call["name"] += function["name"]
         args = function.get("arguments")

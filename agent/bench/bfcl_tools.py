@@ -11,7 +11,6 @@ note in the description, ``tuple`` -> array, ``any`` and unknown types -> string
 from __future__ import annotations
 
 import copy
-import json
 from typing import Any, Final, Mapping, Sequence
 
 JSON_TYPES: Final = {
@@ -114,11 +113,7 @@ def constrained_prompt(functions: Sequence[Mapping[str, Any]]) -> str:
              "{...}}, ...]}, listing every call the request needs, or an empty list when no function fits.", ""]
     for f in functions:
         props = parameters(f)["properties"]
-        args = "; ".join(f"{k} ({v.get('type', 'string')}): {v.get('description', '')}".strip() for k, v in props.items())
+        args = "; ".join(f"{k} ({v.get('type', 'string')}): {v.get('description', '')}".strip()
+                         for k, v in props.items())
         lines.append(f"- {tool_name(f['name'])}: {f.get('description', '')} Arguments: {args or 'none'}.")
     return "\n".join(lines)
-
-
-def dumps(value: Any) -> str:
-    """Compact JSON, for a call's arguments written back as text."""
-    return json.dumps(value, separators=(",", ":"), ensure_ascii=False)

@@ -2,7 +2,8 @@
 
 ``run`` drives the selected parts on every selected backend, in this order so the *cold*
 request really is a backend's first: the chat benchmark, the counting demo (both question
-sets), the BFCL tool-calling cases (``bfcl``, when selected), the orchestrator. Every request is appended to ``requests.jsonl`` as it finishes;
+sets), the BFCL tool-calling cases (``bfcl``, when selected), the orchestrator. Every request
+is appended to ``requests.jsonl`` as it finishes;
 ``summary.json``, the plots and ``REPORT.md`` are computed from it at the end, also when a
 backend fails or the run is interrupted. The exit code is 0 only when every selected backend
 completed every part it takes part in.

@@ -137,7 +137,8 @@ class ScriptedBfclServer:
             events += [{"content": w if i == 0 else " " + w} for i, w in enumerate(text.split(" "))]
         out = b"".join(b"data: " + json.dumps({**base, "choices": [{"index": 0, "delta": d, "finish_reason": None}]})
                        .encode() + b"\n\n" for d in events)  # fmt: skip
-        out += b"data: " + json.dumps({**base, "choices": [{"index": 0, "delta": {}, "finish_reason": finish}]}).encode()
+        last = {**base, "choices": [{"index": 0, "delta": {}, "finish_reason": finish}]}
+        out += b"data: " + json.dumps(last).encode()
         out += b"\n\ndata: " + json.dumps({**base, "choices": [], "usage": usage}).encode() + b"\n\ndata: [DONE]\n\n"
         await resp.write(out)
         await resp.write_eof()

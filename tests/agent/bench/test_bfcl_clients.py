@@ -85,8 +85,9 @@ FAULTS = {
     "malformed_event": (200, "text/event-stream", sse(CHUNK, b"{oops", finish("stop"), b"[DONE]"), "malformed SSE"),
     "empty_stream": (200, "text/event-stream", sse(finish("stop"), b"[DONE]"), "empty reply"),
     "malformed_json": (200, "application/json", b"{not json", "malformed JSON"),
-    "empty_json": (200, "application/json", json.dumps({"choices": [{"message": {"content": ""},
-                                                                     "finish_reason": "stop"}]}).encode(), "empty reply"),
+    "empty_json": (200, "application/json",
+                   json.dumps({"choices": [{"message": {"content": ""}, "finish_reason": "stop"}]}).encode(),
+                   "empty reply"),
     "choices_null": (200, "application/json", b'{"choices": [null]}', "without choices"),
 }
 
@@ -241,7 +242,8 @@ def test_sagemaker_streamed_replies_are_read_across_payload_parts():
     args = json.dumps({"number": 5})
     events = sse({"id": "s", "choices": [{"index": 0, "delta": {"tool_calls": [
         {"index": 0, "id": "c0", "type": "function", "function": {"name": "math_factorial", "arguments": ""}}]}}]},
-        {"id": "s", "choices": [{"index": 0, "delta": {"tool_calls": [{"index": 0, "function": {"arguments": args}}]}}]},
+        {"id": "s", "choices": [{"index": 0, "delta": {"tool_calls": [
+            {"index": 0, "function": {"arguments": args}}]}}]},
         finish("tool_calls"), {"id": "s", "choices": [], "usage": {"prompt_tokens": 50, "completion_tokens": 9}},
         b"[DONE]")
     parts = [{"PayloadPart": {"Bytes": events[i:i + 37]}} for i in range(0, len(events), 37)]  # lines split mid-way

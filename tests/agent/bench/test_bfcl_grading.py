@@ -100,15 +100,17 @@ def test_bedrock_tool_config_carries_the_same_schema_under_tool_spec():
     c = case("parallel_multiple_0")
     config = bedrock_tool_config(c.functions)
     assert config["toolChoice"] == {"auto": {}}
-    assert [t["toolSpec"]["name"] for t in config["tools"]] == [t["function"]["name"] for t in openai_tools(c.functions)]
-    assert config["tools"][0]["toolSpec"]["inputSchema"]["json"] == openai_tools(c.functions)[0]["function"]["parameters"]
+    tools = openai_tools(c.functions)
+    assert [t["toolSpec"]["name"] for t in config["tools"]] == [t["function"]["name"] for t in tools]
+    assert config["tools"][0]["toolSpec"]["inputSchema"]["json"] == tools[0]["function"]["parameters"]
 
 
 def test_the_constrained_schema_allows_no_call_and_only_offered_names():
     c = case("parallel_multiple_1")
     schema = constrained_schema(c.functions)
     options = schema["properties"]["calls"]["items"]["anyOf"]
-    assert [o["properties"]["name"]["const"] for o in options] == [t["function"]["name"] for t in openai_tools(c.functions)]
+    assert [o["properties"]["name"]["const"] for o in options] == [t["function"]["name"]
+                                                                   for t in openai_tools(c.functions)]
     assert "minItems" not in schema["properties"]["calls"]  # an empty list is how it declines (irrelevance)
     assert all("format" not in p for o in options for p in o["properties"]["arguments"]["properties"].values())
 

@@ -11,6 +11,7 @@ import json
 import pytest
 
 from agent.bench import evidence, runner, summary
+from agent.bench.bfcl_grading import OUTCOMES
 
 from .conftest import make_options
 
@@ -30,6 +31,6 @@ def test_bfcl_on_the_local_rig_completes_and_is_labelled_constrained(local_rig, 
     for d in block["detail"]:
         r = next(r for r in records if r["seq"] == d["seq"])
         assert r["constrained"] and r["output_tokens"] and (r["error"] or r["text"].startswith("{"))
-        assert d["outcome"] in ("correct", "wrong_call", "missed_call", "spurious_call", "error")
+        assert d["outcome"] in OUTCOMES
     report = (out / "REPORT.md").read_text()
     assert "local (constrained, CPU toy model)" in report and "**local: constrained.**" in report
