@@ -163,8 +163,12 @@ def grade(record: Mapping[str, Any]) -> Grade:
 
 
 def _reason(result: Mapping[str, Any]) -> str:
+    """The checker's first error, and for an unmatched parallel call the first reason it gave."""
     errors = result.get("error") or []
     first = errors[0] if errors else result.get("error_type", "refused")
     text = first if isinstance(first, str) else json.dumps(first, default=str)
+    detail = next(iter(errors[1].values()), {}) if len(errors) > 1 and isinstance(errors[1], dict) else {}
+    if isinstance(detail, dict) and detail.get("sub_error"):
+        text += f" ({detail['sub_error'][0]})"
     kind = result.get("error_type")
     return (f"{kind}: {text}" if kind else text)[:300]

@@ -76,10 +76,10 @@ def section(summary: Mapping[str, Any], name: Callable[[Mapping[str, Any], str],
     rows = [[name(summary, n)] + [_rate(b["by_category"].get(c)) for c in CATEGORIES] for n, b in blocks.items()]
     out += _table(["backend", *CATEGORIES], rows)
     out.append("")
-    for n, b in blocks.items():
-        if b.get("constrained"):
-            out.append(f"- **{n}: constrained.** Its calls come from a reply held to a JSON schema of the offered "
-                       "functions by the server's grammar, not from the model's own tool calls.")
+    notes = [f"- **{n}: constrained.** Its calls come from a reply held to a JSON schema of the offered functions "
+             "by the server's grammar, not from the model's own tool calls."
+             for n, b in blocks.items() if b.get("constrained")]
+    out += notes + ([""] if notes else [])
     out += _pairs(summary.get("bfcl_pairs") or [])
     out += _wrong(blocks)
     out += ["How these figures are computed:", ""] + [f"- {m}" for m in METHOD] + [""]
@@ -90,7 +90,7 @@ def _pairs(pairs: Sequence[Mapping[str, Any]]) -> list[str]:
     if not pairs:
         return []
     out = ["", "### Paired comparison (the same cases, McNemar exact test)", ""]
-    rows = [[p["a"], p["b"], p["cases"], p["only_a"], p["only_b"], f"{p['p_value']:.3g}", p["verdict"],
+    rows = [[p["a"], p["b"], p["cases"], p["only_a"], p["only_b"], f"{p['p_value']:.2g}", p["verdict"],
              p.get("same_verdict", "-"), p.get("same_calls", "-")] for p in pairs]
     out += _table(["A", "B", "answered by both", "only A right", "only B right", "p", "verdict", "same verdict",
                    "same calls"], rows)
@@ -102,8 +102,8 @@ def _pairs(pairs: Sequence[Mapping[str, Any]]) -> list[str]:
                  f"they disagree on {len(differing)}: {', '.join(f'`{c}`' for c in differing[:LISTED])}"
                  + (" ..." if len(differing) > LISTED else ""))
         out += [f"**g6 and sagemaker serve the same weights with the same tool parser:** of {twin['cases']} cases "
-                f"both answered, {agree}; the very same calls on {twin.get('same_calls', '-')}. {twin['verdict']}.",
-                ""]
+                f"both answered, {agree}; the very same calls on {twin.get('same_calls', '-')}. "
+                f"McNemar: {twin['verdict']}.", ""]
     return out
 
 

@@ -101,7 +101,7 @@ def pairs(backends: Mapping[str, Mapping[str, Any]]) -> list[dict[str, Any]]:
             p = stats.mcnemar_exact(only_a, only_b)
             out.append({
                 "a": a, "b": b, "cases": len(common), "only_a": only_a, "only_b": only_b,
-                "p_value": round(p, 6), "verdict": verdict(a, b, only_a, only_b, p, len(common)),
+                "p_value": float(f"{p:.4g}"), "verdict": verdict(a, b, only_a, only_b, p, len(common)),
                 "same_verdict": len(common) - only_a - only_b,
                 "same_calls": sum(1 for c in common if _same_calls(graded[a][c], graded[b][c])),
                 "differing_cases": [c for c in common if graded[a][c]["correct"] != graded[b][c]["correct"]],

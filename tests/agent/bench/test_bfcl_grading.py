@@ -161,6 +161,12 @@ def test_a_wrong_value_is_refused_with_the_checkers_reason():
     assert g.outcome == "wrong_call" and "Invalid value for parameter 'number'" in g.reason
 
 
+def test_an_unmatched_parallel_call_says_why():
+    c = case("parallel_0")  # spotify.play twice: Taylor Swift 20, Maroon 5 15
+    g = grade(record(c, [("spotify_play", {"duration": 20}), ("spotify_play", {"artist": "Maroon 5", "duration": 15})]))
+    assert g.outcome == "wrong_call" and g.reason.endswith("(Missing required parameter: 'artist'.)")
+
+
 def test_a_dotted_name_is_not_the_offered_tool_name():
     g = grade(record(case("simple_python_1"), [("math.factorial", {"number": 5})]))
     assert g.outcome == "wrong_call" and "not found" in g.reason
