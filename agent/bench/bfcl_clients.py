@@ -32,6 +32,10 @@ from .bfcl_cases import Case
 from .bfcl_tools import bedrock_tool_config, constrained_prompt, constrained_schema, openai_tools
 
 BAD_FINISH = ("abort", "error")
+KEEPALIVE_S = 4.0
+"""How long an idle connection stays in the client's pool: less than the 5 s after which llama.cpp's
+server (``Keep-Alive: timeout=5``) and uvicorn (vLLM) close an idle connection; with aiohttp's default
+(15 s) the pool hands out connections the server has already closed."""
 
 
 @dataclass(slots=True)
@@ -266,7 +270,8 @@ class OpenAIToolClient:
 
     def _client(self) -> aiohttp.ClientSession:
         if self._session is None or self._session.closed:
-            connector = aiohttp.TCPConnector(limit=self._max_connections, limit_per_host=self._max_connections)
+            connector = aiohttp.TCPConnector(limit=self._max_connections, limit_per_host=self._max_connections,
+                                             keepalive_timeout=KEEPALIVE_S)
             self._session = aiohttp.ClientSession(connector=connector, timeout=self.timeout)
         return self._session
 
@@ -274,33 +279,44 @@ class OpenAIToolClient:
         payload = {"model": self.model, **chat_payload(case, max_tokens=self.max_tokens, stream=self.streamed,
                                                        constrained=self.constrained)}  # fmt: skip
         data = json.dumps(payload).encode()
-        resends = 0
-        while True:
-            reply = ToolReply(resends=resends)
-            t0 = time.perf_counter()
-            try:
-                done = await self._post(data, reply)
-            except aiohttp.ServerDisconnectedError as exc:
-                if reply.status is None and resends < 1:
-                    # A kept-alive connection the server had closed: nothing was answered, send again.
-                    resends += 1
-                    continue
-                reply.error, done = f"{type(exc).__name__}: {exc}"[:300], None
-            except asyncio.TimeoutError:
-                reply.error, done = f"timeout after {self.timeout.total} s", None
-            except aiohttp.ClientError as exc:
-                reply.error, done = f"{type(exc).__name__}: {exc}"[:300], None
-            reply.seconds = time.perf_counter() - t0
-            break
+        reply, stale = await self._attempt(self._client(), data, resends=0)
+        if stale:
+            # The connection was lost before any answer: a pooled connection the server had closed. llama.cpp's
+            # server closes the connection after every streamed reply although it announces keep-alive, and
+            # the close can reach the client after the next case was written to it ("Can not write request
+            # body"). Nothing was answered, so the case is sent once more, on a connection of its own.
+            connector = aiohttp.TCPConnector(force_close=True)
+            async with aiohttp.ClientSession(connector=connector, timeout=self.timeout) as fresh:
+                reply, _ = await self._attempt(fresh, data, resends=1)
+        return reply
+
+    async def _attempt(self, session: aiohttp.ClientSession, data: bytes, resends: int) -> tuple[ToolReply, bool]:
+        """Send once; returns the reply and whether the connection was lost before any answer."""
+        reply = ToolReply(resends=resends)
+        done: bool | None = None
+        stale = False
+        t0 = time.perf_counter()
+        try:
+            done = await self._post(session, data, reply)
+        except aiohttp.ClientConnectorError as exc:  # refused or unreachable: never resent
+            reply.error = f"{type(exc).__name__}: {exc}"[:300]
+        except (aiohttp.ServerDisconnectedError, aiohttp.ClientOSError) as exc:
+            reply.error = f"{type(exc).__name__}: {exc}"[:300]
+            stale = reply.status is None
+        except asyncio.TimeoutError:
+            reply.error = f"timeout after {self.timeout.total} s"
+        except aiohttp.ClientError as exc:
+            reply.error = f"{type(exc).__name__}: {exc}"[:300]
+        reply.seconds = time.perf_counter() - t0
         if self.constrained and not reply.error:
             _constrained_calls(reply)
         _check(reply, stream_done=done if reply.streamed else None)
-        return reply
+        return reply, stale
 
-    async def _post(self, data: bytes, reply: ToolReply) -> bool | None:
+    async def _post(self, session: aiohttp.ClientSession, data: bytes, reply: ToolReply) -> bool | None:
         """Send once; returns whether a stream ended with ``[DONE]`` (None for a whole reply)."""
         fold = _Fold(reply)
-        async with self._client().post(self.url, data=data, headers=self.headers) as resp:
+        async with session.post(self.url, data=data, headers=self.headers) as resp:
             reply.status = resp.status
             reply.request_id = resp.headers.get("x-request-id")
             if resp.status >= 400:
