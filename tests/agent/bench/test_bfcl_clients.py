@@ -259,3 +259,44 @@ def test_a_sagemaker_stream_error_is_a_failure():
                                    {"ModelStreamError": {"Message": "CUDA error", "ErrorCode": "500"}}])
     reply = ask(SageMakerToolClient(fake, "ep", max_tokens=128, stream=True), SIMPLE)
     assert "CUDA error" in reply.error
+
+
+class ClosesAfterStreams:
+    """Like llama.cpp's server: announces keep-alive, then closes the connection after every streamed reply."""
+
+    def __init__(self):
+        self.seen = 0
+
+    async def handle(self, request):
+        await request.read()
+        self.seen += 1
+        resp = web.StreamResponse(headers={"Content-Type": "text/event-stream"})
+        await resp.prepare(request)
+        await resp.write(sse(CHUNK, finish("stop"), b"[DONE]"))
+        await resp.write_eof()
+        request.transport.close()
+        return resp
+
+
+def test_a_server_that_closes_after_every_streamed_reply_loses_no_case():
+    async def go():
+        app = web.Application()
+        server = ClosesAfterStreams()
+        app.router.add_post("/v1/chat/completions", server.handle)
+        runner = web.AppRunner(app, access_log=None)
+        await runner.setup()
+        site = web.TCPSite(runner, "127.0.0.1", 0)
+        await site.start()
+        port = site._server.sockets[0].getsockname()[1]
+        client = OpenAIToolClient(f"http://127.0.0.1:{port}/v1", "m", max_tokens=8, timeout_s=10, stream=True)
+        try:
+            return [await client.ask(SIMPLE) for _ in range(10)], server.seen
+        finally:
+            await client.close()
+            await runner.cleanup()
+
+    replies, seen = asyncio.run(go())
+    assert [r.error for r in replies] == [None] * 10 and all(r.text == "Hi" for r in replies)
+    # each case answered once; a case written to a connection the server had closed never reached it, and
+    # was sent once more (how many of the ten depends on when the close reaches the client)
+    assert seen == 10 and {r.resends for r in replies} <= {0, 1}
