@@ -9,6 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
+from . import bfcl_report
 from .stats import PERCENTILE_METHOD
 
 PLOTS = {
@@ -179,6 +180,7 @@ def render(summary: Mapping[str, Any]) -> str:
         out += ["Not run:", ""] + [f"- {n} {p}: {r}" for n, p, r in skipped] + [""]
 
     out += _grading(summary)
+    out += bfcl_report.section(summary, _name)
     out += _orchestrator(summary)
     out += _chat(summary)
     out += _cost(summary)

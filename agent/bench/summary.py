@@ -12,7 +12,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any, Iterable, Mapping, Sequence
 
-from . import stats
+from . import bfcl_summary, stats
 from .ceiling import ceiling_for
 from .cost import cost_block
 from .grading import grade_counting
@@ -257,7 +257,9 @@ def summarize(records: Iterable[Mapping[str, Any]], run: Mapping[str, Any]) -> d
             ceiling["ceiling_tok_per_s"] = ceiling["share"] = None
             ceiling["reason"] = "CPU-served local rig: this machine's memory bandwidth is not on file"
         skipped = dict((run.get("skipped") or {}).get(name, {}))
+        bfcl = bfcl_summary.summarize(by_part.get((name, "bfcl"), []))
         failures = _failures(name, parts, counting, strict, chat, skipped, by_part)
+        failures += bfcl_summary.failures(bfcl, parts, skipped)
         backends[name] = {
             "label": b["label"],
             "kind": b["kind"],
@@ -267,6 +269,7 @@ def summarize(records: Iterable[Mapping[str, Any]], run: Mapping[str, Any]) -> d
             "counting": counting,
             "counting_strict": strict,
             "chat": chat,
+            "bfcl": bfcl,
             "cost": cost,
             "ceiling": ceiling,
             "skipped": skipped,
@@ -285,6 +288,7 @@ def summarize(records: Iterable[Mapping[str, Any]], run: Mapping[str, Any]) -> d
         "prices": prices,
         "backends": backends,
         "orchestrator": orchestrator,
+        "bfcl_pairs": bfcl_summary.pairs(backends),
     }
 
 
