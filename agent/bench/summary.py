@@ -17,6 +17,7 @@ from .ceiling import ceiling_for
 from .cost import cost_block
 from .grading import grade_counting
 from .orchestrator import check_reply
+from .recommend import attach as attach_recommendation
 from .workload import QUESTION_SETS, QuestionSet
 
 SCHEMA_PATH = Path(__file__).with_name("summary.schema.json")
@@ -231,6 +232,7 @@ def summarize(records: Iterable[Mapping[str, Any]], run: Mapping[str, Any]) -> d
             "model_id": b["model_id"],
             "constrained": bool(b.get("constrained_tools")),
             "toy_model": bool(b.get("toy_model")),
+            "custom": bool(b.get("custom")),
             "counting": counting,
             "counting_strict": strict,
             "chat": chat,
@@ -245,7 +247,7 @@ def summarize(records: Iterable[Mapping[str, Any]], run: Mapping[str, Any]) -> d
         entry = backends[orchestrator["backend"]]
         entry["failures"].append(f"orchestrator: {orchestrator['error']}")
         entry["completed"] = False
-    return {
+    out = {
         "schema_version": SCHEMA_VERSION,
         "run": {k: run[k] for k in ("started", "finished", "git_sha", "versions", "backends", "options", "settings",
                                     "methods", "interrupted", "notes") if k in run},  # fmt: skip
@@ -253,6 +255,8 @@ def summarize(records: Iterable[Mapping[str, Any]], run: Mapping[str, Any]) -> d
         "backends": backends,
         "orchestrator": orchestrator,
     }
+    attach_recommendation(out, run)
+    return out
 
 
 def _failures(
