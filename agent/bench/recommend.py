@@ -628,3 +628,34 @@ def volumes(low: float, high: float, n: int = 400) -> Iterable[float]:
     """``n`` volumes spaced evenly on a log scale from ``low`` to ``high``."""
     ratio = (high / low) ** (1 / (n - 1))
     return [low * ratio**i for i in range(n)]
+
+
+def not_run_prices(book: Any, run_names: Iterable[str]) -> dict[str, dict[str, Any]]:
+    """The prices of the catalog's backends this run does not measure, for ``run.json`` ``prices``.
+
+    The one function here that looks anything up (through ``book``, a :class:`rigs.pricing.PriceBook`):
+    the recommendation uses these prices to say when a backend that was not run could have been
+    cheaper, while the summary stays a pure function of ``run.json`` and ``requests.jsonl``.
+    """
+    from rigs.catalog import BedrockBackend, load_catalog
+    from rigs.pricing import PriceError
+
+    skip = set(run_names)
+    out: dict[str, dict[str, Any]] = {}
+    for rig in load_catalog().rigs.values():
+        if rig.name in skip:
+            continue
+        item: dict[str, Any] = {"label": rig.label, "tool_calls": rig.tool_calls}
+        region = rig.regions[0] if rig.regions else "us-east-1"
+        try:
+            if isinstance(rig, BedrockBackend):
+                p = book.bedrock_token_prices(rig.model_id, region).as_dict()
+                item["per_token"] = {"usd_per_m_input": p["usd_per_million_input"],
+                                     "usd_per_m_output": p["usd_per_million_output"], "source": p["source"],
+                                     "as_of": p["as_of"]}
+            else:
+                item["hourly"] = book.hourly_price(rig, region).as_dict()
+        except PriceError as exc:
+            item["reason"] = str(exc)[:300]
+        out[rig.name] = item
+    return out

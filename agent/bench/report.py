@@ -9,6 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
+from . import cost_plot, which_one
 from .stats import PERCENTILE_METHOD
 
 PLOTS = {
@@ -79,6 +80,8 @@ def _name(summary: Mapping[str, Any], name: str) -> str:
         tags.append("constrained")
     if b.get("toy_model"):
         tags.append("CPU toy model")
+    if b.get("custom"):
+        tags.append("custom server")
     return f"{name} ({', '.join(tags)})" if tags else name
 
 
@@ -128,6 +131,7 @@ def render(summary: Mapping[str, Any]) -> str:
                        "choice among the tools made by the server's grammar, not the model's own tool call. "
                        "The grader still judges the filter it picked.")
     out.append("")
+    out += which_one.section(summary)
 
     out += ["## Scoreboard", ""]
     rows = []
@@ -426,4 +430,5 @@ def make_plots(summary: Mapping[str, Any], out_dir: Path) -> dict[str, str]:
         fig.savefig(out_dir / PLOTS["ttft"], dpi=110)
         plt.close(fig)
         drawn["ttft"] = PLOTS["ttft"]
+    drawn.update(cost_plot.draw(summary, out_dir))
     return drawn
