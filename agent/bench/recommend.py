@@ -43,7 +43,8 @@ MAX_STEPS = 20_000
 # --- options ----------------------------------------------------------------------------------------
 
 
-def _workload(text: str) -> Traffic:
+def workload_option(text: str) -> Traffic:
+    """``--workload`` for argparse: a WorkloadError becomes an argparse error (one line, exit 2)."""
     try:
         return parse_spec(text)
     except WorkloadError as exc:
@@ -65,7 +66,7 @@ def parse_accuracy(text: str) -> float:
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """``--workload`` and ``--min-accuracy`` (recorded in run.json by :func:`options_record`)."""
     g = parser.add_argument_group("recommendation")
-    g.add_argument("--workload", type=_workload, metavar="SPEC|FILE",
+    g.add_argument("--workload", type=workload_option, metavar="SPEC|FILE",
                    help="your traffic, as KEY=VALUE,... or a YAML file with the same keys: output_tokens_per_month "
                         "(e.g. 2B), input_per_output (input tokens per output token), peak_to_average (busiest "
                         "hour over the average), tool_calls (yes/no). Default: 100M, 5, 3, yes (stated in the "
