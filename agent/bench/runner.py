@@ -334,7 +334,7 @@ def backend_info(b: Backend) -> dict[str, Any]:
         "name": b.name, "label": b.label, "kind": b.kind, "model_id": b.model_id, "tool_calls": b.tool_calls,
         "constrained_tools": b.constrained_tools, "toy_model": b.toy_model, "base_url": b.base_url,
         "region": b.region, "endpoint_name": b.endpoint_name, "max_prompt_tokens": b.max_prompt_tokens,
-        "metadata": dict(b.metadata),
+        "metadata": dict(b.metadata), "custom": b.custom,
     }  # fmt: skip
 
 
@@ -380,7 +380,8 @@ def prices_for(backends: Sequence[Backend], session: Any) -> dict[str, Any]:
             elif meta.get("instance_type"):
                 out["backends"][b.name] = {"hourly": book.instance_hourly_price(meta["instance_type"], region).as_dict()}
             else:
-                out["backends"][b.name] = {"reason": "no instance type known (a local or custom server)"}
+                out["backends"][b.name] = {"reason": meta.get("unpriced") or "no instance type known (a local or "
+                                                                                "custom server)"}
         except PriceError as exc:
             out["backends"][b.name] = {"reason": str(exc)[:300]}
     out["not_run"] = recommend.not_run_prices(book, [b.name for b in backends])

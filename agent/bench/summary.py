@@ -224,6 +224,8 @@ def summarize(records: Iterable[Mapping[str, Any]], run: Mapping[str, Any]) -> d
         if b.get("toy_model"):
             ceiling["ceiling_tok_per_s"] = ceiling["share"] = None
             ceiling["reason"] = "CPU-served local rig: this machine's memory bandwidth is not on file"
+        elif (b.get("metadata") or {}).get("unpriced"):
+            ceiling["reason"] = b["metadata"]["unpriced"]
         skipped = dict((run.get("skipped") or {}).get(name, {}))
         failures = _failures(name, parts, counting, strict, chat, skipped, by_part)
         backends[name] = {

@@ -28,6 +28,13 @@ def _f(value: Any, digits: int = 1) -> str:
     return "-" if value is None else f"{value:,.{digits}f}"
 
 
+def _short(disqualified: str | None) -> str:
+    if disqualified is None:
+        return ""
+    return "not measured" if disqualified.startswith("not measured") else (
+        "no price" if disqualified.startswith("no price") else "disqualified")
+
+
 def scoreboard(summary: Mapping[str, Any]) -> Table:
     """One row per backend: completed, TTFT at concurrency 1, capacity, goodput and monthly cost at the target."""
     rec = summary.get("recommendation") or {}
@@ -44,7 +51,7 @@ def scoreboard(summary: Mapping[str, Any]) -> Table:
         acc = ((rec.get("backends") or {}).get(name) or {}).get("accuracy")
         monthly = slo.get("monthly_usd") or {}
         status = ("chosen" if rec.get("choice") == name else "runner-up" if rec.get("runner_up") == name
-                  else "disqualified" if name in (rec.get("disqualified") or {}) else "")
+                  else _short((rec.get("disqualified") or {}).get(name)))
         tags = [t for t, on in (("toy", b.get("toy_model")), ("custom", b.get("custom"))) if on]
         table.add_row(
             name + (f" ({', '.join(tags)})" if tags else ""),
@@ -74,7 +81,8 @@ def recommendation_panel(summary: Mapping[str, Any]) -> Panel | None:
     for point in (rec.get("switch_points") or [])[:3]:
         lines.append(f"- {point['text']}")
     for name, why in (rec.get("disqualified") or {}).items():
-        lines.append(f"- {name} disqualified: {why}")
+        if _short(why) != "not measured":
+            lines.append(f"- {name} disqualified: {why}")
     return Panel("\n".join(lines), title=TITLES.get(rec["verdict"], "Which one"), title_align="left",
                  border_style=STYLES.get(rec["verdict"], "white"))
 
