@@ -43,7 +43,7 @@ tool calls are needed because the benchmark is about agents (say ``tool_calls=no
 KEYS = tuple(DEFAULTS)
 
 _SUFFIXES = {"k": 1e3, "m": 1e6, "b": 1e9, "g": 1e9, "t": 1e12}
-_NUMBER = re.compile(r"^\s*([0-9][0-9_,]*(?:\.[0-9]+)?(?:e[+-]?[0-9]+)?)\s*([kmbgt]?)\s*$", re.IGNORECASE)
+_NUMBER = re.compile(r"^\s*([+-]?[0-9][0-9_,]*(?:\.[0-9]+)?(?:e[+-]?[0-9]+)?)\s*([kmbgt]?)\s*$", re.IGNORECASE)
 _TRUE = {"yes", "true", "on", "1", "y"}
 _FALSE = {"no", "false", "off", "0", "n"}
 
