@@ -91,5 +91,7 @@ def shadow_note(backend: Backend, found: FoundRig, catalog: Catalog) -> str:
         cost = f" at {price.describe()}"
     except PriceError:
         cost = ""
-    return (f"{variable} is benchmarked instead of the deployed rig {found.name}: {found.describe()} is running and "
+    where = ", ".join(x for x in (found.instance_id or found.outputs.endpoint_name, found.outputs.instance_type,
+                                  found.region) if x)
+    return (f"{variable} is benchmarked instead of the deployed rig {found.name} ({where}), which is running and "
             f"billing{cost} but not measured; unset {variable} to measure it, or stop it (python -m rigs sweep)")

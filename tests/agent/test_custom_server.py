@@ -157,7 +157,8 @@ def test_list_and_run_say_a_url_hides_a_billing_rig(aws, fake_runner, models_ser
     assert run_module.main(["--list"], env=env) == 0
     out = capsys.readouterr().out
     assert "Deployed but not measured" in out
-    assert f"G6_URL is benchmarked instead of the deployed rig g6: {instance} (g6.xlarge, us-east-2)" in out
+    assert (f"G6_URL is benchmarked instead of the deployed rig g6 ({instance}, g6.xlarge, us-east-2), which is "
+            "running and billing") in out
     assert "billing at $0.8048/h" in out
     assert "g6: no deployed stack" not in out
 
