@@ -321,8 +321,12 @@ def _assess(name: str, info: Mapping[str, Any], entry: Mapping[str, Any], prices
     if not goodput or goodput <= 0:
         b.disqualified = f"no output tokens met the target at its capacity level (c={level.get('concurrency')})"
         return b
-    levels = [lv.get("concurrency") for lv in slo.get("levels") or []]
-    lower_bound = level.get("concurrency") == max(levels) and all(lv.get("holds", True) for lv in slo["levels"])
+    bracket = (slo.get("search") or {}).get("bracket")
+    if isinstance(bracket, list) and len(bracket) == 2:  # [capacity, first level that missed]
+        lower_bound = bracket[1] is None
+    else:
+        levels = [lv.get("concurrency") for lv in slo.get("levels") or []]
+        lower_bound = level.get("concurrency") == max(levels) and all(lv.get("holds", True) for lv in slo["levels"])
     ci = _ci(level, "goodput_output_tok_per_s")
     if hourly:
         b.offer = Offer(name, "hourly", usd_per_hour=float(hourly["usd_per_hour"]), goodput_output_tok_per_s=goodput,
@@ -503,6 +507,8 @@ def recommend(summary: Mapping[str, Any], run: Mapping[str, Any]) -> tuple[dict[
         rec["verdict"] = "none_qualifies"
         why = "; ".join(f"{n}: {r}" for n, r in rec["disqualified"].items()) or "no backend ran"
         rec["headline"] = f"No backend meets the target ({describe_target(target)}){floor} for this workload: {why}."
+        if not_run:
+            rec["headline"] += f" Not run here: {', '.join(not_run)}."
         return rec, additions
 
     ranked = sorted(offers.values(), key=lambda b: (b.offer.monthly(volume, traffic), b.name))  # type: ignore[union-attr]

@@ -69,8 +69,9 @@ def section(summary: Mapping[str, Any]) -> list[str]:
                   else (rec.get("disqualified") or {}).get(name) or ("thin evidence" if extra.get("thin") else "qualifies"))
         level = next((lv for lv in slo.get("levels") or [] if lv.get("concurrency") == slo.get("capacity_concurrency")),
                      None)
-        goodput = "-" if not level else f"{level['goodput_output_tok_per_s']:,.1f}" + _pair(
+        goodput = "-" if not level else (f"{level['goodput_output_tok_per_s']:,.1f}" + _pair(
             (level.get("ci95") or {}).get("goodput_output_tok_per_s"))
+            + f" ({level.get('requests')} requests, {level.get('errors')} errors)")
         rows.append([
             name, status,
             _cell(slo.get("capacity_concurrency")) if slo else "not measured",
@@ -86,7 +87,7 @@ def section(summary: Mapping[str, Any]) -> list[str]:
             be_text,
             "-" if not acc else f"{acc['accuracy']:.0%} [{acc['ci95'][0]:.0%}, {acc['ci95'][1]:.0%}] n={acc['cases']}",
         ])
-    header = ["backend", "status", "SLO capacity (concurrency)", "goodput output tok/s at capacity [95% CI]",
+    header = ["backend", "status", "SLO capacity (concurrency)", "goodput output tok/s at capacity [95% CI] (n)",
               "$/M output at the target [95% CI]", "instances for the peak", "$/month 24x7, one instance",
               "$/month at this workload [95% CI]", "break-even against Bedrock", "tool-calling accuracy [95% CI]"]
     out += ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]

@@ -278,3 +278,14 @@ def test_traffic_rates():
     t = Traffic(2.628e9, 5.0, 3.0, True)
     assert t.average_output_tok_per_s == pytest.approx(1000.0)
     assert t.peak_output_tok_per_s == pytest.approx(3000.0)
+
+
+def test_the_search_bracket_says_whether_capacity_is_a_lower_bound():
+    block = slo(4, [level(1, 131.5), level(2, 250.0), level(4, 480.0)], fails_above=False)
+    block["search"] = {"bracket": [4, 8]}  # the slo part measured c=8 missing, in a level not kept here
+    g6 = backend("g6", slo_block=block)
+    rec, _ = run_rec({"g6": g6}, {"g6": hourly(G6_PRICE)}, bedrock_reference=None)
+    assert not any("capacity may be higher" in r for r in rec["reasons"])
+    block["search"] = {"bracket": [4, None]}
+    rec, _ = run_rec({"g6": backend("g6", slo_block=block)}, {"g6": hourly(G6_PRICE)}, bedrock_reference=None)
+    assert any("capacity may be higher" in r for r in rec["reasons"])
