@@ -364,7 +364,7 @@ def _money_line(b: _Backend, traffic: Traffic) -> str:
     low, high = o.monthly_interval(volume, traffic)
     span = "" if high == low else f" [{usd(low)}, {usd(high) if high is not None else 'unbounded'}]"
     ci = o.goodput_ci95
-    ci_text = f" [{ci[0]:,.1f}, {ci[1]:,.1f}]" if ci else ""
+    ci_text = f" [{ci[0]:,.1f}, {ci[1]:,.1f}]" if ci and ci[0] != ci[1] else ""
     if o.billing == "hourly":
         n = o.instances(volume, traffic)
         return (f"{b.name}: {usd(o.monthly(volume, traffic))} a month{span}: {n} instance{'' if n == 1 else 's'} at "

@@ -15,7 +15,8 @@ def _cell(value: Any) -> str:
 
 
 def _pair(pair: Any, fmt: str = "{:,.1f}", prefix: str = "") -> str:
-    if not pair or pair[0] is None:
+    """`` [low, high]``; nothing for a missing or zero-width interval (one repeat: not estimated)."""
+    if not pair or pair[0] is None or pair[0] == pair[1]:
         return ""
     high = "unbounded" if pair[1] is None else prefix + fmt.format(pair[1])
     return f" [{prefix}{fmt.format(pair[0])}, {high}]"
@@ -71,7 +72,8 @@ def section(summary: Mapping[str, Any]) -> list[str]:
                      None)
         goodput = "-" if not level else (f"{level['goodput_output_tok_per_s']:,.1f}" + _pair(
             (level.get("ci95") or {}).get("goodput_output_tok_per_s"))
-            + f" ({level.get('requests')} requests, {level.get('errors')} errors)")
+            + f" ({level.get('requests')} requests in {level.get('repeats') or 1} repeat"
+            + ("" if (level.get("repeats") or 1) == 1 else "s") + f", {level.get('errors')} errors)")
         rows.append([
             name, status,
             _cell(slo.get("capacity_concurrency")) if slo else "not measured",
