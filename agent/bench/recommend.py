@@ -78,7 +78,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def options_record(options: argparse.Namespace | None) -> dict[str, Any]:
     """What ``run.json`` options keep of this module's options."""
-    traffic = getattr(options, "workload", None) or None
+    traffic = getattr(options, "workload", None)
     if not isinstance(traffic, Traffic):
         traffic = Traffic.from_dict(None)
     return {"workload": traffic.as_dict(), "min_accuracy": getattr(options, "min_accuracy", None)}
@@ -296,8 +296,9 @@ def _assess(name: str, info: Mapping[str, Any], entry: Mapping[str, Any], prices
         b.disqualified = ("not measured under the latency target" + (f" ({failures[0]})" if failures else ""))
         return b
     if level is None:
-        why = slo.get("capacity_reason") or "the target did not hold at any level measured"
-        b.disqualified = f"misses the target at concurrency 1 ({why})"
+        why = slo.get("capacity_reason") or ""
+        b.disqualified = (why if why.startswith("misses the target") else
+                          f"no SLO capacity under the target ({why or 'no level held'})")
         return b
     if traffic.tool_calls and not info.get("tool_calls", entry.get("kind") != "neuron"):
         b.disqualified = ("no native tool calls (its tool use is schema-constrained by the server), and the workload "

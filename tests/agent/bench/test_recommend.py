@@ -130,13 +130,19 @@ def test_switch_points_between_two_rigs_follow_instance_steps():
 
 def test_bedrock_is_recommended_only_where_it_meets_the_target():
     br = backend("bedrock", kind="bedrock", slo_block=slo(None, [level(1, 0.0, holds=False, met_share=0.4)],
-                                                          reason="TTFT p99 1,850 ms > 1,000 ms at c=1"))
+                                                          reason="misses the target even at concurrency 1 (12/30 "
+                                                                 "requests met it; 18 over the TTFT limit of 1,000 ms)"))
     g6 = backend("g6", slo_block=slo(4, [level(1, 131.5), level(4, 480.0)]))
     rec, add = run_rec({"bedrock": br, "g6": g6}, {"bedrock": per_token(), "g6": hourly(G6_PRICE)})
     assert rec["choice"] == "g6" and rec["runner_up"] is None
-    assert rec["disqualified"]["bedrock"].startswith("misses the target at concurrency 1 (TTFT p99 1,850 ms")
+    assert rec["disqualified"]["bedrock"].startswith("misses the target even at concurrency 1 (12/30 requests met it")
     assert add["g6"]["break_even_vs_bedrock"]["bedrock_meets_target"] is False
     assert add["bedrock"]["monthly_usd"] is None and add["bedrock"]["cost_reason"].startswith("misses the target")
+    # no level measured to the end is no capacity, not a miss
+    other = backend("bedrock", kind="bedrock", slo_block=slo(None, [level(1, 0.0, holds=False)],
+                                                             reason="no level was measured to the end"))
+    rec2, _ = run_rec({"bedrock": other, "g6": g6}, {"bedrock": per_token(), "g6": hourly(G6_PRICE)})
+    assert rec2["disqualified"]["bedrock"] == "no SLO capacity under the target (no level was measured to the end)"
 
 
 def test_disqualifications_are_named():
