@@ -8,7 +8,6 @@ import sys
 from pathlib import Path
 from typing import Any, Iterator
 
-import boto3
 import pytest
 
 from agent import run as run_module
