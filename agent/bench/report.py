@@ -9,7 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
-from . import bfcl_report
+from . import bfcl_report, cost_plot, which_one
 from .stats import PERCENTILE_METHOD
 
 PLOTS = {
@@ -89,6 +89,8 @@ def _name(summary: Mapping[str, Any], name: str) -> str:
         tags.append("constrained")
     if b.get("toy_model"):
         tags.append("CPU toy model")
+    if b.get("custom"):
+        tags.append("custom server")
     return f"{name} ({', '.join(tags)})" if tags else name
 
 
@@ -148,6 +150,7 @@ def render(summary: Mapping[str, Any]) -> str:
                        "choice among the tools made by the server's grammar, not the model's own tool call. "
                        "The grader still judges the filter it picked.")
     out.append("")
+    out += which_one.section(summary)
 
     out += ["## Scoreboard", ""]
     rows = []
@@ -502,4 +505,5 @@ def make_plots(summary: Mapping[str, Any], out_dir: Path) -> dict[str, str]:
         fig.savefig(out_dir / PLOTS["ttft"], dpi=110)
         plt.close(fig)
         drawn["ttft"] = PLOTS["ttft"]
+    drawn.update(cost_plot.draw(summary, out_dir))
     return drawn

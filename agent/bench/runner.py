@@ -22,7 +22,7 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Sequence
 
-from . import bfcl, evidence
+from . import bfcl, evidence, recommend
 from .stats import PERCENTILE_METHOD
 from .workload import CHAT_MAX_TOKENS, ORCHESTRATOR_QUESTION, QUESTION_SETS
 
@@ -87,6 +87,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     g.add_argument("--request-timeout", type=float, default=300.0, metavar="S",
                    help="timeout of one timed request, and of one agent run (default: 300)")
     bfcl.add_arguments(parser)
+    recommend.add_arguments(parser)
 
 
 def _opt(options: argparse.Namespace, name: str, default: Any) -> Any:
@@ -119,6 +120,9 @@ def run(
         bench.finish()
         raise
     result = bench.finish()
+    from .terminal import print_end
+
+    print_end(result, out_dir)
     if result is None:
         return EXIT_FAILED
     return EXIT_OK if all(b["completed"] for b in result["backends"].values()) else EXIT_FAILED
@@ -169,7 +173,7 @@ class Bench:
             "concurrency": self.levels, "max_tokens": self.max_tokens,
             "ignore_eos": bool(getattr(self.options, "ignore_eos", False)),
             "question": _opt(self.options, "question", ORCHESTRATOR_QUESTION),
-            "request_timeout_s": self.timeout_s,
+            "request_timeout_s": self.timeout_s, **recommend.options_record(self.options),
         }  # fmt: skip
         if "bfcl" in self.demos:
             options.update(bfcl.options(self.options, max(self.levels)))
@@ -316,7 +320,7 @@ class Bench:
 
 def write_outputs(out_dir: Path) -> dict[str, Any]:
     """(Re)compute summary.json, the plots and REPORT.md from requests.jsonl and run.json."""
-    from . import report, summary
+    from . import html_report, report, summary
 
     import json
 
@@ -326,7 +330,9 @@ def write_outputs(out_dir: Path) -> dict[str, Any]:
     summary.validate(result)
     evidence.write_json(out_dir / evidence.SUMMARY, result)
     report.make_plots(result, out_dir)
-    evidence.write_atomic(out_dir / evidence.REPORT, report.render(result))
+    text = report.render(result)
+    evidence.write_atomic(out_dir / evidence.REPORT, text)
+    evidence.write_atomic(out_dir / html_report.FILE, html_report.render(text, out_dir))
     return result
 
 
@@ -338,7 +344,7 @@ def backend_info(b: Backend) -> dict[str, Any]:
         "name": b.name, "label": b.label, "kind": b.kind, "model_id": b.model_id, "tool_calls": b.tool_calls,
         "constrained_tools": b.constrained_tools, "toy_model": b.toy_model, "base_url": b.base_url,
         "region": b.region, "endpoint_name": b.endpoint_name, "max_prompt_tokens": b.max_prompt_tokens,
-        "metadata": dict(b.metadata),
+        "metadata": dict(b.metadata), "custom": b.custom,
     }  # fmt: skip
 
 
@@ -384,9 +390,11 @@ def prices_for(backends: Sequence[Backend], session: Any) -> dict[str, Any]:
             elif meta.get("instance_type"):
                 out["backends"][b.name] = {"hourly": book.instance_hourly_price(meta["instance_type"], region).as_dict()}
             else:
-                out["backends"][b.name] = {"reason": "no instance type known (a local or custom server)"}
+                out["backends"][b.name] = {"reason": meta.get("unpriced") or "no instance type known (a local or "
+                                                                                "custom server)"}
         except PriceError as exc:
             out["backends"][b.name] = {"reason": str(exc)[:300]}
+    out["not_run"] = recommend.not_run_prices(book, [b.name for b in backends])
     bedrock = next((b for b in backends if b.kind == "bedrock"), None)
     try:
         if bedrock is not None:

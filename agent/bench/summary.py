@@ -17,6 +17,7 @@ from .ceiling import ceiling_for
 from .cost import cost_block
 from .grading import grade_counting
 from .orchestrator import check_orchestrator
+from .recommend import attach as attach_recommendation
 from .workload import QUESTION_SETS, QuestionSet
 
 SCHEMA_PATH = Path(__file__).with_name("summary.schema.json")
@@ -256,6 +257,8 @@ def summarize(records: Iterable[Mapping[str, Any]], run: Mapping[str, Any]) -> d
         if b.get("toy_model"):
             ceiling["ceiling_tok_per_s"] = ceiling["share"] = None
             ceiling["reason"] = "CPU-served local rig: this machine's memory bandwidth is not on file"
+        elif (b.get("metadata") or {}).get("unpriced"):
+            ceiling["reason"] = b["metadata"]["unpriced"]
         skipped = dict((run.get("skipped") or {}).get(name, {}))
         bfcl = bfcl_summary.summarize(by_part.get((name, "bfcl"), []))
         failures = _failures(name, parts, counting, strict, chat, skipped, by_part)
@@ -266,6 +269,7 @@ def summarize(records: Iterable[Mapping[str, Any]], run: Mapping[str, Any]) -> d
             "model_id": b["model_id"],
             "constrained": bool(b.get("constrained_tools")),
             "toy_model": bool(b.get("toy_model")),
+            "custom": bool(b.get("custom")),
             "counting": counting,
             "counting_strict": strict,
             "chat": chat,
@@ -281,7 +285,7 @@ def summarize(records: Iterable[Mapping[str, Any]], run: Mapping[str, Any]) -> d
         entry = backends[orchestrator["backend"]]
         entry["failures"].append(f"orchestrator: {orchestrator['failure']}")
         entry["completed"] = False
-    return {
+    out = {
         "schema_version": SCHEMA_VERSION,
         "run": {k: run[k] for k in ("started", "finished", "git_sha", "versions", "backends", "options", "settings",
                                     "methods", "interrupted", "notes") if k in run},  # fmt: skip
@@ -290,6 +294,8 @@ def summarize(records: Iterable[Mapping[str, Any]], run: Mapping[str, Any]) -> d
         "orchestrator": orchestrator,
         "bfcl_pairs": bfcl_summary.pairs(backends),
     }
+    attach_recommendation(out, run)
+    return out
 
 
 def _failures(
