@@ -45,7 +45,8 @@ def slo(capacity: int | None, levels: Sequence[dict[str, Any]], reason: str = ""
 
 def bfcl(cases: int, correct: int, low: float, high: float) -> dict[str, Any]:
     return {"cases": cases, "correct": correct, "accuracy": correct / cases, "ci95_low": low, "ci95_high": high,
-            "text_calls": 0, "missed_calls": 0, "spurious_calls": 0, "errors": 0, "by_category": {}}
+            "text_calls": 0, "missed_calls": 0, "spurious_calls": 0, "errors": 0, "by_category": {},
+            "requests": cases, "relevant_cases": cases, "irrelevance_cases": 0, "interface": "openai tools"}
 
 
 def backend(name: str, *, kind: str = "openai", slo_block: dict | None = None, bfcl_block: dict | None = None,
