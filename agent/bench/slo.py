@@ -511,7 +511,7 @@ def at_capacity(block: Mapping[str, Any] | None) -> Mapping[str, Any] | None:
     """The level at a backend's SLO capacity, or None."""
     if not block or block.get("capacity_concurrency") is None:
         return None
-    return next(lv for lv in block["levels"] if lv["concurrency"] == block["capacity_concurrency"])
+    return next((lv for lv in block["levels"] if lv["concurrency"] == block["capacity_concurrency"]), None)
 
 
 def slo_pairs(backends: Mapping[str, Mapping[str, Any]]) -> list[dict[str, Any]]:

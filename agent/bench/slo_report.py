@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence
 
-from .slo import ATTAINMENT_PERCENT, LABEL_OF, TARGET_KEYS
+from .slo import ATTAINMENT_PERCENT, DEFAULT_BASIS, LABEL_OF, TARGET_KEYS, Target
 
 PLOT = "slo_latency_ms.png"
 Namer = Callable[[Mapping[str, Any], str], str]
@@ -49,10 +49,11 @@ def section(summary: Mapping[str, Any], name: Namer) -> list[str]:
     if not blocks:
         return out + ["No chat levels were measured.", ""]
     first = next(iter(blocks.values()))
-    source = ("the default" if first["target_source"] == "default" else "set with `--slo`")
-    out += [f"**Target** ({source}): {first['target_text']}.", ""]
-    if first["target_source"] == "default":
-        out += [f"Why this default: {first['target_basis']}. Set your own with `--slo`.", ""]
+    default = first.get("target_source") == "default"
+    text = first.get("target_text") or Target(**{k: first["target"].get(k) for k in TARGET_KEYS}).describe()
+    out += [f"**Target** ({'the default' if default else 'set with `--slo`'}): {text}.", ""]
+    if default:
+        out += [f"Why this default: {first.get('target_basis') or DEFAULT_BASIS}. Set your own with `--slo`.", ""]
     out += [
         f"A request **meets** the target when it succeeded and each limit holds for it: TTFT = its first content "
         f"chunk (a reply that arrives in one piece: its arrival), ITL = its mean gap between content chunks, e2e "
@@ -67,13 +68,14 @@ def section(summary: Mapping[str, Any], name: Namer) -> list[str]:
     ]
     rows = []
     for n, s in blocks.items():
-        search = s["search"]
-        how = "auto: " + " -> ".join(map(str, search["order"])) if search["mode"] == "auto" else \
-            "levels given: " + ", ".join(map(str, search["order"]))
+        search = s.get("search") or {}
+        order = search.get("order") or [lv["concurrency"] for lv in s["levels"]]
+        how = ("auto: " + " -> ".join(map(str, order)) if search.get("mode") == "auto"
+               else "levels given: " + ", ".join(map(str, order)))
         rows.append([name(summary, n), _num(s["capacity_concurrency"], 0), how,
                      _num(search.get("seconds"), 0), s["capacity_reason"]])
     out += _row(["backend", "SLO capacity", "levels (in the order measured)", "seconds", "why"], rows) + [""]
-    auto = next((s["search"] for s in blocks.values() if s["search"]["mode"] == "auto"), None)
+    auto = next((s["search"] for s in blocks.values() if (s.get("search") or {}).get("mode") == "auto"), None)
     if auto:
         out += [f"Search (`--concurrency auto`): {auto['rule']}; up to `--max-concurrency` "
                 f"{auto['max_concurrency']}, within `--slo-budget` {auto['budget_s']:,.0f} s per backend.", ""]
