@@ -21,7 +21,8 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Sequence
 
-from . import evidence
+from . import console, evidence, stopping
+from .argtypes import positive_int, positive_seconds
 from .stats import PERCENTILE_METHOD
 from .workload import CHAT_MAX_TOKENS, ORCHESTRATOR_QUESTION, QUESTION_SETS
 
@@ -75,14 +76,15 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     g.add_argument("--concurrency", type=_levels, default=[1], metavar="LIST",
                    help="chat concurrency levels, e.g. 1,4,16: at each level c, c x --runs requests with c in "
                         "flight; aggregate output tok/s and $/M per level (default: 1)")
-    g.add_argument("--max-tokens", type=int, default=CHAT_MAX_TOKENS, metavar="N",
+    g.add_argument("--max-tokens", type=positive_int, default=CHAT_MAX_TOKENS, metavar="N",
                    help=f"output tokens requested per chat request (default: {CHAT_MAX_TOKENS}, the reference's)")
     g.add_argument("--ignore-eos", action="store_true",
                    help="ask OpenAI-compatible servers (vLLM, llama.cpp) for exactly --max-tokens tokens")
     g.add_argument("--question", default=ORCHESTRATOR_QUESTION,
                    help=f"the orchestrator's question (default: {ORCHESTRATOR_QUESTION!r})")
-    g.add_argument("--request-timeout", type=float, default=300.0, metavar="S",
+    g.add_argument("--request-timeout", type=positive_seconds, default=300.0, metavar="S",
                    help="timeout of one timed request, and of one agent run (default: 300)")
+    stopping.add_arguments(g)
 
 
 def _opt(options: argparse.Namespace, name: str, default: Any) -> Any:
@@ -99,11 +101,21 @@ def run(
     """Run the selected parts on ``backends`` and write the evidence folder ``out_dir``.
 
     Returns:
-        0 when every backend completed; 1 when any failed (the evidence is written either way).
+        0 when every backend completed; 1 when any failed (the evidence is written either way). What
+        failed is printed to stderr, one line per backend and part.
+
+    Raises:
+        evidence.FolderInUse: ``out_dir`` is a file or holds another run's evidence.
     """
-    out_dir = Path(out_dir)
-    out_dir.mkdir(parents=True, exist_ok=True)
-    bench = Bench(list(backends), options, out_dir, session)
+    out_dir = evidence.claim_folder(Path(out_dir))
+    try:
+        return _run(list(backends), options, out_dir, session)
+    finally:
+        evidence.end_claim(out_dir)
+
+
+def _run(backends: list[Backend], options: argparse.Namespace, out_dir: Path, session: boto3.Session | None) -> int:
+    bench = Bench(backends, options, out_dir, session)
     try:
         asyncio.run(bench.main())
     except KeyboardInterrupt:
@@ -115,6 +127,8 @@ def run(
         bench.finish()
         raise
     result = bench.finish()
+    for line in console.failure_lines(result) if result else [f"the summary could not be written; see {out_dir}"]:
+        print(line, file=sys.stderr, flush=True)
     if result is None:
         return EXIT_FAILED
     return EXIT_OK if all(b["completed"] for b in result["backends"].values()) else EXIT_FAILED
@@ -136,6 +150,10 @@ class Bench:
         self.levels = list(_opt(options, "concurrency", [1]))
         self.max_tokens = int(_opt(options, "max_tokens", CHAT_MAX_TOKENS))
         self.timeout_s = float(_opt(options, "request_timeout", 300.0))
+        self.max_failures = int(_opt(options, "max_consecutive_failures", stopping.DEFAULT_MAX_CONSECUTIVE_FAILURES))
+        self.streak = stopping.FailureStreak(self.max_failures)
+        self.stopped: dict[str, dict[str, Any]] = {}
+        self._running: dict[str, tuple[str, asyncio.Task[Any]]] = {}
         self.settings = ModelSettings(max_connections=max(64, max(self.levels)))
         self.log = evidence.RequestLog(out_dir / evidence.REQUESTS)
         self.epoch = time.perf_counter()
@@ -156,6 +174,23 @@ class Bench:
 
     def emit(self, record: dict[str, Any]) -> None:
         self.log.append(record)
+        name = record.get("backend")
+        part, task = self._running.get(name, (None, None))
+        if task is None or record.get("part") != part:
+            return
+        stop = self.streak.observe(name, record)
+        if stop is not None:
+            self.stopped[name] = {"part": part, **stop}
+            self.say(f"{name}: stopped after {stop['after']} failures in a row in {part} ({stop['reason']}); "
+                     "its remaining parts are skipped (--max-consecutive-failures)")
+            task.cancel()
+            raise stopping.BackendStopped(name)
+
+    def say(self, line: str) -> None:
+        """A line for the user now, on its own line even while the progress line is showing."""
+        if sys.stderr.isatty():
+            print("\r\033[K", end="", file=sys.stderr)
+        print(line, file=sys.stderr, flush=True)
 
     # --- run metadata -------------------------------------------------------------------
 
@@ -165,7 +200,7 @@ class Bench:
             "concurrency": self.levels, "max_tokens": self.max_tokens,
             "ignore_eos": bool(getattr(self.options, "ignore_eos", False)),
             "question": _opt(self.options, "question", ORCHESTRATOR_QUESTION),
-            "request_timeout_s": self.timeout_s,
+            "request_timeout_s": self.timeout_s, "max_consecutive_failures": self.max_failures,
         }  # fmt: skip
         info = {
             "started": evidence.utc_now(),
@@ -179,6 +214,7 @@ class Bench:
             "interrupted": False,
             "notes": [],
             "skipped": self.skipped,
+            "stopped": self.stopped,
             "prices": prices_for(self.backends, self.session),
         }
         if info["prices"].get("offline"):
@@ -246,31 +282,49 @@ class Bench:
                 if "orchestrator" in self.demos:
                     await self._orchestrate(pool, timers)
             finally:
-                for t in timers.values():
+                for name, t in timers.items():
+                    self.run_info["notes"] += [f"{name}: {note}" for note in getattr(t, "notes", [])]
                     await t.close()
         if sys.stderr.isatty():
             print("", file=sys.stderr)
 
     async def _guard(self, b: Backend, part: str, coro: Any) -> None:
-        """Run one part for one backend; a crash is recorded and the run goes on."""
+        """Run one part for one backend; a crash is recorded and the run goes on. A backend that was
+        stopped (too many failures in a row) runs no further part; the part that trips the limit is
+        cancelled."""
+        if b.name in self.stopped:
+            coro.close()
+            self.skipped[b.name][part] = f"not run: {b.name} was stopped after failures in a row"
+            return
+        self.streak.start(b.name)
+        task = asyncio.ensure_future(coro)
+        self._running[b.name] = (part, task)
         try:
-            await coro
-        except (KeyboardInterrupt, asyncio.CancelledError):
+            await task
+        except stopping.BackendStopped:
+            pass
+        except asyncio.CancelledError:
+            current = asyncio.current_task()
+            if b.name not in self.stopped or (current is not None and current.cancelling()):
+                raise
+        except KeyboardInterrupt:
             raise
         except Exception as exc:
             logger.exception("backend=<%s>, part=<%s> | part failed", b.name, part)
             self.skipped[b.name][part] = f"failed: {type(exc).__name__}: {exc}"[:300]
+        finally:
+            self._running.pop(b.name, None)
 
     async def _orchestrate(self, pool: Any, timers: dict[str, Timer]) -> None:
         from ..models import is_constrained
         from .orchestrator import run_orchestrator
 
-        candidates = [b for b in self.backends if pool.can_drive_agent(b)]
+        candidates = [b for b in self.backends if pool.can_drive_agent(b) and b.name not in self.stopped]
         chosen = next((b for b in candidates if b.kind == "bedrock"), candidates[0] if candidates else None)
         if chosen is None:
             self.run_info["orchestrator"] = {"reason": "no selected backend can drive an agent (tool calls needed)"}
             return
-        offered = [b for b in self.backends if b.name in timers]
+        offered = [b for b in self.backends if b.name in timers and b.name not in self.stopped]
         self.progress(f"orchestrator on {chosen.name}, asking {len(offered)} backend(s)")
         try:
             model = pool.model(chosen)

@@ -1,0 +1,57 @@
+"""Stopping a backend early: a hung or dead backend must not cost the run every timeout.
+
+At the defaults (5 runs, a 300 s request timeout) a backend that accepts connections and never
+answers would hold the run for about an hour and a half: six chat requests, ten counting runs and
+the orchestrator, each waiting out its timeout. The runner counts each part's consecutive failed
+records per backend; at ``--max-consecutive-failures`` it cancels that part, records the stop in
+``run.json`` (``stopped``) and skips the backend's remaining parts.
+"""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any, Mapping
+
+from .argtypes import non_negative_int
+
+DEFAULT_MAX_CONSECUTIVE_FAILURES = 3
+
+
+class BackendStopped(Exception):
+    """Raised out of the record call that reached the limit, so the part sends nothing more; the
+    runner also cancels the part's task, which ends requests still in flight."""
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--max-consecutive-failures", type=non_negative_int, default=DEFAULT_MAX_CONSECUTIVE_FAILURES,
+                        metavar="N",
+                        help="stop a backend after N failed requests in a row within a part, and skip its other "
+                             f"parts; 0 never stops (default: {DEFAULT_MAX_CONSECUTIVE_FAILURES})")  # fmt: skip
+
+
+class FailureStreak:
+    """Consecutive failed records of the part each backend is running.
+
+    Args:
+        limit: Failures in a row that stop a backend (0: never).
+    """
+
+    def __init__(self, limit: int) -> None:
+        self.limit = limit
+        self._count: dict[str, int] = {}
+        self._last: dict[str, str] = {}
+
+    def start(self, backend: str) -> None:
+        """A new part begins for ``backend``: its count starts again."""
+        self._count[backend] = 0
+
+    def observe(self, backend: str, record: Mapping[str, Any]) -> dict[str, Any] | None:
+        """Count one finished record; the stop (``{"after", "reason"}``) the moment the limit is reached."""
+        if not record.get("error"):
+            self._count[backend] = 0
+            return None
+        count = self._count.get(backend, 0) + 1
+        self._count[backend] = count
+        if self.limit and count == self.limit:
+            return {"after": count, "reason": str(record["error"])[:200]}
+        return None
