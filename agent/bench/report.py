@@ -28,9 +28,11 @@ METHODS = [
                      "one token per chunk this is (output tokens - 1) / (last chunk - first chunk). Output tokens "
                      "from the server's usage, never from counting chunks; the first arrival's tokens counted from "
                      "its events when usage shows one token per event, else estimated from its share of the "
-                     "characters. Marked *multi-token* (not comparable with per-token streams, kept out of the "
-                     "bandwidth-ceiling share) when arrivals carried more than 2 tokens on average or events "
-                     "carried several tokens; empty for a non-streamed reply"),
+                     "characters. A reply is *multi-token* when its arrivals carried more than 2 tokens on average or "
+                     "its events several tokens: its arrival times follow buffering, not decoding. A backend's "
+                     "decode figures come from its per-token replies; only when every reply was multi-token are "
+                     "they multi-token ones, marked so, not comparable with per-token streams and kept out of the "
+                     "bandwidth-ceiling share; empty for a non-streamed reply"),
     ("client tok/s", "output tokens / e2e (the reference's figure: prefill and network included)"),
     ("aggregate tok/s", "at each concurrency level, the output tokens of its successful requests / their wall "
                         "time (first send to last byte), exactly c requests in flight; empty when a successful "
@@ -319,12 +321,13 @@ def _decode_basis(c: Mapping[str, Any]) -> str:
     basis = c.get("decode_basis") or {}
     if not basis:
         return "not measured (no streamed reply with a decode interval and a usage count)"
-    counts = ", ".join(f"{k.replace('_', '-')} x{v}" for k, v in basis.items())
+    multi = basis.get("multi_token", 0)
     if c.get("decode_comparable"):
-        return f"from per-token chunks ({counts}): comparable"
-    return (f"from multi-token chunks ({counts}): the first arrival's tokens are left out of each rate, but arrival "
-            "times follow the server's or relay's buffering, so these figures are not comparable with per-token "
-            "streams and stay out of the bandwidth-ceiling share")
+        left_out = f"; {multi} repl{'y' if multi == 1 else 'ies'} that came in multi-token chunks left out" if multi else ""
+        return f"from {basis['per_token']} replies in per-token chunks: comparable{left_out}"
+    return (f"from {multi} replies in multi-token chunks: the first arrival's tokens are left out of each rate, "
+            "but arrival times follow the server's or relay's buffering, so these figures are not comparable with "
+            "per-token streams and stay out of the bandwidth-ceiling share")
 
 
 def _requested_returned(c: Mapping[str, Any]) -> str:

@@ -247,8 +247,9 @@ def test_a_run_against_a_faulty_server_records_every_failure_and_computes_no_fig
     # no figure from a failed request: counts match the successes, and no poisoned usage shows up
     assert chat["e2e_ms"]["n"] == n_ok and chat["ttft_ms"]["n"] == n_ok
     assert chat["client_tok_per_s"]["n"] == with_usage and chat["output_tokens"]["max"] < POISON_TOKENS
-    assert chat["usage_missing"] == 1 and chat["decode_basis"]["multi_token"] == 1
-    assert chat["decode_comparable"] is False and s["backends"]["g6"]["ceiling"]["share"] is None
+    # the one reply in multi-token chunks is left out of the decode figures and counted
+    assert chat["usage_missing"] == 1 and chat["decode_basis"] == {"multi_token": 1, "per_token": with_usage - 1}
+    assert chat["decode_comparable"] is True and chat["decode_tok_per_s"]["n"] == with_usage - 1
     level = chat["levels"][0]
     assert level["ok"] == n_ok and level["errors"] == n_failed and level["usage_missing"] == 1
     assert level["output_tok_per_s"] is None  # one success has no usage count: the sum would be short
@@ -259,8 +260,22 @@ def test_a_run_against_a_faulty_server_records_every_failure_and_computes_no_fig
     for reason in ("CUDA out of memory", "cut off", "finish_reason 'abort'", "choices[0] is null", "HTTP 500",
                    "ClientPayloadError", "timeout after 2.0 s", "empty completion", "zero completion tokens"):
         assert reason in report, reason
-    assert "multi-token" in report and "successful requests only" in report
+    assert "1 reply that came in multi-token chunks left out" in report and "successful requests only" in report
     assert code == 0  # some requests failed, none of the parts failed as a whole
+
+
+def test_a_backend_whose_replies_all_come_in_multi_token_chunks_is_marked_and_kept_out_of_the_ceiling(tmp_path):
+    out = tmp_path / "out"
+    with RunningFaults(["multi_token"]) as fake:
+        assert runner.run([openai_backend("g6", fake.base_url)], make_options("--runs", "3", "--demos", "chat"),
+                          out, None) == 0  # fmt: skip
+    s = json.loads((out / "summary.json").read_text())
+    chat, ceiling = s["backends"]["g6"]["chat"], s["backends"]["g6"]["ceiling"]
+    assert chat["decode_basis"] == {"multi_token": 3} and chat["decode_comparable"] is False
+    assert chat["decode_tok_per_s"]["n"] == 3  # (10 - 5 tokens of the first arrival) / the gap between the two
+    assert ceiling["ceiling_tok_per_s"] == 161.3 and ceiling["share"] is None and "multi-token" in ceiling["reason"]
+    report = (out / "REPORT.md").read_text()
+    assert "(multi-token) |" in report and "from 3 replies in multi-token chunks" in report
 
 
 def test_every_request_failing_gives_no_figures_stops_early_and_says_so(tmp_path, capsys):

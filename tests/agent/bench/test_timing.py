@@ -86,6 +86,20 @@ def test_a_reused_connection_the_server_closed_is_resent_once_on_a_new_one():
     assert len(notes) == 1 and "every later request went on a new connection" in notes[0]
 
 
+def test_a_server_that_keeps_connections_alive_gets_them_reused():
+    async def go(url):
+        timer = OpenAIStreamTimer(url, "fake", timeout_s=10.0)
+        try:
+            return [await timer.chat("hi", 10) for _ in range(3)], timer.fresh_connections
+        finally:
+            await timer.close()
+
+    with RunningFaults(["ok"]) as fake:
+        results, fresh = asyncio.run(go(fake.base_url))
+    assert [r.new_connection for r in results] == [True, False, False] and not fresh
+    assert all(r.error is None and r.reconnects == 0 for r in results)
+
+
 def test_a_server_that_closes_after_every_reply_costs_at_most_one_resend():
     """llama.cpp's server closes the connection right after each streamed reply while announcing
     keep-alive; whether the client sees the close before it reuses the connection is a race."""
