@@ -1,7 +1,7 @@
 """Timing clients: one timed request, timestamped on receipt, never raising.
 
 * OpenAI-compatible servers (vLLM, llama.cpp, the Neuron server): a lean aiohttp loop over
-  the SSE lines with one ``json.loads`` per event. The openai SDK is kept out of this path (it
+  the SSE lines with one ``json.loads`` per event (:mod:`agent.bench.events` reads them). The openai SDK is kept out of this path (it
   costs about 12 ms per 100-chunk stream; docs/benchmark.md). A server that answers a streamed
   request with plain JSON (no SSE) is read as a non-streamed reply and marked so.
 * Bedrock: ``ConverseStream`` on the backend's one boto3 client, events timestamped as they
@@ -28,7 +28,8 @@ recorded (``resend_reasons``). A refused connection, a timeout or a connection d
 answer began is never resent. llama.cpp's server closes the connection after every streamed
 reply while announcing keep-alive (its chunked content provider returns false once the stream
 has ended, which cpp-httplib treats as a cancelled response); a client that reuses the pooled
-connection within the ~50 us before the close arrives writes into a closed socket. After the
+connection before the close arrives (tens of microseconds to milliseconds) writes into a closed
+socket. After the
 first such resend this client opens a new connection for every request to that server
 (:attr:`OpenAIStreamTimer.fresh_connections`), so no later request is written into a dead one.
 """
@@ -36,7 +37,6 @@ first such resend this client opens a new connection for every request to that s
 from __future__ import annotations
 
 import asyncio
-import codecs
 import json
 import time
 import weakref
@@ -46,6 +46,8 @@ from dataclasses import dataclass, field
 from typing import Any, Iterable, Protocol
 
 import aiohttp
+
+from .events import EventReader, apply_message, count, short
 
 _perf = time.perf_counter
 
@@ -141,129 +143,6 @@ def _start() -> Timing:
     return Timing(t_sent=_perf(), wall_sent=time.time())
 
 
-def _count(value: Any) -> int | None:
-    return value if type(value) is int and value >= 0 else None
-
-
-def _apply_usage(timing: Timing, usage: dict[str, Any]) -> None:
-    p, c = _count(usage.get("prompt_tokens")), _count(usage.get("completion_tokens"))
-    timing.prompt_tokens = timing.prompt_tokens if p is None else p
-    timing.completion_tokens = timing.completion_tokens if c is None else c
-
-
-def _short(value: Any) -> str:
-    text = value if isinstance(value, str) else json.dumps(value, default=str)
-    return text[:200]
-
-
-def error_message(obj: dict[str, Any]) -> str | None:
-    """The message of an OpenAI-style error object (``{"error": ...}`` or ``{"object": "error", ...}``),
-    or None when ``obj`` is not one."""
-    err = obj.get("error")
-    if err is not None:
-        if isinstance(err, dict):
-            return _short(err.get("message") or err)
-        return _short(err)
-    if obj.get("object") == "error":
-        return _short(obj.get("message") or obj)
-    return None
-
-
-def _kind(value: Any) -> str:
-    """A JSON value's kind, as a message names it ("a string", "an object", "null")."""
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "a boolean"
-    if isinstance(value, (int, float)):
-        return "a number"
-    return {dict: "an object", list: "a list", str: "a string"}.get(type(value), f"a {type(value).__name__}")
-
-
-def _apply_event(timing: Timing, event: Any, now: float, parts: list[str]) -> None:
-    """Fold one decoded chat-completion chunk into ``timing``, checking its shape; a chunk that is
-    not one, or an error event, fails the request with its reason."""
-    if not isinstance(event, dict):
-        timing.fail(f"malformed event: {_kind(event)} instead of an object")
-        return
-    message = error_message(event)
-    if message is not None:
-        timing.fail(f"error event after {len(timing.chunk_times)} content chunks: {message}")
-        return
-    if timing.request_id is None and isinstance(event.get("id"), str):
-        timing.request_id = event["id"]
-    choices = event.get("choices")
-    if choices is not None:
-        if not isinstance(choices, list):
-            timing.fail(f"malformed event: choices is {_kind(choices)}, not a list")
-            return
-        if choices:
-            choice = choices[0]
-            if not isinstance(choice, dict):
-                timing.fail(f"malformed event: choices[0] is {_kind(choice)}")
-                return
-            delta = choice.get("delta")
-            if delta is not None and not isinstance(delta, dict):
-                timing.fail(f"malformed event: delta is {_kind(delta)}")
-                return
-            content = delta.get("content") if delta else None
-            if content is not None and not isinstance(content, str):
-                timing.fail(f"malformed event: delta.content is {_kind(content)}")
-                return
-            finish = choice.get("finish_reason")
-            if finish is not None and not isinstance(finish, str):
-                timing.fail(f"malformed event: finish_reason is {_kind(finish)}")
-                return
-            if content:
-                parts.append(content)
-                timing.mark_content(now, len(content))
-            if finish:
-                timing.finish_reason = finish
-    usage = event.get("usage")
-    if usage is not None:
-        if not isinstance(usage, dict):
-            timing.fail(f"malformed event: usage is {_kind(usage)}")
-            return
-        _apply_usage(timing, usage)
-    timings = event.get("timings")
-    if isinstance(timings, dict):
-        timing.server_timings = timings
-
-
-def _apply_message(timing: Timing, body: Any, now: float) -> None:
-    """Fold a non-streamed chat completion into ``timing``, checking its shape."""
-    timing.streamed = False
-    if not isinstance(body, dict):
-        timing.fail(f"malformed reply: {_kind(body)} instead of an object")
-        return
-    message = error_message(body)
-    if message is not None:
-        timing.fail(f"error reply: {message}")
-        return
-    if isinstance(body.get("id"), str):
-        timing.request_id = timing.request_id or body["id"]
-    choices = body.get("choices")
-    if not isinstance(choices, list) or not choices or not isinstance(choices[0], dict):
-        timing.fail(f"malformed reply: choices is {_short(choices)[:60]}")
-        return
-    reply = choices[0].get("message")
-    content = reply.get("content") if isinstance(reply, dict) else None
-    if not isinstance(reply, dict) or (content is not None and not isinstance(content, str)):
-        timing.fail(f"malformed reply: message is {_short(reply)[:60]}")
-        return
-    finish = choices[0].get("finish_reason")
-    timing.finish_reason = finish if isinstance(finish, str) else None
-    timing.text = content or ""
-    if timing.text:
-        timing.mark_content(now, len(timing.text))
-    usage = body.get("usage")
-    if isinstance(usage, dict):
-        _apply_usage(timing, usage)
-    if isinstance(body.get("timings"), dict):
-        timing.server_timings = body["timings"]
-    timing.complete = True
-
-
 def check_reply(timing: Timing) -> None:
     """Turn the silent failures into errors: a stream cut off before its end, a finish reason that
     says the server gave up, an empty completion, ``200 OK`` with zero tokens (the Neuron
@@ -279,82 +158,6 @@ def check_reply(timing: Timing) -> None:
         timing.error = "zero completion tokens (200 OK)"
     elif not timing.text.strip():
         timing.error = "empty completion"
-
-
-_raw_decode = json.JSONDecoder().raw_decode
-_MALFORMED = (KeyError, IndexError, TypeError, AttributeError)
-
-
-class EventReader:
-    """Reads the events of a chat-completion stream as its bytes arrive.
-
-    Every network read is timestamped by the caller, split into lines, and each ``data:`` event
-    decoded once (the C scanner directly: no encoding sniffing, no whitespace regex). A plain
-    content event takes a fast path; anything else (the first event, a finish, usage, an error, an
-    odd shape) goes through :func:`_apply_event`, which checks it. ``bare_json`` also reads lines
-    that are JSON without the ``data:`` prefix (SageMaker containers may stream either).
-    """
-
-    __slots__ = ("timing", "parts", "done", "bare_json", "_first", "_tail", "_decode")
-
-    def __init__(self, timing: Timing, parts: list[str], *, bare_json: bool = False) -> None:
-        self.timing = timing
-        self.parts = parts
-        self.done = False
-        self.bare_json = bare_json
-        self._first = True
-        self._tail = ""
-        self._decode = codecs.getincrementaldecoder("utf-8")("replace").decode  # a character may span two reads
-
-    def feed(self, data: bytes, now: float) -> None:
-        text = self._decode(data)
-        if self._tail:
-            text = self._tail + text
-        lines = text.split("\n")
-        self._tail = lines.pop()
-        self._lines(lines, now)
-
-    def close(self) -> None:
-        """The stream ended: read a last line that had no newline."""
-        rest = self._tail + self._decode(b"", True)
-        self._tail = ""
-        if rest.strip():
-            self._lines([rest], _perf())
-
-    def _lines(self, lines: list[str], now: float) -> None:
-        timing, parts = self.timing, self.parts
-        for line in lines:
-            if line.startswith("data:"):
-                payload = line[6:] if line.startswith("data: ") else line[5:].lstrip()
-            elif self.bare_json and line.lstrip().startswith("{"):
-                payload = line.lstrip()
-            else:
-                continue
-            if not payload or payload.isspace():
-                continue
-            if payload[0] != "{":
-                if payload.startswith("[DONE]"):
-                    self.done = True
-                    continue
-            try:
-                event = _raw_decode(payload)[0]
-            except ValueError:
-                timing.fail(f"malformed event: {payload[:120]!r}")
-                continue
-            if not self._first:
-                try:
-                    choice = event["choices"][0]
-                    content = choice["delta"]["content"]
-                    plain = choice.get("finish_reason") is None and event.get("usage") is None and "error" not in event
-                except _MALFORMED:
-                    plain = False
-                if plain and type(content) is str:
-                    if content:
-                        parts.append(content)
-                        timing.mark_content(now, len(content))
-                    continue
-            self._first = False
-            _apply_event(timing, event, now, parts)
 
 
 class OpenAIStreamTimer:
@@ -442,9 +245,9 @@ class OpenAIStreamTimer:
             if not self.fresh_connections:
                 self.fresh_connections = True
                 self.notes.append(
-                    f"the server closed a kept-alive connection before answering on it ({stale}; llama.cpp's server "
-                    "does so after every streamed reply): that request was resent on a new connection, and every "
-                    "later request went on a new connection too, so its connect time is inside TTFT")
+                    f"the server closed a kept-alive connection without answering on it ({stale}); that request was "
+                    "resent once on a new connection, and every later request to this server went on a new "
+                    "connection, its connect time inside TTFT (docs/benchmark.md, Resends)")
         timing.reconnects = len(reasons)
         timing.resend_reasons = reasons
         check_reply(timing)
@@ -479,7 +282,7 @@ class OpenAIStreamTimer:
                     except ValueError:
                         timing.fail(f"malformed JSON reply: {raw_body[:120]!r}")
                     else:
-                        _apply_message(timing, decoded, now)
+                        apply_message(timing, decoded, now)
         except asyncio.TimeoutError:
             timing.fail(f"timeout after {self.timeout.total} s")
         except aiohttp.ClientConnectorError as exc:  # refused, unreachable: nothing to resend to
@@ -545,10 +348,10 @@ def _stream_error(event: Any) -> str:
     """What an event other than the expected ones says (a stream exception such as
     ``modelStreamErrorException`` or SageMaker's ``ModelStreamError``)."""
     if not isinstance(event, dict) or not event:
-        return f"malformed stream event: {_short(event)[:120]}"
+        return f"malformed stream event: {short(event)[:120]}"
     name, body = next(iter(event.items()))
     message = (body.get("message") or body.get("Message")) if isinstance(body, dict) else body
-    return f"stream error {name}: {_short(message)}"
+    return f"stream error {name}: {short(message)}"
 
 
 class BedrockStreamTimer:
@@ -586,13 +389,13 @@ class BedrockStreamTimer:
 
     def _fold(self, timing: Timing, event: Any, now: float, parts: list[str]) -> None:
         if not isinstance(event, dict):
-            timing.fail(f"malformed stream event: {_short(event)[:120]}")
+            timing.fail(f"malformed stream event: {short(event)[:120]}")
         elif "contentBlockDelta" in event:
             block = event["contentBlockDelta"]
             delta = block.get("delta") if isinstance(block, dict) else None
             text = delta.get("text") if isinstance(delta, dict) else None
             if not isinstance(delta, dict) or (text is not None and not isinstance(text, str)):
-                timing.fail(f"malformed contentBlockDelta: {_short(block)[:120]}")
+                timing.fail(f"malformed contentBlockDelta: {short(block)[:120]}")
             elif text:
                 parts.append(text)
                 timing.mark_content(now, len(text))
@@ -605,8 +408,8 @@ class BedrockStreamTimer:
             meta = event["metadata"]
             usage = meta.get("usage") if isinstance(meta, dict) else None
             if isinstance(usage, dict):
-                timing.prompt_tokens = _count(usage.get("inputTokens"))
-                timing.completion_tokens = _count(usage.get("outputTokens"))
+                timing.prompt_tokens = count(usage.get("inputTokens"))
+                timing.completion_tokens = count(usage.get("outputTokens"))
             metrics = meta.get("metrics") if isinstance(meta, dict) else None
             timing.server_timings = metrics if isinstance(metrics, dict) else None
         elif any(key.endswith(("Exception", "Error", "Failure")) for key in event):
@@ -660,7 +463,7 @@ class SageMakerStreamTimer:
                 )
                 _metadata(resp, timing)
                 raw = resp["Body"].read()
-                _apply_message(timing, json.loads(raw), _perf())
+                apply_message(timing, json.loads(raw), _perf())
         except Exception as exc:  # botocore and decoding errors alike are recorded failures
             timing.fail(f"{type(exc).__name__}: {exc}")
         timing.t_done = _perf()

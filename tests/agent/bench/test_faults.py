@@ -14,7 +14,8 @@ import pytest
 from agent.bench import console, evidence, runner, summary
 from agent.bench.chat import timing_record
 from agent.bench.summary import request_metrics
-from agent.bench.timing import BedrockStreamTimer, EventReader, OpenAIStreamTimer, SageMakerStreamTimer, Timing
+from agent.bench.events import EventReader
+from agent.bench.timing import BedrockStreamTimer, OpenAIStreamTimer, SageMakerStreamTimer, Timing
 
 from .conftest import make_options, openai_backend
 from .faults import CASES, OK_WORDS, POISON_TOKENS, RunningFaults
