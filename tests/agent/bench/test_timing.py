@@ -84,7 +84,7 @@ def test_a_reused_connection_the_server_closed_is_resent_once_on_a_new_one():
     assert second.error is None and second.reconnects == 1 and second.new_connection is True
     assert second.resend_reasons[0].startswith("reused connection closed by the server before answering")
     assert third.error is None and third.reconnects == 0 and third.new_connection is True  # no reuse any more
-    assert len(notes) == 1 and "every later request went on a new connection" in notes[0]
+    assert len(notes) == 1 and "every later request to this server went on a new connection" in notes[0]
 
 
 def test_a_server_that_keeps_connections_alive_gets_them_reused():
