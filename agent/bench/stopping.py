@@ -2,14 +2,19 @@
 
 At the defaults (5 runs, a 300 s request timeout) a backend that accepts connections and never
 answers would hold the run for about an hour and a half: six chat requests, ten counting runs and
-the orchestrator, each waiting out its timeout. The runner counts each part's consecutive failed
-records per backend; at ``--max-consecutive-failures`` it cancels that part, records the stop in
+the orchestrator, each waiting out its timeout. The runner counts each part's consecutive failures
+per backend; at ``--max-consecutive-failures`` it cancels that part, records the stop in
 ``run.json`` (``stopped``) and skips the backend's remaining parts.
+
+What counts: every failed timed request (a record with a ``phase``: its failure is the server's),
+and an agent run that failed on a timeout or a connection (a model that keeps writing too much or
+answering badly is graded, not stopped). A success ends the streak.
 """
 
 from __future__ import annotations
 
 import argparse
+import re
 from typing import Any, Mapping
 
 from .argtypes import non_negative_int
@@ -50,8 +55,18 @@ class FailureStreak:
         if not record.get("error"):
             self._count[backend] = 0
             return None
+        if not backend_failure(record):
+            return None
         count = self._count.get(backend, 0) + 1
         self._count[backend] = count
         if self.limit and count == self.limit:
             return {"after": count, "reason": str(record["error"])[:200]}
         return None
+
+
+_UNREACHABLE = re.compile(r"timeout|timed out|connect|refused|unreachable", re.IGNORECASE)
+
+
+def backend_failure(record: Mapping[str, Any]) -> bool:
+    """Whether a failed record says the backend is down or hung rather than that the model misbehaved."""
+    return "phase" in record or bool(_UNREACHABLE.search(str(record.get("error"))))

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from agent.bench import console, evidence, runner, summary
+from agent.bench import console, evidence, runner, stopping, summary
 from agent.bench.chat import timing_record
 from agent.bench.summary import request_metrics
 from agent.bench.events import EventReader
@@ -340,3 +340,16 @@ def test_an_out_path_that_is_a_file_is_refused(tmp_path, fake_neuron_server):
     inf2 = openai_backend("inf2", fake_neuron_server.base_url, kind="neuron", tool_calls=False, metadata={})
     with pytest.raises(evidence.FolderInUse, match="is a file"):
         runner.run([inf2], make_options("--demos", "chat"), Path(target), None)
+
+
+def test_agent_runs_count_toward_a_stop_only_when_the_backend_is_down_or_hung():
+    streak = stopping.FailureStreak(2)
+    model_trouble = {"part": "counting", "error": "max_tokens: the model ran out of tokens"}
+    hung = {"part": "counting", "error": "timeout after 300.0 s"}
+    down = {"part": "counting", "error": "APIConnectionError: Connection error."}
+    assert streak.observe("g6", model_trouble) is None and streak.observe("g6", model_trouble) is None
+    assert streak.observe("g6", hung) is None and streak.observe("g6", {"part": "counting", "error": None}) is None
+    assert streak.observe("g6", hung) is None
+    assert streak.observe("g6", down) == {"after": 2, "reason": "APIConnectionError: Connection error."}
+    timed = {"part": "chat", "phase": "timed", "error": "HTTP 503: busy"}
+    assert stopping.backend_failure(timed) and not stopping.backend_failure(model_trouble)
