@@ -20,6 +20,9 @@ from typing import Any, Mapping
 from .argtypes import non_negative_int
 
 DEFAULT_MAX_CONSECUTIVE_FAILURES = 3
+STOPS_ITSELF = frozenset({"bfcl"})
+"""Parts that stop a failing backend on their own (``bfcl``: after ``bfcl.STOP_AFTER_ERRORS`` failed
+cases in a row, reported in its own block); the runner's streak leaves them alone."""
 
 
 class BackendStopped(Exception):
