@@ -353,3 +353,22 @@ def test_agent_runs_count_toward_a_stop_only_when_the_backend_is_down_or_hung():
     assert streak.observe("g6", down) == {"after": 2, "reason": "APIConnectionError: Connection error."}
     timed = {"part": "chat", "phase": "timed", "error": "HTTP 503: busy"}
     assert stopping.backend_failure(timed) and not stopping.backend_failure(model_trouble)
+
+
+def test_resends_are_counted_per_level_and_in_the_report(tmp_path):
+    out = tmp_path / "out"
+    with RunningFaults(["ok"], close_reused=True) as fake:
+        assert runner.run([openai_backend("g6", fake.base_url)], make_options("--runs", "3", "--demos", "chat"),
+                          out, None) == 0  # fmt: skip
+        assert len(fake.requests) == 5  # cold, then the first timed request twice, then two more
+    records = [r for r in evidence.read_requests(out / "requests.jsonl") if r["part"] == "chat"]
+    assert [r["reconnects"] for r in records] == [0, 1, 0, 0]
+    assert records[1]["resend_reasons"][0].startswith("reused connection closed by the server before answering")
+    assert [r["new_connection"] for r in records] == [True, True, True, True]
+    s = json.loads((out / "summary.json").read_text())
+    chat = s["backends"]["g6"]["chat"]
+    assert chat["resends"] == 1 and chat["levels"][0]["resends"] == 1 and chat["errors"] == 0
+    assert any("g6: the server closed a kept-alive connection" in note for note in s["run"]["notes"])
+    report = (out / "REPORT.md").read_text()
+    assert "- g6: 1 resent; 4 requests went out on a new connection" in report
+    assert "| g6 | 1 | 3 | 0 | 1 |" in report  # concurrency, requests, errors, resends
