@@ -40,6 +40,7 @@ logger = logging.getLogger(__name__)
 DEMOS = ("counting", "orchestrator", "chat", "bfcl")
 DEFAULT_DEMOS = ("counting", "orchestrator", "chat")
 EXIT_OK, EXIT_FAILED = 0, 1
+MAX_CONCURRENCY = 1024
 
 
 def _csv(choices: Sequence[str] | None = None) -> Callable[[str], list[str]]:
@@ -62,6 +63,9 @@ def _levels(text: str) -> list[int]:
         raise argparse.ArgumentTypeError("concurrency levels are integers, e.g. 1,4,16") from None
     if not levels or levels[0] < 1:
         raise argparse.ArgumentTypeError("concurrency levels must be at least 1")
+    if levels[-1] > MAX_CONCURRENCY:
+        raise argparse.ArgumentTypeError(f"{levels[-1]} is above {MAX_CONCURRENCY}: each request in flight holds a "
+                                         "connection (and, for AWS backends, a worker thread)")
     return levels
 
 

@@ -29,6 +29,8 @@ from .test_run import FakeRunner
         (["--runs", "two"], "argument --runs: 'two' is not a whole number"),
         (["--ready-timeout", "nan"], "argument --ready-timeout: nan is not a usable number of seconds: give a finite number above 0"),
         (["--concurrency", "0,4"], "argument --concurrency: concurrency levels must be at least 1"),
+        (["--concurrency", "1,100000000"], "argument --concurrency: 100000000 is above 1024: each request in flight "
+                                           "holds a connection (and, for AWS backends, a worker thread)"),
         (["--max-consecutive-failures", "-1"], "argument --max-consecutive-failures: -1 is negative: give 0 or more"),
     ],
 )
