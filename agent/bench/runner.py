@@ -341,7 +341,9 @@ class Bench:
         candidates = [b for b in self.backends if pool.can_drive_agent(b) and b.name not in self.stopped]
         chosen = next((b for b in candidates if b.kind == "bedrock"), candidates[0] if candidates else None)
         if chosen is None:
-            self.run_info["orchestrator"] = {"reason": "no selected backend can drive an agent (tool calls needed)"}
+            stopped = [b.name for b in self.backends if pool.can_drive_agent(b) and b.name in self.stopped]
+            self.run_info["orchestrator"] = {"reason": "no selected backend can drive an agent (tool calls needed)"
+                                             + (f"; stopped after failures: {', '.join(stopped)}" if stopped else "")}
             return
         offered = [b for b in self.backends if b.name in timers and b.name not in self.stopped]
         self.progress(f"orchestrator on {chosen.name}, asking {len(offered)} backend(s)")

@@ -283,9 +283,10 @@ def test_every_request_failing_gives_no_figures_stops_early_and_says_so(tmp_path
     out = tmp_path / "out"
     with RunningFaults(["http500"]) as fake:
         code = runner.run([openai_backend("g6", fake.base_url)],
-                          make_options("--runs", "5", "--concurrency", "1,4", "--demos", "chat,counting"), out, None)
+                          make_options("--runs", "5", "--concurrency", "1,4", "--demos", "chat,counting,orchestrator"),
+                          out, None)  # fmt: skip
         sent = len(fake.requests)
-    assert code == 1 and sent == 3  # cold + 2 timed, then stopped at the default 3 in a row; no counting runs
+    assert code == 1 and sent == 3  # cold + 2 timed, then stopped at the default 3 in a row; nothing else sent
     s = json.loads((out / "summary.json").read_text())
     g6 = s["backends"]["g6"]
     assert g6["stopped"] == {"part": "chat", "after": 3, "reason": 'HTTP 500: {"error": {"message": "boom"}}'}
@@ -293,6 +294,7 @@ def test_every_request_failing_gives_no_figures_stops_early_and_says_so(tmp_path
     assert g6["chat"]["levels"][0]["output_tok_per_s"] is None and g6["chat"]["decode_tok_per_s"]["n"] == 0
     assert g6["cost"]["per_concurrency"][0]["usd_per_m_output"] is None
     assert g6["skipped"]["counting"].startswith("not run") and g6["counting"] is None
+    assert s["orchestrator"]["ran"] is False and s["orchestrator"]["reason"].endswith("stopped after failures: g6")
     err = capsys.readouterr().err
     assert "g6: stopped after 3 failures in a row in chat (HTTP 500" in err
     assert console.failure_lines(s) == [line for line in err.splitlines() if line.startswith("g6: chat:")]
