@@ -40,6 +40,7 @@ def timing_record(
         "last_ms": rel_ms(timing.t_last),
         "done_ms": rel_ms(timing.t_done),
         "chunk_ms": [rel_ms(t) for t in timing.chunk_times],
+        "chunk_chars": timing.chunk_chars,
         "prompt_tokens": timing.prompt_tokens,
         "output_tokens": timing.completion_tokens,
         "finish_reason": timing.finish_reason,
@@ -47,6 +48,8 @@ def timing_record(
         "error": timing.error,
         "server_timings": timing.server_timings,
         "reconnects": timing.reconnects,
+        "resend_reasons": timing.resend_reasons,
+        "new_connection": timing.new_connection,
     }
 
 
