@@ -101,13 +101,6 @@ def build_parser(runner: ModuleType | None = None) -> argparse.ArgumentParser:
     return parser
 
 
-class _Parser(argparse.ArgumentParser):
-    """Bad input is one line (``prog: --option: problem``) and exit status 2, not the whole usage."""
-
-    def error(self, message: str) -> NoReturn:
-        self.exit(EXIT_USAGE, f"{self.prog}: {message} (see --help)\n")
-
-
 # --- AWS --------------------------------------------------------------------------
 
 

@@ -41,7 +41,7 @@ def test_a_bad_number_is_one_line_and_exit_2(argv: list[str], says: str, capsys:
     captured = capsys.readouterr()
     err = captured.err.strip().splitlines()
     assert captured.out == "" and len(err) == 1, err
-    assert err[0] == f"python -m agent.run: {says} (see --help)"
+    assert err[0] == f"python -m agent.run: error: {says} (see --help)"
 
 
 @pytest.fixture
