@@ -10,8 +10,13 @@ under ``agent/guard.py``, stopped with that group (``agent/processes.py``).
 It is run by its path and imports only the standard library and ``xllamacpp``: the
 agent never loads the 100 MB native library into its own process.
 
-Exit status: 0 after SIGTERM or SIGINT, 1 when the server did not start (the reason is in
-llama.cpp's own log lines above the last one), 2 for bad arguments.
+``--check`` only loads the native library and says which llama.cpp build it is: the wheel
+needs no compiler, but it links the OpenMP runtime (``libgomp.so.1``), which minimal Linux
+images lack.
+
+Exit status: 0 after SIGTERM or SIGINT (or a passed ``--check``), 1 when the server did not
+start (the reason is in llama.cpp's own log lines above the last one), 2 for bad arguments,
+3 when the library cannot be loaded.
 """
 
 from __future__ import annotations
@@ -31,7 +36,8 @@ def _raise_stop(signum: int, frame: object) -> None:
 
 
 def parse_args(argv: list[str]) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(prog="llama_server.py", description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(prog="llama_server.py", description=__doc__.splitlines()[0],
+                                     epilog="llama_server.py --check: only load the library and print its build")
     parser.add_argument("--model", type=Path, required=True, help="GGUF model file")
     parser.add_argument("--alias", required=True, help="the model name the server answers to")
     parser.add_argument("--host", default="127.0.0.1")
@@ -47,11 +53,22 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     return parser.parse_args(argv)
 
 
+def load_library():  # -> the xllamacpp module, or SystemExit(3) with the reason in one line
+    try:
+        import xllamacpp
+    except ImportError as exc:
+        reason = str(exc)
+        if "libgomp" in reason:
+            reason = (f"{reason}: the OpenMP runtime is missing; install it "
+                      "(Debian/Ubuntu: apt-get install libgomp1; Fedora/RHEL: dnf install libgomp)")
+        print(f"llama_server: cannot load llama.cpp's server library: {reason}", file=sys.stderr, flush=True)
+        raise SystemExit(3) from None
+    return xllamacpp
+
+
 def server_params(args: argparse.Namespace):  # -> xllamacpp.CommonParams
     """llama-server's flags as xllamacpp parameters (imported here, in the server process only)."""
-    import xllamacpp
-
-    params = xllamacpp.CommonParams()
+    params = load_library().CommonParams()
     params.model.path = str(args.model)
     params.model_alias = {args.alias}
     params.hostnames = [args.host]
@@ -71,6 +88,9 @@ def server_params(args: argparse.Namespace):  # -> xllamacpp.CommonParams
 
 
 def main(argv: list[str]) -> int:
+    if argv == ["--check"]:
+        print(f"llama_server: library loads (xllamacpp {load_library().__version__})")
+        return 0
     args = parse_args(argv)
     if not args.model.is_file():
         print(f"llama_server: no model file at {args.model}", file=sys.stderr)
@@ -82,10 +102,9 @@ def main(argv: list[str]) -> int:
     signal.signal(signal.SIGINT, _raise_stop)
     server = None
     try:
-        import xllamacpp
-
+        params = server_params(args)
         try:
-            server = xllamacpp.Server(server_params(args))
+            server = load_library().Server(params)
         except RuntimeError as exc:
             print(f"llama_server: the server did not start ({exc}); llama.cpp's reason is in the lines above",
                   file=sys.stderr, flush=True)

@@ -23,6 +23,7 @@ import logging
 import os
 import signal
 import socket
+import subprocess
 import sys
 import tempfile
 import time
@@ -153,6 +154,28 @@ def find_installation() -> Installation:
     server = find_server()
     model = find_model()
     return Installation(server=server, model=model, version=server_version())
+
+
+def check_installation() -> Installation:
+    """:func:`find_installation`, and the server's library loaded once in a separate process.
+
+    What ``scripts/setup`` runs last: files can be present while the library cannot load
+    (the OpenMP runtime missing on a minimal image), and that should fail the setup, not the
+    first benchmark.
+
+    Raises:
+        LocalRigError: something is missing; the message names it and the fix.
+    """
+    install = find_installation()
+    try:
+        done = subprocess.run([sys.executable, str(SERVER_PROGRAM), "--check"], capture_output=True, text=True,
+                              timeout=120)
+    except (subprocess.SubprocessError, OSError) as exc:
+        raise LocalRigError(f"could not run {SERVER_PROGRAM.name} --check: {exc}") from None
+    if done.returncode != 0:
+        lines = (done.stderr or done.stdout).strip().splitlines() or [f"exited with status {done.returncode}"]
+        raise LocalRigError(lines[-1].removeprefix("llama_server: "))
+    return install
 
 
 def server_command(install: Installation, config: LocalRigConfig, port: int) -> list[str]:
@@ -308,7 +331,17 @@ def main(argv: list[str] | None = None) -> int:
                         help="request slots (default: %(default)s)")
     parser.add_argument("--context", type=int, default=defaults.context,
                         help="KV-cache tokens shared by the slots (default: %(default)s)")
+    parser.add_argument("--check", action="store_true",
+                        help="only check the installation (the library loads, the model is there) and exit")
     args = parser.parse_args(argv)
+    if args.check:
+        try:
+            install = check_installation()
+        except LocalRigError as exc:
+            print(f"local rig: {exc}", file=sys.stderr)
+            return 1
+        print(f"local rig: ready (llama.cpp {install.version}; model {install.model.name})")
+        return 0
     signal.signal(signal.SIGTERM, _raise_interrupt)
     config = LocalRigConfig(threads=args.threads, parallel=args.parallel, context=args.context, port=args.port)
     try:

@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import ast
 import json
+import os
+import re
 import signal
 import socket
 import subprocess
@@ -69,9 +71,34 @@ def test_model_file_is_found_without_importing_its_package() -> None:
 
 def test_missing_server_names_the_fix(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(local_rig_module, "_package_dir", lambda name: None)
-    with pytest.raises(LocalRigError, match=r"llama.cpp's server is not installed \(package xllamacpp\).*\./scripts/setup"):
+    with pytest.raises(LocalRigError, match=r"server is not installed \(package xllamacpp\).*\./scripts/setup"):
         with local_rig():
             pass
+
+
+@pytest.mark.local_rig
+def test_check_loads_the_library_and_names_the_build() -> None:
+    done = subprocess.run([sys.executable, "-m", "agent.local_rig", "--check"], cwd=PROJECT, capture_output=True,
+                          text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert re.fullmatch(r"local rig: ready \(llama\.cpp b\d+, from the xllamacpp [\d.]+ wheel; "
+                        r"model SmolLM2-135M-Instruct\.Q4_1\.gguf\)\n", done.stdout)
+
+
+@pytest.mark.local_rig
+def test_check_names_a_missing_openmp_runtime(tmp_path: Path) -> None:
+    """The wheel needs no compiler but links libgomp.so.1; without it, one line says what to install."""
+    fake = tmp_path / "xllamacpp"
+    fake.mkdir()
+    (fake / "xllamacpp.abi3.so").write_bytes(b"")  # the package is there, its library cannot load
+    (fake / "__init__.py").write_text('raise ImportError("libgomp.so.1: cannot open shared object file: '
+                                      'No such file or directory")\n')
+    done = subprocess.run([sys.executable, "-m", "agent.local_rig", "--check"], cwd=PROJECT, capture_output=True,
+                          text=True, timeout=120, env={**os.environ, "PYTHONPATH": f"{tmp_path}:{PROJECT}"})
+    assert done.returncode == 1
+    assert done.stderr == ("local rig: cannot load llama.cpp's server library: libgomp.so.1: cannot open shared "
+                           "object file: No such file or directory: the OpenMP runtime is missing; install it "
+                           "(Debian/Ubuntu: apt-get install libgomp1; Fedora/RHEL: dnf install libgomp)\n")
 
 
 def test_server_command() -> None:
