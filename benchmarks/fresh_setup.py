@@ -7,16 +7,20 @@ What it does, in an empty temporary folder:
 1. ``git clone`` of BRANCH (default: the branch checked out here) from SOURCE (default: this
    repository, over ``file://``, so the clone's own time is a local copy, not a network one);
 2. ``./scripts/setup`` in the clone, with an empty pip cache and an empty npm cache (fresh
-   ``PIP_CACHE_DIR`` and ``npm_config_cache``) and ``PIP_FIND_LINKS`` removed, so every
-   package comes from the registries as on a fresh machine; each phase is timed from the
-   ``setup:`` line that starts it;
+   ``PIP_CACHE_DIR`` and ``npm_config_cache``), no pip configuration files
+   (``PIP_CONFIG_FILE`` set to the null device) and no ``PIP_FIND_LINKS``, so every package
+   comes from the registries as on a fresh machine, not from a local wheel folder or a local
+   index mirror that a development machine may have configured; each phase is timed from
+   the ``setup:`` line that starts it;
 3. ``.venv/bin/python -m agent.run`` in the clone with no AWS credentials (no ``AWS_*``
    variables, credential and config files pointed at nothing, instance metadata off), which
    starts the local rig and writes a report.
 
 Goals (issue 12): setup under 3 minutes, setup plus the first command under 4, on a fresh
-2-core machine. It prints the figures, the machine (cores, CPU, memory, load average before
-and after: other jobs may share the cores) and, with ``--json``, writes them to FILE.
+2-core machine. It prints the figures, the CPU seconds each step used (user + system, of
+all its processes: on a shared machine the wall time also holds waiting for the cores), the
+machine (cores, CPU, memory, load average before and after) and, with ``--json``, writes
+them to FILE.
 """
 
 from __future__ import annotations
@@ -25,6 +29,7 @@ import argparse
 import json
 import os
 import platform
+import resource
 import shutil
 import subprocess
 import sys
@@ -55,21 +60,35 @@ def _version(command: list[str]) -> str:
         return "not found"
 
 
+def pip_configuration() -> list[str]:
+    """This machine's pip settings that a fresh machine would not have (``pip config list``)."""
+    done = subprocess.run([sys.executable, "-m", "pip", "config", "list"], capture_output=True, text=True)
+    return [line for line in done.stdout.splitlines() if line.strip()]
+
+
 def clean_env(scratch: Path) -> tuple[dict[str, str], dict[str, str]]:
     """The environment of a fresh machine's shell, and what was removed from this one."""
     removed = {k: v for k, v in os.environ.items()
-               if k.startswith(("AWS_", "PIP_FIND_LINKS", "VIRTUAL_ENV", "PYTHONPATH", "npm_config_", "CI"))}
+               if k.startswith(("AWS_", "PIP_FIND_LINKS", "PIP_CONFIG_FILE", "PIP_CONSTRAINT", "PIP_EXTRA_INDEX_URL",
+                                "PIP_INDEX_URL", "VIRTUAL_ENV", "PYTHONPATH", "npm_config_", "CI"))}
     env = {k: v for k, v in os.environ.items() if k not in removed}
-    env.update(PIP_CACHE_DIR=str(scratch / "pip-cache"), npm_config_cache=str(scratch / "npm-cache"),
+    env.update(PIP_CACHE_DIR=str(scratch / "pip-cache"), PIP_CONFIG_FILE=os.devnull,
+               npm_config_cache=str(scratch / "npm-cache"),
                AWS_SHARED_CREDENTIALS_FILE=str(scratch / "no-aws-credentials"),
                AWS_CONFIG_FILE=str(scratch / "no-aws-config"), AWS_EC2_METADATA_DISABLED="true")
     return env, removed
 
 
+def children_cpu_s() -> float:
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
 def run_timed(command: list[str], cwd: Path, env: dict[str, str],
-              log: Path) -> tuple[int, float, list[tuple[float, str]]]:
-    """Run ``command``, echo and keep its output, and time each line from the start."""
+              log: Path) -> tuple[int, float, float, list[tuple[float, str]]]:
+    """Run ``command``, echo and keep its output; its exit status, wall and CPU seconds, timed lines."""
     lines: list[tuple[float, str]] = []
+    cpu_before = children_cpu_s()
     started = time.monotonic()
     with open(log, "w") as out:
         process = subprocess.Popen(command, cwd=cwd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
@@ -81,7 +100,7 @@ def run_timed(command: list[str], cwd: Path, env: dict[str, str],
             out.write(f"{at:7.1f}s {line}")
             print(f"  {at:6.1f}s | {line}", end="", flush=True)
         code = process.wait()
-    return code, time.monotonic() - started, lines
+    return code, time.monotonic() - started, children_cpu_s() - cpu_before, lines
 
 
 def setup_phases(lines: list[tuple[float, str]], total_s: float) -> dict[str, float]:
@@ -110,6 +129,7 @@ def main() -> int:
                     "commit": commit, "machine": machine(), "load_average_before": os.getloadavg(),
                     "environment": {"removed": sorted(removed),
                                     "pip_find_links_was": removed.get("PIP_FIND_LINKS"),
+                                    "pip_configuration_ignored": pip_configuration(),
                                     "pip_cache": "empty (fresh PIP_CACHE_DIR)",
                                     "npm_cache": "empty (fresh npm_config_cache)",
                                     "aws": "no credentials; AWS_EC2_METADATA_DISABLED=true"}}
@@ -121,16 +141,18 @@ def main() -> int:
         record["clone_s"] = round(time.monotonic() - started, 1)
 
         print("./scripts/setup")
-        code, setup_s, lines = run_timed(["./scripts/setup"], clone, env, scratch / "setup.log")
-        record.update(setup_exit=code, setup_s=round(setup_s, 1), setup_phases=setup_phases(lines, setup_s))
+        code, setup_s, setup_cpu_s, lines = run_timed(["./scripts/setup"], clone, env, scratch / "setup.log")
+        record.update(setup_exit=code, setup_s=round(setup_s, 1), setup_cpu_s=round(setup_cpu_s, 1),
+                      setup_phases=setup_phases(lines, setup_s))
         if code != 0:
             print(f"setup failed (exit {code}); log: {scratch / 'setup.log'}", file=sys.stderr)
             return 1
 
         print(".venv/bin/python -m agent.run")
-        code, run_s, lines = run_timed([".venv/bin/python", "-m", "agent.run"], clone, env, scratch / "run.log")
+        code, run_s, run_cpu_s, _ = run_timed([".venv/bin/python", "-m", "agent.run"], clone, env,
+                                              scratch / "run.log")
         reports = sorted((clone / "results").glob("*/REPORT.md"))
-        record.update(first_command_exit=code, agent_run_s=round(run_s, 1),
+        record.update(first_command_exit=code, agent_run_s=round(run_s, 1), agent_run_cpu_s=round(run_cpu_s, 1),
                       report_written=bool(reports), readme_first_command_s=round(setup_s + run_s, 1))
         record["load_average_after"] = os.getloadavg()
         record["goals"] = {"setup_under_180_s": setup_s < SETUP_GOAL_S,
