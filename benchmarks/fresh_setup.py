@@ -6,8 +6,8 @@ What it does, in an empty temporary folder:
 
 1. ``git clone`` of BRANCH (default: the branch checked out here) from SOURCE (default: this
    repository, over ``file://``, so the clone's own time is a local copy, not a network one);
-2. ``./scripts/setup`` in the clone, with an empty pip cache and an empty npm cache (fresh
-   ``PIP_CACHE_DIR`` and ``npm_config_cache``), no pip configuration files
+2. ``./scripts/setup`` in the clone, with empty pip, uv and npm caches (fresh
+   ``PIP_CACHE_DIR``, ``UV_CACHE_DIR`` and ``npm_config_cache``), no pip configuration files
    (``PIP_CONFIG_FILE`` set to the null device) and no ``PIP_FIND_LINKS``, so every package
    comes from the registries as on a fresh machine, not from a local wheel folder or a local
    index mirror that a development machine may have configured; each phase is timed from
@@ -61,18 +61,19 @@ def _version(command: list[str]) -> str:
 
 
 def pip_configuration() -> list[str]:
-    """This machine's pip settings that a fresh machine would not have (``pip config list``)."""
+    """This machine's pip configuration files' settings (``pip config list``), ignored for the run."""
     done = subprocess.run([sys.executable, "-m", "pip", "config", "list"], capture_output=True, text=True)
-    return [line for line in done.stdout.splitlines() if line.strip()]
+    return [line for line in done.stdout.splitlines() if line.strip() and not line.startswith(":env:")]
 
 
 def clean_env(scratch: Path) -> tuple[dict[str, str], dict[str, str]]:
     """The environment of a fresh machine's shell, and what was removed from this one."""
     removed = {k: v for k, v in os.environ.items()
                if k.startswith(("AWS_", "PIP_FIND_LINKS", "PIP_CONFIG_FILE", "PIP_CONSTRAINT", "PIP_EXTRA_INDEX_URL",
-                                "PIP_INDEX_URL", "VIRTUAL_ENV", "PYTHONPATH", "npm_config_", "CI"))}
+                                "PIP_INDEX_URL", "UV_", "VIRTUAL_ENV", "PYTHONPATH", "npm_config_", "CI"))}
     env = {k: v for k, v in os.environ.items() if k not in removed}
-    env.update(PIP_CACHE_DIR=str(scratch / "pip-cache"), PIP_CONFIG_FILE=os.devnull,
+    env.update(PIP_CACHE_DIR=str(scratch / "pip-cache"), UV_CACHE_DIR=str(scratch / "uv-cache"),
+               PIP_CONFIG_FILE=os.devnull,
                npm_config_cache=str(scratch / "npm-cache"),
                AWS_SHARED_CREDENTIALS_FILE=str(scratch / "no-aws-credentials"),
                AWS_CONFIG_FILE=str(scratch / "no-aws-config"), AWS_EC2_METADATA_DISABLED="true")
@@ -130,7 +131,7 @@ def main() -> int:
                     "environment": {"removed": sorted(removed),
                                     "pip_find_links_was": removed.get("PIP_FIND_LINKS"),
                                     "pip_configuration_ignored": pip_configuration(),
-                                    "pip_cache": "empty (fresh PIP_CACHE_DIR)",
+                                    "pip_cache": "empty (fresh PIP_CACHE_DIR, UV_CACHE_DIR)",
                                     "npm_cache": "empty (fresh npm_config_cache)",
                                     "aws": "no credentials; AWS_EC2_METADATA_DISABLED=true"}}
     try:
