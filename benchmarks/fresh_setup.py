@@ -61,9 +61,9 @@ def _version(command: list[str]) -> str:
 
 
 def pip_configuration() -> list[str]:
-    """This machine's pip configuration files' settings (``pip config list``), ignored for the run."""
+    """The names of this machine's pip configuration-file settings (``pip config list``), ignored for the run."""
     done = subprocess.run([sys.executable, "-m", "pip", "config", "list"], capture_output=True, text=True)
-    return [line for line in done.stdout.splitlines() if line.strip() and not line.startswith(":env:")]
+    return [line.split("=", 1)[0] for line in done.stdout.splitlines() if "=" in line and not line.startswith(":env:")]
 
 
 def clean_env(scratch: Path) -> tuple[dict[str, str], dict[str, str]]:
@@ -129,7 +129,7 @@ def main() -> int:
     record: dict = {"date_utc": datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"), "branch": branch,
                     "commit": commit, "machine": machine(), "load_average_before": os.getloadavg(),
                     "environment": {"removed": sorted(removed),
-                                    "pip_find_links_was": removed.get("PIP_FIND_LINKS"),
+                                    "pip_find_links_was_set": "PIP_FIND_LINKS" in removed,
                                     "pip_configuration_ignored": pip_configuration(),
                                     "pip_cache": "empty (fresh PIP_CACHE_DIR, UV_CACHE_DIR)",
                                     "npm_cache": "empty (fresh npm_config_cache)",
