@@ -51,9 +51,12 @@ def test_agent_run_on_the_local_rig_writes_a_valid_evidence_folder(tmp_path):
 
     o = s["orchestrator"]
     assert o["ran"] and o["backend"] == "local" and o["constrained"]
-    assert o["asked"] or o["scoreboard_called"]
-    # the structured answer comes from the follow-up turn, whose grammar admits only "local" as the winner
-    assert o["failure"] or (o["submitted"] and o["winner_submitted"] == "local")
+    # What the model did is recorded, whatever it was: SmolLM2 can run on inside a constrained string
+    # argument until max_tokens, which leaves no call (seen with this prompt), so no call is required.
+    assert sorted(o["asked"] + o["not_asked"]) == ["local"] and len(o["asks"]) >= len(o["asked"])
+    assert o["failure"] or o["submitted"] or o["follow_up_reply"]
+    if o["submitted"]:  # the follow-up turn's grammar admits only "local" as the winner
+        assert o["winner_submitted"] == "local"
 
     records = evidence.read_requests(out / "requests.jsonl")
     again = summary.summarize(records, json.loads((out / "run.json").read_text()))
