@@ -20,15 +20,16 @@ import sys
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import ExitStack, contextmanager
 from dataclasses import replace
-from datetime import datetime, timezone
 from pathlib import Path
 from types import ModuleType
-from typing import Any, Iterator, Mapping, Sequence
+from typing import Any, Iterator, Mapping, NoReturn, Sequence
 
 from rigs.catalog import CatalogError, load_catalog
 from rigs.contract import REGIONS
 
 from .backends import KNOWN, Backend, UnknownBackendError, from_env, parse_names, sort_key
+from .bench import evidence
+from .bench.argtypes import positive_int, positive_seconds
 from .custom_server import identify, shadow_note
 from .discovery import CLIENT_CONFIG, AwsClients, Discoverer, Discovery
 from .forwarding import READY_TIMEOUT_S, ForwardError, ForwardSet, ForwardToolsMissing, SsmPortForward, \
@@ -57,9 +58,16 @@ def _runner() -> ModuleType | None:
         raise
 
 
+class _Parser(argparse.ArgumentParser):
+    """An argument parser whose errors are one line (the usage is for ``--help``)."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(EXIT_USAGE, f"{self.prog}: error: {message} (see --help)\n")
+
+
 def build_parser(runner: ModuleType | None = None) -> argparse.ArgumentParser:
     """The command's parser; the benchmark adds its own options through ``add_arguments``."""
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="python -m agent.run",
         description=__doc__.split("\n\n")[1].replace("\n", " "),
         epilog="Environment variables (the reference's, unchanged): BEDROCK_MODEL, BEDROCK_REGION, "
@@ -80,11 +88,11 @@ def build_parser(runner: ModuleType | None = None) -> argparse.ArgumentParser:
                        help=f"search only this region (default: {', '.join(REGIONS)}); also the region for "
                             "Bedrock and SM_ENDPOINT (beats BEDROCK_REGION and SM_REGION)")
     group.add_argument("--profile", metavar="P", help="AWS profile (default: the usual AWS credential chain)")
-    group.add_argument("--ready-timeout", metavar="S", type=float, default=READY_TIMEOUT_S,
+    group.add_argument("--ready-timeout", metavar="S", type=positive_seconds, default=READY_TIMEOUT_S,
                        help="seconds to wait for a port-forwarded server to answer a first request "
                             f"(default: {READY_TIMEOUT_S:.0f})")
     run = parser.add_argument_group("run")
-    run.add_argument("--runs", metavar="N", type=_positive_int, default=5, help="runs per backend (default: 5)")
+    run.add_argument("--runs", metavar="N", type=positive_int, default=5, help="runs per backend (default: 5)")
     run.add_argument("--out", metavar="DIR", type=Path,
                      help="evidence folder (default: results/<UTC timestamp>/)")
     run.add_argument("-v", "--verbose", action="store_true", help="log what is started and stopped")
@@ -93,11 +101,11 @@ def build_parser(runner: ModuleType | None = None) -> argparse.ArgumentParser:
     return parser
 
 
-def _positive_int(text: str) -> int:
-    value = int(text)
-    if value < 1:
-        raise argparse.ArgumentTypeError("must be at least 1")
-    return value
+class _Parser(argparse.ArgumentParser):
+    """Bad input is one line (``prog: --option: problem``) and exit status 2, not the whole usage."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(EXIT_USAGE, f"{self.prog}: {message} (see --help)\n")
 
 
 # --- AWS --------------------------------------------------------------------------
@@ -223,8 +231,24 @@ def _main(args: argparse.Namespace, env: Mapping[str, str], runner: ModuleType |
     if runner is None or not hasattr(runner, "run"):
         raise UsageError(f"the benchmark ({RUNNER_MODULE}) is not installed in this checkout")
 
-    out_dir = args.out or Path("results") / datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%SZ")
-    out_dir.mkdir(parents=True, exist_ok=True)
+    out_dir = _evidence_folder(args.out)
+    try:
+        return _run(args, plan, runner, ui, out_dir, session if aws_ok else None)
+    finally:
+        evidence.release_if_unused(out_dir)
+
+
+def _evidence_folder(out: Path | None) -> Path:
+    """This run's evidence folder, claimed before anything starts (UsageError when it cannot be)."""
+    try:
+        return evidence.claim_folder(out) if out else evidence.fresh_results_dir(Path("results"))
+    except evidence.FolderInUse as exc:
+        raise UsageError(f"--out: {exc}") from None
+    except OSError as exc:
+        raise UsageError(f"--out {out}: cannot create the evidence folder ({exc.strerror or exc})") from None
+
+
+def _run(args: argparse.Namespace, plan: Plan, runner: ModuleType, ui: Ui, out_dir: Path, session: Any) -> int:
     failed = list(plan.missing)
     with _cleanup_shielded() as stack:
         backends = list(plan.ready)
@@ -236,7 +260,7 @@ def _main(args: argparse.Namespace, env: Mapping[str, str], runner: ModuleType |
             ui.error("no backend could be reached")
             return EXIT_FAILED
         ui.note("running on " + ", ".join(b.name for b in backends) + f"; evidence in {out_dir}")
-        code = runner.run(backends, args, out_dir=out_dir, session=session if aws_ok else None)
+        code = runner.run(backends, args, out_dir=out_dir, session=session)
     if failed:
         ui.error("not run: " + ", ".join(sorted(set(failed), key=sort_key)))
         return code or EXIT_FAILED

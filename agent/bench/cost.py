@@ -15,6 +15,7 @@ is looked up elsewhere and saved with the evidence.
 
 from __future__ import annotations
 
+import math
 from typing import Any, Mapping, Sequence
 
 HOURS_PER_MONTH = 730.0
@@ -84,7 +85,7 @@ def cost_block(
     for level in levels:
         rate = level.get("output_tok_per_s")
         usd = None
-        if rate:
+        if rate and math.isfinite(rate) and rate > 0:
             if hourly:
                 usd = usd_per_million_output(hourly["usd_per_hour"], rate)
             elif per_token and input_per_output is not None:

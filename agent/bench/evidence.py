@@ -4,11 +4,18 @@ Writes survive interruption: every request is appended to ``requests.jsonl`` as 
 line and flushed at once; JSON and Markdown files are written to a temporary file in the same
 folder and renamed over the target, so a reader never sees half a file. A reader of
 ``requests.jsonl`` skips a torn last line (a process killed in the middle of a write).
+
+One folder holds one run: :func:`claim_folder` creates ``requests.jsonl`` exclusively (``O_EXCL``),
+so a second run into the same folder, or two runs started in the same second, can never append
+to another run's records. Every JSON written here is strict JSON: a NaN or infinity that slipped
+through is written as ``null``, never as a bare ``NaN``.
 """
 
 from __future__ import annotations
 
+import itertools
 import json
+import math
 import os
 import tempfile
 from datetime import datetime, timezone
@@ -19,6 +26,15 @@ REQUESTS = "requests.jsonl"
 RUN = "run.json"
 SUMMARY = "summary.json"
 REPORT = "REPORT.md"
+EVIDENCE = (REQUESTS, RUN, SUMMARY, REPORT)
+
+
+class FolderInUse(ValueError):
+    """The evidence folder cannot be used by this run (it is a file, or holds another run's evidence)."""
+
+
+_claimed: dict[Path, bool] = {}
+"""Folders this process claimed, and whether it created them."""
 
 
 def utc_now() -> str:
@@ -30,15 +46,90 @@ def utc_iso(epoch_s: float) -> str:
     return datetime.fromtimestamp(epoch_s, timezone.utc).isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
-def results_dir(root: Path, started: datetime | None = None) -> Path:
-    """``results/<UTC timestamp>/`` under ``root`` (a fresh name, never an existing folder)."""
-    stamp = (started or datetime.now(timezone.utc)).strftime("%Y-%m-%dT%H%M%SZ")
-    path = root / stamp
-    n = 1
-    while path.exists():
-        n += 1
-        path = root / f"{stamp}-{n}"
+def claim_folder(path: Path) -> Path:
+    """Make ``path`` this run's evidence folder (created if needed). Claiming it again before the run
+    ends (:func:`end_claim`) is a no-op, so the command can claim it before starting servers and the
+    runner again when it starts.
+
+    Raises:
+        FolderInUse: ``path`` is a file, or already holds a run's evidence files.
+        OSError: the folder cannot be created.
+    """
+    path = Path(path)
+    if path.resolve() in _claimed:
+        return path
+    return _claim_new(path)
+
+
+def _claim_new(path: Path) -> Path:
+    if path.exists() and not path.is_dir():
+        raise FolderInUse(f"{path} is a file: give a folder (new or empty) for the evidence")
+    created = not path.exists()
+    path.mkdir(parents=True, exist_ok=True)
+    found = [name for name in EVIDENCE if (path / name).exists()]
+    if found:
+        raise FolderInUse(f"{path} already holds a run's evidence ({', '.join(found)}): give a new folder, or "
+                          "leave out --out for a fresh results/<UTC timestamp>/")  # fmt: skip
+    try:
+        os.close(os.open(path / REQUESTS, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o644))
+    except FileExistsError:
+        raise FolderInUse(f"{path}: another run started writing into this folder just now; give another one") from None
+    _claimed[path.resolve()] = created
     return path
+
+
+def fresh_results_dir(root: Path, started: datetime | None = None) -> Path:
+    """A new claimed folder ``<root>/<UTC timestamp>/`` (``-2``, ``-3`` ... when that name is taken,
+    e.g. by another run started in the same second)."""
+    stamp = (started or datetime.now(timezone.utc)).strftime("%Y-%m-%dT%H%M%SZ")
+    names = itertools.chain([stamp], (f"{stamp}-{n}" for n in itertools.count(2)))
+    while True:
+        try:
+            return _claim_new(root / next(names))
+        except FolderInUse:
+            continue
+
+
+def release_if_unused(path: Path) -> None:
+    """Undo :func:`claim_folder` when no run started in the folder (no ``run.json``, no record):
+    remove the empty ``requests.jsonl``, and the folder when this process created it and nothing
+    else is in it."""
+    path = Path(path)
+    key = path.resolve()
+    if key not in _claimed or (path / RUN).exists():
+        return
+    requests = path / REQUESTS
+    try:
+        if requests.stat().st_size == 0:
+            requests.unlink()
+        if _claimed[key] and not any(path.iterdir()):
+            path.rmdir()
+    except OSError:
+        return
+    del _claimed[key]
+
+
+def end_claim(path: Path) -> None:
+    """The run in ``path`` is over: a later claim of the folder (in this process too) is refused."""
+    _claimed.pop(Path(path).resolve(), None)
+
+
+def strict_json(obj: Any, **kwargs: Any) -> str:
+    """``json.dumps`` that never writes ``NaN`` or ``Infinity`` (not JSON): such a float becomes null."""
+    try:
+        return json.dumps(obj, allow_nan=False, default=str, **kwargs)
+    except ValueError:
+        return json.dumps(_finite(obj), allow_nan=False, default=str, **kwargs)
+
+
+def _finite(obj: Any) -> Any:
+    if isinstance(obj, float):
+        return obj if math.isfinite(obj) else None
+    if isinstance(obj, dict):
+        return {k: _finite(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [_finite(v) for v in obj]
+    return obj
 
 
 def write_atomic(path: Path, data: str | bytes) -> None:
@@ -61,7 +152,7 @@ def write_atomic(path: Path, data: str | bytes) -> None:
 
 
 def write_json(path: Path, obj: Any) -> None:
-    write_atomic(path, json.dumps(obj, indent=2, sort_keys=False, default=str) + "\n")
+    write_atomic(path, strict_json(obj, indent=2) + "\n")
 
 
 class RequestLog:
@@ -76,7 +167,7 @@ class RequestLog:
     def append(self, record: dict[str, Any]) -> dict[str, Any]:
         self._seq += 1
         record = {"seq": self._seq, **record}
-        self._fh.write(json.dumps(record, default=str, ensure_ascii=False) + "\n")
+        self._fh.write(strict_json(record, ensure_ascii=False) + "\n")
         self._fh.flush()
         return record
 

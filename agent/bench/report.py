@@ -9,7 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
-from . import bfcl_report, cost_plot, which_one
+from . import bfcl_report, cost_plot, slo_report, which_one
 from .stats import PERCENTILE_METHOD
 
 PLOTS = {
@@ -24,12 +24,28 @@ METHODS = [
     ("ITL", "gaps between successive content chunks, first token excluded, pooled over all timed requests; "
             "a chunk may carry more than one token"),
     ("e2e", "last byte of the response minus the send time"),
-    ("decode tok/s", "(output tokens - 1) / (last content chunk time - first content chunk time), per request; "
-                     "output tokens from the server's usage, never from counting chunks; empty for a "
-                     "non-streamed reply"),
+    ("decode tok/s", "(output tokens - tokens of the first arrival) / (last arrival - first arrival), per "
+                     "request, where an arrival is one network read (chunks read together share its time); with "
+                     "one token per chunk this is (output tokens - 1) / (last chunk - first chunk). Output tokens "
+                     "from the server's usage, never from counting chunks; the first arrival's tokens counted from "
+                     "its events when usage shows one token per event, else estimated from its share of the "
+                     "characters. A reply is *multi-token* when its arrivals carried more than 2 tokens on average or "
+                     "its events several tokens: its arrival times follow buffering, not decoding. A backend's "
+                     "decode figures come from its per-token replies; only when every reply was multi-token are "
+                     "they multi-token ones, marked so, not comparable with per-token streams and kept out of the "
+                     "bandwidth-ceiling share; empty for a non-streamed reply"),
     ("client tok/s", "output tokens / e2e (the reference's figure: prefill and network included)"),
-    ("aggregate tok/s", "at each concurrency level, all output tokens / the level's wall time "
-                        "(first send to last byte), exactly c requests in flight"),
+    ("aggregate tok/s", "at each concurrency level, the output tokens of its successful requests / their wall "
+                        "time (first send to last byte), exactly c requests in flight; empty when a successful "
+                        "request has no usage count"),
+    ("requests/s", "successful requests of a level / the same wall time"),
+    ("failed request", "HTTP error, timeout, refused or dropped connection, an error event in the stream, a "
+                       "stream cut off with neither a finish reason nor its end marker, finish reason abort or "
+                       "error (or a content filter), an event that is not a chat-completion chunk, an empty "
+                       "completion, 200 OK with zero tokens. No figure is computed from a failed request; its "
+                       "count is beside every figure"),
+    ("resends", "a request written on a reused keep-alive connection that the server had already closed is "
+                "sent once more on a new connection with a fresh clock; each resend is counted"),
     ("cold", "the first request a backend got in this run (the untimed warm-up), reported apart from the "
              "timed ones"),
     ("percentiles", PERCENTILE_METHOD),
@@ -118,6 +134,7 @@ def plot_names(summary: Mapping[str, Any]) -> dict[str, str]:
         out["cost"] = PLOTS["cost"]
     if any(b.get("chat") and b["chat"]["ttft_ms"].get("values") for b in backends.values()):
         out["ttft"] = PLOTS["ttft"]
+    out.update(slo_report.plot_names(summary))
     return out
 
 
@@ -160,7 +177,7 @@ def render(summary: Mapping[str, Any]) -> str:
         c1 = next((lv for lv in cost.get("per_concurrency", []) if lv["concurrency"] == 1), None)
         rows.append([
             _name(summary, name),
-            _f(chat["decode_tok_per_s"]["p50"]) if chat else "-",
+            _decode_p50(chat),
             _f(chat["ttft_ms"]["p50"]) if chat else "-",
             _f(chat["e2e_ms"]["p50"], 0) if chat else "-",
             _f(chat["client_tok_per_s"]["p50"]) if chat else "-",
@@ -186,13 +203,14 @@ def render(summary: Mapping[str, Any]) -> str:
     out += bfcl_report.section(summary, _name)
     out += _orchestrator(summary)
     out += _chat(summary)
+    out += slo_report.section(summary, _name)
     out += _cost(summary)
     out += _ceiling(summary)
     out += _metadata(summary)
     if plots:
         out += ["## Plots", ""]
         titles = {"decode": "Decode rate by backend", "cost": "$ per million output tokens",
-                  "ttft": "TTFT distribution"}
+                  "ttft": "TTFT distribution", "slo": "Latency p99 against concurrency, with the target"}
         for key, file in plots.items():
             out += [f"![{titles.get(key, key)}]({file})", ""]
     out += ["## How each figure is computed", ""]
@@ -333,13 +351,21 @@ def _text_winner(o: Mapping[str, Any]) -> str:
     return "none named"
 
 
+def _decode_p50(chat: Mapping[str, Any] | None) -> str:
+    if not chat or chat["decode_tok_per_s"]["p50"] is None:
+        return "-"
+    value = _f(chat["decode_tok_per_s"]["p50"])
+    return value if chat.get("decode_comparable") else f"{value} (multi-token)"
+
+
 def _chat(summary: Mapping[str, Any]) -> list[str]:
     backends = summary["backends"]
     out = ["## Chat benchmark", ""]
     blocks = {n: b["chat"] for n, b in backends.items() if b.get("chat")}
     if not blocks:
         return out + ["Not run.", ""]
-    out += ["p50 / p90 / p99; n = timed requests at concurrency 1 (the cold request is apart).", ""]
+    out += ["p50 / p90 / p99; n = timed requests at concurrency 1 (the cold request is apart). Failed requests "
+            "are counted under errors and left out of every figure.", ""]
     rows = []
     for n, c in blocks.items():
         rows.append([_name(summary, n), c["requests"], c["errors"], "yes" if c["streamed"] else "no",
@@ -349,20 +375,40 @@ def _chat(summary: Mapping[str, Any]) -> list[str]:
                      c["usage_missing"]])
     out += _table(["backend", "n", "errors", "streamed", "TTFT ms", "ITL ms", "e2e ms", "decode tok/s",
                    "client tok/s", "tokens requested / returned", "usage missing"], rows)
+    out += [""] + [f"- {_name(summary, n)}: decode tok/s {_decode_basis(c)}" for n, c in blocks.items()]
     out += ["", "Cold (first) request:", ""]
     rows = [[_name(summary, n), _f(c["cold"]["ttft_ms"]), _f(c["cold"]["e2e_ms"], 0), _f(c["cold"]["output_tokens"]),
              c["cold"]["error"] or "-"] for n, c in blocks.items() if c.get("cold")]
     out += _table(["backend", "TTFT ms", "e2e ms", "output tokens", "error"], rows)
-    out += ["", "Aggregate output rate per concurrency level:", ""]
-    rows = [[_name(summary, n), lv["concurrency"], lv["requests"], lv["errors"], _f(lv["wall_s"], 2),
-             _f(lv["output_tok_per_s"]), _f(lv["requests_per_s"], 2)]
+    out += ["", "Aggregate output rate per concurrency level (successful requests only):", ""]
+    rows = [[_name(summary, n), lv["concurrency"], lv["requests"], lv["errors"], lv.get("resends", 0),
+             _f(lv["wall_s"], 2), _f(lv["output_tok_per_s"]), _f(lv["requests_per_s"], 2)]
             for n, c in blocks.items() for lv in c["levels"]]
-    out += _table(["backend", "concurrency", "requests", "errors", "wall s", "output tok/s", "requests/s"], rows)
+    out += _table(["backend", "concurrency", "requests", "errors", "resends", "wall s", "output tok/s",
+                   "requests/s"], rows)
+    resent = [(n, c) for n, c in blocks.items() if c.get("resends")]
+    if resent:
+        out += ["", "Resends (a reused connection the server had closed; sent again on a new one, fresh clock):", ""]
+        out += [f"- {n}: {c['resends']} resent; {c.get('new_connections', 0)} requests went out on a new connection"
+                for n, c in resent]
     reasons = [(n, r, k) for n, c in blocks.items() for r, k in c["error_reasons"].items()]
     if reasons:
         out += ["", "Errors:", ""] + [f"- {n}: {r} (x{k})" for n, r, k in reasons]
     out.append("")
     return out
+
+
+def _decode_basis(c: Mapping[str, Any]) -> str:
+    basis = c.get("decode_basis") or {}
+    if not basis:
+        return "not measured (no streamed reply with a decode interval and a usage count)"
+    multi = basis.get("multi_token", 0)
+    if c.get("decode_comparable"):
+        left_out = f"; {multi} repl{'y' if multi == 1 else 'ies'} that came in multi-token chunks left out" if multi else ""
+        return f"from {basis['per_token']} replies in per-token chunks: comparable{left_out}"
+    return (f"from {multi} replies in multi-token chunks: the first arrival's tokens are left out of each rate, "
+            "but arrival times follow the server's or relay's buffering, so these figures are not comparable with "
+            "per-token streams and stay out of the bandwidth-ceiling share")
 
 
 def _requested_returned(c: Mapping[str, Any]) -> str:
@@ -506,4 +552,5 @@ def make_plots(summary: Mapping[str, Any], out_dir: Path) -> dict[str, str]:
         plt.close(fig)
         drawn["ttft"] = PLOTS["ttft"]
     drawn.update(cost_plot.draw(summary, out_dir))
+    drawn.update(slo_report.make_plot(summary, out_dir, _name))
     return drawn

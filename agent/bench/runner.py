@@ -22,7 +22,8 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Sequence
 
-from . import bfcl, evidence, recommend
+from . import bfcl, console, evidence, recommend, slo, stopping
+from .argtypes import positive_int, positive_seconds
 from .stats import PERCENTILE_METHOD
 from .workload import CHAT_MAX_TOKENS, ORCHESTRATOR_QUESTION, QUESTION_SETS
 
@@ -39,6 +40,7 @@ logger = logging.getLogger(__name__)
 DEMOS = ("counting", "orchestrator", "chat", "bfcl")
 DEFAULT_DEMOS = ("counting", "orchestrator", "chat")
 EXIT_OK, EXIT_FAILED = 0, 1
+MAX_CONCURRENCY = 1024
 
 
 def _csv(choices: Sequence[str] | None = None) -> Callable[[str], list[str]]:
@@ -54,13 +56,18 @@ def _csv(choices: Sequence[str] | None = None) -> Callable[[str], list[str]]:
     return parse
 
 
-def _levels(text: str) -> list[int]:
+def _levels(text: str) -> list[int] | str:
+    if text.strip().lower() == "auto":
+        return "auto"
     try:
         levels = sorted({int(p) for p in text.split(",") if p.strip()})
     except ValueError:
-        raise argparse.ArgumentTypeError("concurrency levels are integers, e.g. 1,4,16") from None
+        raise argparse.ArgumentTypeError("concurrency levels are integers, e.g. 1,4,16, or auto") from None
     if not levels or levels[0] < 1:
         raise argparse.ArgumentTypeError("concurrency levels must be at least 1")
+    if levels[-1] > MAX_CONCURRENCY:
+        raise argparse.ArgumentTypeError(f"{levels[-1]} is above {MAX_CONCURRENCY}: each request in flight holds a "
+                                         "connection (and, for AWS backends, a worker thread)")
     return levels
 
 
@@ -77,17 +84,20 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         "list_ids() and the model counts (default: engine)")
     g.add_argument("--concurrency", type=_levels, default=[1], metavar="LIST",
                    help="chat concurrency levels, e.g. 1,4,16: at each level c, c x --runs requests with c in "
-                        "flight; aggregate output tok/s and $/M per level (default: 1)")
-    g.add_argument("--max-tokens", type=int, default=CHAT_MAX_TOKENS, metavar="N",
+                        "flight; aggregate output tok/s and $/M per level (default: 1); auto: search for the "
+                        "highest level that meets the --slo target (docs/benchmark.md)")
+    g.add_argument("--max-tokens", type=positive_int, default=CHAT_MAX_TOKENS, metavar="N",
                    help=f"output tokens requested per chat request (default: {CHAT_MAX_TOKENS}, the reference's)")
     g.add_argument("--ignore-eos", action="store_true",
                    help="ask OpenAI-compatible servers (vLLM, llama.cpp) for exactly --max-tokens tokens")
     g.add_argument("--question", default=ORCHESTRATOR_QUESTION,
                    help=f"the orchestrator's question (default: {ORCHESTRATOR_QUESTION!r})")
-    g.add_argument("--request-timeout", type=float, default=300.0, metavar="S",
+    g.add_argument("--request-timeout", type=positive_seconds, default=300.0, metavar="S",
                    help="timeout of one timed request, and of one agent run (default: 300)")
+    stopping.add_arguments(g)
     bfcl.add_arguments(parser)
     recommend.add_arguments(parser)
+    slo.add_arguments(parser)
 
 
 def _opt(options: argparse.Namespace, name: str, default: Any) -> Any:
@@ -104,11 +114,21 @@ def run(
     """Run the selected parts on ``backends`` and write the evidence folder ``out_dir``.
 
     Returns:
-        0 when every backend completed; 1 when any failed (the evidence is written either way).
+        0 when every backend completed; 1 when any failed (the evidence is written either way). What
+        failed is printed to stderr, one line per backend and part.
+
+    Raises:
+        evidence.FolderInUse: ``out_dir`` is a file or holds another run's evidence.
     """
-    out_dir = Path(out_dir)
-    out_dir.mkdir(parents=True, exist_ok=True)
-    bench = Bench(list(backends), options, out_dir, session)
+    out_dir = evidence.claim_folder(Path(out_dir))
+    try:
+        return _run(list(backends), options, out_dir, session)
+    finally:
+        evidence.end_claim(out_dir)
+
+
+def _run(backends: list[Backend], options: argparse.Namespace, out_dir: Path, session: boto3.Session | None) -> int:
+    bench = Bench(backends, options, out_dir, session)
     try:
         asyncio.run(bench.main())
     except KeyboardInterrupt:
@@ -122,6 +142,8 @@ def run(
     result = bench.finish()
     from .terminal import print_end
 
+    for line in console.failure_lines(result) if result else []:
+        print(line, file=sys.stderr, flush=True)
     print_end(result, out_dir)
     if result is None:
         return EXIT_FAILED
@@ -134,6 +156,7 @@ class Bench:
     def __init__(self, backends: list[Backend], options: argparse.Namespace, out_dir: Path,
                  session: boto3.Session | None) -> None:
         from ..models import ModelSettings
+        from .capacity import Plan
 
         self.backends = backends
         self.options = options
@@ -141,10 +164,15 @@ class Bench:
         self.session = session
         self.demos = list(_opt(options, "demos", list(DEFAULT_DEMOS)))
         self.runs = int(_opt(options, "runs", 5))
-        self.levels = list(_opt(options, "concurrency", [1]))
+        self.plan = Plan.from_options(options)
+        self.levels = list(self.plan.levels)
         self.max_tokens = int(_opt(options, "max_tokens", CHAT_MAX_TOKENS))
         self.timeout_s = float(_opt(options, "request_timeout", 300.0))
-        self.settings = ModelSettings(max_connections=max(64, max(self.levels)))
+        self.max_failures = int(_opt(options, "max_consecutive_failures", stopping.DEFAULT_MAX_CONSECUTIVE_FAILURES))
+        self.streak = stopping.FailureStreak(self.max_failures)
+        self.stopped: dict[str, dict[str, Any]] = {}
+        self._running: dict[str, tuple[str, asyncio.Task[Any]]] = {}
+        self.settings = ModelSettings(max_connections=max(64, self.plan.width))
         self.log = evidence.RequestLog(out_dir / evidence.REQUESTS)
         self.epoch = time.perf_counter()
         self.interrupted = False
@@ -164,6 +192,23 @@ class Bench:
 
     def emit(self, record: dict[str, Any]) -> None:
         self.log.append(record)
+        name = record.get("backend")
+        part, task = self._running.get(name, (None, None))
+        if task is None or record.get("part") != part or part in stopping.STOPS_ITSELF:
+            return
+        stop = self.streak.observe(name, record)
+        if stop is not None:
+            self.stopped[name] = {"part": part, **stop}
+            self.say(f"{name}: stopped after {stop['after']} failures in a row in {part} ({stop['reason']}); "
+                     "its remaining parts are skipped (--max-consecutive-failures)")
+            task.cancel()
+            raise stopping.BackendStopped(name)
+
+    def say(self, line: str) -> None:
+        """A line for the user now, on its own line even while the progress line is showing."""
+        if sys.stderr.isatty():
+            print("\r\033[K", end="", file=sys.stderr)
+        print(line, file=sys.stderr, flush=True)
 
     # --- run metadata -------------------------------------------------------------------
 
@@ -173,8 +218,10 @@ class Bench:
             "concurrency": self.levels, "max_tokens": self.max_tokens,
             "ignore_eos": bool(getattr(self.options, "ignore_eos", False)),
             "question": _opt(self.options, "question", ORCHESTRATOR_QUESTION),
-            "request_timeout_s": self.timeout_s, **recommend.options_record(self.options),
+            "request_timeout_s": self.timeout_s, "max_consecutive_failures": self.max_failures,
+            **recommend.options_record(self.options),
         }  # fmt: skip
+        options.update(self.plan.record())
         if "bfcl" in self.demos:
             options.update(bfcl.options(self.options, max(self.levels)))
         info = {
@@ -189,6 +236,7 @@ class Bench:
             "interrupted": False,
             "notes": [],
             "skipped": self.skipped,
+            "stopped": self.stopped,
             "prices": prices_for(self.backends, self.session),
         }
         if info["prices"].get("offline"):
@@ -201,7 +249,7 @@ class Bench:
     def _timer(self, b: Backend, pool: Any) -> Timer:
         from .timing import BedrockStreamTimer, OpenAIStreamTimer, SageMakerStreamTimer
 
-        width = max(self.levels)
+        width = self.plan.width
         if b.kind in ("openai", "neuron"):
             return OpenAIStreamTimer(str(b.base_url), b.model_id, timeout_s=self.timeout_s,
                                      max_connections=max(8, width), ignore_eos=bool(getattr(self.options, "ignore_eos", False)))  # fmt: skip
@@ -228,6 +276,9 @@ class Bench:
                 if "chat" in self.demos:
                     for b in self.backends:
                         if b.name not in timers:
+                            continue
+                        if self.plan.searched:
+                            await self._guard(b, "chat", self._chat_under_target(b, timers[b.name]))
                             continue
                         await self._guard(b, "chat", run_chat(
                             backend=b, timer=timers[b.name], runs=self.runs, max_tokens=self.max_tokens,
@@ -260,31 +311,58 @@ class Bench:
                 if "orchestrator" in self.demos:
                     await self._orchestrate(pool, timers)
             finally:
-                for t in timers.values():
+                for name, t in timers.items():
+                    self.run_info["notes"] += [f"{name}: {note}" for note in getattr(t, "notes", [])]
                     await t.close()
         if sys.stderr.isatty():
             print("", file=sys.stderr)
 
+    async def _chat_under_target(self, b: Backend, timer: Timer) -> None:
+        from .capacity import run_under_target
+
+        log = self.run_info.setdefault("slo_search", {}).setdefault(b.name, {})
+        await run_under_target(backend=b, timer=timer, plan=self.plan, runs=self.runs, max_tokens=self.max_tokens,
+                               epoch=self.epoch, emit=self.emit, log=log, progress=self.progress)
+
     async def _guard(self, b: Backend, part: str, coro: Any) -> None:
-        """Run one part for one backend; a crash is recorded and the run goes on."""
+        """Run one part for one backend; a crash is recorded and the run goes on. A backend that was
+        stopped (too many failures in a row) runs no further part; the part that trips the limit is
+        cancelled."""
+        if b.name in self.stopped:
+            coro.close()
+            self.skipped[b.name][part] = f"not run: {b.name} was stopped after failures in a row"
+            return
+        self.streak.start(b.name)
+        task = asyncio.ensure_future(coro)
+        self._running[b.name] = (part, task)
         try:
-            await coro
-        except (KeyboardInterrupt, asyncio.CancelledError):
+            await task
+        except stopping.BackendStopped:
+            pass
+        except asyncio.CancelledError:
+            current = asyncio.current_task()
+            if b.name not in self.stopped or (current is not None and current.cancelling()):
+                raise
+        except KeyboardInterrupt:
             raise
         except Exception as exc:
             logger.exception("backend=<%s>, part=<%s> | part failed", b.name, part)
             self.skipped[b.name][part] = f"failed: {type(exc).__name__}: {exc}"[:300]
+        finally:
+            self._running.pop(b.name, None)
 
     async def _orchestrate(self, pool: Any, timers: dict[str, Timer]) -> None:
         from ..models import is_constrained
         from .orchestrator import run_orchestrator
 
-        candidates = [b for b in self.backends if pool.can_drive_agent(b)]
+        candidates = [b for b in self.backends if pool.can_drive_agent(b) and b.name not in self.stopped]
         chosen = next((b for b in candidates if b.kind == "bedrock"), candidates[0] if candidates else None)
         if chosen is None:
-            self.run_info["orchestrator"] = {"reason": "no selected backend can drive an agent (tool calls needed)"}
+            stopped = [b.name for b in self.backends if pool.can_drive_agent(b) and b.name in self.stopped]
+            self.run_info["orchestrator"] = {"reason": "no selected backend can drive an agent (tool calls needed)"
+                                             + (f"; stopped after failures: {', '.join(stopped)}" if stopped else "")}
             return
-        offered = [b for b in self.backends if b.name in timers]
+        offered = [b for b in self.backends if b.name in timers and b.name not in self.stopped]
         self.progress(f"orchestrator on {chosen.name}, asking {len(offered)} backend(s)")
         try:
             model = pool.model(chosen)

@@ -64,20 +64,6 @@ def inter_token_gaps_s(token_times: Sequence[float]) -> list[float]:
     return [b - a for a, b in zip(token_times, token_times[1:])]
 
 
-def decode_tok_per_s(output_tokens: int | None, t_first: float | None, t_last: float | None) -> float | None:
-    """Decode rate = (output tokens - 1) / (last token time - first token time).
-
-    None when the server reported no usage, fewer than two tokens came back, or the whole
-    reply arrived in one chunk (no measurable decode interval).
-    """
-    if output_tokens is None or t_first is None or t_last is None or output_tokens < 2:
-        return None
-    span = t_last - t_first
-    if span <= 0:
-        return None
-    return (output_tokens - 1) / span
-
-
 def client_tok_per_s(output_tokens: int | None, e2e: float | None) -> float | None:
     """The reference's figure: output tokens / client wall time (prefill and network included)."""
     if output_tokens is None or not e2e or e2e <= 0:

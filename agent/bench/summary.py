@@ -12,9 +12,10 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any, Iterable, Mapping, Sequence
 
-from . import bfcl_summary, stats
+from . import bfcl_summary, slo, stats
 from .ceiling import ceiling_for
 from .cost import cost_block
+from .decode import MULTI_TOKEN, PER_TOKEN, decode_rate
 from .grading import grade_counting
 from .orchestrator import check_orchestrator
 from .recommend import attach as attach_recommendation
@@ -126,25 +127,56 @@ def summarize_counting(records: Sequence[Mapping[str, Any]], part: str) -> dict[
 
 
 def request_metrics(r: Mapping[str, Any]) -> dict[str, Any]:
-    """Per-request figures from one chat record (times in ms relative to its send)."""
+    """Per-request figures from one chat record (times in ms relative to its send). A failed
+    request (``error`` set) yields no figure at all."""
     ok = not r.get("error")
-    out_tokens = r.get("output_tokens")
-    first, last, done = r.get("first_ms"), r.get("last_ms"), r.get("done_ms")
+    out_tokens = r.get("output_tokens") if ok else None
+    first, done = r.get("first_ms"), r.get("done_ms")
     chunks = [c for c in (r.get("chunk_ms") or []) if c is not None]
-    streamed = bool(r.get("streamed")) and len(chunks) > 1
-    decode = None
-    if ok and streamed and first is not None and last is not None:
-        d = stats.decode_tok_per_s(out_tokens, first / 1000.0, last / 1000.0)
-        decode = None if d is None else d
+    streamed = ok and bool(r.get("streamed")) and len(chunks) > 1
+    decode, basis = decode_rate(out_tokens, chunks, r.get("chunk_chars")) if streamed else (None, None)
     return {
         "ok": ok,
-        "ttft_ms": first if ok and streamed else None,
+        "ttft_ms": first if streamed else None,
         "e2e_ms": done if ok else None,
-        "itl_ms": [b - a for a, b in zip(chunks, chunks[1:])] if ok and streamed else [],
+        "itl_ms": [b - a for a, b in zip(chunks, chunks[1:])] if streamed else [],
         "decode_tok_per_s": decode,
+        "decode_basis": basis,
         "client_tok_per_s": stats.client_tok_per_s(out_tokens, done / 1000.0 if done else None) if ok else None,
-        "output_tokens": out_tokens if ok else None,
+        "output_tokens": out_tokens,
         "prompt_tokens": r.get("prompt_tokens") if ok else None,
+    }
+
+
+def summarize_level(concurrency: int, rs: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+    """One concurrency level: counts of every request, figures from the successful ones only.
+
+    The wall time runs, in each repeat, from the first successful request's send to the last one's
+    last byte, summed over the level's repeats; requests/s counts successful requests; the aggregate
+    output rate is None when any successful request lacks a usage count (its tokens would be
+    missing from the sum)."""
+    ok = [r for r in rs if not r.get("error")]
+    tokens = [r.get("output_tokens") for r in ok]
+    usage_missing = sum(1 for t in tokens if t is None)
+    wall = rate = per_s = None
+    if ok:
+        span = slo.wall_s(ok)
+        if span > 0:
+            wall = span
+            per_s = len(ok) / wall
+            if not usage_missing:
+                rate = stats.aggregate_tok_per_s([t for t in tokens if t is not None], 0.0, wall)
+    return {
+        "concurrency": concurrency,
+        "requests": len(rs),
+        "ok": len(ok),
+        "errors": len(rs) - len(ok),
+        "resends": sum(int(r.get("reconnects") or 0) for r in rs),
+        "usage_missing": usage_missing,
+        "wall_s": None if wall is None else round(wall, 3),
+        "output_tokens": sum(t for t in tokens if t is not None),
+        "output_tok_per_s": None if rate is None else round(rate, 2),
+        "requests_per_s": None if per_s is None else round(per_s, 3),
     }
 
 
@@ -158,28 +190,11 @@ def summarize_chat(records: Sequence[Mapping[str, Any]]) -> dict[str, Any] | Non
     m = [request_metrics(r) for r in timed]
     errors = Counter(str(r["error"]) for r in records if r.get("error"))
     ok_timed = [x for x in m if x["ok"]]
-    levels = []
     by_level: dict[int, list[Mapping[str, Any]]] = {}
     for r in records:
         if r.get("phase") in ("timed", "sweep"):
             by_level.setdefault(int(r.get("concurrency", 1)), []).append(r)
-    for c in sorted(by_level):
-        rs = by_level[c]
-        good = [r for r in rs if not r.get("error") and r.get("output_tokens") is not None]
-        start = min(r["sent_s"] for r in rs)
-        end = max(r["sent_s"] + (r.get("done_ms") or 0) / 1000.0 for r in rs)
-        rate = stats.aggregate_tok_per_s([r["output_tokens"] for r in good], start, end) if good else None
-        levels.append(
-            {
-                "concurrency": c,
-                "requests": len(rs),
-                "errors": sum(1 for r in rs if r.get("error")),
-                "wall_s": round(end - start, 3),
-                "output_tokens": sum(r["output_tokens"] for r in good),
-                "output_tok_per_s": None if rate is None else round(rate, 2),
-                "requests_per_s": round(len(rs) / (end - start), 3) if end > start else None,
-            }
-        )
+    levels = [summarize_level(c, by_level[c]) for c in sorted(by_level)]
     cold_block = None
     if cold:
         c = request_metrics(cold[0])
@@ -196,15 +211,24 @@ def summarize_chat(records: Sequence[Mapping[str, Any]]) -> dict[str, Any] | Non
     mix = None
     if returned and prompt_tokens and len(prompt_tokens) == len(returned) and sum(returned) > 0:
         mix = sum(prompt_tokens) / sum(returned)
+    bases = Counter(x["decode_basis"] for x in ok_timed if x["decode_basis"])
+    # per-token figures where there are any (a reply buffered now and then is left out, and counted);
+    # only a backend whose every reply came in multi-token chunks gets a multi-token distribution
+    decode_from = PER_TOKEN if bases[PER_TOKEN] else MULTI_TOKEN
     return {
         "requests": len(timed),
         "errors": sum(1 for x in m if not x["ok"]),
         "error_reasons": dict(errors.most_common()),
+        "resends": sum(int(r.get("reconnects") or 0) for r in records),
+        "new_connections": sum(1 for r in records if r.get("new_connection") is True),
         "streamed": any(r.get("streamed") and len(r.get("chunk_ms") or []) > 1 for r in timed),
         "ttft_ms": stats.distribution([x["ttft_ms"] for x in ok_timed]),
         "itl_ms": stats.distribution([g for x in ok_timed for g in x["itl_ms"]], keep_values=False),
         "e2e_ms": stats.distribution([x["e2e_ms"] for x in ok_timed]),
-        "decode_tok_per_s": stats.distribution([x["decode_tok_per_s"] for x in ok_timed], digits=2),
+        "decode_tok_per_s": stats.distribution(
+            [x["decode_tok_per_s"] for x in ok_timed if x["decode_basis"] == decode_from], digits=2),
+        "decode_basis": dict(sorted(bases.items())),
+        "decode_comparable": bool(bases[PER_TOKEN]),
         "client_tok_per_s": stats.distribution([x["client_tok_per_s"] for x in ok_timed], digits=2),
         "output_tokens": stats.distribution(returned, digits=0),
         "requested_tokens": requested[0] if len(requested) == 1 else requested,
@@ -247,13 +271,15 @@ def summarize(records: Iterable[Mapping[str, Any]], run: Mapping[str, Any]) -> d
         )
         if cost["reason"] and b.get("toy_model"):
             cost["reason"] = "CPU-served local rig: no hourly price applies"
-        decode_p50 = chat["decode_tok_per_s"]["p50"] if chat else None
+        comparable = bool(chat and chat["decode_comparable"])
         ceiling = ceiling_for(
             instance_type=(b.get("metadata") or {}).get("instance_type"),
             model_id=b["model_id"],
             kind=b["kind"],
-            measured_decode_tok_s=decode_p50,
+            measured_decode_tok_s=chat["decode_tok_per_s"]["p50"] if comparable else None,
         )
+        if chat and chat["decode_basis"] and not comparable and ceiling["ceiling_tok_per_s"] is not None:
+            ceiling["reason"] = "decode rate from multi-token chunks: not comparable with a per-token ceiling"
         if b.get("toy_model"):
             ceiling["ceiling_tok_per_s"] = ceiling["share"] = None
             ceiling["reason"] = "CPU-served local rig: this machine's memory bandwidth is not on file"
@@ -261,8 +287,13 @@ def summarize(records: Iterable[Mapping[str, Any]], run: Mapping[str, Any]) -> d
             ceiling["reason"] = b["metadata"]["unpriced"]
         skipped = dict((run.get("skipped") or {}).get(name, {}))
         bfcl = bfcl_summary.summarize(by_part.get((name, "bfcl"), []))
+        stopped = (run.get("stopped") or {}).get(name)
         failures = _failures(name, parts, counting, strict, chat, skipped, by_part)
         failures += bfcl_summary.failures(bfcl, parts, skipped)
+        if stopped:
+            failures = [f for f in failures if not f.startswith(f"{stopped['part']}: every")]
+            failures.append(f"{stopped['part']}: stopped after {stopped['after']} consecutive failures "
+                            f"({stopped['reason']}); this backend's remaining parts were not run")
         backends[name] = {
             "label": b["label"],
             "kind": b["kind"],
@@ -276,7 +307,9 @@ def summarize(records: Iterable[Mapping[str, Any]], run: Mapping[str, Any]) -> d
             "bfcl": bfcl,
             "cost": cost,
             "ceiling": ceiling,
+            "slo": slo.slo_block(by_part.get((name, "chat"), []), run, b),
             "skipped": skipped,
+            "stopped": stopped,
             "failures": failures,
             "completed": not failures,
         }
@@ -291,6 +324,7 @@ def summarize(records: Iterable[Mapping[str, Any]], run: Mapping[str, Any]) -> d
                                     "methods", "interrupted", "notes") if k in run},  # fmt: skip
         "prices": prices,
         "backends": backends,
+        "slo_pairs": slo.slo_pairs(backends),
         "orchestrator": orchestrator,
         "bfcl_pairs": bfcl_summary.pairs(backends),
     }

@@ -39,6 +39,7 @@ class FakeRunner(types.ModuleType):
 
     def run(self, backends: list[Backend], options: argparse.Namespace, *, out_dir: Path, session: Any) -> int:
         self.calls.append({"backends": list(backends), "options": options, "out_dir": out_dir, "session": session,
+                           "out_dir_ready": (out_dir / "requests.jsonl").is_file(),
                            "alive": {b.name: _answers(b) for b in backends if b.base_url}})
         return self.code
 
@@ -162,7 +163,8 @@ def test_urls_only_never_touch_aws(monkeypatch: pytest.MonkeyPatch, runner: Fake
     (backend,) = call["backends"]
     assert (backend.name, backend.base_url, backend.model_id) == ("g6", chat_server.base_url, "served")
     assert call["options"].runs == 2 and call["options"].demos == "counting,orchestrator,chat"
-    assert call["out_dir"] == tmp_path / "out" and call["out_dir"].is_dir()
+    assert call["out_dir"] == tmp_path / "out" and call["out_dir_ready"]  # claimed before the runner was called
+    assert not call["out_dir"].exists()  # and released, as the (fake) runner started no run in it
     assert call["session"] is None
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+from datetime import datetime, timezone
 from pathlib import Path
 
 import jsonschema
@@ -153,7 +154,9 @@ def test_atomic_write_replaces_whole_files(tmp_path):
     assert os.listdir(tmp_path) == ["summary.json"]
 
 
-def test_results_dir_is_fresh(tmp_path):
-    first = evidence.results_dir(tmp_path)
-    first.mkdir()
-    assert evidence.results_dir(tmp_path) != first
+def test_results_dir_is_fresh_even_for_runs_in_the_same_second(tmp_path):
+    started = datetime(2026, 11, 30, 12, 0, 0, tzinfo=timezone.utc)
+    first = evidence.fresh_results_dir(tmp_path, started)
+    second = evidence.fresh_results_dir(tmp_path, started)
+    assert first != second and second.name == first.name + "-2"
+    assert (first / "requests.jsonl").exists() and (second / "requests.jsonl").exists()

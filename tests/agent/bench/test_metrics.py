@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from agent.bench import stats
+from agent.bench.decode import decode_rate
 from agent.bench.summary import request_metrics, summarize_chat
 
 
@@ -30,19 +31,38 @@ def test_formulas_on_known_timestamps():
     sent, first, last, done = 10.0, 10.2, 11.2, 11.25
     assert stats.ttft_s(sent, first) == pytest.approx(0.2)
     assert stats.e2e_s(sent, done) == pytest.approx(1.25)
-    # 101 tokens, the last 100 of them over one second
-    assert stats.decode_tok_per_s(101, first, last) == pytest.approx(100.0)
     assert stats.client_tok_per_s(101, 1.25) == pytest.approx(80.8)
     assert stats.inter_token_gaps_s([1.0, 1.5, 1.75]) == [0.5, 0.25]
     assert stats.aggregate_tok_per_s([100, 100, 100, 100], 0.0, 2.0) == 200.0
 
 
 @pytest.mark.parametrize(
-    "tokens,first,last",
-    [(None, 1.0, 2.0), (1, 1.0, 2.0), (0, 1.0, 2.0), (50, None, 2.0), (50, 2.0, 2.0)],
+    "tokens,chunks",
+    [(None, [1.0, 2.0]), (1, [1.0, 2.0]), (0, [1.0, 2.0]), (50, [2.0]), (50, [2.0, 2.0, 2.0])],
 )
-def test_decode_rate_undefined_cases(tokens, first, last):
-    assert stats.decode_tok_per_s(tokens, first, last) is None
+def test_decode_rate_undefined_cases(tokens, chunks):
+    assert decode_rate(tokens, chunks, None) == (None, None)
+
+
+def test_decode_rate_one_token_per_chunk_is_the_classic_figure():
+    # 101 tokens, one per chunk 10 ms apart: the last 100 over one second
+    assert decode_rate(101, [200.0 + 10.0 * i for i in range(101)], None) == (pytest.approx(100.0), "per_token")
+    # usage counts the end-of-sequence token that came with no content: still one token per chunk
+    assert decode_rate(101, [200.0 + 10.0 * i for i in range(100)], None)[1] == "per_token"
+
+
+def test_decode_rate_leaves_the_first_arrivals_tokens_out():
+    # 100 tokens in two buffered payload parts of 50 events each, 5 ms apart: the old formula gave
+    # (100 - 1) / 0.005 = 19,800 tok/s; now the first 50 tokens are left out and the figure is marked
+    rate, basis = decode_rate(100, [300.0] * 50 + [305.0] * 50, [4] * 100)
+    assert rate == pytest.approx(50 / 0.005) and basis == "multi_token"
+    # Bedrock-like text deltas: 4 deltas for 40 tokens; the first delta holds a quarter of the characters
+    rate, basis = decode_rate(40, [100.0, 200.0, 300.0, 400.0], [30, 30, 30, 30])
+    assert rate == pytest.approx((40 - 10) / 0.3) and basis == "multi_token"
+    # a relay that coalesces a few events now and then stays comparable
+    chunks = [100.0, 100.0] + [110.0 + 10.0 * i for i in range(98)]
+    rate, basis = decode_rate(100, chunks, [3] * 100)
+    assert rate == pytest.approx(98 / ((chunks[-1] - 100.0) / 1000)) and basis == "per_token"
 
 
 def record(first=200.0, chunks=None, done=1250.0, tokens=101, error=None, streamed=True, phase="timed", c=1,
@@ -57,7 +77,7 @@ def record(first=200.0, chunks=None, done=1250.0, tokens=101, error=None, stream
 def test_request_metrics_from_a_record():
     m = request_metrics(record())
     assert m["ttft_ms"] == 200.0 and m["e2e_ms"] == 1250.0
-    assert m["decode_tok_per_s"] == pytest.approx(100.0)  # 100 tokens over 1000 ms
+    assert m["decode_tok_per_s"] == pytest.approx(100.0) and m["decode_basis"] == "per_token"  # 100 tokens / 1 s
     assert m["itl_ms"] == pytest.approx([10.0] * 100)
     assert m["client_tok_per_s"] == pytest.approx(101 / 1.25)
 
@@ -87,6 +107,9 @@ def test_chat_summary_cold_apart_errors_counted_levels_aggregated():
     assert s["input_per_output"] == pytest.approx(20 / 101, abs=1e-4)
     level1, level4 = s["levels"]
     assert level1["concurrency"] == 1 and level1["errors"] == 1
-    assert level1["output_tok_per_s"] == pytest.approx(404 / (8.0 + 1.25 - 2.0), abs=0.01)
+    # the failed request (sent at 8.0) is left out of the level's wall time as well as its tokens
+    wall = 2.0 + 3 * 1.3 + 1.25 - 2.0
+    assert level1["output_tok_per_s"] == pytest.approx(404 / wall, abs=0.01)
+    assert level1["ok"] == 4 and level1["requests_per_s"] == pytest.approx(4 / wall, abs=0.001)
     assert level4["output_tok_per_s"] == pytest.approx(404 / 1.25, abs=0.01)
     assert s["returned_short"] == 0 and s["usage_missing"] == 0

@@ -8,9 +8,11 @@ import json
 
 import pytest
 
-from agent.bench.timing import BedrockStreamTimer, OpenAIStreamTimer, SageMakerStreamTimer, split_sse_lines
+from agent.bench.events import EventReader
+from agent.bench.timing import BedrockStreamTimer, OpenAIStreamTimer, SageMakerStreamTimer, Timing
 
 from .fakes import RunningFake, Script
+from .faults import OK_WORDS, RunningFaults
 
 
 def chat(url, **kw):
@@ -67,11 +69,60 @@ def test_failure_modes_are_recorded_not_raised(mode, error):
     assert t.error is not None and t.error.startswith(error)
 
 
-def test_a_connection_closed_before_any_answer_is_sent_again_on_a_fresh_one():
+def test_a_reused_connection_the_server_closed_is_resent_once_on_a_new_one():
+    async def go(url):
+        timer = OpenAIStreamTimer(url, "fake", timeout_s=10.0)
+        try:
+            return [await timer.chat("hi", 10) for _ in range(3)], timer.notes
+        finally:
+            await timer.close()
+
+    with RunningFaults(["ok"], close_reused=True) as fake:
+        (first, second, third), notes = asyncio.run(go(fake.base_url))
+        assert len(fake.requests) == 4  # the second request went out twice
+    assert first.error is None and first.reconnects == 0 and first.new_connection is True
+    assert second.error is None and second.reconnects == 1 and second.new_connection is True
+    assert second.resend_reasons[0].startswith("reused connection closed by the server before answering")
+    assert third.error is None and third.reconnects == 0 and third.new_connection is True  # no reuse any more
+    assert len(notes) == 1 and "every later request to this server went on a new connection" in notes[0]
+
+
+def test_a_server_that_keeps_connections_alive_gets_them_reused():
+    async def go(url):
+        timer = OpenAIStreamTimer(url, "fake", timeout_s=10.0)
+        try:
+            return [await timer.chat("hi", 10) for _ in range(3)], timer.fresh_connections
+        finally:
+            await timer.close()
+
+    with RunningFaults(["ok"]) as fake:
+        results, fresh = asyncio.run(go(fake.base_url))
+    assert [r.new_connection for r in results] == [True, False, False] and not fresh
+    assert all(r.error is None and r.reconnects == 0 for r in results)
+
+
+def test_a_server_that_closes_after_every_reply_costs_at_most_one_resend():
+    """llama.cpp's server closes the connection right after each streamed reply while announcing
+    keep-alive; whether the client sees the close before it reuses the connection is a race."""
+
+    async def go(url):
+        timer = OpenAIStreamTimer(url, "fake", timeout_s=10.0)
+        try:
+            return [await timer.chat("hi", 10) for _ in range(6)]
+        finally:
+            await timer.close()
+
+    with RunningFaults(["ok"], close_after_reply=True) as fake:
+        results = asyncio.run(go(fake.base_url))
+    assert all(r.error is None and r.completion_tokens == OK_WORDS for r in results)
+    assert sum(r.reconnects for r in results) <= 1
+
+
+def test_a_new_connection_dropped_before_answering_is_a_failure_not_a_resend():
     with RunningFake(Script(mode="drop_once")) as fake:
         t = chat(fake.base_url)
-        assert len(fake.requests) == 2
-    assert t.error is None and t.reconnects == 1 and t.completion_tokens == 12
+        assert len(fake.requests) == 1
+    assert t.reconnects == 0 and t.error and "ServerDisconnected" in t.error
 
 
 def test_missing_usage_is_recorded_as_missing():
@@ -85,7 +136,7 @@ def test_timeout_and_refused_connection():
         t = chat(fake.base_url, timeout_s=0.3)
     assert t.error == "timeout after 0.3 s"
     t = chat("http://127.0.0.1:9/v1")
-    assert t.error and "Connect" in t.error
+    assert t.error and "Connect" in t.error and t.reconnects == 0  # a refused connection is never resent
 
 
 def test_one_session_for_many_requests():
@@ -103,9 +154,16 @@ def test_one_session_for_many_requests():
     assert all(r.error is None for r in results)
 
 
-def test_split_sse_lines_joins_split_events():
-    lines = [line for line, _ in split_sse_lines([b'data: {"a"', b': 1}\n\ndata: [DONE]\n'])]
-    assert lines == [b'data: {"a": 1}', b"", b"data: [DONE]"]
+def test_event_reader_joins_events_split_across_reads_and_stamps_each_read():
+    timing, parts = Timing(t_sent=0.0, wall_sent=0.0), []
+    reader = EventReader(timing, parts)
+    event = b'data: {"choices": [{"delta": {"content": "h\xc3\xa9"}, "finish_reason": null}]}\r\n\r\n'
+    reader.feed(b": ping\n\n" + event[:20], 1.0)
+    reader.feed(event[20:31], 2.0)  # splits the two bytes of one character
+    reader.feed(event[31:] + event + b"data: [DONE]", 3.0)
+    reader.close()
+    assert parts == ["h\u00e9", "h\u00e9"] and timing.chunk_times == [3.0, 3.0] and timing.chunk_chars == [2, 2]
+    assert reader.done and timing.error is None
 
 
 class FakeBedrock:

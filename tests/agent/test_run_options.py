@@ -1,0 +1,72 @@
+"""``python -m agent.run`` with bad numbers and a bad ``--out``: one line naming the problem, exit
+status 2, nothing started and nothing written."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import pytest
+
+from agent import run as run_module
+
+from .test_run import FakeRunner
+
+
+@pytest.mark.parametrize(
+    "argv,says",
+    [
+        (["--request-timeout", "0"], "argument --request-timeout: 0 is not a usable number of seconds: give a finite number above 0"),
+        (["--request-timeout", "-1"], "argument --request-timeout: -1 is not a usable number of seconds: give a finite number above 0"),
+        (["--request-timeout", "nan"], "argument --request-timeout: nan is not a usable number of seconds: give a finite number above 0"),
+        (["--request-timeout", "inf"], "argument --request-timeout: inf is not a usable number of seconds: give a finite number above 0"),
+        (["--request-timeout", "soon"], "argument --request-timeout: 'soon' is not a number of seconds"),
+        (["--max-tokens", "0"], "argument --max-tokens: 0 is too small: give at least 1"),
+        (["--max-tokens", "-5"], "argument --max-tokens: -5 is too small: give at least 1"),
+        (["--max-tokens", "1e3"], "argument --max-tokens: '1e3' is not a whole number"),
+        (["--runs", "0"], "argument --runs: 0 is too small: give at least 1"),
+        (["--runs", "two"], "argument --runs: 'two' is not a whole number"),
+        (["--ready-timeout", "nan"], "argument --ready-timeout: nan is not a usable number of seconds: give a finite number above 0"),
+        (["--concurrency", "0,4"], "argument --concurrency: concurrency levels must be at least 1"),
+        (["--concurrency", "1,100000000"], "argument --concurrency: 100000000 is above 1024: each request in flight "
+                                           "holds a connection (and, for AWS backends, a worker thread)"),
+        (["--max-consecutive-failures", "-1"], "argument --max-consecutive-failures: -1 is negative: give 0 or more"),
+    ],
+)
+def test_a_bad_number_is_one_line_and_exit_2(argv: list[str], says: str, capsys: pytest.CaptureFixture) -> None:
+    with pytest.raises(SystemExit) as done:
+        run_module.main(argv, env={})
+    assert done.value.code == 2
+    captured = capsys.readouterr()
+    err = captured.err.strip().splitlines()
+    assert captured.out == "" and len(err) == 1, err
+    assert err[0] == f"python -m agent.run: {says} (see --help)"
+
+
+@pytest.fixture
+def fake_runner(monkeypatch: pytest.MonkeyPatch) -> FakeRunner:
+    fake = FakeRunner()
+    monkeypatch.setitem(sys.modules, "agent.bench.runner", fake)
+    return fake
+
+
+def test_out_naming_a_file_is_one_line(fake_runner: FakeRunner, tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    target = tmp_path / "notes.txt"
+    target.write_text("mine")
+    code = run_module.main(["--backends", "g6", "--out", str(target)], env={"G6_URL": "http://127.0.0.1:9/v1"})
+    err = capsys.readouterr().err.strip().splitlines()
+    assert code == 2 and fake_runner.calls == [] and target.read_text() == "mine"
+    assert err == [f"error: --out: {target} is a file: give a folder (new or empty) for the evidence"]
+
+
+def test_out_holding_another_runs_evidence_is_refused(fake_runner: FakeRunner, tmp_path: Path,
+                                                      capsys: pytest.CaptureFixture) -> None:
+    (tmp_path / "requests.jsonl").write_text(json.dumps({"seq": 1, "part": "chat"}) + "\n")
+    (tmp_path / "run.json").write_text("{}")
+    before = {p.name: p.read_bytes() for p in tmp_path.iterdir()}
+    code = run_module.main(["--backends", "g6", "--out", str(tmp_path)], env={"G6_URL": "http://127.0.0.1:9/v1"})
+    err = capsys.readouterr().err.strip().splitlines()
+    assert code == 2 and fake_runner.calls == []
+    assert len(err) == 1 and "already holds a run's evidence (requests.jsonl, run.json)" in err[0]
+    assert {p.name: p.read_bytes() for p in tmp_path.iterdir()} == before
