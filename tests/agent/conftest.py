@@ -72,23 +72,57 @@ def chat_server() -> Iterator[ChatServer]:
     server.close()
 
 
-def local_rig_skip_reason() -> str | None:
+CI_VARIABLE = "CI"
+"""Set (to anything but empty, 0, false or no) by CI services and by ``.ci/run``."""
+
+
+def in_ci() -> bool:
+    """Whether this run is CI, where a test that needs the local rig must run or fail."""
+    return os.environ.get(CI_VARIABLE, "").strip().lower() not in ("", "0", "false", "no")
+
+
+def local_rig_missing() -> str | None:
+    """Why the local rig cannot be started here, or None when it is installed."""
     try:
         find_installation()
     except LocalRigError as exc:
-        return f"local rig not installed ({exc})"
+        return str(exc)
     return None
+
+
+def require_local_rig() -> None:
+    """Skip the calling test when the local rig is missing; in CI, fail it instead.
+
+    A skip passes, so in CI a missing rig would silently drop every real-model test;
+    ``scripts/setup`` installs the rig, and CI must prove it works.
+    """
+    missing = local_rig_missing()
+    if missing is None:
+        return
+    if in_ci():
+        pytest.fail(f"the local rig is missing and this is CI ({CI_VARIABLE}={os.environ[CI_VARIABLE]}), "
+                    f"where tests that need it must run: {missing}", pytrace=False)
+    pytest.skip(f"local rig not installed: {missing} (in CI, with {CI_VARIABLE}=true, this test fails instead)")
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line("markers", "local_rig: needs the real local rig; skipped when it is missing, "
+                                       "failed when it is missing in CI")
+
+
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    if item.get_closest_marker("local_rig") is not None:
+        require_local_rig()
 
 
 @pytest.fixture(scope="session")
 def local_rig() -> Iterator[RunningRig]:
-    """The real local rig (llama-server + SmolLM2), started once per test session.
+    """The real local rig (the llama.cpp server + SmolLM2), started once per test session.
 
-    Skipped, with the reason, only when it is not installed; ``scripts/setup`` installs it.
+    Skipped, with the reason, when it is not installed, and failed for that in CI;
+    ``scripts/setup`` installs it.
     """
-    reason = local_rig_skip_reason()
-    if reason:
-        pytest.skip(reason)
+    require_local_rig()
     with local_rig_process() as rig:
         yield rig
 

@@ -15,10 +15,9 @@ import pytest
 
 from agent.local_rig import free_port
 
-from .conftest import ChatServer, alive, descendants, local_rig_skip_reason
+from .conftest import ChatServer, alive, descendants
 
 PROJECT = Path(__file__).resolve().parents[2]
-NEEDS_RIG = pytest.mark.skipif(local_rig_skip_reason() is not None, reason=str(local_rig_skip_reason()))
 
 # A benchmark stand-in that says it is running, then waits to be interrupted.
 RUN_WITH_WAITING_RUNNER = textwrap.dedent("""
@@ -85,7 +84,7 @@ def _interrupt_and_check(process: subprocess.Popen, sig: signal.Signals, expecte
     return code
 
 
-@NEEDS_RIG
+@pytest.mark.local_rig
 @pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
 def test_run_command_interrupted_leaves_no_process(sig: signal.Signals, tmp_path: Path) -> None:
     process = _start(["-c", RUN_WITH_WAITING_RUNNER, "--local", "--backends", "local", "--out", str(tmp_path)],
@@ -95,12 +94,15 @@ def test_run_command_interrupted_leaves_no_process(sig: signal.Signals, tmp_path
     assert "interrupted; everything this command started has been stopped" in process.stderr.read()
 
 
-@NEEDS_RIG
-def test_local_rig_holder_interrupted_leaves_no_process(tmp_path: Path) -> None:
+@pytest.mark.local_rig
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM, signal.SIGKILL])
+def test_local_rig_holder_interrupted_leaves_no_process(sig: signal.Signals, tmp_path: Path) -> None:
+    """Guard and server process both go, also when the holder is killed outright."""
     process = _start(["-m", "agent.local_rig"], tmp_path)
     started = json.loads(_wait_for_line(process, "{"))
     assert started["pid"] in descendants(process.pid)
-    assert _interrupt_and_check(process, signal.SIGINT, expected_children=1) == 130
+    code = _interrupt_and_check(process, sig, expected_children=2)  # the guard, the server process
+    assert code == (-signal.SIGKILL if sig == signal.SIGKILL else 130)
 
 
 @pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])

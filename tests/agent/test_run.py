@@ -20,7 +20,7 @@ from agent.discovery import AwsClients
 from rigs.catalog import load_catalog
 from rigs.contract import MANAGED_BY, TAG_MANAGED_BY, OutputKey
 
-from .conftest import ChatServer, alive, local_rig_skip_reason
+from .conftest import ChatServer, alive
 
 CATALOG = load_catalog()
 AWS_VARS = ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN", "AWS_PROFILE")
@@ -239,7 +239,7 @@ def test_missing_ssm_tools_stop_before_anything_starts(aws: boto3.Session, runne
     assert not (tmp_path / "out").exists()
 
 
-@pytest.mark.skipif(local_rig_skip_reason() is not None, reason=str(local_rig_skip_reason()))
+@pytest.mark.local_rig
 def test_local_rig_run_end_to_end(no_aws: None, runner: FakeRunner, tmp_path: Path) -> None:
     """No AWS, no URLs: the command starts the local rig, hands it to the runner, and stops it."""
     assert run_module.main(["--out", str(tmp_path)], env={}) == 0

@@ -1,7 +1,8 @@
-"""End to end on the real local rig: llama-server with SmolLM2-135M, started by the command itself.
+"""End to end on the real local rig: llama.cpp's server with SmolLM2-135M, started by the command itself.
 
-Asserts structure (calls made, arguments valid, answers present, usage recorded, a valid evidence
-folder), never that a 135M model is right.
+Marked ``local_rig``: skipped when the rig is not installed, failed for that in CI. Asserts
+structure (calls made, arguments valid, answers present, usage recorded, a valid evidence folder),
+never that a 135M model is right.
 """
 
 from __future__ import annotations
@@ -11,19 +12,8 @@ import json
 import pytest
 
 from agent.bench import evidence, report, summary
-from agent.local_rig import LocalRigError, find_installation
 
-
-def _installed() -> str | None:
-    try:
-        find_installation()
-    except LocalRigError as exc:
-        return str(exc)
-    return None
-
-
-MISSING = _installed()
-pytestmark = pytest.mark.skipif(MISSING is not None, reason=f"local rig not installed: {MISSING}")
+pytestmark = pytest.mark.local_rig
 
 
 @pytest.mark.timeout(900)  # a CPU-served model on a shared 2-core machine: minutes when others are busy
@@ -61,9 +51,12 @@ def test_agent_run_on_the_local_rig_writes_a_valid_evidence_folder(tmp_path):
 
     o = s["orchestrator"]
     assert o["ran"] and o["backend"] == "local" and o["constrained"]
-    assert o["asked"] or o["scoreboard_called"]
-    # the structured answer comes from the follow-up turn, whose grammar admits only "local" as the winner
-    assert o["failure"] or (o["submitted"] and o["winner_submitted"] == "local")
+    # What the model did is recorded, whatever it was: SmolLM2 can run on inside a constrained string
+    # argument until max_tokens, which leaves no call (seen with this prompt), so no call is required.
+    assert sorted(o["asked"] + o["not_asked"]) == ["local"] and len(o["asks"]) >= len(o["asked"])
+    assert o["failure"] or o["submitted"] or o["follow_up_reply"]
+    if o["submitted"]:  # the follow-up turn's grammar admits only "local" as the winner
+        assert o["winner_submitted"] == "local"
 
     records = evidence.read_requests(out / "requests.jsonl")
     again = summary.summarize(records, json.loads((out / "run.json").read_text()))
