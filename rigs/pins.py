@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterable, Mapping, Sequence
 
 from . import aws
-from .catalog import CATALOG_PATH, ContainerImage, SageMakerRig, load_catalog, parse_catalog
+from .catalog import CATALOG_PATH, CatalogError, ContainerImage, SageMakerRig, load_catalog, parse_catalog
 from .deploy_options import ecr_image
 
 NOT_FOUND_CODES = ("ImageNotFoundException", "RepositoryNotFoundException", "ImageNotFound")
@@ -179,8 +179,9 @@ def refresh(rigs: Iterable[SageMakerRig], ecr_for: Callable[[str], Any], regions
         text = rewrite_pins(text, rig.name, pins)
     try:
         parse_catalog(text, source=path.name)
-    except ValueError as exc:
-        raise PinsError(f"not written: the refreshed catalog would be invalid: {exc}") from None
+    except CatalogError as exc:
+        raise PinsError(f"{path.name} not written, the refreshed pins would be invalid: "
+                        + "; ".join(exc.problems)) from None
     if write and text != path.read_text(encoding="utf-8"):
         _replace(path, text)
     return results
@@ -209,17 +210,18 @@ def add_parser(sub: Any, regions_type: Callable[[str], list[str]]) -> None:
     p.add_argument("--dry-run", action="store_true", help="print what would change; write nothing")
 
 
-def run(args: Any, session: Callable[[], Any], say: Callable[[str], None] = print) -> int:
+def run(args: Any, session: Callable[[], Any], say: Callable[[str], None] = print,
+        path: Path = CATALOG_PATH) -> int:
     """The command: 0 when every region asked answered, 1 when some could not be read.
 
     ``session`` makes the AWS session (checking credentials) once the rigs named are known good.
     """
     rigs = regional_rigs(args.rigs)
     clients = aws.Clients(session())
-    results = refresh(rigs, lambda region: clients("ecr", region), args.regions, write=not args.dry_run)
+    results = refresh(rigs, lambda region: clients("ecr", region), args.regions, path=path, write=not args.dry_run)
     for result in results:
         say(result.line())
     changed = [r for r in results if r.pin != r.previous]
     say(("would change" if args.dry_run else "changed") + f" {len(changed)} pin(s)"
-        + ("" if args.dry_run or not changed else f" in {CATALOG_PATH.name}"))
+        + ("" if args.dry_run or not changed else f" in {path.name}"))
     return 1 if any(r.error and not r.missing for r in results) else 0

@@ -203,6 +203,10 @@ def run_custom_resources_in_process(port: int) -> None:
             add(self.name, self.stack_id, "AWS::CloudFormation::Stack", "ROLLBACK_IN_PROGRESS",
                 f"The following resource(s) failed to create: [{failed.logical_id}]. Rollback requested by user.")
             self.resource_map.delete()
+            # moto creates resources lazily on any later read (describe_stack_resources, outputs):
+            # a rolled-back stack has none left to create, as on CloudFormation.
+            self.resource_map._resource_json_map = {}
+            self.output_map._output_json_map = {}
             add(self.name, self.stack_id, "AWS::CloudFormation::Stack", "ROLLBACK_COMPLETE", "")
             self.status = "ROLLBACK_COMPLETE"
 
