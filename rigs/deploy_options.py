@@ -103,6 +103,12 @@ def catalog_image(rig: Ec2Rig) -> ServerImage:
     return ServerImage(public=rig.image.reference())
 
 
+def _zone_region(zone: str) -> str | None:
+    """The region a zone name belongs to (``us-east-1a`` -> ``us-east-1``); None if it is not a zone name."""
+    match = _ZONE.match(zone)
+    return match.group("region") if match else None
+
+
 def parse_region_zones(region: str, zones: Any, *, az_count_given: bool = False) -> tuple[str, ...]:
     """``-c zones.<region>=us-east-1a,us-east-1c``: the base network's zones, named.
 
@@ -114,7 +120,7 @@ def parse_region_zones(region: str, zones: Any, *, az_count_given: bool = False)
     raw = zones if isinstance(zones, (list, tuple)) else str(zones).split(",")
     named = tuple(sorted({str(z).strip() for z in raw if str(z).strip()}))
     problems = [f"-c zones.{region}: {zone!r} is not a zone of {region} (write e.g. {region}a,{region}c)"
-                for zone in named if not (_ZONE.match(zone) and _ZONE.match(zone).group("region") == region)]
+                for zone in named if _zone_region(zone) != region]
     if len(named) > 6:
         problems.append(f"-c zones.{region}: {len(named)} zones; the network spans at most 6")
     if az_count_given:

@@ -164,6 +164,7 @@ class LaunchWatch(Construct):
     template version or zone list (a replaced group) runs it again.
 
     Attributes:
+        resource: the custom resource (the readiness wait depends on it).
         instance_id, zone: the first instance in service and its zone (deploy-time strings).
     """
 
