@@ -152,7 +152,8 @@ class LaunchWatch(Construct):
     scaling activities every 15 s:
 
     - an instance in service: success (the readiness wait, a wait condition that depends
-      on this resource, starts now, with the instance);
+      on this resource, starts now, with the instance); while an instance is pending,
+      earlier launch failures are not judged (a retry is under way);
     - a failed launch that another zone would not change (``InvalidBlockDeviceMapping``, an
       AMI or instance profile that does not exist, ``VcpuLimitExceeded``): failure at once;
     - ``InsufficientInstanceCapacity`` or ``Unsupported``: failure once every zone of the

@@ -7,6 +7,8 @@ fakes, so a test never waits and its pass never depends on speed.
 
 from __future__ import annotations
 
+import json
+
 import boto3
 import pytest
 from moto import mock_aws
@@ -258,6 +260,39 @@ def test_the_watch_follows_its_own_launch_template_not_another_group_of_the_rig(
     time = FakeTime()
     with pytest.raises(RuntimeError, match="InvalidBlockDeviceMapping"):
         watch("us-east-2", make_group("us-east-2", "g6.2xlarge"), time)
+
+
+class PendingThenInService:
+    """Auto Scaling as it looks while a retry launches: capacity failed in every zone earlier, an
+    instance now pending, then in service."""
+
+    def __init__(self, properties: dict) -> None:
+        self.properties = properties
+        self.reads = 0
+
+    def get_paginator(self, name):
+        assert name == "describe_auto_scaling_groups"
+        self.reads += 1
+        state = "Pending" if self.reads == 1 else "InService"
+        group = {"AutoScalingGroupName": "g", "LaunchTemplate": {
+            "LaunchTemplateId": self.properties["LaunchTemplateId"], "Version": "1"},
+            "Instances": [{"InstanceId": "i-1", "AvailabilityZone": "us-east-2b", "LifecycleState": state}]}
+        return type("Pages", (), {"paginate": lambda _self, Filters: [{"AutoScalingGroups": [group]}]})()
+
+    def describe_scaling_activities(self, AutoScalingGroupName):  # noqa: N803 (boto3 naming)
+        return {"Activities": [{"StatusCode": "Failed", "Details": json.dumps({"Availability Zone": zone}),
+                                "StatusMessage": "Could not launch On-Demand Instances. InsufficientInstanceCapacity"
+                                                 " - No capacity. Launching EC2 instance failed."}
+                               for zone in ("us-east-2a", "us-east-2b")]}
+
+
+def test_a_pending_launch_is_waited_for_even_after_capacity_failed_in_every_zone():
+    properties = {"TagKey": "Rig", "TagValue": "g6", "LaunchTemplateId": "lt-1", "LaunchTemplateVersion": "1",
+                  "Zones": "us-east-2a,us-east-2b", "BudgetSeconds": "780"}
+    time = FakeTime()
+    answer = launch_watch.compute(properties, autoscaling=PendingThenInService(properties), sleep=time.sleep,
+                                  clock=time.clock)
+    assert answer == {"InstanceId": "i-1", "Zone": "us-east-2b"} and time.sleeps == 1
 
 
 def test_an_activity_without_a_code_is_reported_whole():

@@ -1,9 +1,7 @@
-"""Custom resource: a rig group's first launch, or its failure within minutes, with AWS's code.
+"""Custom resource: a rig group's first launch, or its launch error within minutes.
 
-Finds the group by tag and launch template version (no reference: it runs beside the
-group) and reads its scaling activities every 15 s. In service: success. A failure no
-other zone changes: fail now. Capacity/unsupported: fail once every zone failed so.
-Nothing by BudgetSeconds: fail. See stacks/parts/custom_resources.py (LaunchWatch).
+Finds the group by tag and launch template version and polls it every 15 s; the rules are
+in stacks/parts/custom_resources.py (LaunchWatch).
 """
 import json
 import re
@@ -40,10 +38,10 @@ def compute(properties, autoscaling=None, sleep=time.sleep, clock=time.monotonic
     last = "the group has no launch activity"
     while True:
         group = find_group(autoscaling, properties)
-        if group:
-            for instance in group.get("Instances", []):
-                if instance.get("LifecycleState") == "InService":
-                    return {"InstanceId": instance["InstanceId"], "Zone": instance["AvailabilityZone"]}
+        states = {i["LifecycleState"]: i for i in (group or {}).get("Instances", [])}
+        if "InService" in states:
+            return {"InstanceId": states["InService"]["InstanceId"], "Zone": states["InService"]["AvailabilityZone"]}
+        if group and not any(state.startswith("Pending") for state in states):  # a launch under way: wait
             failures = [failure_of(a) for a in autoscaling.describe_scaling_activities(
                 AutoScalingGroupName=group["AutoScalingGroupName"])["Activities"] if a.get("StatusCode") == "Failed"]
             final = [f for f in failures if f[1] not in PER_ZONE]
