@@ -10,6 +10,7 @@ The reference's environment variables work unchanged (``BEDROCK_MODEL``, ``G6_UR
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any, Iterable, Mapping
@@ -29,6 +30,8 @@ DEFAULT_SAGEMAKER_REGION = "us-east-2"
 """The reference's ``SM_REGION`` default, used when the catalog lists no region."""
 
 _URL_VARS = {"g6": "G6", "g5g": "G5G", "inf2": "INF2", "trn1": "TRN1"}
+
+_INSTANCE_TYPE = re.compile(r"^(ml\.)?[a-z][a-z0-9-]*\.[a-z0-9]+$")
 
 
 @dataclass(frozen=True, slots=True)
@@ -50,6 +53,10 @@ class Backend:
         metadata: whatever is known for the report: instance type, region, zone, AMI id,
             image, engine version, serve flags, how it is reached.
         toy_model: True for the CPU-served local rig: its figures come from a toy model.
+        custom: True for a server reached through a ``*_URL`` variable: whatever answers there,
+            not a rig this app deployed. It is labelled as such, with the model the server
+            reports, and priced and given a bandwidth ceiling only for an instance type the user
+            states (``G6_INSTANCE_TYPE``...).
     """
 
     name: str
@@ -64,6 +71,7 @@ class Backend:
     max_prompt_tokens: int | None = None
     metadata: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))
     toy_model: bool = False
+    custom: bool = False
 
     def __post_init__(self) -> None:
         problems = []
@@ -200,14 +208,8 @@ def from_env(env: Mapping[str, str], catalog: Catalog, region: str | None = None
         if url is None:
             continue
         rig = _typed(catalog, name, Ec2Rig)
-        base_url = normalize_base_url(url)
-        backends.append(Backend(
-            name=name, label=rig.label, kind=kind_for(rig),
-            model_id=get(f"{prefix}_MODEL") or rig.model_id,
-            tool_calls=rig.tool_calls, base_url=base_url,
-            max_prompt_tokens=rig.max_prompt_tokens,
-            metadata={**catalog_metadata(rig), "reached_via": f"{prefix}_URL={base_url}"},
-        ))
+        backends.append(custom_backend(rig, prefix, normalize_base_url(url), get(f"{prefix}_MODEL"),
+                                       get(f"{prefix}_INSTANCE_TYPE")))
     endpoint = get("SM_ENDPOINT")
     if endpoint is not None:
         rig = _typed(catalog, "sagemaker", SageMakerRig)
@@ -222,6 +224,41 @@ def from_env(env: Mapping[str, str], catalog: Catalog, region: str | None = None
     backends.sort(key=lambda b: sort_key(b.name))
     return EnvConfig(backends=tuple(backends), bedrock_model=bedrock_model,
                      bedrock_region=bedrock_region, only=parse_names(get("BACKENDS")))
+
+
+def custom_backend(rig: Ec2Rig, prefix: str, base_url: str, model: str | None, instance_type: str | None) -> Backend:
+    """The backend behind ``<prefix>_URL``: a custom server, not the catalog's rig.
+
+    It is driven like the rig the variable names (the same client kind, tool-call ability and
+    prompt limit: ``INF2_URL`` expects the Neuron server's API), but nothing else of the rig is
+    assumed: no image, flags or instance type. The model id sent is ``<prefix>_MODEL``, else the
+    one the server reports (asked by :func:`agent.custom_server.identify` before the run; until
+    then the catalog's model id stands in).
+
+    Raises:
+        ValueError: ``<prefix>_INSTANCE_TYPE`` is not an instance type name.
+    """
+    variable = f"{prefix}_URL"
+    metadata = {
+        "server": f"custom server at {variable} (not a rig deployed by this app)",
+        "reached_via": f"{variable}={base_url}",
+        "url_variable": variable,
+        "model_source": f"{prefix}_MODEL" if model else "the server's /v1/models",
+    }
+    label = f"custom server at {variable}"
+    if instance_type is not None:
+        if not _INSTANCE_TYPE.match(instance_type):
+            raise ValueError(f"{prefix}_INSTANCE_TYPE={instance_type!r} is not an instance type (e.g. g6.xlarge)")
+        metadata["instance_type"] = instance_type
+        metadata["instance_type_source"] = f"stated by {prefix}_INSTANCE_TYPE"
+        label += f" on {instance_type} (stated)"
+    else:
+        metadata["unpriced"] = (f"custom server at {variable}: no instance type stated (set "
+                                f"{prefix}_INSTANCE_TYPE, e.g. {prefix}_INSTANCE_TYPE={rig.instance_type}, to price "
+                                "it and give it a bandwidth ceiling)")
+    return Backend(name=rig.name, label=label, kind=kind_for(rig), model_id=model or rig.model_id,
+                   tool_calls=rig.tool_calls, base_url=base_url, max_prompt_tokens=rig.max_prompt_tokens,
+                   metadata=metadata, custom=True)
 
 
 def _typed(catalog: Catalog, name: str, kind: type) -> Any:

@@ -55,6 +55,8 @@ class Plan:
     skipped: list[Skipped] = field(default_factory=list)
     missing: list[str] = field(default_factory=list)
     """Backends named in the selection that cannot be run (the exit code is then not 0)."""
+    shadowed: list[tuple[Backend, FoundRig]] = field(default_factory=list)
+    """Deployed, running rigs that a ``*_URL`` variable of the same name replaces in this run."""
 
     @property
     def names(self) -> list[str]:
@@ -104,6 +106,9 @@ def make_plan(*, catalog: Catalog, env: EnvConfig, selection: tuple[str, ...] | 
             continue
         if name in given:
             backend = given[name]
+            found = discovery.get(name) if discovery is not None else None
+            if found is not None and backend.custom:
+                plan.shadowed.append((backend, found))
             if backend.needs_aws and not aws_ok:
                 plan.skipped.append(Skipped(name, f"{backend.metadata.get('reached_via')}, but {aws_reason}"))
                 plan.missing.append(name)
@@ -139,7 +144,8 @@ def make_plan(*, catalog: Catalog, env: EnvConfig, selection: tuple[str, ...] | 
                                          f"in {found.region}"}))
     if discovery is not None:
         chosen = set(plan.names)
-        plan.skipped.extend(s for s in discovery.skipped if selected(s.name) or s.name not in catalog.rigs)
+        plan.skipped.extend(s for s in discovery.skipped
+                            if (selected(s.name) or s.name not in catalog.rigs) and s.name not in given)
         plan.skipped.sort(key=lambda s: (s.name in chosen, sort_key(s.name)))
 
     if local or (wanted is not None and LOCAL in wanted):

@@ -19,6 +19,7 @@ import signal
 import sys
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import ExitStack, contextmanager
+from dataclasses import replace
 from datetime import datetime, timezone
 from pathlib import Path
 from types import ModuleType
@@ -28,6 +29,7 @@ from rigs.catalog import CatalogError, load_catalog
 from rigs.contract import REGIONS
 
 from .backends import KNOWN, Backend, UnknownBackendError, from_env, parse_names, sort_key
+from .custom_server import identify, shadow_note
 from .discovery import CLIENT_CONFIG, AwsClients, Discoverer, Discovery
 from .forwarding import READY_TIMEOUT_S, ForwardError, ForwardSet, ForwardToolsMissing, SsmPortForward, \
     check_ssm_tools, preferred_port
@@ -188,7 +190,8 @@ def _main(args: argparse.Namespace, env: Mapping[str, str], runner: ModuleType |
             with ui.step("checking the AWS session"):
                 account = check_identity(session, args.region or env_config.bedrock_region)
             aws_ok = True
-            names = [n for n in (selection or KNOWN) if n not in {b.name for b in env_config.backends}]
+            # A rig given by *_URL is looked for too: if it is deployed and running, it bills unmeasured.
+            names = [n for n in (selection or KNOWN) if n not in {b.name for b in env_config.backends if not b.custom}]
             with ui.step("looking for deployed rigs"):
                 discovery = Discoverer(AwsClients(session), catalog).discover(
                     (args.region,) if args.region else REGIONS, names)
@@ -197,12 +200,18 @@ def _main(args: argparse.Namespace, env: Mapping[str, str], runner: ModuleType |
                  if env.get(key, "").strip()}
     plan = make_plan(catalog=catalog, env=env_config, selection=selection, local=args.local, aws_ok=aws_ok,
                      aws_reason=aws_reason, discovery=discovery, model_overrides=overrides)
+    plan.ready = [identify(b) for b in plan.ready]
+    shadows = {b.name: shadow_note(b, found, catalog) for b, found in plan.shadowed}
 
     if args.list:
-        print_list(plan, account, args.profile, discovery)
+        print_list(plan, account, args.profile, discovery, shadows=shadows)
         return EXIT_OK
 
     _report_skips(plan, selection, ui)
+    for name, note in shadows.items():
+        ui.note(f"warning: {note}")
+    plan.ready = [replace(b, metadata={**b.metadata, "shadows": shadows[b.name]}) if b.name in shadows else b
+                  for b in plan.ready]
     if plan.forwards:
         try:
             check_ssm_tools()
@@ -316,7 +325,7 @@ def _cleanup_shielded() -> Iterator[ExitStack]:
 
 
 def print_list(plan: Plan, account: str | None, profile: str | None, discovery: Discovery | None,
-               out: Any = None) -> None:
+               out: Any = None, shadows: Mapping[str, str] | None = None) -> None:
     """``--list``: what would run, how each is reached, and why anything is skipped."""
     out = out or sys.stdout
     write = lambda line="": print(line, file=out)  # noqa: E731
@@ -328,7 +337,11 @@ def print_list(plan: Plan, account: str | None, profile: str | None, discovery: 
     write()
     rows: list[tuple[str, str, str]] = []
     for backend in plan.ready:
-        rows.append((backend.name, backend.model_id, backend.metadata.get("reached_via", "")))
+        how = backend.metadata.get("reached_via", "")
+        if backend.custom:
+            how = f"{backend.label}: {how}" + ("; not priced (no instance type stated)"
+                                               if backend.metadata.get("unpriced") else "")
+        rows.append((backend.name, backend.model_id, how))
     for target in plan.forwards:
         rows.append((target.name, target.model_id,
                      f"{target.found.describe()} to 127.0.0.1:{target.local_port} (another port if taken)"))
@@ -348,6 +361,11 @@ def print_list(plan: Plan, account: str | None, profile: str | None, discovery: 
         write("Skipped:")
         for skip in plan.skipped:
             write(f"  {skip}")
+    if shadows:
+        write()
+        write("Deployed but not measured (a *_URL variable replaces them, and they bill meanwhile):")
+        for name, note in shadows.items():
+            write(f"  {name}: {note}")
     if plan.missing:
         write()
         write("Selected but not available: " + ", ".join(plan.missing))

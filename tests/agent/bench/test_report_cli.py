@@ -1,0 +1,150 @@
+"""``python -m agent.report``: rebuild from evidence folders, price them for another workload, compare
+two folders with the differences larger than their intervals marked; and the end-of-run terminal."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+from rich.console import Console
+
+from agent import report as report_cli
+from agent.bench import evidence, html_report, recommend, runner, terminal
+
+from .conftest import make_options, openai_backend
+from .fakes import RunningFake, Script
+from .synthetic import G6_PRICE, backend, level, slo, summary as synthetic_summary
+
+TTFT_SHIFT_MS = 300.0
+
+
+@pytest.fixture(scope="module")
+def before(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    out = tmp_path_factory.mktemp("cli") / "before"
+    with RunningFake(Script(chunk_delay_s=0.001)) as fake:
+        runner.run([openai_backend("g6", fake.base_url)], make_options("--runs", "5", "--demos", "chat"), out, None)
+    return out
+
+
+def shifted_copy(src: Path, dst: Path, shift_ms: float) -> Path:
+    """The same evidence with every reply arriving ``shift_ms`` later (TTFT and e2e up, decode unchanged)."""
+    dst.mkdir(parents=True)
+    shutil.copy(src / evidence.RUN, dst / evidence.RUN)
+    log = evidence.RequestLog(dst / evidence.REQUESTS)
+    for r in evidence.read_requests(src / evidence.REQUESTS):
+        r.pop("seq", None)
+        for key in ("first_ms", "last_ms", "done_ms"):
+            if r.get(key) is not None:
+                r[key] += shift_ms
+        r["chunk_ms"] = [c + shift_ms for c in r.get("chunk_ms") or []]
+        log.append(r)
+    log.close()
+    return dst
+
+
+def test_the_end_of_a_run_shows_the_scoreboard_recommendation_and_report(before: Path, capsys):
+    # the module fixture printed at its end; run once more to capture it here
+    out = before.parent / "again"
+    with RunningFake(Script(chunk_delay_s=0.001)) as fake:
+        runner.run([openai_backend("g6", fake.base_url)], make_options("--runs", "1", "--demos", "chat"), out, None)
+    text = capsys.readouterr().out
+    assert "Scoreboard" in text and "g6" in text
+    assert "Which one: not measured" in text and "No backend was measured under a latency target" in text
+    assert f"Report: {out / 'REPORT.md'} and {out / html_report.FILE}" in text
+
+
+def test_rebuilding_one_folder_reproduces_its_summary(before: Path, tmp_path: Path, capsys):
+    copy = tmp_path / "copy"
+    shutil.copytree(before, copy)
+    (copy / "summary.json").unlink()
+    (copy / "REPORT.md").unlink()
+    assert report_cli.main([str(copy)]) == 0
+    assert json.loads((copy / "summary.json").read_text()) == json.loads((before / "summary.json").read_text())
+    assert (copy / "REPORT.md").read_text() == (before / "REPORT.md").read_text()
+    assert (copy / html_report.FILE).is_file()
+    assert f"Report: {copy / 'REPORT.md'}" in capsys.readouterr().out
+
+
+def test_two_folders_compared_with_real_differences_marked(before: Path, tmp_path: Path, capsys):
+    after = shifted_copy(before, tmp_path / "after", TTFT_SHIFT_MS)
+    assert report_cli.main([str(before), str(after), "--out", str(tmp_path / "cmp")]) == 0
+    text = (tmp_path / "cmp" / "COMPARISON.md").read_text()
+    rows = {line.split(" | ")[0].strip("| "): line for line in text.splitlines() if line.startswith("| ")}
+    assert rows["TTFT ms, mean at c=1"].endswith("| **higher (worse)** |")
+    assert rows["e2e ms, mean at c=1"].endswith("| **higher (worse)** |")
+    assert rows["decode tok/s, mean at c=1"].endswith("| within the intervals |")
+    assert (tmp_path / "cmp" / "COMPARISON.html").is_file()
+    shown = capsys.readouterr().out
+    assert "Comparison" in shown and "higher (worse)" in shown
+
+
+def test_backends_in_only_one_folder_are_named_not_compared(before: Path, tmp_path: Path):
+    other = tmp_path / "other"
+    with RunningFake(Script(chunk_delay_s=0.001)) as fake:
+        runner.run([openai_backend("g5g", fake.base_url, metadata={"instance_type": "g5g.2xlarge"})],
+                   make_options("--runs", "1", "--demos", "chat"), other, None)
+    assert report_cli.main([str(before), str(other), "--out", str(tmp_path / "cmp")]) == 0
+    text = (tmp_path / "cmp" / "COMPARISON.md").read_text()
+    assert f"Only in `{before}`: g6" in text and f"Only in `{other}`: g5g" in text
+    assert "nothing to compare" in text
+
+
+def test_another_workload_is_recorded_in_run_json(before: Path, tmp_path: Path):
+    copy = tmp_path / "copy"
+    shutil.copytree(before, copy)
+    assert report_cli.main([str(copy), "--workload", "output_tokens_per_month=3B,tool_calls=no",
+                            "--min-accuracy", "90%"]) == 0
+    run = json.loads((copy / "run.json").read_text())
+    assert run["options"]["workload"]["output_tokens_per_month"] == 3e9 and run["options"]["min_accuracy"] == 0.9
+    assert "set afterwards by python -m agent.report" in run["notes"][-1]
+    s = json.loads((copy / "summary.json").read_text())
+    assert s["recommendation"]["workload"]["tool_calls"] is False and s["recommendation"]["min_accuracy"] == 0.9
+    assert "3 B output tokens a month" in (copy / "REPORT.md").read_text()
+
+
+@pytest.mark.parametrize("setup,message", [
+    (lambda d: None, "no such folder"),
+    (lambda d: d.mkdir(), "not an evidence folder"),
+    (lambda d: (d.mkdir(), (d / "run.json").write_text("{"), (d / "requests.jsonl").write_text("")),
+     "not readable JSON"),
+    (lambda d: (d.mkdir(), (d / "run.json").write_text("[]"), (d / "requests.jsonl").write_text("")),
+     "not a run.json written by python -m agent.run"),
+])
+def test_bad_folders_are_one_line_and_exit_2(tmp_path: Path, capsys, setup, message):
+    folder = tmp_path / "x"
+    setup(folder)
+    assert report_cli.main([str(folder)]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and message in err[0]
+    assert not (folder / "summary.json").exists()
+
+
+def test_a_bad_workload_is_one_line_and_exit_2(before: Path, capsys):
+    with pytest.raises(SystemExit) as done:
+        report_cli.main([str(before), "--workload", "peak_to_average=0.5"])
+    assert done.value.code == 2
+    assert capsys.readouterr().err.strip().splitlines()[-1].endswith(
+        "argument --workload: peak_to_average must be at least 1 (the peak is never below the average)")
+
+
+def test_terminal_panel_shows_the_choice_and_its_switch_points():
+    br = backend("bedrock", kind="bedrock", slo_block=slo(8, [level(1, 100.0), level(8, 700.0)]))
+    g6 = backend("g6", slo_block=slo(16, [level(1, 131.5), level(16, 2000.0, ci=(1990.0, 2010.0))]))
+    inf2 = backend("inf2", kind="neuron", tool_calls=False, slo_block=slo(1, [level(1, 36.4)]))
+    s, run = synthetic_summary({"bedrock": br, "g6": g6, "inf2": inf2},
+                               {"bedrock": {"per_token": {"usd_per_m_input": 0.035, "usd_per_m_output": 0.14}},
+                                "g6": {"hourly": G6_PRICE}, "inf2": {"hourly": {"usd_per_hour": 0.7582}}},
+                               workload={"output_tokens_per_month": "1B", "input_per_output": 0, "peak_to_average": 1})
+    for entry in s["backends"].values():
+        entry["chat"] = {"ttft_ms": {"p50": 120.0}}
+    recommend.attach(s, run)
+    console = Console(width=120, record=True)
+    terminal.print_end(s, Path("/nonexistent"), console)
+    text = console.export_text()
+    assert "Which one" in text and "bedrock: the cheapest backend that meets the target" in text
+    assert "Below 4.2 B output tokens a month" in text
+    assert "inf2 disqualified: no tool calls, and the workload needs them" in text
+    assert "chosen" in text and "runner-up" in text
+    assert "no report could be written" in text
