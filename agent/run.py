@@ -23,7 +23,7 @@ from dataclasses import replace
 from datetime import datetime, timezone
 from pathlib import Path
 from types import ModuleType
-from typing import Any, Iterator, Mapping, Sequence
+from typing import Any, Iterator, Mapping, NoReturn, Sequence
 
 from rigs.catalog import CatalogError, load_catalog
 from rigs.contract import REGIONS
@@ -57,9 +57,16 @@ def _runner() -> ModuleType | None:
         raise
 
 
+class _Parser(argparse.ArgumentParser):
+    """An argument parser whose errors are one line (the usage is for ``--help``)."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(EXIT_USAGE, f"{self.prog}: error: {message} (see --help)\n")
+
+
 def build_parser(runner: ModuleType | None = None) -> argparse.ArgumentParser:
     """The command's parser; the benchmark adds its own options through ``add_arguments``."""
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="python -m agent.run",
         description=__doc__.split("\n\n")[1].replace("\n", " "),
         epilog="Environment variables (the reference's, unchanged): BEDROCK_MODEL, BEDROCK_REGION, "

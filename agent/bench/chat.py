@@ -82,16 +82,29 @@ async def run_chat(
             continue
         total = c * runs
         progress(f"{backend.name} chat concurrency {c} ({total} requests)")
-        queue: asyncio.Queue[int] = asyncio.Queue()
-        for i in range(1, total + 1):
-            queue.put_nowait(i)
+        await run_level(timer, prompt, max_tokens, c, total, lambda t, i, c=c: record(t, "sweep", c, i))
 
-        async def worker(c: int = c, queue: asyncio.Queue[int] = queue) -> None:
-            while True:
-                try:
-                    i = queue.get_nowait()
-                except asyncio.QueueEmpty:
-                    return
-                record(await timer.chat(prompt, max_tokens), "sweep", c, i)
 
-        await asyncio.gather(*(worker() for _ in range(c)))
+async def run_level(
+    timer: Timer, prompt: str, max_tokens: int, concurrency: int, total: int,
+    done: Callable[[Timing, int], None], keep_going: Callable[[], bool] = lambda: True,
+) -> int:
+    """Send ``total`` requests with exactly ``concurrency`` in flight (a closed loop): each worker sends
+    its next request as soon as its last one is answered, and hands every answer to ``done(timing, i)``.
+
+    ``keep_going()`` is asked before each send; once it says no, nothing more is sent and the requests
+    in flight finish. Returns how many requests were sent.
+    """
+    indices = iter(range(1, total + 1))
+    sent = 0
+
+    async def worker() -> None:
+        nonlocal sent
+        for i in indices:  # shared by the workers: each takes the next index
+            if not keep_going():
+                return
+            sent += 1
+            done(await timer.chat(prompt, max_tokens), i)
+
+    await asyncio.gather(*(worker() for _ in range(concurrency)))
+    return sent

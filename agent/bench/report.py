@@ -9,7 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
-from . import bfcl_report, cost_plot, which_one
+from . import bfcl_report, cost_plot, slo_report, which_one
 from .stats import PERCENTILE_METHOD
 
 PLOTS = {
@@ -118,6 +118,7 @@ def plot_names(summary: Mapping[str, Any]) -> dict[str, str]:
         out["cost"] = PLOTS["cost"]
     if any(b.get("chat") and b["chat"]["ttft_ms"].get("values") for b in backends.values()):
         out["ttft"] = PLOTS["ttft"]
+    out.update(slo_report.plot_names(summary))
     return out
 
 
@@ -186,13 +187,14 @@ def render(summary: Mapping[str, Any]) -> str:
     out += bfcl_report.section(summary, _name)
     out += _orchestrator(summary)
     out += _chat(summary)
+    out += slo_report.section(summary, _name)
     out += _cost(summary)
     out += _ceiling(summary)
     out += _metadata(summary)
     if plots:
         out += ["## Plots", ""]
         titles = {"decode": "Decode rate by backend", "cost": "$ per million output tokens",
-                  "ttft": "TTFT distribution"}
+                  "ttft": "TTFT distribution", "slo": "Latency p99 against concurrency, with the target"}
         for key, file in plots.items():
             out += [f"![{titles.get(key, key)}]({file})", ""]
     out += ["## How each figure is computed", ""]
@@ -506,4 +508,5 @@ def make_plots(summary: Mapping[str, Any], out_dir: Path) -> dict[str, str]:
         plt.close(fig)
         drawn["ttft"] = PLOTS["ttft"]
     drawn.update(cost_plot.draw(summary, out_dir))
+    drawn.update(slo_report.make_plot(summary, out_dir, _name))
     return drawn

@@ -22,7 +22,7 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Sequence
 
-from . import bfcl, evidence, recommend
+from . import bfcl, evidence, recommend, slo
 from .stats import PERCENTILE_METHOD
 from .workload import CHAT_MAX_TOKENS, ORCHESTRATOR_QUESTION, QUESTION_SETS
 
@@ -54,11 +54,13 @@ def _csv(choices: Sequence[str] | None = None) -> Callable[[str], list[str]]:
     return parse
 
 
-def _levels(text: str) -> list[int]:
+def _levels(text: str) -> list[int] | str:
+    if text.strip().lower() == "auto":
+        return "auto"
     try:
         levels = sorted({int(p) for p in text.split(",") if p.strip()})
     except ValueError:
-        raise argparse.ArgumentTypeError("concurrency levels are integers, e.g. 1,4,16") from None
+        raise argparse.ArgumentTypeError("concurrency levels are integers, e.g. 1,4,16, or auto") from None
     if not levels or levels[0] < 1:
         raise argparse.ArgumentTypeError("concurrency levels must be at least 1")
     return levels
@@ -77,7 +79,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         "list_ids() and the model counts (default: engine)")
     g.add_argument("--concurrency", type=_levels, default=[1], metavar="LIST",
                    help="chat concurrency levels, e.g. 1,4,16: at each level c, c x --runs requests with c in "
-                        "flight; aggregate output tok/s and $/M per level (default: 1)")
+                        "flight; aggregate output tok/s and $/M per level (default: 1); auto: search for the "
+                        "highest level that meets the --slo target (docs/benchmark.md)")
     g.add_argument("--max-tokens", type=int, default=CHAT_MAX_TOKENS, metavar="N",
                    help=f"output tokens requested per chat request (default: {CHAT_MAX_TOKENS}, the reference's)")
     g.add_argument("--ignore-eos", action="store_true",
@@ -88,6 +91,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                    help="timeout of one timed request, and of one agent run (default: 300)")
     bfcl.add_arguments(parser)
     recommend.add_arguments(parser)
+    slo.add_arguments(parser)
 
 
 def _opt(options: argparse.Namespace, name: str, default: Any) -> Any:
@@ -134,6 +138,7 @@ class Bench:
     def __init__(self, backends: list[Backend], options: argparse.Namespace, out_dir: Path,
                  session: boto3.Session | None) -> None:
         from ..models import ModelSettings
+        from .capacity import Plan
 
         self.backends = backends
         self.options = options
@@ -141,10 +146,11 @@ class Bench:
         self.session = session
         self.demos = list(_opt(options, "demos", list(DEFAULT_DEMOS)))
         self.runs = int(_opt(options, "runs", 5))
-        self.levels = list(_opt(options, "concurrency", [1]))
+        self.plan = Plan.from_options(options)
+        self.levels = list(self.plan.levels)
         self.max_tokens = int(_opt(options, "max_tokens", CHAT_MAX_TOKENS))
         self.timeout_s = float(_opt(options, "request_timeout", 300.0))
-        self.settings = ModelSettings(max_connections=max(64, max(self.levels)))
+        self.settings = ModelSettings(max_connections=max(64, self.plan.width))
         self.log = evidence.RequestLog(out_dir / evidence.REQUESTS)
         self.epoch = time.perf_counter()
         self.interrupted = False
@@ -175,6 +181,7 @@ class Bench:
             "question": _opt(self.options, "question", ORCHESTRATOR_QUESTION),
             "request_timeout_s": self.timeout_s, **recommend.options_record(self.options),
         }  # fmt: skip
+        options.update(self.plan.record())
         if "bfcl" in self.demos:
             options.update(bfcl.options(self.options, max(self.levels)))
         info = {
@@ -201,7 +208,7 @@ class Bench:
     def _timer(self, b: Backend, pool: Any) -> Timer:
         from .timing import BedrockStreamTimer, OpenAIStreamTimer, SageMakerStreamTimer
 
-        width = max(self.levels)
+        width = self.plan.width
         if b.kind in ("openai", "neuron"):
             return OpenAIStreamTimer(str(b.base_url), b.model_id, timeout_s=self.timeout_s,
                                      max_connections=max(8, width), ignore_eos=bool(getattr(self.options, "ignore_eos", False)))  # fmt: skip
@@ -228,6 +235,9 @@ class Bench:
                 if "chat" in self.demos:
                     for b in self.backends:
                         if b.name not in timers:
+                            continue
+                        if self.plan.searched:
+                            await self._guard(b, "chat", self._chat_under_target(b, timers[b.name]))
                             continue
                         await self._guard(b, "chat", run_chat(
                             backend=b, timer=timers[b.name], runs=self.runs, max_tokens=self.max_tokens,
@@ -264,6 +274,13 @@ class Bench:
                     await t.close()
         if sys.stderr.isatty():
             print("", file=sys.stderr)
+
+    async def _chat_under_target(self, b: Backend, timer: Timer) -> None:
+        from .capacity import run_under_target
+
+        log = self.run_info.setdefault("slo_search", {}).setdefault(b.name, {})
+        await run_under_target(backend=b, timer=timer, plan=self.plan, runs=self.runs, max_tokens=self.max_tokens,
+                               epoch=self.epoch, emit=self.emit, log=log, progress=self.progress)
 
     async def _guard(self, b: Backend, part: str, coro: Any) -> None:
         """Run one part for one backend; a crash is recorded and the run goes on."""

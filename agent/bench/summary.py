@@ -12,7 +12,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any, Iterable, Mapping, Sequence
 
-from . import bfcl_summary, stats
+from . import bfcl_summary, slo, stats
 from .ceiling import ceiling_for
 from .cost import cost_block
 from .grading import grade_counting
@@ -166,8 +166,7 @@ def summarize_chat(records: Sequence[Mapping[str, Any]]) -> dict[str, Any] | Non
     for c in sorted(by_level):
         rs = by_level[c]
         good = [r for r in rs if not r.get("error") and r.get("output_tokens") is not None]
-        start = min(r["sent_s"] for r in rs)
-        end = max(r["sent_s"] + (r.get("done_ms") or 0) / 1000.0 for r in rs)
+        start, end = 0.0, slo.wall_s(rs)  # summed over the level's repeats
         rate = stats.aggregate_tok_per_s([r["output_tokens"] for r in good], start, end) if good else None
         levels.append(
             {
@@ -276,6 +275,7 @@ def summarize(records: Iterable[Mapping[str, Any]], run: Mapping[str, Any]) -> d
             "bfcl": bfcl,
             "cost": cost,
             "ceiling": ceiling,
+            "slo": slo.slo_block(by_part.get((name, "chat"), []), run, b),
             "skipped": skipped,
             "failures": failures,
             "completed": not failures,
@@ -291,6 +291,7 @@ def summarize(records: Iterable[Mapping[str, Any]], run: Mapping[str, Any]) -> d
                                     "methods", "interrupted", "notes") if k in run},  # fmt: skip
         "prices": prices,
         "backends": backends,
+        "slo_pairs": slo.slo_pairs(backends),
         "orchestrator": orchestrator,
         "bfcl_pairs": bfcl_summary.pairs(backends),
     }
