@@ -21,7 +21,7 @@ import aws_cdk as cdk  # noqa: E402
 from rigs.catalog import Catalog, load_catalog  # noqa: E402
 from rigs.catalog import DeployableRig, Ec2Rig, SageMakerRig  # noqa: E402
 from rigs.contract import MANAGED_BY, TAG_MANAGED_BY, base_stack_name  # noqa: E402
-from rigs.deploy_options import RigOptions, parse_rig_options  # noqa: E402
+from rigs.deploy_options import RigOptions, parse_region_zones, parse_rig_options  # noqa: E402
 from rigs import placement  # noqa: E402
 from stacks.base_stack import InferenceBaseStack  # noqa: E402
 from stacks.endpoint_stack import InferenceEndpointStack  # noqa: E402
@@ -49,6 +49,13 @@ def az_count(app: cdk.App, catalog: Catalog, region: str) -> int:
     if not 1 <= count <= 6:
         raise ValueError(f"-c az_count.{region}={override!r}: give a whole number of zones from 1 to 6")
     return count
+
+
+def base_zones(app: cdk.App, catalog: Catalog, region: str) -> tuple[int, tuple[str, ...]]:
+    """The base network's zone count and named zones: ``-c zones.<region>=a,b``, else ``az_count`` slots."""
+    named = parse_region_zones(region, app.node.try_get_context(f"zones.{region}"),
+                               az_count_given=app.node.try_get_context(f"az_count.{region}") is not None)
+    return (len(named), named) if named else (az_count(app, catalog, region), ())
 
 
 DEPLOYED_REGIONS_KEY = "deployed_regions.{stack}"
@@ -172,10 +179,13 @@ def build_app(context: Mapping[str, Any] | None = None, outdir: str | None = Non
     def base(region: str) -> InferenceBaseStack | None:
         """The region's base stack, made on first use; None for a region no rig runs in."""
         if region not in bases and region in catalog.rig_regions():
+            slots, named = base_zones(app, catalog, region)
             bases[region] = InferenceBaseStack(
                 app,
                 base_stack_name(region),
-                az_count=az_count(app, catalog, region),
+                zone_slots=slots,
+                named_zones=named,
+                instance_types=sorted({rig.instance_type for rig in catalog.ec2_rigs() if region in rig.regions}),
                 env=cdk.Environment(region=region),
                 description=f"aws-inference base for {region}: rig network, SSM-only security group, "
                             "rig instance profile",

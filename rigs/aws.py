@@ -112,6 +112,9 @@ NOT_FOUND_CODES = frozenset({
 
 _KNOWN_IN_MESSAGES = sorted(CAPACITY_CODES | UNSUPPORTED_CODES | QUOTA_CODES, key=len, reverse=True)
 _CODE_TOKEN = re.compile(r"\b(" + "|".join(re.escape(c) for c in _KNOWN_IN_MESSAGES) + r")\b")
+_LAUNCH_FAILURE = re.compile(r"\blaunch failed in \S+: ([A-Za-z][A-Za-z0-9]*(?:\.[A-Za-z0-9]+)*): ")
+"""The rig stacks' launch watch reports ``launch failed in <zone>: <Code>: <message>``
+(``stacks/parts/handlers/launch_watch.py``): any code there is the launch's own."""
 
 
 class RigsError(Exception):
@@ -200,7 +203,8 @@ def code_in_message(message: str | None) -> str | None:
 
 
 def classify_message(message: str | None) -> AwsFailure:
-    code = code_in_message(message)
+    launch = _LAUNCH_FAILURE.search(message or "")
+    code = (launch.group(1) if launch else None) or code_in_message(message)
     return AwsFailure(code or "Unknown", classify_code(code), (message or "").strip())
 
 

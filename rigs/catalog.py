@@ -49,27 +49,61 @@ class UnknownRigError(KeyError):
         return str(self.args[0])
 
 
+REGION_PLACEHOLDER = "{region}"
+
+
 @dataclass(frozen=True, slots=True)
 class ContainerImage:
-    """A container image pinned by tag, and by digest where it is known."""
+    """A container image pinned by tag, and by digest where it is known.
+
+    A registry that is one for the world (Docker Hub) has one digest per tag: ``digest``.
+    A regional registry (a ``{region}`` placeholder in the repository, such as AWS's
+    SageMaker DLC registry) is a separate registry per region, and a digest read in one
+    region is not guaranteed in another, so its pins are per region: ``digests``
+    (region -> digest, written by ``python -m rigs pins refresh``). A region without a
+    pin has no digest: the stacks refuse to deploy the image there (see
+    ``stacks/endpoint_stack.py``) and name the command that pins it.
+    """
 
     repository: str
     tag: str
     digest: str | None = None
+    digests: Mapping[str, str] = field(default_factory=dict)
+
+    @property
+    def regional(self) -> bool:
+        """Whether the repository names a per-region registry (a ``{region}`` placeholder)."""
+        return REGION_PLACEHOLDER in self.repository
+
+    def digest_for(self, region: str | None) -> str | None:
+        """The pinned digest of this tag in ``region``; None where nothing is pinned there."""
+        if not self.regional:
+            return self.digest
+        return self.digests.get(region) if region else None
+
+    def repository_in(self, region: str | None) -> str:
+        """The repository with a ``{region}`` placeholder filled (unchanged when ``region`` is None)."""
+        return self.repository.replace(REGION_PLACEHOLDER, region) if region else self.repository
 
     def reference(self, region: str | None = None) -> str:
-        """The pull reference: ``repo:tag@sha256:…`` when a digest is pinned.
+        """The pull reference in ``region``: ``repo:tag@sha256:…`` where a digest is pinned there.
 
-        A ``{region}`` placeholder in the repository (regional registries such as the
-        SageMaker DLC registry) is filled with ``region``.
+        A regional image without a pin in ``region`` (or without a region) gives
+        ``repo:tag`` only; :meth:`digest_for` says whether there is a pin.
         """
-        repository = self.repository.replace("{region}", region) if region else self.repository
-        ref = f"{repository}:{self.tag}"
-        return f"{ref}@{self.digest}" if self.digest else ref
+        ref = f"{self.repository_in(region)}:{self.tag}"
+        digest = self.digest_for(region)
+        return f"{ref}@{digest}" if digest else ref
 
 
 @dataclass(frozen=True, slots=True)
 class RegionSpec:
+    """A region's base network: how many zones (subnets) it spans at most.
+
+    Which zones is decided at deploy time from the zones the account can use there
+    (``stacks/parts/handlers/usable_zones.py``); the count is what synth must know.
+    """
+
     name: str
     availability_zones: int
 
@@ -103,6 +137,10 @@ class Ec2Rig:
     local_port: int
     tool_calls: bool
     root_volume_gib: int
+    """The smallest root volume, GiB."""
+    root_free_gib: int
+    """GiB the rig needs free on its root volume beyond the AMI's own snapshot (server
+    image, model, swapfile): see :meth:`root_volume_gib_for`."""
     swap_gib: int
     regions: tuple[str, ...]
     price_source: str
@@ -117,6 +155,15 @@ class Ec2Rig:
     @property
     def instance_family(self) -> str:
         return self.instance_type.split(".", 1)[0]
+
+    def root_volume_gib_for(self, snapshot_gib: int) -> int:
+        """The root volume for an AMI whose root snapshot is ``snapshot_gib``: the snapshot plus
+        what the rig needs free, and never below ``root_volume_gib``.
+
+        The same rule runs at deploy time in ``stacks/parts/handlers/root_volume.py``
+        (inline Lambda code cannot import this module); a test keeps the two equal.
+        """
+        return max(self.root_volume_gib, snapshot_gib + self.root_free_gib)
 
     def with_variant(self, variant: str) -> "Ec2Rig":
         """This rig with one of its named variants applied."""
@@ -238,12 +285,12 @@ _COMMON = {"kind", "label", "runtime", "model_id", "tool_calls", "regions", "pri
 _DEPLOYED = {"stack_name", "instance_type", "image", "image_digest", "max_hours", "ready_timeout_minutes"}
 _FIELDS = {
     "ec2": _COMMON | _DEPLOYED | {"architecture", "ami_ssm_parameter", "serve_flags", "port", "local_port",
-                                  "root_volume_gib", "swap_gib", "neuron_devices", "max_prompt_tokens",
-                                  "max_total_tokens", "variants"},
-    "sagemaker": _COMMON | _DEPLOYED | {"container_env", "startup_timeout_seconds"},
+                                  "root_volume_gib", "root_free_gib", "swap_gib", "neuron_devices",
+                                  "max_prompt_tokens", "max_total_tokens", "variants"},
+    "sagemaker": _COMMON | _DEPLOYED | {"image_digests", "container_env", "startup_timeout_seconds"},
     "bedrock": set(_COMMON),
 }
-_OPTIONAL = {"image_digest", "neuron_devices", "max_prompt_tokens", "max_total_tokens", "variants"}
+_OPTIONAL = {"image_digest", "image_digests", "neuron_devices", "max_prompt_tokens", "max_total_tokens", "variants"}
 _VARIANT_FIELDS = {"image", "image_digest", "neuron_devices", "max_prompt_tokens", "max_total_tokens"}
 
 
@@ -301,6 +348,7 @@ class _Checker:
         text = self.typed(data, "image", path, str)
         digest = self.typed(data, "image_digest", path, str,
                             lambda d: None if _DIGEST.match(d) else "must look like sha256:<64 hex digits>")
+        digests = self.region_digests(data, path)
         if text is None:
             return None
         last = text.rsplit("/", 1)[-1]
@@ -314,10 +362,49 @@ class _Checker:
         if tag == "latest":
             self.fail(f"{path}.image", f"{text!r} uses :latest; pin a version tag")
             return None
-        if "{region}" in repository and not allow_region:
+        regional = REGION_PLACEHOLDER in repository
+        if regional and not allow_region:
             self.fail(f"{path}.image", "a {region} placeholder is only allowed for SageMaker images")
             return None
-        return ContainerImage(repository=repository, tag=tag, digest=digest)
+        if regional and digest is not None:
+            self.fail(f"{path}.image_digest", "a regional registry is pinned per region: use image_digests "
+                                              "(region: digest; `python -m rigs pins refresh` writes them)")
+            return None
+        if not regional and "image_digests" in data:
+            self.fail(f"{path}.image_digests", "only an image with a {region} placeholder is pinned per region; "
+                                               "use image_digest")
+            return None
+        if digests is None:
+            return None
+        regions = data.get("regions") if isinstance(data.get("regions"), list) else []
+        stray = sorted(set(digests) - set(regions))
+        if regional and stray:
+            self.fail(f"{path}.image_digests", f"pins for {', '.join(stray)}, which the rig does not run in "
+                                               f"(its regions: {', '.join(map(str, regions))})")
+            return None
+        if regional and regions and regions[0] not in digests:
+            self.fail(f"{path}.image_digests", f"no pin for {regions[0]}, the rig's default region; run "
+                                               f"`python -m rigs pins refresh --regions {regions[0]}`")
+            return None
+        return ContainerImage(repository=repository, tag=tag, digest=digest, digests=digests)
+
+    def region_digests(self, data: dict, path: str) -> dict[str, str] | None:
+        """``image_digests``: region -> digest; an empty mapping when absent, None when unusable."""
+        if "image_digests" not in data:
+            return {}
+        mapping = self.mapping(data["image_digests"], f"{path}.image_digests")
+        if mapping is None:
+            return None
+        pins: dict[str, str] = {}
+        for region, digest in mapping.items():
+            where = f"{path}.image_digests.{region}"
+            if region not in REGIONS:
+                self.fail(where, f"outside the four regions {', '.join(REGIONS)}")
+            elif not isinstance(digest, str) or not _DIGEST.match(digest):
+                self.fail(where, f"must look like sha256:<64 hex digits>, got {digest!r}")
+            else:
+                pins[region] = digest
+        return pins if len(pins) == len(mapping) else None
 
     def regions_list(self, data: dict, path: str) -> tuple[str, ...] | None:
         regions = self.string_list(data, "regions", path)
@@ -459,6 +546,8 @@ class _Checker:
             port=self.typed(data, "port", path, int, port_check),
             local_port=self.typed(data, "local_port", path, int, local_check),
             root_volume_gib=self.typed(data, "root_volume_gib", path, int, size_check),
+            root_free_gib=self.typed(data, "root_free_gib", path, int,
+                                     lambda n: None if 1 <= n <= 1024 else "must be 1 to 1024 GiB"),
             swap_gib=self.typed(data, "swap_gib", path, int, lambda n: None if 0 <= n <= 256 else "must be 0 to 256"),
             neuron_devices=self.string_list(data, "neuron_devices", path) or (),
             max_prompt_tokens=self.typed(data, "max_prompt_tokens", path, int),

@@ -93,6 +93,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--regions", type=_regions, default=None, help="default: each rig's catalog regions")
     p.add_argument("--live", action="store_true", help="ask the Pricing API (needs credentials)")
     p.add_argument("--json", action="store_true")
+
+    from .pins import add_parser as add_pins_parser
+
+    add_pins_parser(sub, _regions)
     return parser
 
 
@@ -296,8 +300,18 @@ def cmd_prices(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def cmd_pins(args: argparse.Namespace) -> int:
+    from .pins import NotRegionalError, run
+
+    try:
+        return run(args, lambda: _session(args))
+    except NotRegionalError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+
+
 COMMANDS = {"preflight": cmd_preflight, "up": cmd_up, "status": cmd_status, "sweep": cmd_sweep,
-            "prices": cmd_prices}
+            "prices": cmd_prices, "pins": cmd_pins}
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -14,6 +14,8 @@ Context keys (all optional):
 ``max_hours.<rig>``    lifetime in hours for one rig (``max_hours`` for all rigs)
 ``image.<rig>``        a server image to run instead of the catalog's (EC2 rigs)
 ``ami.<rig>``          an AMI id to boot instead of the catalog's SSM parameter
+``zones.<region>``     the zones the region's base network uses (see
+                       :func:`parse_region_zones`; default: chosen at deploy time)
 =====================  ============================================================
 """
 
@@ -99,6 +101,34 @@ def catalog_image(rig: Ec2Rig) -> ServerImage:
         ref = f":{rig.image.tag}" + (f"@{rig.image.digest}" if rig.image.digest else "")
         return ServerImage(ecr=EcrImage(repository=rig.image.repository, ref=ref))
     return ServerImage(public=rig.image.reference())
+
+
+def _zone_region(zone: str) -> str | None:
+    """The region a zone name belongs to (``us-east-1a`` -> ``us-east-1``); None if it is not a zone name."""
+    match = _ZONE.match(zone)
+    return match.group("region") if match else None
+
+
+def parse_region_zones(region: str, zones: Any, *, az_count_given: bool = False) -> tuple[str, ...]:
+    """``-c zones.<region>=us-east-1a,us-east-1c``: the base network's zones, named.
+
+    Empty when not given (the zones are then chosen at deploy time). Raises OptionsError
+    for a zone of another region, more than six zones, or ``-c az_count.<region>`` given too.
+    """
+    if zones is None or not str(zones).strip():
+        return ()
+    raw = zones if isinstance(zones, (list, tuple)) else str(zones).split(",")
+    named = tuple(sorted({str(z).strip() for z in raw if str(z).strip()}))
+    problems = [f"-c zones.{region}: {zone!r} is not a zone of {region} (write e.g. {region}a,{region}c)"
+                for zone in named if _zone_region(zone) != region]
+    if len(named) > 6:
+        problems.append(f"-c zones.{region}: {len(named)} zones; the network spans at most 6")
+    if az_count_given:
+        problems.append(f"-c zones.{region} and -c az_count.{region} both given: the named zones set the count; "
+                        "give one of them")
+    if problems:
+        raise OptionsError(problems)
+    return named
 
 
 def _text(value: Any) -> str | None:

@@ -10,6 +10,7 @@ from rigs.contract import MANAGED_BY, TAG_MANAGED_BY, TAG_RIG, OutputKey
 from rigs.deploy_options import RigOptions, ecr_image
 
 from .parts.custom_resources import EndpointChatProbe
+from .parts.image_pin import RequirePinnedImage
 from .parts.image_pull import ecr_repository_arn
 from .parts.lifetime import Lifetime, ReleaseAction
 from .parts.rig_outputs import add_rig_outputs
@@ -30,12 +31,20 @@ class InferenceEndpointStack(cdk.Stack):
             raise TypeError(f"InferenceEndpointStack needs a SageMaker rig, got {rig.name} ({rig.kind})")
         super().__init__(scope, id_, tags={TAG_MANAGED_BY: MANAGED_BY, TAG_RIG: rig.name}, **kwargs)
         cdk.Tags.of(self).add(TAG_RIG, rig.name)
-        repository = rig.image.repository.replace("{region}", options.region)
+        repository = rig.image.repository_in(options.region)
         registry = ecr_image(f"{repository}:{rig.image.tag}")
         if registry is None:
             raise ValueError(f"rig {rig.name}: {repository} is not an ECR repository")
         # SageMaker takes registry/repository:tag or registry/repository@digest, not both.
-        image = f"{repository}@{rig.image.digest}" if rig.image.digest else f"{repository}:{rig.image.tag}"
+        digest = rig.image.digest_for(options.region)
+        image = f"{repository}@{digest}" if digest else f"{repository}:{rig.image.tag}"
+        if digest is None and rig.image.regional:
+            RequirePinnedImage(self, "ImagePin", region=options.region, message=(
+                f"{rig.name}: no digest of {repository}:{rig.image.tag} is pinned for "
+                f"{options.region}, and a tag alone may resolve to another image there. Pin it from the "
+                f"registry with `python -m rigs pins refresh --regions {options.region}` (needs AWS "
+                f"credentials; rewrites rigs/catalog.yaml), or deploy to a pinned region: "
+                f"{', '.join(r for r in rig.regions if rig.image.digest_for(r))}."))
 
         endpoint = SageMakerEndpoint(
             self,

@@ -1,4 +1,5 @@
-"""Deploy-time facts as custom resources: offered subnets, a lifetime deadline, a chat probe.
+"""Deploy-time facts as custom resources: usable zones, offered subnets, the root volume, the
+first launch, a lifetime deadline, a chat probe.
 
 Each needs something synth must not do (an AWS call, the clock), so each runs in a small
 inline Lambda at deploy time and hands the result back as attributes.
@@ -14,6 +15,49 @@ from constructs import Construct
 
 from .checks import acknowledge
 from .inline_function import InlineFunction
+
+
+class UsableZones(Construct):
+    """The zones a region's base network puts its ``slots`` subnets in, chosen at deploy time.
+
+    ``Fn::GetAZs`` lists only the zones with a default subnet when an account has any, and
+    some accounts cannot create subnets in every listed zone, so zones are never taken by
+    index. At deploy time the handler takes the zones available to the account that offer
+    the most of ``instance_types`` (a zone offering none is never used), or exactly
+    ``named_zones`` (checked to be available). With fewer usable zones than slots, slots
+    repeat zones (a second subnet in a zone costs nothing).
+
+    Attributes:
+        zones: one zone per slot (deploy-time strings, in slot order).
+        zone_list: the same, comma-separated (a deploy-time string).
+    """
+
+    def __init__(self, scope: Construct, id_: str, *, slots: int, instance_types: Sequence[str],
+                 named_zones: Sequence[str] = ()) -> None:
+        super().__init__(scope, id_)
+        if named_zones and len(named_zones) != slots:
+            raise ValueError(f"{len(named_zones)} named zones for {slots} subnets")
+        provider = InlineFunction(
+            self,
+            "Provider",
+            handler="usable_zones",
+            timeout=cdk.Duration.minutes(2),
+            description="aws-inference: the zones the rig network uses (available and offering a rig type)",
+            statements=[iam.PolicyStatement(
+                actions=["ec2:DescribeAvailabilityZones", "ec2:DescribeInstanceTypeOfferings"], resources=["*"])],
+        )
+        acknowledge(provider, "AwsSolutions-IAM5[Resource::*]",
+                    "ec2:DescribeAvailabilityZones and ec2:DescribeInstanceTypeOfferings are read-only and "
+                    "support no resource-level permissions; IAM requires Resource * for them.")
+        resource = cdk.CustomResource(
+            self,
+            "Resource",
+            service_token=provider.function.function_arn,
+            resource_type="Custom::UsableZones",
+            properties={"Slots": str(slots), "InstanceTypes": sorted(instance_types), "Zones": list(named_zones)},
+        )
+        self.zone_list: str = resource.get_att_string("Zones")
+        self.zones: list[str] = cdk.Fn.split(",", self.zone_list, slots)
 
 
 class OfferedSubnets(Construct):
@@ -53,6 +97,106 @@ class OfferedSubnets(Construct):
         )
         self.subnet_ids: list[str] = cdk.Fn.split(",", resource.get_att_string("SubnetIds"))
         self.zones: str = resource.get_att_string("Zones")
+
+
+class RootVolume(Construct):
+    """A rig's root volume sized from its AMI at deploy time: never smaller than the AMI's snapshot.
+
+    A volume below the AMI's root snapshot fails every launch with
+    ``InvalidBlockDeviceMapping``, and the AMI behind an SSM parameter changes over time.
+    The handler reads the AMI and answers ``max(minimum_gib, snapshot + free_gib)``
+    (:meth:`rigs.catalog.Ec2Rig.root_volume_gib_for`) and the AMI's root device name; it
+    fails the deploy at once, with the reason, when the AMI is missing, built for another
+    architecture, or has no EBS root.
+
+    Attributes:
+        volume_gib: the volume size (a deploy-time number).
+        device_name: the AMI's root device (a deploy-time string).
+        snapshot_gib: the AMI's root snapshot size (a deploy-time string).
+    """
+
+    def __init__(self, scope: Construct, id_: str, *, image_id: str, architecture: str, minimum_gib: int,
+                 free_gib: int) -> None:
+        super().__init__(scope, id_)
+        provider = InlineFunction(
+            self,
+            "Provider",
+            handler="root_volume",
+            timeout=cdk.Duration.minutes(1),
+            description="aws-inference: the rig's root volume, sized from its AMI's root snapshot",
+            statements=[iam.PolicyStatement(actions=["ec2:DescribeImages"], resources=["*"])],
+        )
+        acknowledge(provider, "AwsSolutions-IAM5[Resource::*]",
+                    "ec2:DescribeImages is read-only and supports no resource-level permissions; IAM requires "
+                    "Resource * for it.")
+        resource = cdk.CustomResource(
+            self,
+            "Resource",
+            service_token=provider.function.function_arn,
+            resource_type="Custom::RootVolume",
+            properties={"ImageId": image_id, "Architecture": architecture, "MinimumGiB": str(minimum_gib),
+                        "FreeGiB": str(free_gib)},
+        )
+        self.volume_gib: int = cdk.Token.as_number(resource.get_att("VolumeSize"))
+        self.device_name: str = resource.get_att_string("DeviceName")
+        self.snapshot_gib: str = resource.get_att_string("SnapshotGiB")
+
+
+class LaunchWatch(Construct):
+    """Ends the deploy within minutes, with AWS's error code, when a rig group cannot launch.
+
+    A one-instance group whose launches fail retries while CloudFormation waits out the
+    group's creation policy (the whole readiness time) for a signal that cannot come. This
+    custom resource does not reference the group, so CloudFormation starts it beside the
+    group; the handler finds the group by its tag and launch template version and reads its
+    scaling activities every 15 s:
+
+    - an instance in service: success (the readiness wait, a wait condition that depends
+      on this resource, starts now, with the instance); while an instance is pending,
+      earlier launch failures are not judged (a retry is under way);
+    - a failed launch that another zone would not change (``InvalidBlockDeviceMapping``, an
+      AMI or instance profile that does not exist, ``VcpuLimitExceeded``): failure at once;
+    - ``InsufficientInstanceCapacity`` or ``Unsupported``: failure once every zone of the
+      group has failed so;
+    - nothing in service within ``budget``: failure with the last launch error.
+
+    A failure's reason, ``launch failed in <zone>: <Code>: <message>``, is in the stack
+    events; CloudFormation cancels the group and rolls the stack back. A new launch
+    template version or zone list (a replaced group) runs it again.
+
+    Attributes:
+        resource: the custom resource (the readiness wait depends on it).
+        instance_id, zone: the first instance in service and its zone (deploy-time strings).
+    """
+
+    def __init__(self, scope: Construct, id_: str, *, tag_key: str, tag_value: str, launch_template_id: str,
+                 launch_template_version: str, zones: str, budget: cdk.Duration) -> None:
+        super().__init__(scope, id_)
+        provider = InlineFunction(
+            self,
+            "Provider",
+            handler="launch_watch",
+            timeout=budget.plus(cdk.Duration.minutes(1)),
+            description="aws-inference: the rig group's first launch, or its launch error within minutes",
+            statements=[iam.PolicyStatement(
+                actions=["autoscaling:DescribeAutoScalingGroups", "autoscaling:DescribeScalingActivities"],
+                resources=["*"])],
+        )
+        acknowledge(provider, "AwsSolutions-IAM5[Resource::*]",
+                    "autoscaling:DescribeAutoScalingGroups and autoscaling:DescribeScalingActivities are "
+                    "read-only and support no resource-level permissions; IAM requires Resource * for them.")
+        resource = cdk.CustomResource(
+            self,
+            "Resource",
+            service_token=provider.function.function_arn,
+            resource_type="Custom::LaunchWatch",
+            properties={"TagKey": tag_key, "TagValue": tag_value, "LaunchTemplateId": launch_template_id,
+                        "LaunchTemplateVersion": launch_template_version, "Zones": zones,
+                        "BudgetSeconds": str(int(budget.to_seconds()))},
+        )
+        self.resource = resource
+        self.instance_id: str = resource.get_att_string("InstanceId")
+        self.zone: str = resource.get_att_string("Zone")
 
 
 class Deadline(Construct):

@@ -11,6 +11,8 @@ from aws_cdk import aws_lambda as lambda_
 from aws_cdk import aws_logs as logs
 from constructs import Construct
 
+from .checks import skip_checkov
+
 HANDLER_DIR = Path(__file__).with_name("handlers")
 INLINE_LIMIT = 4096
 RUNTIME = lambda_.Runtime.PYTHON_3_14
@@ -71,3 +73,18 @@ class InlineFunction(Construct):
         # The role's only policy is inline, so the GetAtt of its ARN already orders the
         # function after it; the DependsOn that Function adds is redundant (cfn-lint W3005).
         cast(cdk.CfnResource, self.function.node.default_child).add_deletion_override("DependsOn")
+
+        skip_checkov(log_group, "CKV_AWS_158",
+                     "A custom-resource handler's log (its deploy-time answers and errors, no secrets), deleted "
+                     "with the stack after two weeks at most; CloudWatch Logs encrypts it at rest with a service "
+                     "key, and a customer-managed key would bill every month in every region.")
+        skip_checkov(self.function, "CKV_AWS_115",
+                     "Invoked only by CloudFormation, a few times per deploy; reserved concurrency would take "
+                     "capacity from the account's unreserved pool without bounding anything that could run away.")
+        skip_checkov(self.function, "CKV_AWS_116",
+                     "Invoked only by CloudFormation for a custom resource; the handler answers CloudFormation "
+                     "itself, failures included (respond.py), so a dead-letter queue would have nothing to hold.")
+        skip_checkov(self.function, "CKV_AWS_117",
+                     "The handler only calls AWS APIs and CloudFormation's pre-signed response URL; the rig network "
+                     "has no NAT gateway or interface endpoints by design, so inside it the function could reach "
+                     "neither.")

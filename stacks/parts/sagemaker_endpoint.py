@@ -9,7 +9,7 @@ from aws_cdk import aws_iam as iam
 from aws_cdk import aws_sagemaker as sagemaker
 from constructs import Construct
 
-from .checks import acknowledge
+from .checks import acknowledge, skip_checkov
 
 VARIANT = "AllTraffic"
 LOG_GROUP_PREFIX = "/aws/sagemaker/Endpoints/"
@@ -61,6 +61,10 @@ class SageMakerEndpoint(Construct):
             primary_container=sagemaker.CfnModel.ContainerDefinitionProperty(
                 image=image, environment=dict(sorted(environment.items()))),
         )
+        skip_checkov(self.model, "CKV_AWS_370",
+                     "The serving container downloads its model from the Hugging Face Hub at start-up "
+                     "(SM_VLLM_MODEL is a hub id); network isolation would block that download. Nothing reaches "
+                     "the container but the SageMaker runtime API.")
         self.endpoint_config = sagemaker.CfnEndpointConfig(
             self,
             "Config",

@@ -15,17 +15,23 @@ Patches (TOOLING.md 8.2, 8.4, plus what the rig stacks need):
 3. **Custom resources without Docker.** moto runs a Lambda-backed custom resource by invoking
    the function in Docker, in a thread, and creates the resources that read its attributes
    before it answered. The app's custom-resource handlers are small inline Python
-   (``stacks/parts/handlers``); here each runs in-process, against this server, when its
+   (``stacks/parts/handlers``: usable zones, offered subnets, root volume, launch watch,
+   deadline, endpoint probe); here each runs in-process, against this server, when its
    resource is created, and its answer (Data, or the failure reason) is applied at once.
+   A FAILED answer fails the stack as CloudFormation does: a ``CREATE_FAILED`` event for the
+   resource with ``Received response status [FAILED] from custom resource. Message returned:
+   <reason>``, the created resources deleted, and the stack ``ROLLBACK_COMPLETE``. moto
+   creates resources in template order, so the launch watch (after its group in the
+   template) finds the group already launched, or its launches already failed.
 4. **SageMaker runtime.** ``InvokeEndpoint`` answers a chat completion with text (the
    endpoint stack's chat probe needs one).
-5. **Intrinsics.** moto answers ``Fn::GetAZs: ""`` with four zones of us-east-1 whatever the
-   stack's region; here it answers the stack's region's zones (6 in us-east-1, 3 in
-   us-east-2, 4 in us-west-2), as AWS does. ``Fn::GetStackOutput`` (CDK's reference to
-   another stack's output, which moto does not know) is resolved from that stack's outputs.
-6. **Capacity injection** (``--inject-capacity g6.xlarge@us-east-2``, repeatable): Auto Scaling
+5. **Intrinsics.** ``Fn::GetStackOutput`` (CDK's reference to another stack's output, which
+   moto does not know) is resolved from that stack's outputs.
+6. **Launch failures** (``--inject-capacity g6.xlarge@us-east-2``, repeatable): Auto Scaling
    groups of that type in that region launch nothing and report ``InsufficientInstanceCapacity``
-   in their scaling activities, to exercise ``python -m rigs up``'s failover against the real CLI.
+   for each of their zones in their scaling activities, as AWS does, to exercise the launch
+   watch and ``python -m rigs up``'s failover against the real CLI. :func:`failing_launches`
+   injects any other launch error code the same way (the handler tests use it in process).
 """
 
 from __future__ import annotations
@@ -39,6 +45,7 @@ import sys
 import threading
 import zipfile
 from pathlib import Path
+from typing import Callable
 
 PROJECT_DIR = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(PROJECT_DIR))
@@ -92,6 +99,9 @@ def relax_sagemaker_instance_types() -> None:
 
 
 _custom_resource_lock = threading.Lock()
+LAUNCH_WATCH_BUDGET_SECONDS = 20
+"""The launch watch's budget here: moto launches (or fails) synchronously, so a watch that
+waits at all has found nothing, and it must not hold the server for the real 13 minutes."""
 
 
 class _CapturedResponse:
@@ -136,21 +146,32 @@ def run_handler(function, event: dict, port: int) -> dict:
     return body
 
 
+class CustomResourceFailed(Exception):
+    """A custom resource's handler answered FAILED; the stack fails as on CloudFormation."""
+
+    def __init__(self, logical_id: str, resource_type: str, reason: str) -> None:
+        self.logical_id, self.resource_type, self.reason = logical_id, resource_type, reason
+        super().__init__(f"{logical_id} ({resource_type}): {reason}")
+
+
 def run_custom_resources_in_process(port: int) -> None:
     """Answer Lambda-backed custom resources at creation, in-process, instead of in Docker.
 
     moto invokes the function in a thread and creates the resources that read its
     attributes in the same pass, before it answered (they get None); here the handler runs
-    first and its Data is set before ``create_from_cloudformation_json`` returns.
+    first and its Data is set before ``create_from_cloudformation_json`` returns. A FAILED
+    answer fails and rolls back the stack, with the reason in its events, as CloudFormation does.
     """
     from moto.awslambda.utils import get_backend as get_lambda_backend
     from moto.cloudformation import custom_model
-    from moto.cloudformation.exceptions import ValidationError
+    from moto.cloudformation.models import Event, Stack
     from moto.moto_api._internal import mock_random
 
     def create_from_cloudformation_json(cls, resource_name, cloudformation_json, account_id, region_name,
                                         **kwargs):  # noqa: ANN001 - moto's signature
-        properties = cloudformation_json["Properties"]
+        properties = dict(cloudformation_json["Properties"])
+        if kwargs["ResourceType"] == "Custom::LaunchWatch":
+            properties["BudgetSeconds"] = str(LAUNCH_WATCH_BUDGET_SECONDS)
         function = get_lambda_backend(account_id, region_name).get_function(properties["ServiceToken"])
         resource = custom_model.CustomModel(region_name, str(mock_random.uuid4()), kwargs["LogicalId"],
                                             resource_name)
@@ -160,27 +181,45 @@ def run_custom_resources_in_process(port: int) -> None:
                  "ResourceType": kwargs["ResourceType"], "ResourceProperties": properties}
         body = run_handler(function, event, port)
         if body["Status"] != "SUCCESS":
-            raise ValidationError(message=f"{kwargs['LogicalId']} ({kwargs['ResourceType']}) failed: "
-                                          f"{body.get('Reason', '')}")
+            raise CustomResourceFailed(kwargs["LogicalId"], kwargs["ResourceType"], body.get("Reason", ""))
         resource.set_data(body.get("Data") or {})
         return resource
 
+    original_create_resources = Stack.create_resources
+
+    def create_resources(self) -> None:  # noqa: ANN001
+        try:
+            original_create_resources(self)
+        except CustomResourceFailed as failed:
+            def add(logical_id: str, physical_id: str, kind: str, status: str, reason: str) -> None:
+                self.events.append(Event(stack_id=self.stack_id, stack_name=self.name, logical_resource_id=logical_id,
+                                         physical_resource_id=physical_id, resource_type=kind,
+                                         resource_status=status, resource_status_reason=reason,
+                                         resource_properties=None))
+
+            add(failed.logical_id, "", failed.resource_type, "CREATE_FAILED",
+                "Received response status [FAILED] from custom resource. Message returned: "
+                f"{failed.reason} (RequestId: {mock_random.uuid4()})")
+            add(self.name, self.stack_id, "AWS::CloudFormation::Stack", "ROLLBACK_IN_PROGRESS",
+                f"The following resource(s) failed to create: [{failed.logical_id}]. Rollback requested by user.")
+            self.resource_map.delete()
+            # moto creates resources lazily on any later read (describe_stack_resources, outputs):
+            # a rolled-back stack has none left to create, as on CloudFormation.
+            self.resource_map._resource_json_map = {}
+            self.output_map._output_json_map = {}
+            add(self.name, self.stack_id, "AWS::CloudFormation::Stack", "ROLLBACK_COMPLETE", "")
+            self.status = "ROLLBACK_COMPLETE"
+
     custom_model.CustomModel.create_from_cloudformation_json = classmethod(create_from_cloudformation_json)
+    Stack.create_resources = create_resources
 
 
-def zones_of_the_stack_region() -> None:
+def resolve_stack_outputs() -> None:
     from moto.cloudformation import parsing
-    from moto.ec2.models import ec2_backends
 
     original = parsing.clean_json
 
     def clean_json(resource_json, resources_map):  # noqa: ANN001 - moto's signature
-        if isinstance(resource_json, dict) and "Fn::GetAZs" in resource_json:
-            region = resource_json.get("Fn::GetAZs") or resources_map._region_name
-            if isinstance(region, dict):
-                region = original(region, resources_map) or resources_map._region_name
-            zones = ec2_backends[resources_map._account_id][region].describe_availability_zones()
-            return sorted(zone.name for zone in zones)
         if isinstance(resource_json, dict) and "Fn::GetStackOutput" in resource_json:
             # CDK's cross-stack reference within one account; moto does not know this intrinsic
             from moto.cloudformation.models import cloudformation_backends
@@ -208,59 +247,74 @@ def answer_sagemaker_chat() -> None:
                                               custom_attrs="", account_id=ACCOUNT, region=region)
 
 
-_failed_activities: dict[tuple[str, str], list[dict]] = {}
+LAUNCH_ERRORS = {
+    "InsufficientInstanceCapacity": "We currently do not have sufficient {type} capacity in the Availability Zone "
+                                    "you requested ({zone}). Our system will be working on provisioning additional "
+                                    "capacity.",
+}
+"""AWS's message for an injected launch error code; any other code takes the message given."""
 
 
-def inject_capacity_failures(specs: list[str]) -> None:
-    """``type@region``: Auto Scaling groups of that type there cannot launch.
+def failing_launches(blocked: dict[tuple[str, str], tuple[str, str]]) -> Callable[[], None]:
+    """Auto Scaling groups of ``(type, region)`` launch nothing and record ``(code, message)``.
 
-    As on AWS when a group's launches fail: the stack completes, the group holds no
-    instance, and its scaling activities (which moto otherwise leaves empty) say
-    ``InsufficientInstanceCapacity`` for each zone tried.
+    As on AWS when a group's launches fail: the group holds no instance, and its scaling
+    activities (which moto otherwise leaves empty) say ``Could not launch On-Demand
+    Instances. <Code> - <message>. Launching EC2 instance failed.`` for each zone tried (for a
+    capacity code; any other code fails the same way in every zone, so it is recorded once).
+    ``{type}`` and ``{zone}`` in a message are filled in. Returns the function that undoes
+    the patch (the server never calls it; in-process tests do).
     """
-    if not specs:
-        return
+    if not blocked:
+        return lambda: None
     from datetime import datetime, timezone
 
     from moto.autoscaling import models as autoscaling_models
     from moto.autoscaling import responses as autoscaling_responses
     from moto.core.responses import ActionResult
 
-    blocked = {tuple(spec.split("@", 1)) for spec in specs}
-    original = autoscaling_models.FakeAutoScalingGroup.replace_autoscaling_group_instances
+    activities_by_group: dict[tuple[str, str], list[dict]] = {}
+    original_replace = autoscaling_models.FakeAutoScalingGroup.replace_autoscaling_group_instances
+    original_describe = autoscaling_responses.AutoScalingResponse.describe_scaling_activities
 
     def replace_autoscaling_group_instances(self, count_needed, propagated_tags):  # noqa: ANN001
-        if (self.instance_type, self.region) not in blocked or count_needed <= 0:
-            return original(self, count_needed, propagated_tags)
+        failure = blocked.get((self.instance_type, self.region))
+        if failure is None or count_needed <= 0:
+            return original_replace(self, count_needed, propagated_tags)
+        code, message = failure
         zones = sorted(self.availability_zones or [])
         if self.vpc_zone_identifier:
             ec2 = self.autoscaling_backend.ec2_backend
             subnets = ec2.describe_subnets(subnet_ids=self.vpc_zone_identifier.split(","))
             zones = sorted({subnet.availability_zone for subnet in subnets})
+        if code not in LAUNCH_ERRORS:
+            zones = zones[:1]
         now = datetime.now(timezone.utc)
-        activities = _failed_activities.setdefault((self.region, self.name), [])
+        activities = activities_by_group.setdefault((self.region, self.name), [])
         for zone in zones:
+            text = (LAUNCH_ERRORS.get(code) or message).format(type=self.instance_type, zone=zone)
             activities.insert(0, {
                 "ActivityId": f"injected-{len(activities)}", "AutoScalingGroupName": self.name,
-                "Description": "Launching a new EC2 instance.  Status Reason: Could not launch On-Demand Instances. "
-                               "InsufficientInstanceCapacity - We currently do not have sufficient "
-                               f"{self.instance_type} capacity in the Availability Zone you requested ({zone}). "
-                               "Launching EC2 instance failed.",
+                "Description": f"Launching a new EC2 instance.  Status Reason: Could not launch On-Demand Instances. "
+                               f"{code} - {text} Launching EC2 instance failed.",
                 "Cause": f"At {now:%Y-%m-%dT%H:%M:%SZ} an instance was started in response to a difference "
                          "between desired and actual capacity, increasing the capacity from 0 to 1.",
                 "StartTime": now, "EndTime": now, "StatusCode": "Failed", "Progress": 100,
-                "StatusMessage": "Could not launch On-Demand Instances. InsufficientInstanceCapacity - We currently "
-                                 f"do not have sufficient {self.instance_type} capacity in the Availability Zone "
-                                 f"you requested ({zone}). (injected by tests/e2e/moto_server.py)",
+                "StatusMessage": f"Could not launch On-Demand Instances. {code} - {text} Launching EC2 instance failed.",
                 "Details": json.dumps({"Subnet ID": "", "Availability Zone": zone}),
             })
 
     def describe_scaling_activities(self):  # noqa: ANN001
         name = self._get_param("AutoScalingGroupName")
-        return ActionResult({"Activities": list(_failed_activities.get((self.region, name), []))})
+        return ActionResult({"Activities": list(activities_by_group.get((self.region, name), []))})
+
+    def undo() -> None:
+        autoscaling_models.FakeAutoScalingGroup.replace_autoscaling_group_instances = original_replace
+        autoscaling_responses.AutoScalingResponse.describe_scaling_activities = original_describe
 
     autoscaling_models.FakeAutoScalingGroup.replace_autoscaling_group_instances = replace_autoscaling_group_instances
     autoscaling_responses.AutoScalingResponse.describe_scaling_activities = describe_scaling_activities
+    return undo
 
 
 def main() -> int:
@@ -274,9 +328,10 @@ def main() -> int:
     from moto.server import ThreadedMotoServer
 
     relax_sagemaker_instance_types()
-    zones_of_the_stack_region()
+    resolve_stack_outputs()
     run_custom_resources_in_process(args.port)
-    inject_capacity_failures(args.inject_capacity)
+    failing_launches({tuple(spec.split("@", 1)): ("InsufficientInstanceCapacity", "")
+                      for spec in args.inject_capacity})
     server = ThreadedMotoServer(ip_address="127.0.0.1", port=args.port, verbose=False)
     server.start()
     seed_ssm_parameters()

@@ -2,11 +2,13 @@
 
 One run, in order:
 
-1. start ``tests/e2e/moto_server.py`` (patched moto; g6.xlarge has no capacity in us-east-2);
+1. start ``tests/e2e/moto_server.py`` (patched moto; g6.xlarge has no capacity in us-east-2; the
+   deploy-time handlers run in process: zones, offered subnets, root volume, launch watch);
 2. put resources that are not ours in three regions (they must survive everything below);
 3. ``cdk bootstrap``; ``python -m rigs preflight`` records the placement;
-4. ``python -m rigs up g6``: us-east-2 fails for capacity, the attempt is cleaned up and g6
-   comes up in us-east-1, which the placement records;
+4. ``python -m rigs up g6``: in us-east-2 the stack's launch watch fails the deploy for capacity
+   (the code in the stack events), the attempt is cleaned up and g6 comes up in us-east-1,
+   which the placement records;
 5. ``cdk deploy --all --method=direct``: the other base and rig stacks of the app; g6 is
    synthesized in us-east-1 from the recorded placement (no changes);
 6. ``python -m rigs status`` and ``rigs sweep`` (lists only);
@@ -175,6 +177,10 @@ def test_everything_against_moto_with_the_real_cdk_cli(moto, env, tmp_path):
     timeline = json.loads((runs[-1] / "timeline-g6.json").read_text())
     assert timeline["region"] == "us-east-1" and timeline["instance_running"] and timeline["deploy_start"]
     assert "InsufficientInstanceCapacity" in (runs[-1] / "up.log").read_text()
+    # The stack's own launch watch ended the attempt: its event, printed by the CDK CLI, carries the code.
+    first_attempt = (runs[-1] / "cdk-g6-1.log").read_text()
+    assert "CREATE_FAILED" in first_attempt and "Custom::LaunchWatch" in first_attempt
+    assert "launch failed in us-east-2" in first_attempt and ": InsufficientInstanceCapacity: " in first_attempt
 
     # 5. every other stack of the app; g6 stays where up put it (the recorded placement)
     deploy = run([CDK, "deploy", "--all", "--method=direct", "--require-approval", "never", "--concurrency", "4",
@@ -186,6 +192,10 @@ def test_everything_against_moto_with_the_real_cdk_cli(moto, env, tmp_path):
     manifest = json.loads((cdk_out / "manifest.json").read_text())
     assert manifest["artifacts"]["InferenceG6"]["environment"].endswith("/us-east-1")
     assert "InferenceG6 (no changes)" in deploy.stdout + deploy.stderr
+    # Zones chosen at deploy time: us-east-1e offers none of the rig types, so it is not used.
+    base = client("cloudformation", "us-east-1", endpoint).describe_stacks(StackName="InferenceBase-us-east-1")
+    outputs = {o["OutputKey"]: o["OutputValue"] for o in base["Stacks"][0]["Outputs"]}
+    assert outputs["NetworkZones"] == "us-east-1a,us-east-1b,us-east-1c,us-east-1d,us-east-1f"
 
     # 6. status, sweep (lists only), sweep --yes
     status = rigs("status", "--json", env=env)

@@ -138,3 +138,73 @@ def test_not_yaml_is_one_clear_problem():
 def test_error_message_lists_every_problem_on_its_own_line():
     error = CatalogError(["a.b: one", "c.d: two"], "catalog.yaml")
     assert str(error) == "catalog.yaml: 2 problem(s) in the rig catalog:\n  - a.b: one\n  - c.d: two"
+
+
+# --- per-region image pins ----------------------------------------------------------------
+
+DLC_DIGEST = "sha256:f50ad6bf72933a1d30526e9f4c5793273d7799e9835840f7bacbb0da74dfc835"
+
+
+def test_a_regional_image_is_pinned_per_region_and_unpinned_elsewhere():
+    image = load_catalog().get("sagemaker").image
+    assert image.regional and image.digests == {"us-east-2": DLC_DIGEST}
+    assert image.digest_for("us-east-2") == DLC_DIGEST
+    assert image.digest_for("us-east-1") is None and image.digest_for(None) is None
+    assert image.reference("us-east-2") == (
+        f"763104351884.dkr.ecr.us-east-2.amazonaws.com/vllm:{image.tag}@{DLC_DIGEST}")
+    assert image.reference("us-east-1") == f"763104351884.dkr.ecr.us-east-1.amazonaws.com/vllm:{image.tag}"
+
+
+def test_a_global_image_has_one_digest_in_every_region():
+    image = load_catalog().get("g6").image
+    assert not image.regional
+    assert image.digest_for("us-east-1") == image.digest_for("us-west-2") == image.digest
+
+
+def test_a_regional_image_takes_no_single_digest():
+    problems = problems_for(lambda d: d["rigs"]["sagemaker"].update(image_digest=DLC_DIGEST))
+    assert any(p.startswith("rigs.sagemaker.image_digest: a regional registry is pinned per region") for p in problems)
+
+
+def test_a_global_image_takes_no_per_region_pins():
+    problems = problems_for(lambda d: d["rigs"]["g6"].update(image_digests={"us-east-2": DLC_DIGEST}))
+    assert any(p.startswith("rigs.g6.image_digests: only an image with a {region} placeholder") for p in problems)
+
+
+def test_the_default_region_must_be_pinned_and_the_command_is_named():
+    problems = problems_for(lambda d: d["rigs"]["sagemaker"].update(image_digests={"us-east-1": DLC_DIGEST}))
+    assert ("rigs.sagemaker.image_digests: no pin for us-east-2, the rig's default region; run "
+            "`python -m rigs pins refresh --regions us-east-2`") in problems
+
+
+def test_bad_pins_are_reported_with_their_region():
+    def break_pins(d):
+        d["rigs"]["sagemaker"]["image_digests"] = {"us-east-2": DLC_DIGEST, "us-east-1": "sha256:short",
+                                                   "eu-west-1": DLC_DIGEST}
+
+    problems = problems_for(break_pins)
+    assert any(p.startswith("rigs.sagemaker.image_digests.us-east-1: must look like sha256:") for p in problems)
+    assert any(p.startswith("rigs.sagemaker.image_digests.eu-west-1: outside the four regions") for p in problems)
+
+
+def test_a_pin_for_a_region_the_rig_does_not_run_in_is_refused():
+    problems = problems_for(lambda d: d["rigs"]["sagemaker"]["image_digests"].update({"us-west-1": DLC_DIGEST}))
+    assert any(p.startswith("rigs.sagemaker.image_digests: pins for us-west-1, which the rig does not run in")
+               for p in problems)
+
+
+# --- root volumes -------------------------------------------------------------------------------
+
+
+def test_root_volume_is_the_snapshot_plus_what_the_rig_needs_and_never_below_its_floor():
+    g6 = load_catalog().get("g6")
+    assert (g6.root_volume_gib, g6.root_free_gib) == (100, 40)
+    assert g6.root_volume_gib_for(45) == 100  # a small AMI: the floor
+    assert g6.root_volume_gib_for(95) == 135  # a large AMI: its snapshot plus 40 GiB free
+
+
+def test_every_ec2_rig_states_what_it_needs_free():
+    problems = problems_for(lambda d: d["rigs"]["inf2"].pop("root_free_gib"))
+    assert "rigs.inf2.root_free_gib: missing required field" in problems
+    problems = problems_for(lambda d: d["rigs"]["inf2"].update(root_free_gib=0))
+    assert "rigs.inf2.root_free_gib: must be 1 to 1024 GiB" in problems

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 from aws_cdk.assertions import Match, Template
 
@@ -29,19 +31,50 @@ def test_base_stacks_deploy_to_their_own_region(stack_regions):
         assert stack_regions[base_stack_name(region)] == region
 
 
+def usable_zones(template: dict) -> tuple[str, dict]:
+    [(logical_id, resource)] = resources(template, "Custom::UsableZones").items()
+    return logical_id, resource["Properties"]
+
+
 @pytest.mark.parametrize("region", BASE_REGIONS)
-def test_network_has_a_public_subnet_in_every_zone_and_no_nat(templates, region):
-    template = Template.from_json(templates[base_stack_name(region)])
-    zones = CATALOG.regions[region].availability_zones
-    template.resource_count_is("AWS::EC2::Subnet", zones)
-    template.resource_count_is("AWS::EC2::NatGateway", 0)
-    subnets = resources(templates[base_stack_name(region)], "AWS::EC2::Subnet")
-    indexes = sorted(s["Properties"]["AvailabilityZone"]["Fn::Select"][0] for s in subnets.values())
-    assert indexes == list(range(zones))
-    for subnet in subnets.values():
-        # Zones resolve at deploy time, never as dummy names written at synth.
-        assert subnet["Properties"]["AvailabilityZone"]["Fn::Select"][1] == {"Fn::GetAZs": ""}
-        assert subnet["Properties"]["MapPublicIpOnLaunch"] is True
+def test_network_has_a_public_subnet_in_each_zone_chosen_at_deploy_time_and_no_nat(templates, region):
+    template = templates[base_stack_name(region)]
+    slots = CATALOG.regions[region].availability_zones
+    Template.from_json(template).resource_count_is("AWS::EC2::Subnet", slots)
+    Template.from_json(template).resource_count_is("AWS::EC2::NatGateway", 0)
+    logical_id, props = usable_zones(template)
+    # Chosen among the zones offering this region's rig types; none named at synth.
+    assert props["Slots"] == str(slots) and props["Zones"] == []
+    assert props["InstanceTypes"] == sorted({r.instance_type for r in CATALOG.ec2_rigs() if region in r.regions})
+    subnets = resources(template, "AWS::EC2::Subnet")
+    zones = [s["Properties"]["AvailabilityZone"] for s in subnets.values()]
+    # Zones resolve at deploy time from the custom resource, never from Fn::GetAZs indexes or dummy names.
+    split = {"Fn::Split": [",", {"Fn::GetAtt": [logical_id, "Zones"]}]}
+    assert sorted(zones, key=lambda z: z["Fn::Select"][0]) == [{"Fn::Select": [i, split]} for i in range(slots)]
+    assert '"Fn::GetAZs"' not in json.dumps(template)  # as an intrinsic (the handler's docstring names it)
+    assert all(s["Properties"]["MapPublicIpOnLaunch"] is True for s in subnets.values())
+
+
+def test_zones_can_be_named_per_region_to_skip_a_zone_the_account_cannot_use(tmp_path):
+    from tests.conftest import synth
+
+    out = synth(tmp_path, context={"zones.us-east-1": "us-east-1c, us-east-1a"})
+    template = json.loads((out / f"{base_stack_name('us-east-1')}.template.json").read_text())
+    Template.from_json(template).resource_count_is("AWS::EC2::Subnet", 2)
+    _, props = usable_zones(template)
+    assert (props["Slots"], props["Zones"]) == ("2", ["us-east-1a", "us-east-1c"])
+
+
+@pytest.mark.parametrize("context, message", [
+    ({"zones.us-east-2": "us-east-1a"}, r"zones.us-east-2: 'us-east-1a' is not a zone of us-east-2"),
+    ({"zones.us-east-2": "us-east-2a", "az_count.us-east-2": "2"}, r"both given: the named zones set the count"),
+])
+def test_bad_named_zones_are_refused_with_the_fix(tmp_path, context, message):
+    from app import build_app
+    from rigs.deploy_options import OptionsError
+
+    with pytest.raises(OptionsError, match=message):
+        build_app(context=context, outdir=str(tmp_path))
 
 
 def test_no_template_has_any_inbound_rule(templates):
@@ -100,11 +133,11 @@ def test_every_taggable_resource_carries_the_managed_by_tag(templates):
 
 def test_az_count_can_be_overridden_per_region(tmp_path):
     from tests.conftest import synth
-    import json
 
     out = synth(tmp_path, context={"az_count.us-east-1": "2"})
     template = json.loads((out / f"{base_stack_name('us-east-1')}.template.json").read_text())
     Template.from_json(template).resource_count_is("AWS::EC2::Subnet", 2)
+    assert usable_zones(template)[1]["Slots"] == "2"
 
 
 def test_a_bad_az_count_override_is_refused_with_the_fix(tmp_path):

@@ -36,11 +36,42 @@ def test_endpoint_deploys_to_the_first_catalog_region_by_default(region):
 
 def test_model_runs_the_pinned_dlc_image_of_its_region_with_the_catalog_env(template, region):
     container = one(template, "AWS::SageMaker::Model")["Properties"]["PrimaryContainer"]
-    assert container["Image"] == f"763104351884.dkr.ecr.{region}.amazonaws.com/vllm@{RIG.image.digest}"
+    assert container["Image"] == f"763104351884.dkr.ecr.{region}.amazonaws.com/vllm@{RIG.image.digest_for(region)}"
     assert container["Environment"] == {**RIG.container_env, "SM_VLLM_MODEL": RIG.model_id,
                                         "SM_VLLM_SERVED_MODEL_NAME": RIG.model_id}
     assert container["Environment"]["SM_VLLM_ENABLE_AUTO_TOOL_CHOICE"] == "true"
     assert container["Environment"]["SM_VLLM_TOOL_CALL_PARSER"] == "gemma4"
+
+
+def test_the_default_region_is_pinned_and_carries_no_refusal(template, region):
+    assert RIG.image.digest_for(region)
+    assert set(template["Rules"]) == {"CheckBootstrapVersion"}
+    assert "DeployUnpinnedImageIn" not in template["Parameters"]
+
+
+def test_a_region_without_a_pin_is_refused_at_deploy_with_the_command_that_pins_it(tmp_path):
+    """CloudFormation checks template rules on create and update, never on delete: synth, `cdk list`
+    and `cdk destroy` work; a deploy stops with the message unless the override names the region."""
+    from tests.conftest import synth
+
+    unpinned = next(r for r in RIG.regions if RIG.image.digest_for(r) is None)
+    out = synth(tmp_path, context={f"region.{RIG.name}": unpinned})
+    template = json.loads((out / f"{RIG.stack_name}.template.json").read_text())
+    repository = f"763104351884.dkr.ecr.{unpinned}.amazonaws.com/vllm"
+    [rule] = [v for k, v in template["Rules"].items() if k != "CheckBootstrapVersion"]
+    assert rule == {"Assertions": [{
+        "Assert": {"Fn::Equals": [{"Ref": "DeployUnpinnedImageIn"}, unpinned]},
+        "AssertDescription":
+            f"sagemaker: no digest of {repository}:{RIG.image.tag} is pinned for {unpinned}, and a tag alone may "
+            f"resolve to another image there. Pin it from the registry with `python -m rigs pins refresh --regions "
+            f"{unpinned}` (needs AWS credentials; rewrites rigs/catalog.yaml), or deploy to a pinned region: "
+            f"{RIG.regions[0]}. To deploy the tag as it is: --parameters "
+            f"{RIG.stack_name}:DeployUnpinnedImageIn={unpinned}."}]}
+    assert template["Parameters"]["DeployUnpinnedImageIn"] == {
+        "Type": "String", "Default": "",
+        "Description": "Deploy the image by tag although no digest is pinned for this region: give the region"}
+    container = one(template, "AWS::SageMaker::Model")["Properties"]["PrimaryContainer"]
+    assert container["Image"] == f"{repository}:{RIG.image.tag}"
 
 
 def test_config_and_endpoint_are_wired_by_attributes_with_generated_names(template):

@@ -44,6 +44,17 @@ def test_only_subnets_in_zones_that_offer_the_type_are_used():
     assert result == {"SubnetIds": "subnet-c", "Zones": "us-east-2c"}
 
 
+def test_a_zone_the_network_repeats_is_used_once():
+    class Repeating(FakeEc2):
+        def describe_subnets(self, SubnetIds):  # noqa: N803 (boto3 naming)
+            zones = {"subnet-a": "us-east-2a", "subnet-b": "us-east-2b", "subnet-a2": "us-east-2a"}
+            return {"Subnets": [{"SubnetId": s, "AvailabilityZone": zones[s]} for s in SubnetIds]}
+
+    props = {**PROPS, "SubnetIds": ["subnet-a2", "subnet-b", "subnet-a"]}
+    result = offered_subnets.compute(props, ec2=Repeating(["us-east-2a", "us-east-2b"]))
+    assert result == {"SubnetIds": "subnet-a,subnet-b", "Zones": "us-east-2a,us-east-2b"}
+
+
 def test_every_offering_zone_is_used_in_zone_order():
     result = offered_subnets.compute(PROPS, ec2=FakeEc2(["us-east-2b", "us-east-2a", "us-east-2c"]))
     assert result == {"SubnetIds": "subnet-a,subnet-b,subnet-c", "Zones": "us-east-2a,us-east-2b,us-east-2c"}
@@ -116,7 +127,8 @@ def test_probe_fails_with_the_last_error_when_the_budget_runs_out():
         endpoint_probe.compute(PROBE_PROPS, runtime=runtime, sleep=clock.sleep, clock=clock)
 
 
-@pytest.mark.parametrize("handler", ["offered_subnets", "deadline", "endpoint_probe"])
+@pytest.mark.parametrize("handler", ["usable_zones", "offered_subnets", "root_volume", "launch_watch", "deadline",
+                                     "endpoint_probe"])
 def test_inline_code_fits_lambda_and_answers_cloudformation(handler):
     source = inline_source(handler)
     assert len(source) <= INLINE_LIMIT

@@ -13,6 +13,7 @@ from aws_cdk.assertions import Match, Template
 from rigs.catalog import load_catalog
 from rigs.contract import HF_TOKEN_SECRET, MANAGED_BY, TAG_MANAGED_BY, TAG_RIG, OutputKey, base_stack_name
 from rigs.userdata import CONTAINER_PORT, USER_DATA_LIMIT_BYTES
+from stacks.parts.rig_instance_group import LAUNCH_BUDGET
 from tests.contract.templates import WAIT_HANDLE_URL, boot_environment, one, resources_of, user_data_script
 
 CATALOG = load_catalog()
@@ -44,8 +45,14 @@ def test_launch_template_has_the_catalog_type_ami_parameter_imdsv2_and_encrypted
     assert parameter["Type"] == "AWS::SSM::Parameter::Value<AWS::EC2::Image::Id>"
     assert parameter["Default"] == rig.ami_ssm_parameter
     assert data["MetadataOptions"] == {"HttpEndpoint": "enabled", "HttpTokens": "required"}
-    assert data["BlockDeviceMappings"] == [{"DeviceName": "/dev/sda1", "Ebs": {
-        "DeleteOnTermination": True, "Encrypted": True, "VolumeSize": rig.root_volume_gib, "VolumeType": "gp3"}}]
+    # The root volume and its device come from the AMI at deploy time (Custom::RootVolume).
+    [(volume_id, volume)] = resources_of(template, "Custom::RootVolume").items()
+    assert data["BlockDeviceMappings"] == [{"DeviceName": {"Fn::GetAtt": [volume_id, "DeviceName"]}, "Ebs": {
+        "DeleteOnTermination": True, "Encrypted": True, "VolumeSize": {"Fn::GetAtt": [volume_id, "VolumeSize"]},
+        "VolumeType": "gp3"}}]
+    assert {k: v for k, v in volume["Properties"].items() if k != "ServiceToken"} == {
+        "ImageId": data["ImageId"], "Architecture": rig.architecture,
+        "MinimumGiB": str(rig.root_volume_gib), "FreeGiB": str(rig.root_free_gib)}
     assert "KeyName" not in data and "NetworkInterfaces" not in data
 
 
@@ -59,7 +66,7 @@ def test_instance_and_its_volumes_carry_the_rig_tags(templates, rig):
 
 
 @pytest.mark.parametrize("rig", EC2_RIGS, ids=lambda r: r.name)
-def test_one_instance_group_waits_for_the_ready_signal(templates, rig):
+def test_one_instance_group_waits_for_the_ready_signal_from_its_launch_on(templates, rig):
     template = rig_template(templates, rig.name)
     groups = resources_of(template, "AWS::AutoScaling::AutoScalingGroup")
     assert len(groups) == 1
@@ -67,11 +74,25 @@ def test_one_instance_group_waits_for_the_ready_signal(templates, rig):
     props = group["Properties"]
     assert (props["MinSize"], props["MaxSize"], props["DesiredCapacity"]) == ("1", "1", "1")
     seconds = rig.ready_timeout_minutes * 60
-    assert group["CreationPolicy"]["ResourceSignal"] == {"Count": 1, "Timeout": f"PT{seconds}S"}
+    launch_budget = int(LAUNCH_BUDGET.to_seconds())
+    # The creation policy covers the launch and the readiness (it is what updates wait for).
+    assert group["CreationPolicy"]["ResourceSignal"] == {"Count": 1, "Timeout": f"PT{launch_budget + seconds}S"}
     assert group["UpdatePolicy"] == {"AutoScalingReplacingUpdate": {"WillReplace": True}}
     assert {"Key": TAG_RIG, "Value": rig.name, "PropagateAtLaunch": True} in props["Tags"]
-    wait = one(template, "AWS::CloudFormation::WaitCondition")["Properties"]
-    assert wait["Count"] == 1 and wait["Timeout"] == str(seconds)
+    # The readiness wait starts when the launch watch has seen the instance in service.
+    [(watch_id, watch)] = resources_of(template, "Custom::LaunchWatch").items()
+    wait = one(template, "AWS::CloudFormation::WaitCondition")
+    assert wait["DependsOn"] == [watch_id]
+    assert wait["Properties"]["Count"] == 1 and wait["Properties"]["Timeout"] == str(seconds)
+    template_id = props["LaunchTemplate"]["LaunchTemplateId"]["Ref"]
+    [(offered_id, _)] = resources_of(template, "Custom::OfferedSubnets").items()
+    assert {k: v for k, v in watch["Properties"].items() if k != "ServiceToken"} == {
+        "TagKey": TAG_RIG, "TagValue": rig.name, "LaunchTemplateId": {"Ref": template_id},
+        "LaunchTemplateVersion": {"Fn::GetAtt": [template_id, "LatestVersionNumber"]},
+        "Zones": {"Fn::GetAtt": [offered_id, "Zones"]}, "BudgetSeconds": str(launch_budget)}
+    # It never references the group (it must run while the group waits for its signal).
+    assert logical_id not in json.dumps(watch)
+    # The boot script gives up five minutes before the wait condition does, with its reason.
     env = boot_environment(user_data_script(template))
     assert env["RIG_SIGNAL_RESOURCE"] == logical_id
     assert env["RIG_STACK"] == rig.stack_name

@@ -3,7 +3,7 @@
 Zone offerings differ per account and change over time, so they are read at deploy
 time (DescribeInstanceTypeOfferings), never at synth. Properties: SubnetIds,
 InstanceType, AllowedZones (may be empty: every zone). Returns SubnetIds and Zones,
-comma-separated, sorted by zone.
+comma-separated, sorted by zone, one subnet per zone (the network may repeat a zone).
 """
 import boto3
 
@@ -19,8 +19,10 @@ def compute(properties, ec2=None):
     for page in pages:
         offered.update(offer["Location"] for offer in page["InstanceTypeOfferings"])
     network = sorted({subnet["AvailabilityZone"] for subnet in subnets})
-    chosen = sorted((s["AvailabilityZone"], s["SubnetId"]) for s in subnets
-                    if s["AvailabilityZone"] in offered and (not allowed or s["AvailabilityZone"] in allowed))
+    first = {}
+    for subnet in sorted(subnets, key=lambda s: s["SubnetId"]):
+        first.setdefault(subnet["AvailabilityZone"], subnet["SubnetId"])
+    chosen = [(zone, first[zone]) for zone in network if zone in offered and (not allowed or zone in allowed)]
     if not chosen:
         raise RuntimeError(
             f"no zone of the rig network can launch {instance_type}: network zones "
