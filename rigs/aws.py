@@ -278,7 +278,7 @@ def describe_error(exc: BaseException, service: str | None = None) -> str:
     if failure.code.isdigit():
         reason = f"HTTP {reason}"
     call = " ".join(part for part in (service, getattr(exc, "operation_name", None)) if part)
-    return f"{call}: {reason}" if call else reason
+    return f"{call} failed: {reason}" if call else reason
 
 
 def _chain(exc: BaseException | None) -> list[BaseException]:

@@ -194,8 +194,8 @@ def cmd_up(args: argparse.Namespace) -> int:
                             poll=2.0 if aws.endpoint_url() else 10.0))
     runner = CdkCli(method=method)
     up = Up(session, runner, settings)
-    plans = {r.name: (r, [c for c in recorded.get(r.name).candidates if allowed is None or c.region in allowed[r.name]])
-             for r in rigs}
+    plans = {r.name: (r, [c for c in recorded.get(r.name).candidates
+                          if allowed is None or c.region in allowed[r.name]]) for r in rigs}
     regions = sorted({c.region for _, candidates in plans.values() for c in candidates})
     missing = up.missing_bootstrap(regions)
     if missing:
@@ -205,8 +205,9 @@ def cmd_up(args: argparse.Namespace) -> int:
                   f"`./scripts/cdk bootstrap {' '.join(f'aws://{account}/{r}' for r in missing)}` "
                   "or pass --bootstrap", file=sys.stderr)
             return EXIT_FAILED
-        if not up.bootstrap(aws.check_credentials(session), missing):
-            print("cdk bootstrap failed; see its log in the evidence directory", file=sys.stderr)
+        failure = up.bootstrap(aws.check_credentials(session), missing)
+        if failure is not None:
+            print(f"error: {failure.message}", file=sys.stderr)
             return EXIT_FAILED
     print(f"evidence: {up.evidence.directory}")
     results = up.run(plans)

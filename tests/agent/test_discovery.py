@@ -196,7 +196,7 @@ def test_access_denied_region_is_explained_and_others_still_searched(session: bo
     stubber.add_client_error("describe_stacks", "AccessDenied", "not allowed")
     stubber.activate()
     found = Discoverer(clients, CATALOG).discover()
-    assert reasons(found)["us-east-1"] == "CloudFormation describe_stacks failed: AccessDenied: not allowed"
+    assert reasons(found)["us-east-1"] == "cloudformation DescribeStacks failed: AccessDenied: not allowed"
     assert found.get("sagemaker") is not None
 
 
