@@ -305,14 +305,14 @@ def region_hint(region: str | None) -> str:
     regions = known_regions()
     if region in regions:
         return ""
-    close = difflib.get_close_matches(region, regions, n=1)
-    return f"{region!r} is not an AWS region" + (f" (did you mean {close[0]}?)" if close else "")
+    close = sorted(difflib.get_close_matches(region, regions, n=2))
+    return f"{region!r} is not an AWS region" + (f" (did you mean {' or '.join(close)}?)" if close else "")
 
 
-def unreachable_error(exc: BaseException, region: str | None = None) -> UnreachableError:
-    """The endpoint a call could not reach and the likely cause, for one line."""
+def unreachable_error(exc: BaseException, region: str | None = None, endpoint: str | None = None) -> UnreachableError:
+    """The endpoint a call could not reach (``endpoint`` when the error does not say) and the likely cause."""
     kwargs = getattr(exc, "kwargs", {}) if isinstance(getattr(exc, "kwargs", None), dict) else {}
-    endpoint = str(kwargs.get("endpoint_url") or endpoint_url() or "the AWS endpoint")
+    endpoint = str(kwargs.get("endpoint_url") or endpoint or endpoint_url() or "the AWS endpoint").rstrip("/")
     region = region or _region_of(endpoint)
     custom = endpoint_url()
     chain = _chain(exc)
@@ -415,10 +415,12 @@ def caller_identity(session: boto3.Session, region: str | None = None) -> dict[s
         UnreachableError: no answer from the endpoint; one line names it and the likely cause.
     """
     region = region or session.region_name or "us-east-1"
+    sts = None
     try:
         if session.get_credentials() is None:
             raise CredentialsError(NO_CREDENTIALS)
-        return call(client(session, "sts", region, PROBE_CONFIG).get_caller_identity)
+        sts = client(session, "sts", region, PROBE_CONFIG)
+        return call(sts.get_caller_identity)
     except CredentialsError:
         raise
     except botocore.exceptions.ProfileNotFound as exc:
@@ -432,7 +434,7 @@ def caller_identity(session: boto3.Session, region: str | None = None) -> dict[s
             raise CredentialsError(failure.code, None if failure.code == "NoCredentials" else
                                    f"AWS rejected the credentials ({failure})") from None
         if failure.kind == UNREACHABLE:
-            raise unreachable_error(exc, region) from None
+            raise unreachable_error(exc, region, sts.meta.endpoint_url if sts is not None else None) from None
         raise
 
 

@@ -209,11 +209,10 @@ class _Checks:
         if impaired:
             detail += f"; not available: {_short(impaired, region)}"
         if len(getazs) < count:
-            return [Finding("Zones", "", region, FAIL,
-                            f"Fn::GetAZs gives {len(getazs)} zone(s) (zones with a default subnet, since the account "
-                            f"has some), the base network asks for {count}",
-                            f"deploy with `-c az_count.{{region}}={len(getazs)}`, or add default subnets: "
-                            f"`aws ec2 create-default-subnet --availability-zone <zone> --region {{region}}`", blocks)], \
+            fix = (f"deploy with `-c az_count.{{region}}={len(getazs)}`, or add default subnets: "
+                   "`aws ec2 create-default-subnet --availability-zone <zone> --region {region}`")
+            return [Finding("Zones", "", region, FAIL, f"Fn::GetAZs gives {len(getazs)} zone(s) (zones with a default "
+                            f"subnet, since the account has some), the base network asks for {count}", fix, blocks)], \
                 network
         return [Finding("Zones", "", region, OK if not impaired else WARN, detail)], network
 
@@ -510,7 +509,7 @@ def _verdict(report: DoctorReport, rig: str) -> Finding:
     if not regions:
         return Finding("Can deploy", rig, None, FAIL, "none of its catalog regions was checked",
                        "leave out --regions, or name one of its regions")
-    checks = dict.fromkeys(f.check for region in regions for f in report.blockers(rig, region))
+    checks = sorted({f.check for region in regions for f in report.blockers(rig, region)}, key=CHECK_ORDER.index)
     return Finding("Can deploy", rig, None, FAIL, f"nowhere: blocked by {', '.join(checks)}",
                    "fix those rows in one of its regions")
 

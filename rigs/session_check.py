@@ -1,4 +1,4 @@
-"""``python -m rigs.session_check [CDK ARGUMENTS]``: the AWS check ``./scripts/cdk`` runs before a command that needs AWS.
+"""``python -m rigs.session_check [CDK ARGUMENTS]``: the AWS check ``./scripts/cdk`` makes before AWS commands.
 
 The CDK CLI reports missing credentials as "Unable to resolve AWS account to use" (exit
 1) and an unreachable endpoint after its own retries. This check gives the same line and

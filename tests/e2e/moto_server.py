@@ -26,6 +26,8 @@ Patches (TOOLING.md 8.2, 8.4, plus what the rig stacks need):
 6. **Capacity injection** (``--inject-capacity g6.xlarge@us-east-2``, repeatable): Auto Scaling
    groups of that type in that region launch nothing and report ``InsufficientInstanceCapacity``
    in their scaling activities, to exercise ``python -m rigs up``'s failover against the real CLI.
+7. **Reset keeps the seeds.** ``POST /moto-api/reset`` empties every backend; 1 and 4 are
+   applied again (and injected activities forgotten), so a test can start from a clean account.
 """
 
 from __future__ import annotations
@@ -263,6 +265,20 @@ def inject_capacity_failures(specs: list[str]) -> None:
     autoscaling_responses.AutoScalingResponse.describe_scaling_activities = describe_scaling_activities
 
 
+def keep_seeds_on_reset() -> None:
+    from moto.moto_api._internal.models import MotoAPIBackend
+
+    original = MotoAPIBackend.reset
+
+    def reset(self) -> None:  # noqa: ANN001
+        original(self)
+        _failed_activities.clear()
+        seed_ssm_parameters()
+        answer_sagemaker_chat()
+
+    MotoAPIBackend.reset = reset
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--port", type=int, required=True)
@@ -277,6 +293,7 @@ def main() -> int:
     zones_of_the_stack_region()
     run_custom_resources_in_process(args.port)
     inject_capacity_failures(args.inject_capacity)
+    keep_seeds_on_reset()
     server = ThreadedMotoServer(ip_address="127.0.0.1", port=args.port, verbose=False)
     server.start()
     seed_ssm_parameters()

@@ -138,3 +138,14 @@ def test_not_yaml_is_one_clear_problem():
 def test_error_message_lists_every_problem_on_its_own_line():
     error = CatalogError(["a.b: one", "c.d: two"], "catalog.yaml")
     assert str(error) == "catalog.yaml: 2 problem(s) in the rig catalog:\n  - a.b: one\n  - c.d: two"
+
+
+def test_hf_token_required_is_a_flag_of_ec2_rigs_off_by_default():
+    assert not any(rig.hf_token_required for rig in load_catalog().ec2_rigs())  # the catalog's models are ungated
+    gated = copy.deepcopy(RAW)
+    gated["rigs"]["g5g"]["hf_token_required"] = True
+    assert parse_catalog(yaml.safe_dump(gated), source="test").get("g5g").hf_token_required
+    assert problems_for(lambda d: d["rigs"]["g6"].update(hf_token_required="yes")) == [
+        "rigs.g6.hf_token_required: must be bool, got 'yes'"]
+    assert problems_for(lambda d: d["rigs"]["sagemaker"].update(hf_token_required=True))[0].startswith(
+        "rigs.sagemaker.hf_token_required: unknown key")
