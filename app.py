@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 import os
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any, Callable, Mapping
 
 # jsii prints a banner on Node 20 (end of life); the CLI works on it unchanged.
 os.environ.setdefault("JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION", "20")
@@ -51,16 +51,47 @@ def az_count(app: cdk.App, catalog: Catalog, region: str) -> int:
     return count
 
 
-def rig_options(app: cdk.App, rig: DeployableRig) -> RigOptions:
-    """The validated per-deploy choices for one rig, from ``-c`` context (see rigs/deploy_options.py)."""
+DEPLOYED_REGIONS_KEY = "deployed_regions.{stack}"
+"""Context set by ``__main__`` from CloudFormation: the regions a stack of that name exists in."""
+LOOKED_UP_KEY = "deployed_regions_complete"
+"""Context set by ``__main__`` when every region answered (a stack found nowhere exists nowhere)."""
+DESTROYING_KEY = "aws-inference:destroying"
+"""Context ``./scripts/cdk`` sets for ``destroy``: then a stack CloudFormation shows nowhere is left
+out of the app, so the CLI reports "destroyed" only for stacks that existed."""
+
+
+def not_deployed(app: cdk.App, stack_name: str) -> bool:
+    """True when this synth is for a destroy, every region was asked, and the stack is in none."""
+    context = app.node.try_get_context
+    return bool(context(DESTROYING_KEY)) and bool(context(LOOKED_UP_KEY)) and not _regions_in(
+        context(DEPLOYED_REGIONS_KEY.format(stack=stack_name)))
+
+
+def _regions_in(value: Any) -> tuple[str, ...]:
+    return tuple(r.strip() for r in str(value or "").split(",") if r.strip())
+
+
+def region_choice(app: cdk.App, rig: DeployableRig) -> placement.RegionChoice:
+    """Where the rig's stack goes: ``-c region.<rig>``, else where CloudFormation says it is,
+    else where ``python -m rigs up`` recorded it, else the catalog's first region."""
+    context = app.node.try_get_context
+    return placement.choose_region(
+        rig.name,
+        rig.regions,
+        explicit=context(f"region.{rig.name}"),
+        deployed=_regions_in(context(DEPLOYED_REGIONS_KEY.format(stack=rig.stack_name))),
+        looked_up=bool(context(LOOKED_UP_KEY)),
+        recorded=context(f"recorded_region.{rig.name}"),
+    )
+
+
+def rig_options(app: cdk.App, rig: DeployableRig, region: str) -> RigOptions:
+    """The validated per-deploy choices for one rig stack in ``region``, from ``-c`` context
+    (see rigs/deploy_options.py); the recorded zones apply only in the recorded region."""
     context = app.node.try_get_context
     max_hours = context(f"max_hours.{rig.name}")
-    # `-c region.<rig>` wins; else the region `python -m rigs up` recorded (see recorded_placement),
-    # with its zones only when the region is that same one.
-    recorded = context(f"recorded_region.{rig.name}")
-    region = context(f"region.{rig.name}") or recorded
     zones = context(f"zones.{rig.name}")
-    if zones is None and region is not None and region == recorded:
+    if zones is None and region == context(f"recorded_region.{rig.name}"):
         zones = context(f"recorded_zones.{rig.name}")
     return parse_rig_options(
         rig,
@@ -73,25 +104,60 @@ def rig_options(app: cdk.App, rig: DeployableRig) -> RigOptions:
     )
 
 
-def add_rig_stacks(app: cdk.App, catalog: Catalog, bases: Mapping[str, InferenceBaseStack]) -> None:
-    """One stack per deployable rig, in its chosen region, plus the g5g image build stack."""
+def add_rig_stacks(app: cdk.App, catalog: Catalog, bases: Callable[[str], InferenceBaseStack | None],
+                   say: Callable[[str], None]) -> None:
+    """One stack per deployable rig in its chosen region, plus the g5g image build stack.
+
+    A stack that CloudFormation shows in further regions is synthesized there too, under the
+    same stack name (construct id ``<stack>-<region>``), so that ``cdk destroy --all`` removes
+    every copy instead of reporting one destroyed while another keeps billing.
+    """
     for rig in catalog.deployable():
-        options = rig_options(app, rig)
-        env = cdk.Environment(region=options.region)
-        if isinstance(rig, Ec2Rig):
-            InferenceRigStack(app, rig.stack_name, options=options, base=bases[options.region], env=env,
-                              description=f"aws-inference rig {rig.name}: {rig.label} ({rig.instance_type})")
-            if rig.name == "g5g":
-                InferenceG5gImageStack(app, f"{rig.stack_name}Image", rig=options.rig, env=env,
-                                       description="aws-inference g5g image build: vLLM for sm_75 on arm64 "
-                                                   "with the Turing shared-memory patch")
-        elif isinstance(rig, SageMakerRig):
-            InferenceEndpointStack(app, rig.stack_name, options=options, env=env,
-                                   description=f"aws-inference rig {rig.name}: {rig.label} ({rig.instance_type})")
+        if not_deployed(app, rig.stack_name):
+            say(f"{rig.stack_name}: not deployed in any region; nothing to destroy")
+            if isinstance(rig, Ec2Rig) and rig.name == "g5g" and not not_deployed(app, f"{rig.stack_name}Image"):
+                add_image_stacks(app, rig, region_choice(app, rig).region)
+            continue
+        choice = region_choice(app, rig)
+        say(f"{rig.stack_name} -> {choice.region} ({choice.why})")
+        copies = [(rig.stack_name, choice.region)] + [(f"{rig.stack_name}-{r}", r) for r in choice.also_deployed]
+        for id_, region in copies:
+            base = bases(region) if isinstance(rig, Ec2Rig) else None
+            if region not in rig.regions or (isinstance(rig, Ec2Rig) and base is None):
+                say(f"{rig.stack_name} also exists in {region}, outside the catalog's regions for {rig.name}: "
+                    "remove it with `python -m rigs sweep --yes`")
+                continue
+            if id_ != rig.stack_name:
+                say(f"{rig.stack_name} also exists in {region}: synthesized there as {id_}, so that "
+                    "`cdk destroy --all` removes it too")
+            options = rig_options(app, rig, region)
+            env = cdk.Environment(region=region)
+            description = f"aws-inference rig {rig.name}: {rig.label} ({rig.instance_type})"
+            if isinstance(rig, Ec2Rig):
+                InferenceRigStack(app, id_, options=options, base=base, env=env, stack_name=rig.stack_name,
+                                  description=description)
+            elif isinstance(rig, SageMakerRig):
+                InferenceEndpointStack(app, id_, options=options, env=env, stack_name=rig.stack_name,
+                                       description=description)
+        if isinstance(rig, Ec2Rig) and rig.name == "g5g" and not not_deployed(app, f"{rig.stack_name}Image"):
+            add_image_stacks(app, rig, choice.region)
 
 
-def build_app(context: Mapping[str, Any] | None = None, outdir: str | None = None) -> cdk.App:
-    """Build every stack of the app. ``context`` adds to (and overrides) cdk.json's context."""
+def add_image_stacks(app: cdk.App, rig: Ec2Rig, region: str) -> None:
+    """The g5g image build stack in the rig's region, and wherever else it exists."""
+    name = f"{rig.stack_name}Image"
+    deployed = _regions_in(app.node.try_get_context(DEPLOYED_REGIONS_KEY.format(stack=name)))
+    for id_, where in [(name, region)] + [(f"{name}-{r}", r) for r in deployed if r != region]:
+        InferenceG5gImageStack(app, id_, rig=rig_options(app, rig, region).rig, env=cdk.Environment(region=where),
+                               stack_name=name,
+                               description="aws-inference g5g image build: vLLM for sm_75 on arm64 "
+                                           "with the Turing shared-memory patch")
+
+
+def build_app(context: Mapping[str, Any] | None = None, outdir: str | None = None,
+              say: Callable[[str], None] = lambda _line: None) -> cdk.App:
+    """Build every stack of the app. ``context`` adds to (and overrides) cdk.json's context;
+    ``say`` receives one line per rig stack: the region it is synthesized in and why."""
     app = cdk.App(
         context={**project_context(), **(context or {})},
         outdir=outdir,
@@ -102,15 +168,24 @@ def build_app(context: Mapping[str, Any] | None = None, outdir: str | None = Non
     catalog = load_catalog()
     cdk.Tags.of(app).add(TAG_MANAGED_BY, MANAGED_BY)
     bases: dict[str, InferenceBaseStack] = {}
+
+    def base(region: str) -> InferenceBaseStack | None:
+        """The region's base stack, made on first use; None for a region no rig runs in."""
+        if region not in bases and region in catalog.rig_regions():
+            bases[region] = InferenceBaseStack(
+                app,
+                base_stack_name(region),
+                az_count=az_count(app, catalog, region),
+                env=cdk.Environment(region=region),
+                description=f"aws-inference base for {region}: rig network, SSM-only security group, "
+                            "rig instance profile",
+            )
+        return bases.get(region)
+
     for region in catalog.rig_regions():
-        bases[region] = InferenceBaseStack(
-            app,
-            base_stack_name(region),
-            az_count=az_count(app, catalog, region),
-            env=cdk.Environment(region=region),
-            description=f"aws-inference base for {region}: rig network, SSM-only security group, rig instance profile",
-        )
-    add_rig_stacks(app, catalog, bases)
+        if not not_deployed(app, base_stack_name(region)):
+            base(region)
+    add_rig_stacks(app, catalog, base, say)
     add_nag_checks(app)
     return app
 
@@ -126,5 +201,46 @@ def recorded_placement() -> dict[str, str]:
     return placement.recorded_context({rig.name: rig.regions for rig in load_catalog().deployable()})
 
 
+def deployed_context(catalog: Catalog, say: Callable[[str], None]) -> dict[str, Any]:
+    """Where CloudFormation says each of the app's stacks is, as context (rigs/whereabouts.py).
+
+    Asked only when the CDK CLI has resolved an account: it passes ``CDK_DEFAULT_ACCOUNT`` to the
+    app only then, so offline synths (tests, CI, no credentials) make no call and stay as fast.
+    When every region answered, the recorded placement is corrected to match.
+    """
+    account = os.environ.get("CDK_DEFAULT_ACCOUNT")
+    if not account:
+        say("no AWS account resolved by the CDK CLI: CloudFormation not asked; stacks go where the "
+            "placement file or the catalog says")
+        return {}
+    from rigs import whereabouts
+
+    names = whereabouts.app_stacks()
+    where = whereabouts.locate(names)
+    say(f"account {account}: {where.summary()}")
+    context: dict[str, Any] = {DEPLOYED_REGIONS_KEY.format(stack=n): ",".join(where.regions_of(n))
+                               for n in names if where.regions_of(n)}
+    if where.complete:
+        context[LOOKED_UP_KEY] = True
+        for line in placement.reconcile({r.name: where.regions_of(r.stack_name) for r in catalog.deployable()}):
+            say(f"placement: {line}")
+    return context
+
+
+def main() -> None:
+    """Run by the CDK CLI (``cdk.json``): synthesize, saying on stderr where each rig goes and why."""
+    import sys
+
+    def say(line: str) -> None:
+        print(f"app: {line}", file=sys.stderr)
+
+    try:
+        context = {**recorded_placement(), **deployed_context(load_catalog(), say)}
+    except placement.PlacementError as exc:
+        say(str(exc))
+        raise SystemExit(1) from None
+    build_app(context=context, say=say).synth()
+
+
 if __name__ == "__main__":
-    build_app(context=recorded_placement()).synth()
+    main()

@@ -233,15 +233,15 @@ def _doctor_first(rigs: Sequence[Any], session: Any, ignore: Sequence[str]) -> d
 
 
 def cmd_status(args: argparse.Namespace) -> int:
-    from .inventory import discover, render
+    from .inventory import discover, render, render_outlasting
     from .pricing import PriceBook
 
     session = _session(args)
     inventory = discover(session, args.regions, PriceBook(session))
     if args.json:
         print(json.dumps({"resources": [r.as_dict() for r in inventory.resources],
-                          "hourly_usd": round(inventory.hourly_usd, 6), "problems": list(inventory.problems)},
-                         indent=2))
+                          "hourly_usd": round(inventory.hourly_usd, 6), "problems": list(inventory.problems),
+                          "outlasting": [o.as_dict() for o in inventory.outlasting]}, indent=2))
         return EXIT_OK
     console = _console()
     table = render(inventory, f"Ours (ManagedBy=aws-inference) in {', '.join(args.regions)}",
@@ -255,6 +255,8 @@ def cmd_status(args: argparse.Namespace) -> int:
     billing = [r for r in inventory.resources if r.billing]
     console.print(f"total: ${inventory.hourly_usd:.4f}/h ({len(billing)} billing of {len(inventory.resources)} "
                   "resources)")
+    if inventory.outlasting:
+        console.print(render_outlasting(inventory))
     for problem in inventory.problems:
         console.print(f"not checked: {problem}", markup=False)
     for note in inventory.notes:
@@ -289,6 +291,9 @@ def cmd_sweep(args: argparse.Namespace) -> int:
         console.print("nothing deleted: pass --yes to delete" if to_delete else "nothing to delete")
         return EXIT_OK
     result = sweeper.run()
+    stacks = {rig.name: rig.stack_name for rig in load_catalog().deployable()}
+    for rig in result.forget_swept(args.regions, stacks):
+        console.print(f"placement: {rig} is gone; its record in {placement.placement_path()} is cleared")
     leftovers = result.leftovers(args.everything)
     kept = [r for r in result.after.resources if r not in leftovers]
     console.print(f"deleted or confirmed gone: {len(result.deleted)}")

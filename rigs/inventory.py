@@ -14,11 +14,14 @@ from dataclasses import dataclass
 from typing import Any, Callable, Iterable, Sequence
 
 from . import aws
-from .contract import BASE_STACK_PREFIX, MANAGED_BY, REGIONS, TAG_MANAGED_BY, TAG_RIG, OutputKey, base_stack_name
+from .contract import (BASE_STACK_PREFIX, HF_TOKEN_SECRET, MANAGED_BY, REGIONS, TAG_MANAGED_BY, TAG_RIG, OutputKey,
+                       base_stack_name)
 from .pricing import PriceBook, PriceError
 
 GLOBAL = "global"
 STACK_TAG = "aws:cloudformation:stack-name"
+BOOTSTRAP_STACK = "CDKToolkit"
+ENDPOINT_LOG_PREFIX = "/aws/sagemaker/Endpoints/"
 
 # Kinds, in the order status lists them.
 STACK = "stack"
@@ -83,6 +86,29 @@ class Resource:
 
 
 @dataclass(frozen=True, slots=True)
+class Outlasting:
+    """Something that outlives ``cdk destroy`` and the sweep: never deleted by this project, listed by
+    ``status`` with what it costs and how to remove it by hand.
+
+    The CDK bootstrap stack (shared by every CDK app of the account), the log group SageMaker creates
+    for an endpoint (it carries no tag and stays after the endpoint is deleted) and the optional
+    Hugging Face token secret the user creates.
+    """
+
+    kind: str
+    region: str
+    name: str
+    monthly_usd: float | None
+    cost: str
+    remove: str
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"kind": self.kind, "region": self.region, "name": self.name,
+                "monthly_usd": None if self.monthly_usd is None else round(self.monthly_usd, 4),
+                "cost": self.cost, "remove": self.remove}
+
+
+@dataclass(frozen=True, slots=True)
 class Inventory:
     resources: tuple[Resource, ...]
     problems: tuple[str, ...] = ()
@@ -90,6 +116,8 @@ class Inventory:
     regions: tuple[str, ...] = REGIONS
     notes: tuple[str, ...] = ()
     """Things seen but not ours by tag (never touched), worth a line."""
+    outlasting: tuple[Outlasting, ...] = ()
+    """What outlives destroy and sweep (see :class:`Outlasting`)."""
 
     @property
     def hourly_usd(self) -> float:
@@ -100,7 +128,7 @@ class Inventory:
 
     def in_region(self, region: str) -> "Inventory":
         return Inventory(tuple(r for r in self.resources if r.region == region), self.problems, (region,),
-                         self.notes)
+                         self.notes, tuple(o for o in self.outlasting if o.region == region))
 
     def swept(self, resource: Resource, everything: bool) -> bool:
         """Whether ``sweep`` deletes it: all with ``--all``; else all but what is kept between runs
@@ -154,6 +182,7 @@ class _Finder:
         self.found: list[Resource] = []
         self.problems: list[str] = []
         self.notes: list[str] = []
+        self.outlasting: list[Outlasting] = []
 
     def guard(self, what: str, lister: Callable[[], None]) -> None:
         try:
@@ -193,6 +222,13 @@ class _Finder:
         for stack in aws.paginate(cfn, "describe_stacks", "Stacks"):
             if stack.get("StackStatus") == "DELETE_COMPLETE":
                 continue
+            if stack["StackName"] == BOOTSTRAP_STACK:
+                self.outlasting.append(Outlasting(
+                    "cdk-bootstrap", self.region, BOOTSTRAP_STACK, None,
+                    "storage only: its S3 bucket and ECR repository hold the assets CDK apps uploaded (this "
+                    "app's templates and the g5g build recipe: kilobytes)",
+                    "shared by every CDK app of the account; delete only if none uses it: empty its bucket, then "
+                    f"`aws cloudformation delete-stack --stack-name {BOOTSTRAP_STACK} --region {self.region}`"))
             if not ours(stack.get("Tags")):
                 if stack["StackName"] == base_stack_name(self.region):
                     self.notes.append(f"{self.region}: stack {stack['StackName']} carries no {TAG_MANAGED_BY} tag, "
@@ -206,6 +242,52 @@ class _Finder:
                      state=stack.get("StackStatus", ""), stack=stack["StackName"],
                      detail="; ".join(d for d in details if d),
                      extra={"stack_id": stack.get("StackId", ""), "expires_at": outputs.get(OutputKey.EXPIRES_AT)})
+
+    def endpoint_log_groups(self) -> None:
+        """The log groups SageMaker made for endpoints: of ours (still there) or of endpoints that are gone."""
+        sagemaker = self.clients("sagemaker", self.region)
+        live = {e["EndpointName"]: e["EndpointArn"] for e in aws.paginate(sagemaker, "list_endpoints", "Endpoints")}
+        logs = self.clients("logs", self.region)
+        groups = aws.paginate(logs, "describe_log_groups", "logGroups", logGroupNamePrefix=ENDPOINT_LOG_PREFIX)
+        for group in groups:
+            name = group["logGroupName"]
+            endpoint = name[len(ENDPOINT_LOG_PREFIX):]
+            if endpoint in live:
+                if not ours(aws.paginate(sagemaker, "list_tags", "Tags", ResourceArn=live[endpoint])):
+                    continue
+                whose = f"endpoint {endpoint} of ours; stays after the endpoint is deleted"
+            else:
+                whose = "left by a deleted endpoint (SageMaker does not tag it: it may be another app's)"
+            stored_gb = (group.get("storedBytes") or 0) / 1e9
+            monthly, cost = None, "storage only"
+            try:
+                price = self.prices.unit_price("cloudwatch-logs-storage", self.region)
+                monthly = price.monthly(stored_gb)
+                cost = f"${monthly:.4f}/month: {stored_gb * 1000:.1f} MB at ${price.usd:g}/{price.unit}"
+            except PriceError as exc:
+                cost = f"storage only; price unknown: {exc}"
+            self.outlasting.append(Outlasting(
+                "log-group", self.region, name, monthly, f"{cost} ({whose})",
+                f"`aws logs delete-log-group --log-group-name {name} --region {self.region}`"))
+
+    def token_secret(self) -> None:
+        """The optional Hugging Face token secret: created by the user, read by rigs at boot, never deleted here."""
+        secrets = self.clients("secretsmanager", self.region)
+        try:
+            aws.call(secrets.describe_secret, SecretId=HF_TOKEN_SECRET)
+        except Exception as exc:  # noqa: BLE001 - absent is the usual case
+            if aws.classify(exc).kind == aws.NOT_FOUND:
+                return
+            raise
+        monthly, cost = None, "per secret per month"
+        try:
+            price = self.prices.unit_price("secrets-manager-secret", self.region)
+            monthly, cost = price.monthly(), f"${price.usd:g}/month (Secrets Manager, per secret)"
+        except PriceError as exc:
+            cost = f"price unknown: {exc}"
+        self.outlasting.append(Outlasting(
+            "secret", self.region, HF_TOKEN_SECRET, monthly, cost,
+            f"`aws secretsmanager delete-secret --secret-id {HF_TOKEN_SECRET} --region {self.region}`"))
 
     def instances(self) -> None:
         ec2 = self.clients("ec2", self.region)
@@ -359,6 +441,8 @@ REGIONAL_LISTERS = (
     ("CodeBuild projects", "build_projects"),
     ("ECR repositories", "repositories"),
     ("network (security groups, subnets, route tables, gateways, VPCs)", "network"),
+    ("SageMaker endpoint log groups", "endpoint_log_groups"),
+    ("the Hugging Face token secret", "token_secret"),
 )
 
 IAM_NAME_PREFIX = "Inference"
@@ -404,21 +488,23 @@ def discover(session: Any, regions: Sequence[str] = REGIONS, prices: PriceBook |
     clients = clients or aws.Clients(session)
     prices = prices or PriceBook(session)
 
-    def one_region(region: str) -> tuple[list[Resource], list[str], list[str]]:
+    def one_region(region: str) -> _Finder:
         finder = _Finder(clients, region, prices)
         for what, method in REGIONAL_LISTERS:
             finder.guard(what, getattr(finder, method))
-        return finder.found, finder.problems, finder.notes
+        return finder
 
     resources: list[Resource] = []
     problems: list[str] = []
     notes: list[str] = []
+    outlasting: list[Outlasting] = []
     with ThreadPoolExecutor(max_workers=max(1, len(regions)) + 1) as pool:
         iam_future = pool.submit(_iam, clients) if include_iam else None
-        for found, trouble, seen in pool.map(one_region, regions):
-            resources.extend(found)
-            problems.extend(trouble)
-            notes.extend(seen)
+        for finder in pool.map(one_region, regions):
+            resources.extend(finder.found)
+            problems.extend(finder.problems)
+            notes.extend(finder.notes)
+            outlasting.extend(finder.outlasting)
         if iam_future is not None:
             found, trouble = iam_future.result()
             resources.extend(found)
@@ -426,7 +512,7 @@ def discover(session: Any, regions: Sequence[str] = REGIONS, prices: PriceBook |
     order = {kind: index for index, kind in enumerate(KINDS)}
     region_order = {region: index for index, region in enumerate((*REGIONS, GLOBAL))}
     resources.sort(key=lambda r: (region_order.get(r.region, 99), order.get(r.kind, 99), r.name or r.id))
-    return Inventory(tuple(resources), tuple(problems), tuple(regions), tuple(notes))
+    return Inventory(tuple(resources), tuple(problems), tuple(regions), tuple(notes), tuple(outlasting))
 
 
 # --- rendering ------------------------------------------------------------------------
@@ -475,4 +561,17 @@ def render(inventory: Inventory, title: str, everything: bool = False) -> Any:
     if kept:
         table.caption = (f"plus {kept} network and IAM resource(s) kept between runs (security groups, subnets, "
                          "VPCs, roles, instance profiles); --all-resources lists them")
+    return table
+
+
+def render_outlasting(inventory: Inventory) -> Any:
+    """A rich Table of what outlives ``cdk destroy`` and the sweep, with its cost and how to remove it."""
+    from rich.markup import escape
+    from rich.table import Table
+
+    table = Table(title="Outlives cdk destroy and the sweep (never deleted by this project)", header_style="bold")
+    for column in ("Region", "Kind", "Name", "Cost", "To remove"):
+        table.add_column(column, overflow="fold")
+    for item in inventory.outlasting:
+        table.add_row(*(escape(cell) for cell in (item.region, item.kind, item.name, item.cost, item.remove)))
     return table

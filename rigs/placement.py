@@ -169,41 +169,6 @@ def record_deployed(rig: str, region: str, zones: Sequence[str], stack: str, pat
         return updated
 
 
-def rig_region(rig: str, catalog_regions: Sequence[str], context_value: Any = None,
-               placement: Placement | None = None) -> str:
-    """The region app.py synthesizes a rig's stack in.
-
-    ``-c region.<rig>=R`` wins; else the region ``up`` recorded; else the catalog's first.
-    A recorded region outside the catalog's list is ignored (the catalog changed since).
-    """
-    if context_value:
-        return str(context_value)
-    recorded = (placement or load()).deployed_region(rig)
-    if recorded and recorded in catalog_regions:
-        return recorded
-    return catalog_regions[0]
-
-
-def rig_zones(rig: str, region: str, context_value: Any = None, placement: Placement | None = None) -> tuple[str, ...]:
-    """Zones for the rig's Auto Scaling group: ``-c zones.<rig>=a,b`` wins; else those recorded for ``region``.
-
-    An empty tuple means "every zone of the base network".
-    """
-    if context_value:
-        if isinstance(context_value, (list, tuple)):
-            return tuple(str(z) for z in context_value)
-        return tuple(z.strip() for z in str(context_value).split(",") if z.strip())
-    entry = (placement or load()).get(rig)
-    if entry is None:
-        return ()
-    if entry.deployed and entry.deployed.region == region:
-        return entry.deployed.zones
-    for candidate in entry.candidates:
-        if candidate.region == region:
-            return candidate.zones
-    return ()
-
-
 RECORDED_REGION_KEY = "recorded_region.{rig}"
 RECORDED_ZONES_KEY = "recorded_zones.{rig}"
 
@@ -226,3 +191,98 @@ def recorded_context(catalog_regions: Mapping[str, Sequence[str]], placement_: P
         if entry.deployed.zones:
             context[RECORDED_ZONES_KEY.format(rig=rig)] = ",".join(entry.deployed.zones)
     return context
+
+
+@dataclass(frozen=True, slots=True)
+class RegionChoice:
+    """The region app.py synthesizes a rig's stack in, why, and where else it exists.
+
+    Attributes:
+        region: The stack's region for this synth.
+        why: Said on stderr so a deploy says where it goes and why.
+        also_deployed: Other regions where a stack of the same name exists; app.py synthesizes
+            it there too, so ``cdk destroy --all`` removes every copy.
+        stale_record: The recorded region, when CloudFormation shows the rig is not there.
+    """
+
+    region: str
+    why: str
+    also_deployed: tuple[str, ...] = ()
+    stale_record: str | None = None
+
+
+def choose_region(rig: str, catalog_regions: Sequence[str], *, explicit: str | None = None,
+                  deployed: Sequence[str] = (), looked_up: bool = False,
+                  recorded: str | None = None) -> RegionChoice:
+    """Where a rig's stack is synthesized. In order of precedence:
+
+    1. ``-c region.<rig>``: the user's explicit choice;
+    2. where CloudFormation says the stack is (``deployed``; the recorded region first if it
+       is among them, else the catalog's order);
+    3. where ``python -m rigs up`` recorded it, unless CloudFormation was asked in every
+       region (``looked_up``) and it is not there: then the record is stale and ignored;
+    4. the catalog's first region for the rig.
+    """
+    ordered = sorted(deployed, key=lambda r: (catalog_regions.index(r) if r in catalog_regions else len(catalog_regions), r))
+    if explicit:
+        return RegionChoice(explicit, f"-c region.{rig}={explicit}", tuple(r for r in ordered if r != explicit))
+    if ordered:
+        region = recorded if recorded in ordered else ordered[0]
+        others = tuple(r for r in ordered if r != region)
+        why = "deployed there (CloudFormation)"
+        if recorded and recorded != region:
+            why += f"; the placement file said {recorded}"
+        return RegionChoice(region, why, others)
+    if recorded and recorded in catalog_regions and not looked_up:
+        return RegionChoice(recorded, "recorded by `python -m rigs up` (.rigs/placement.json)")
+    stale = recorded if recorded and looked_up else None
+    why = f"the catalog's first region for {rig}"
+    if stale:
+        why += f" (not deployed anywhere; the placement file's {stale} is out of date)"
+    return RegionChoice(catalog_regions[0], why, stale_record=stale)
+
+
+def reconcile(deployed: Mapping[str, Sequence[str]], path: Path | None = None) -> list[str]:
+    """Bring the recorded placement in line with what CloudFormation said in all four regions.
+
+    Args:
+        deployed: Rig name -> the regions its stack exists in (asked in every region).
+
+    Returns:
+        One line per change (a record cleared because the rig is gone, or moved to the region
+        it really is in); nothing is written when nothing changes.
+    """
+    path = path or placement_path()
+    with _lock:
+        current = load(path)
+        rigs = dict(current.rigs)
+        changes: list[str] = []
+        for name, entry in current.rigs.items():
+            if entry.deployed is None or name not in deployed:
+                continue
+            regions = list(deployed[name])
+            if not regions:
+                rigs[name] = RigPlacement(entry.candidates, entry.skipped, entry.checked_at, None)
+                changes.append(f"{name}: not deployed in any region; cleared the record of {entry.deployed.region}")
+            elif entry.deployed.region not in regions:
+                rigs[name] = RigPlacement(entry.candidates, entry.skipped, entry.checked_at,
+                                          Deployed(regions[0], (), entry.deployed.stack, now()))
+                changes.append(f"{name}: deployed in {regions[0]}, not {entry.deployed.region}; record updated")
+        if changes:
+            _write(Placement(rigs), path)
+        return changes
+
+
+def forget_deployed(rigs: Sequence[str], path: Path | None = None) -> list[str]:
+    """Clear the deployed record of ``rigs`` (their stacks were deleted); returns those cleared."""
+    path = path or placement_path()
+    with _lock:
+        current = load(path)
+        updated = dict(current.rigs)
+        cleared = [name for name in rigs if (entry := current.rigs.get(name)) and entry.deployed]
+        for name in cleared:
+            entry = current.rigs[name]
+            updated[name] = RigPlacement(entry.candidates, entry.skipped, entry.checked_at, None)
+        if cleared:
+            _write(Placement(updated), path)
+        return cleared

@@ -131,9 +131,13 @@ class UnitPrice:
     detail: str
 
     def hourly(self, quantity: float = 1.0) -> float:
-        """USD per hour for ``quantity`` units (GB-month prices spread over 730 hours)."""
-        per_hour = self.usd / HOURS_PER_MONTH if self.unit == "GB-month" else self.usd
+        """USD per hour for ``quantity`` units (per-month prices spread over 730 hours)."""
+        per_hour = self.usd / HOURS_PER_MONTH if self.unit.endswith("-month") else self.usd
         return per_hour * quantity
+
+    def monthly(self, quantity: float = 1.0) -> float:
+        """USD per month (730 hours) for ``quantity`` units."""
+        return self.hourly(quantity) * HOURS_PER_MONTH
 
 
 # --- the offline file ----------------------------------------------------------------
@@ -172,7 +176,7 @@ _SECTIONS = {"ec2_on_demand": "instance_type", "sagemaker_hosting": "instance_ty
              "bedrock_on_demand": "model_id", "per_unit": "item"}
 _NUMBERS = {"instance_type": ("usd_per_hour",), "model_id": ("usd_per_million_input", "usd_per_million_output"),
             "item": ("usd",)}
-UNITS = ("GB-month", "hour")
+UNITS = ("GB-month", "hour", "secret-month")
 HOURS_PER_MONTH = 730.0
 
 
@@ -372,7 +376,8 @@ class PriceBook:
             return self._cache[key]
 
     def unit_price(self, item: str, region: str) -> UnitPrice:
-        """A per-unit price from the offline file (``ebs-gp3``, ``ebs-gp2``, ``ecr-storage``, ``public-ipv4``)."""
+        """A per-unit price from the offline file (``ebs-gp3``, ``ebs-gp2``, ``ecr-storage``, ``public-ipv4``,
+        ``cloudwatch-logs-storage``, ``secrets-manager-secret``, ``s3-standard``)."""
         entry = self.offline.find("per_unit", item, region)
         if entry is None or entry.usd is None or entry.unit is None:
             raise PriceError(f"no per-unit price for {item!r} in {PRICES_PATH.name}")

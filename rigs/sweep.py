@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
 from typing import Any, Callable, Sequence
 
-from . import aws
+from . import aws, placement
 from .contract import BASE_STACK_PREFIX, REGIONS
 from .inventory import (ASG, BUILD_PROJECT, ENDPOINT, ENDPOINT_CONFIG, GLOBAL, INSTANCE, INSTANCE_PROFILE,
                         INTERNET_GATEWAY, LAUNCH_TEMPLATE, MODEL, REPOSITORY, ROLE, ROUTE_TABLE, SECURITY_GROUP,
@@ -58,6 +58,24 @@ class SweepResult:
 
     def clean(self, everything: bool) -> bool:
         return self.after is not None and not self.leftovers(everything) and not self.after.problems
+
+    def forget_swept(self, regions: Sequence[str], stacks: dict[str, str]) -> list[str]:
+        """Clear the placement record of each rig whose stack the sweep left nowhere in ``regions``.
+
+        Args:
+            regions: The regions swept.
+            stacks: Rig name -> its stack name.
+
+        Returns:
+            The rigs whose record was cleared; none when the final listing was incomplete.
+        """
+        if self.after is None or self.after.problems:
+            return []
+        recorded = placement.load()
+        remaining = {(s.region, s.id) for s in self.after.of_kind(STACK)}
+        gone = [rig for rig, stack in stacks.items()
+                if (region := recorded.deployed_region(rig)) in regions and (region, stack) not in remaining]
+        return placement.forget_deployed(gone)
 
 
 class Sweeper:

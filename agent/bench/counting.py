@@ -12,6 +12,7 @@ from strands import Agent, tool
 from strands.types.exceptions import MaxTokensReachedException
 
 from .evidence import utc_iso
+from .grading import run_failure
 from .workload import COUNTING_SYSTEM_PROMPT, OPS, QuestionSet, select_ids
 
 
@@ -130,6 +131,7 @@ async def run_counting(
         )
         wall = time.time()
         answer, error, seconds = await run_agent(agent, qset.question, timeout_s)
+        error = run_failure(answer, error)  # an empty 200 reply is a failed run, not an answer
         calls, texts = transcript(agent.messages)
         emit(
             {

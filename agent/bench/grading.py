@@ -7,79 +7,34 @@ recomputed from the evidence at any time.
 
 Rules (written into the report):
 
-* **correct**: the count the final answer states equals the true count. The stated count is
-  the last count-like number in the answer, after thresholds (``10 or more``, ``id >= 10``,
-  ``value=10``), ranges and lists of ids are masked out; number words (``eight``) count.
-* **right filter** (engine tools): some *valid* ``count_ids`` call selects exactly the true
-  id set. A call is valid when the tool name is known, ``op`` is one of the five operators,
-  ``value`` is an integer (not a string, float or bool) and no argument is missing or extra.
-* **invalid calls** and **text tool calls** (a tool call written as plain text instead of
-  being called) are listed with their reason.
+* **failed**: the run raised (timeout, transport error, ``max_tokens``) or its reply was empty.
+  A failed run gets no grade: it is counted apart, and the grades' denominators leave it out.
+* **correct / wrong / unreadable**: the count the final answer states
+  (:func:`agent.bench.count_reading.read_count`) equals the truth, differs from it, or cannot be
+  read with confidence (no count, conflicting counts, a hedged count). Unreadable is its own
+  verdict, never a wrong count.
+* **right filter** (engine tools): the call the final answer relied on, the *last valid*
+  ``count_ids`` call, selects exactly the true id set. A call is valid when the tool name is
+  known, ``op`` is one of the five operators, ``value`` is an integer (not a string, float or
+  bool) and no argument is missing or extra. Reported beside it: whether the *first* call was
+  already right, and how many distinct filters the run tried (a model that sprays thresholds
+  shows up there).
+* **invalid calls** are listed with their reason; **text tool calls** are calls written as text
+  instead of being made, one per call (:mod:`agent.bench.text_calls`).
 """
 
 from __future__ import annotations
 
-import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Mapping, Sequence
 
+from .count_reading import UNREADABLE, read_count
+from .text_calls import TextCall, find_text_calls
 from .workload import OPS, QuestionSet, select_ids
 
-_NUMBER_WORDS = {
-    "zero": 0, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7,
-    "eight": 8, "nine": 9, "ten": 10, "eleven": 11, "twelve": 12, "thirteen": 13, "fourteen": 14,
-    "fifteen": 15, "sixteen": 16, "seventeen": 17, "eighteen": 18, "nineteen": 19, "twenty": 20,
-}  # fmt: skip
-
-_MASKS = [
-    re.compile(p, re.IGNORECASE)
-    for p in (
-        # comparisons: id >= 10, > 9, ≥ 10
-        r"(?:\bid\s*)?(?:>=|=>|<=|=<|==|!=|>|<|≥|≤)\s*-?\d+",
-        # "10 or more", "9 or fewer"
-        r"\b\d+\s+or\s+(?:more|greater|higher|above|larger|bigger|less|fewer|lower|below|smaller|over|under)\b",
-        # "at least 10", "greater than 9", "above 9"
-        r"\b(?:at\s+least|at\s+most|more\s+than|greater\s+than|less\s+than|fewer\s+than|larger\s+than|"
-        r"smaller\s+than|bigger\s+than|higher\s+than|lower\s+than|above|below|under|over|exceeding|"
-        r"equal\s+to|equals|threshold(?:\s+of)?|of\s+at\s+least)\s+-?\d+",
-        # tool arguments written out: value=10, "value": 10, value of 10
-        r"\bvalue\s*(?:=|:|of)\s*-?\d+",
-        r"\"value\"\s*:\s*-?\d+",
-        r"\bop\s*[=:]\s*\S+",
-        # ranges: 10-23, 10–23, 10 to 23
-        r"\b\d+\s*(?:-|–|—|to|through)\s*\d+\b",
-        # lists of three or more numbers (the ids themselves)
-        r"\[?\b\d+(?:\s*,\s*(?:and\s+)?\d+){2,}\b\]?",
-        r"\b\d+(?:\s*,\s*\d+)+,?\s+and\s+\d+\b",
-        # JSON keys the tool returns besides the count
-        r"\"(?:min|max)\"\s*:\s*-?\d+",
-        r"\b(?:min|max|minimum|maximum)\s*(?:=|:|is|of)?\s*-?\d+",
-    )
-]
-_NUMBER = re.compile(r"\b(\d+|" + "|".join(_NUMBER_WORDS) + r")\b", re.IGNORECASE)
-_COUNT_BEFORE = re.compile(
-    r"(?:\bis|\bare|\bwas|\bwere|=|:|\btotal(?:\s+of)?|\bcount(?:\s+of)?|\banswer|\bthere\s+are|\bfound|"
-    r"\bexactly|\bhas|\bhave)\s*\**\s*$",
-    re.IGNORECASE,
-)
-_COUNT_AFTER = re.compile(
-    r"^\s*\**\s*(?:ids?\b|such\b|of\s+(?:them|the\s+ids)\b|numbers?\b|items?\b|entries\b|values?\b|"
-    r"matching\b|rows?\b|\.?\s*$)",
-    re.IGNORECASE,
-)
-
-_TEXT_TOOL_CALL = [
-    re.compile(p, re.IGNORECASE)
-    for p in (
-        r"\b(?:count_ids|list_ids|scoreboard|ask_[a-z0-9_]+)\s*\(",
-        r"\"(?:name|function|tool)\"\s*:\s*\"(?:count_ids|list_ids|scoreboard|ask_[a-z0-9_]+)\"",
-        r"<\s*/?\s*tool_call\s*>",
-        r"\[TOOL_CALLS\]",
-        r"<\|python_tag\|>",
-        r"\"op\"\s*:\s*\"[^\"]*\"\s*,\s*\"value\"",
-        r"\btool_code\b",
-    )
-]
+TOOL_PARAMETERS = {"count_ids": ("op", "value"), "list_ids": ()}
+"""The counting tools and their parameters in order (to read a call written as text)."""
+EXPECTED_TOOL = {"engine": "count_ids", "rows": "list_ids"}
 
 
 @dataclass(frozen=True, slots=True)
@@ -118,70 +73,68 @@ class CountingGrade:
     """The verdict on one counting run.
 
     Attributes:
-        correct: The answer states the true count.
-        quoted: The count the answer states (None when none could be read).
-        answer_status: ``correct``, ``wrong count``, ``no number``, ``empty`` or ``error``.
-        right_filter: Some valid ``count_ids`` call selects the true ids (None in rows mode).
+        verdict: ``correct``, ``wrong``, ``unreadable`` or ``failed``.
+        quoted: The count the answer states (None when none could be read or the run failed).
+        reading: How the count was read, why it could not be, or why the run failed.
+        right_filter: The last valid ``count_ids`` call selects the true ids (None in rows mode
+            and for a failed run).
+        first_call_right: The first call was a valid ``count_ids`` call selecting the true ids
+            (None in rows mode and for a failed run).
+        last_filter: ``id <op> <value>`` of the last valid call (None when there was none).
         calls: Every tool call with its verdict.
-        text_tool_calls: Snippets of tool calls written as plain text.
-        error: The run's error, if it failed.
+        text_calls: Every tool call found written in the text (charged or describing a real one).
+        failure: Why the run failed (None when it did not).
     """
 
-    correct: bool
+    verdict: str
     quoted: int | None
-    answer_status: str
+    reading: str
     right_filter: bool | None
+    first_call_right: bool | None
+    last_filter: str | None
     calls: tuple[ToolCallVerdict, ...]
-    text_tool_calls: tuple[str, ...]
-    error: str | None = None
-    filters: tuple[str, ...] = field(default=())
+    text_calls: tuple[TextCall, ...]
+    failure: str | None = None
+
+    @property
+    def correct(self) -> bool:
+        return self.verdict == "correct"
+
+    @property
+    def failed(self) -> bool:
+        return self.verdict == "failed"
 
     @property
     def invalid_calls(self) -> tuple[ToolCallVerdict, ...]:
         return tuple(c for c in self.calls if not c.valid)
 
+    @property
+    def text_tool_calls(self) -> tuple[TextCall, ...]:
+        """The calls written as text instead of being made (descriptions of real calls left out)."""
+        return tuple(c for c in self.text_calls if c.charged)
 
-def stated_count(answer: str) -> int | None:
-    """The count an answer states, or None when it states no number.
+    @property
+    def filters(self) -> tuple[str, ...]:
+        """``id <op> <value>`` of every valid call, in order."""
+        return tuple(c.filter for c in self.calls if c.filter)
 
-    Thresholds, ranges, tool arguments and lists of ids are masked first; of the numbers left,
-    the last one that reads as a count (``is 8``, ``8 ids``, ``There are 8``, a bare ``8.``)
-    wins, else the last number.
-    """
-    text = answer
-    for mask in _MASKS:
-        text = mask.sub(lambda m: " " * len(m.group(0)), text)
-    candidates: list[tuple[int, bool]] = []
-    for m in _NUMBER.finditer(text):
-        token = m.group(1).lower()
-        value = int(token) if token.isdigit() else _NUMBER_WORDS[token]
-        if token == "one" and not _COUNT_BEFORE.search(text[: m.start()]):
-            continue  # "one of the ids", "the one that" are not counts
-        count_like = bool(_COUNT_BEFORE.search(text[max(0, m.start() - 40) : m.start()])) or bool(
-            _COUNT_AFTER.match(text[m.end() : m.end() + 40])
-        )
-        candidates.append((value, count_like))
-    if not candidates:
-        return None
-    count_like = [v for v, c in candidates if c]
-    return count_like[-1] if count_like else candidates[-1][0]
+    @property
+    def distinct_filters(self) -> int:
+        return len(set(self.filters))
 
 
-def find_text_tool_calls(texts: Sequence[str]) -> tuple[str, ...]:
-    """Snippets of tool calls written as plain text in the model's text blocks."""
-    found: list[str] = []
-    for text in texts:
-        for pattern in _TEXT_TOOL_CALL:
-            for m in pattern.finditer(text):
-                start, end = max(0, m.start() - 20), min(len(text), m.end() + 40)
-                found.append(text[start:end].strip())
-                break
-    return tuple(found)
+def run_failure(answer: str | None, error: str | None) -> str | None:
+    """Why an agent run failed, or None: an error, else an empty reply (a 200 with no text)."""
+    if error:
+        return str(error)
+    if not (answer or "").strip():
+        return "empty reply: the model returned no text"
+    return None
 
 
 def judge_call(name: str, args: Any, qset: QuestionSet, tools: str) -> ToolCallVerdict:
     """Judge one tool call against the tool set that was offered (``engine`` or ``rows``)."""
-    expected = {"engine": "count_ids", "rows": "list_ids"}[tools]
+    expected = EXPECTED_TOOL[tools]
     if name != expected:
         return ToolCallVerdict(name, args, False, f"unknown tool {name!r}", None, None)
     if not isinstance(args, Mapping):
@@ -224,7 +177,7 @@ def grade_counting(
         qset: The question set the run answered.
         tools: ``engine`` (``count_ids``) or ``rows`` (``list_ids``).
         answer: The final answer text (None or empty when there was none).
-        calls: Every tool call the model made, as ``{"name", "input"}``.
+        calls: Every tool call the model made, in order, as ``{"name", "input"}``.
         texts: Every text block the model wrote, the final answer included.
         error: The run's error, if it failed.
 
@@ -233,28 +186,32 @@ def grade_counting(
         error is graded for what it is.
     """
     verdicts = tuple(judge_call(str(c.get("name", "")), c.get("input"), qset, tools) for c in calls)
-    right_filter: bool | None = None
-    if tools == "engine":
-        right_filter = any(v.valid and v.selects_truth for v in verdicts)
-    quoted = stated_count(answer) if answer else None
-    if error and not (answer or "").strip():
-        status = "error"
-    elif not (answer or "").strip():
-        status = "empty"
-    elif quoted is None:
-        status = "no number"
-    elif quoted == qset.truth:
-        status = "correct"
-    else:
-        status = "wrong count"
+    offered = [EXPECTED_TOOL[tools]]
     all_texts = list(texts) if texts else ([answer] if answer else [])
+    made = [c for c in calls if isinstance(c, Mapping)]
+    text_calls = tuple(find_text_calls(all_texts, made, offered, {t: TOOL_PARAMETERS[t] for t in offered}))
+    valid = [v for v in verdicts if v.valid and v.filter]
+    last = valid[-1] if valid else None
+    failure = run_failure(answer, error)
+    if failure is not None:
+        return CountingGrade("failed", None, failure, None, None, last.filter if last else None, verdicts,
+                             text_calls, failure)  # fmt: skip
+    reading = read_count(answer, qset)
+    if reading.status == UNREADABLE:
+        verdict = "unreadable"
+    else:
+        verdict = "correct" if reading.value == qset.truth else "wrong"
+    right_filter = first_right = None
+    if tools == "engine":
+        right_filter = bool(last and last.selects_truth)
+        first_right = bool(verdicts and verdicts[0].valid and verdicts[0].selects_truth)
     return CountingGrade(
-        correct=status == "correct",
-        quoted=quoted,
-        answer_status=status,
+        verdict=verdict,
+        quoted=reading.value,
+        reading=reading.reason,
         right_filter=right_filter,
+        first_call_right=first_right,
+        last_filter=last.filter if last else None,
         calls=verdicts,
-        text_tool_calls=find_text_tool_calls(all_texts),
-        error=error,
-        filters=tuple(v.filter for v in verdicts if v.filter),
+        text_calls=text_calls,
     )

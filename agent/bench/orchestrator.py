@@ -1,15 +1,22 @@
 """The orchestrator demo and the checks on its answer.
 
 An agent (on Bedrock, else the first backend that can drive one) gets one ``ask_<backend>`` tool
-per backend and a ``scoreboard`` tool whose table is computed in code. After it answers, the
-harness checks in code (:func:`check_reply`):
+per backend, a ``scoreboard`` tool whose table is computed in code, and ``submit_summary(winner,
+table)``: the structured form in which it commits its answer. A run that ends without that call
+gets one follow-up turn offering only ``submit_summary`` (for the local rig's constrained model,
+which makes exactly one tool choice per run, this is how it commits). Afterwards the harness
+checks in code (:func:`check_orchestrator`):
 
 * which backends it never asked;
-* whether the table it quoted matches the scoreboard (``exact``; ``retyped``: the same cells
-  with other case or spacing, as the reference's agent did with the header; ``altered``: a cell
-  differs, e.g. a re-rounded number; ``absent``);
-* whether the winner it names is the measured winner (the fastest successful ask), flagging a
-  wrong winner (the reference's agent once named trn1 under a table that put g6 first).
+* the structured answer: its ``winner`` against the measured winner (the fastest successful
+  ask): ``right``, ``wrong``, ``unclear`` (it names no offered backend: never graded wrong) or
+  ``not submitted``; its ``table`` against the scoreboard;
+* the free-text reply, kept for the report: the table it quotes (``exact``; ``retyped``: the
+  same cells with other case or spacing, as the reference's agent did with the header;
+  ``altered``: a cell differs, e.g. a re-rounded number; ``absent``) and the winner it names
+  (:mod:`agent.bench.winner`); when it names another winner than the structured answer, the
+  two disagree and the report says so;
+* a failed run (an error, or an empty reply with nothing submitted) is a failure, not a grade.
 """
 
 from __future__ import annotations
@@ -24,10 +31,14 @@ from strands.tools.executors import SequentialToolExecutor
 from .chat import timing_record
 from .counting import run_agent, transcript, usage_of
 from .evidence import utc_iso
+from .grading import run_failure
 from .timing import Timer
+from .winner import NAMED, read_winner, resolve_backend
 from .workload import ORCHESTRATOR_ASK_MAX_TOKENS, ORCHESTRATOR_SYSTEM_PROMPT, orchestrator_user_turn
 
 SCOREBOARD_HEADER = "| backend | answer | seconds | tokens/s |"
+SUBMIT_TOOL = "submit_summary"
+FOLLOW_UP_SYSTEM_PROMPT = f"You record, with the {SUBMIT_TOOL} tool, an answer you have already given."
 
 
 def tool_name(backend_name: str) -> str:
@@ -100,42 +111,28 @@ def table_quote(reply: str, table: str | None) -> str:
     return "altered"
 
 
-_WINNER_WORDS = re.compile(
-    r"\b(fastest|quickest|winner|won|wins|first place|came first|ranked first|top spot|lowest latency|"
-    r"best (?:time|latency|speed)|most quickly)\b",
-    re.IGNORECASE,
-)
+def submit_instruction(names: Sequence[str]) -> str:
+    """What the system prompt adds to the reference's: commit the answer with ``submit_summary``."""
+    return (f"When you have quoted the scoreboard, call {SUBMIT_TOOL} once, last, with winner = the name of the "
+            f"backend the scoreboard puts first (one of: {', '.join(names)}) and table = the scoreboard table "
+            "exactly as it was returned.")
 
 
-def _aliases(backend: Mapping[str, Any]) -> list[str]:
-    label = str(backend.get("label") or "")
-    out = [str(backend["name"]), label]
-    short = label.split("(")[0].strip()
-    if len(short) >= 4:
-        out.append(short)
-    return [a for a in out if a]
+def follow_up_turn(user_turn: str, reply: str, names: Sequence[str]) -> str:
+    """The one follow-up turn for a run that ended without ``submit_summary``: commit what it said."""
+    return (f"You were asked: {user_turn}\n\nYour reply was:\n{reply}\n\nCommit that answer now: call {SUBMIT_TOOL} "
+            f"once, with winner = the name of the backend your reply names as fastest (one of: {', '.join(names)}) "
+            "and table = the table your reply quoted, exactly as written there.")
 
 
-def claimed_winner(reply: str, backends: Sequence[Mapping[str, Any]]) -> str | None:
-    """The backend the reply names as fastest, read from its sentences that speak of a winner.
-
-    Table rows are skipped; in a winner sentence the backend mentioned first (by name or label)
-    counts. None when the reply names no winner.
-    """
-    prose = "\n".join(ln for ln in reply.splitlines() if not ln.strip().startswith("|"))
-    sentences = re.split(r"(?<=[.!?])\s+|\n+", prose)
-    for sentence in reversed(sentences):  # the closing sentence speaks last
-        if not _WINNER_WORDS.search(sentence):
-            continue
-        best: tuple[int, str] | None = None
-        for b in backends:
-            for alias in _aliases(b):
-                m = re.search(r"(?<![A-Za-z0-9_])" + re.escape(alias) + r"(?![A-Za-z0-9_])", sentence, re.IGNORECASE)
-                if m and (best is None or m.start() < best[0]):
-                    best = (m.start(), str(b["name"]))
-        if best is not None:
-            return best[1]
-    return None
+def submission(record: Mapping[str, Any]) -> tuple[str | None, Any]:
+    """``(via, arguments)`` of the last ``submit_summary`` call of the run, else of its follow-up;
+    ``(None, None)`` when it never submitted."""
+    for via, calls in (("run", record.get("calls")), ("follow-up", (record.get("follow_up") or {}).get("calls"))):
+        made = [c for c in calls or [] if isinstance(c, Mapping) and c.get("name") == SUBMIT_TOOL]
+        if made:
+            return via, made[-1].get("input")
+    return None, None
 
 
 def check_reply(
@@ -144,7 +141,7 @@ def check_reply(
     scoreboards: Sequence[str],
     backends: Sequence[Mapping[str, Any]],
 ) -> dict[str, Any]:
-    """The harness's checks on the orchestrator's answer.
+    """The harness's checks on the free-text reply.
 
     Args:
         reply: The agent's final answer.
@@ -153,25 +150,68 @@ def check_reply(
         backends: Every backend offered as a tool (``{"name", "label"}``).
 
     Returns:
-        ``asked``, ``not_asked``, ``winner_claimed``, ``winner_measured``, ``wrong_winner``,
-        ``table_matches``, ``table_quote``.
+        ``asked``, ``not_asked``, ``winner_claimed`` (the backend the text names, None when it
+        names none or several), ``winner_text`` (``named``, ``none`` or ``unclear``),
+        ``winner_measured``, ``table_matches``, ``table_quote``, ``scoreboard_called``.
     """
     asked = sorted({str(a["backend"]) for a in asks})
     names = [str(b["name"]) for b in backends]
-    winner = measured_winner(asks)
-    claimed = claimed_winner(reply or "", backends)
+    status, claimed = read_winner(reply or "", backends)
     last_table = scoreboards[-1] if scoreboards else None
     quote = table_quote(reply or "", last_table)
     return {
         "asked": asked,
         "not_asked": [n for n in names if n not in asked],
         "winner_claimed": claimed,
-        "winner_measured": winner,
-        "wrong_winner": bool(claimed is not None and winner is not None and claimed != winner),
+        "winner_text": status,
+        "winner_measured": measured_winner(asks),
         "table_matches": quote in ("exact", "retyped"),
         "table_quote": quote,
         "scoreboard_called": bool(scoreboards),
     }
+
+
+def check_orchestrator(record: Mapping[str, Any]) -> dict[str, Any]:
+    """Every check on one orchestrator record: the free text (:func:`check_reply`), the structured
+    answer, their agreement and whether the run failed. A pure function of the record."""
+    reply = record.get("reply") or ""
+    asks = record.get("asks") or []
+    scoreboards = record.get("scoreboards") or []
+    offered = record.get("offered") or []
+    out = check_reply(reply, asks, scoreboards, offered)
+    via, args = submission(record)
+    raw = args.get("winner") if isinstance(args, Mapping) else None
+    submitted = resolve_backend(raw, offered) if via else None
+    table_arg = args.get("table") if isinstance(args, Mapping) else None
+    failure = run_failure(reply, record.get("error")) if via is None or record.get("error") else None
+    measured = out["winner_measured"]
+    if failure:
+        verdict = "failed"
+    elif via is None:
+        verdict = "not submitted"
+    elif measured is None:
+        verdict = "no successful ask"
+    elif submitted is None:
+        verdict = "unclear"
+    else:
+        verdict = "right" if submitted == measured else "wrong"
+    follow = record.get("follow_up") or {}
+    out.update(
+        {
+            "submitted": via is not None,
+            "submitted_via": via,
+            "winner_submitted": submitted,
+            "winner_submitted_raw": None if raw is None else str(raw)[:200],
+            "winner_verdict": verdict,
+            "wrong_winner": verdict == "wrong",
+            "submitted_table_quote": table_quote(table_arg, scoreboards[-1] if scoreboards else None)
+            if isinstance(table_arg, str) else "absent",
+            "text_disagrees": bool(via and submitted and out["winner_text"] == NAMED and out["winner_claimed"] != submitted),
+            "failure": failure,
+            "follow_up_error": follow.get("error"),
+        }
+    )
+    return out
 
 
 async def run_orchestrator(
@@ -218,14 +258,28 @@ async def run_orchestrator(
         scoreboards.append(table)
         return table
 
-    tools = [make_ask(b) for b in by_tool.values()] + [scoreboard]
+    names = [b.name for b in backends]
+    submit = make_submit_tool(names)
+    if constrained and hasattr(model, "set_enums"):
+        model.set_enums({SUBMIT_TOOL: {"winner": names}})  # the grammar admits only an offered backend
+    system_prompt = f"{ORCHESTRATOR_SYSTEM_PROMPT} {submit_instruction(names)}"
+    tools = [make_ask(b) for b in by_tool.values()] + [scoreboard, submit]
     agent = Agent(
-        model=model, system_prompt=ORCHESTRATOR_SYSTEM_PROMPT, tools=tools, callback_handler=None,
+        model=model, system_prompt=system_prompt, tools=tools, callback_handler=None,
         tool_executor=SequentialToolExecutor(),
     )  # fmt: skip
     wall = time.time()
-    reply, error, seconds = await run_agent(agent, orchestrator_user_turn(question), timeout_s)
+    user_turn = orchestrator_user_turn(question)
+    reply, error, seconds = await run_agent(agent, user_turn, timeout_s)
     calls, texts = transcript(agent.messages)
+    follow_up = None
+    if not error and reply.strip() and not any(c.get("name") == SUBMIT_TOOL for c in calls):
+        follow_agent = Agent(model=model, system_prompt=FOLLOW_UP_SYSTEM_PROMPT, tools=[submit], callback_handler=None)
+        prompt = follow_up_turn(user_turn, reply, names)
+        f_reply, f_error, f_seconds = await run_agent(follow_agent, prompt, timeout_s)
+        f_calls, f_texts = transcript(follow_agent.messages)
+        follow_up = {"prompt": prompt, "reply": f_reply, "calls": f_calls, "texts": f_texts, "error": f_error,
+                     "seconds": round(f_seconds, 4), "usage": usage_of(follow_agent)}  # fmt: skip
     emit(
         {
             "part": "orchestrator",
@@ -234,6 +288,7 @@ async def run_orchestrator(
             "started": utc_iso(wall),
             "constrained": constrained,
             "question": question,
+            "system_prompt": system_prompt,
             "offered": [{"name": b.name, "label": b.label, "tool": tool_name(b.name)} for b in backends],
             "asks": asks,
             "scoreboards": scoreboards,
@@ -243,5 +298,22 @@ async def run_orchestrator(
             "error": error,
             "seconds": round(seconds, 4),
             "usage": usage_of(agent),
+            "follow_up": follow_up,
         }
     )
+
+
+def make_submit_tool(names: Sequence[str]) -> Any:
+    """``submit_summary(winner, table)``: records nothing itself (the call and its arguments are in
+    the transcript, and the checks read them from there) and acknowledges."""
+
+    def submit_summary(winner: str, table: str) -> str:
+        return "Summary recorded."
+
+    submit_summary.__doc__ = (
+        "Submit your final answer, once, after quoting the scoreboard.\n\n"
+        "Args:\n"
+        f"    winner: the name of the fastest backend, one of: {', '.join(names)}\n"
+        "    table: the scoreboard table exactly as scoreboard returned it\n"
+    )
+    return tool(name=SUBMIT_TOOL)(submit_summary)

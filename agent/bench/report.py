@@ -9,6 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
+from . import bfcl_report
 from .stats import PERCENTILE_METHOD
 
 PLOTS = {
@@ -40,10 +41,19 @@ METHODS = [
                    "measured input:output mix of the rig's own chat requests"),
     ("ceiling", "device bandwidth / bytes streamed per decode step (batch 1, KV reads ignored); per-core "
                 "bandwidth for a single-NeuronCore graph; share = measured decode p50 / ceiling"),
-    ("correct", "the count the final answer states (the last count-like number once thresholds, ranges, "
-                "tool arguments and id lists are masked; number words count) equals the true count"),
-    ("right filter", "some valid count_ids call (known op, integer value, no missing or extra argument) "
-                     "selects exactly the true id set"),
+    ("failed (agent run)", "the run raised (timeout, transport error, max_tokens) or its reply was empty; it gets "
+                           "no grade and is counted apart from the graded runs"),
+    ("correct", "the count the final answer states equals the true count; the count is read from the numbers that "
+                "can only be counts (thresholds, ranges, id lists, tool arguments, the restated table size, negated "
+                "numbers and counts of the other ids are set aside; corrections are followed); 95% Wilson interval "
+                "over the graded runs"),
+    ("unreadable", "no single count can be read with confidence (none stated, conflicting counts, a hedged count); "
+                   "its own verdict, never a wrong count"),
+    ("right filter", "the call the final answer relied on, the last valid count_ids call (known op, integer value, "
+                     "no missing or extra argument), selects exactly the true id set; first call right and the "
+                     "number of distinct filters tried are shown beside it"),
+    ("text tool calls", "one per tool call written as text instead of being made; a text that describes a call the "
+                        "model really made (same tool, same arguments) is not one"),
 ]
 
 
@@ -82,8 +92,18 @@ def _name(summary: Mapping[str, Any], name: str) -> str:
     return f"{name} ({', '.join(tags)})" if tags else name
 
 
-def _frac(k: int | None, n: int | None) -> str:
-    return "-" if k is None or n is None else f"{k}/{n}"
+def _grade(block: Mapping[str, Any] | None, key: str, interval: bool = False, failed: bool = True) -> str:
+    """``k/n`` over the graded (not failed) runs, with its 95% interval and the failed runs beside
+    it when asked."""
+    if not block or block.get(key) is None:
+        return "-"
+    ci = f" [{_ci(block.get(f'{key}_ci95'))}]" if interval and block.get(f"{key}_ci95") else ""
+    apart = f" ({block['errors']} failed)" if failed and block.get("errors") else ""
+    return f"{block[key]}/{block['graded']}{ci}{apart}"
+
+
+def _ci(interval: Sequence[float] | None) -> str:
+    return "-" if not interval else f"{interval[0] * 100:.0f}-{interval[1] * 100:.0f}%"
 
 
 def plot_names(summary: Mapping[str, Any]) -> dict[str, str]:
@@ -141,10 +161,10 @@ def render(summary: Mapping[str, Any]) -> str:
             _f(chat["ttft_ms"]["p50"]) if chat else "-",
             _f(chat["e2e_ms"]["p50"], 0) if chat else "-",
             _f(chat["client_tok_per_s"]["p50"]) if chat else "-",
-            _frac(cnt["correct"], cnt["runs"]) if cnt else "-",
-            _frac(cnt["right_filter"], cnt["runs"]) if cnt and cnt["right_filter"] is not None else "-",
-            _frac(strict["correct"], strict["runs"]) if strict else "-",
-            _frac(strict["right_filter"], strict["runs"]) if strict and strict["right_filter"] is not None else "-",
+            _grade(cnt, "correct", interval=True),
+            _grade(cnt, "right_filter", interval=True),
+            _grade(strict, "correct", interval=True),
+            _grade(strict, "right_filter", interval=True),
             _f(c1["usd_per_m_output"], 2) if c1 else "-",
             "yes" if b.get("completed") else "**no**",
         ])
@@ -160,6 +180,7 @@ def render(summary: Mapping[str, Any]) -> str:
         out += ["Not run:", ""] + [f"- {n} {p}: {r}" for n, p, r in skipped] + [""]
 
     out += _grading(summary)
+    out += bfcl_report.section(summary, _name)
     out += _orchestrator(summary)
     out += _chat(summary)
     out += _cost(summary)
@@ -202,23 +223,36 @@ def _grading(summary: Mapping[str, Any]) -> list[str]:
                     "selects the true ids.", ""]
         rows = []
         for n, c in blocks.items():
-            rows.append([_name(summary, n), c["runs"], c["correct"], "-" if c["right_filter"] is None
-                         else c["right_filter"], c["tool_calls"], c["invalid_tool_calls"], c["text_tool_calls"],
-                         c["errors"], ", ".join(f"`{k}` x{v}" for k, v in c["filters_sent"].items()) or "-",
-                         ", ".join(f"{k} {v}" for k, v in c["answer_status"].items()),
+            rows.append([_name(summary, n), c["runs"], c["errors"], _grade(c, "correct", failed=False),
+                         _ci(c.get("correct_ci95")), c["wrong"], c["unreadable"],
+                         _grade(c, "right_filter", failed=False), _ci(c.get("right_filter_ci95")),
+                         _grade(c, "first_call_right", failed=False), c["several_filters"], c["tool_calls"], c["invalid_tool_calls"],
+                         c["text_tool_calls"],
+                         ", ".join(f"`{k}` x{v}" for k, v in c["filters_sent"].items()) or "-",
                          _f(c["seconds"]["p50"], 2)])
-        out += _table(["backend", "runs", "correct", "right filter", "tool calls", "invalid calls",
-                       "text tool calls", "errors", "filters sent", "answers", "s p50"], rows)
+        out += _table(["backend", "runs", "failed", "correct", "correct 95% CI", "wrong", "unreadable",
+                       "right filter", "right filter 95% CI", "first call right", "runs with several filters",
+                       "tool calls", "invalid calls", "text tool calls", "filters sent", "s p50"], rows)
+        out += ["", "Correct, right filter and first call right count the graded runs (failed runs apart); "
+                "95% CI: Wilson score interval.", ""]
+        rows = []
+        for n, c in blocks.items():
+            for d in c["detail"]:
+                rows.append([_name(summary, n), d["run"], _f(d.get("seq")), d["verdict"],
+                             _f(d["quoted"]), d["reading"][:120], _f(d.get("last_filter")),
+                             _f(d["right_filter"]), _f(d.get("first_call_right")), d.get("distinct_filters", "-"),
+                             " ".join(d["answer"].split())[-120:] or "-"])
+        out += ["Every run, with the record it came from (`seq` in requests.jsonl):", ""]
+        out += _table(["backend", "run", "seq", "verdict", "count read", "how it was read / why not", "last filter",
+                       "right filter", "first call right", "filters tried", "answer (end)"], rows)
         out.append("")
         for n, c in blocks.items():
             for call in c["invalid_calls"]:
                 out.append(f"- {n} run {call['run']}: invalid call `{call['name']}({_args(call['input'])})`: "
                            f"{call['reason']}")
             for t in c["text_calls"]:
-                out.append(f"- {n} run {t['run']}: tool call written as text: `{t['snippet'][:120]}`")
-            for d in c["detail"]:
-                if d["error"]:
-                    out.append(f"- {n} run {d['run']}: error: {d['error'][:200]}")
+                out.append(f"- {n} run {t['run']}: tool call written as text instead of being made: "
+                           f"`{t['snippet'][:120]}`")
         out.append("")
     return out
 
@@ -240,18 +274,60 @@ def _orchestrator(summary: Mapping[str, Any]) -> list[str]:
         f"- Orchestrator: {o['backend']}{label}; {len(o['asks'])} ask calls; asked: {', '.join(o['asked']) or 'none'}",
         f"- Not asked: {', '.join(o['not_asked']) or 'none'}",
         f"- Measured winner (fastest successful ask): {o['winner_measured'] or '-'}",
-        f"- Winner named by the agent: {o['winner_claimed'] or 'none named'}",
-        f"- Wrong winner: {'**YES: the agent named a backend the table does not put first**' if o['wrong_winner'] else 'no'}",
-        f"- Quoted table: {o['table_quote']} (matches the scoreboard: {'yes' if o['table_matches'] else 'no'}; "
-        f"scoreboard called: {'yes' if o.get('scoreboard_called') else 'no'})",
+        f"- Structured answer (`submit_summary`, checked in code): {_submitted(o)}",
+        f"- Winner: {_verdict(o)}",
+        f"- Winner named in the free text: {_text_winner(o)}",
     ]
-    if o.get("error"):
-        out.append(f"- Error: {o['error']}")
+    if o.get("text_disagrees"):
+        out.append(f"- **The free text and the structured answer disagree**: the text names {o['winner_claimed']}, "
+                   f"the submitted winner is {o['winner_submitted']}.")
+    out.append(f"- Quoted table in the free text: {o['table_quote']} (matches the scoreboard: "
+               f"{'yes' if o['table_matches'] else 'no'}; scoreboard called: {'yes' if o.get('scoreboard_called') else 'no'})")
+    if o.get("failure"):
+        out.append(f"- **Failed run** (no grade): {o['failure']}")
+    if o.get("follow_up_error"):
+        out.append(f"- Follow-up turn failed: {o['follow_up_error']}")
+    if o.get("constrained"):
+        out.append("- Constrained mode: each agent run makes one schema-constrained tool choice; the structured answer "
+                   "comes from a follow-up turn whose choice the grammar limits to `submit_summary` with an offered "
+                   "backend as winner.")
     out += ["", "The scoreboard computed in code:", ""]
     out += (o.get("scoreboard") or "(the agent never called scoreboard)").splitlines()
     out += ["", "The agent's reply:", ""]
     out += ["> " + ln for ln in (o.get("reply") or "(no reply)").splitlines()] + [""]
+    if o.get("follow_up_reply"):
+        out += ["Its reply after the follow-up turn:", ""]
+        out += ["> " + ln for ln in o["follow_up_reply"].splitlines()] + [""]
     return out
+
+
+def _submitted(o: Mapping[str, Any]) -> str:
+    if not o.get("submitted"):
+        return "not submitted"
+    where = "in the run" if o.get("submitted_via") == "run" else "in the follow-up turn"
+    return (f"submitted {where}: winner `{o.get('winner_submitted_raw')}`, table {o.get('submitted_table_quote')} "
+            "against the scoreboard")
+
+
+def _verdict(o: Mapping[str, Any]) -> str:
+    verdict = o.get("winner_verdict")
+    if verdict == "wrong":
+        return (f"**wrong: the agent submitted {o['winner_submitted']}, the scoreboard puts "
+                f"{o['winner_measured']} first**")
+    if verdict == "right":
+        return f"right ({o['winner_submitted']})"
+    if verdict == "unclear":
+        return "unclear: the submitted winner names no offered backend (not graded wrong)"
+    return str(verdict)
+
+
+def _text_winner(o: Mapping[str, Any]) -> str:
+    status = o.get("winner_text")
+    if status == "named":
+        return str(o["winner_claimed"])
+    if status == "unclear":
+        return "unclear (it names more than one backend as the winner)"
+    return "none named"
 
 
 def _chat(summary: Mapping[str, Any]) -> list[str]:

@@ -1,8 +1,9 @@
 """The benchmark runner ``python -m agent.run`` calls: :func:`add_arguments` and :func:`run`.
 
-``run`` drives the three parts on every selected backend, in this order so the *cold*
+``run`` drives the selected parts on every selected backend, in this order so the *cold*
 request really is a backend's first: the chat benchmark, the counting demo (both question
-sets), the orchestrator. Every request is appended to ``requests.jsonl`` as it finishes;
+sets), the BFCL tool-calling cases (``bfcl``, when selected), the orchestrator. Every request
+is appended to ``requests.jsonl`` as it finishes;
 ``summary.json``, the plots and ``REPORT.md`` are computed from it at the end, also when a
 backend fails or the run is interrupted. The exit code is 0 only when every selected backend
 completed every part it takes part in.
@@ -21,7 +22,7 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Sequence
 
-from . import evidence
+from . import bfcl, evidence
 from .stats import PERCENTILE_METHOD
 from .workload import CHAT_MAX_TOKENS, ORCHESTRATOR_QUESTION, QUESTION_SETS
 
@@ -35,7 +36,8 @@ if TYPE_CHECKING:
 
 logger = logging.getLogger(__name__)
 
-DEMOS = ("counting", "orchestrator", "chat")
+DEMOS = ("counting", "orchestrator", "chat", "bfcl")
+DEFAULT_DEMOS = ("counting", "orchestrator", "chat")
 EXIT_OK, EXIT_FAILED = 0, 1
 
 
@@ -65,10 +67,11 @@ def _levels(text: str) -> list[int]:
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """Add the benchmark's options (``--runs`` and ``--out`` are the CLI's own)."""
     g = parser.add_argument_group("benchmark")
-    g.add_argument("--demos", type=_csv(DEMOS), default=list(DEMOS), metavar="LIST",
+    g.add_argument("--demos", type=_csv(DEMOS), default=list(DEFAULT_DEMOS), metavar="LIST",
                    help="parts to run, comma-separated: counting (graded tool use, both question sets), "
                         "orchestrator (an agent asks every backend; its summary is checked), chat (streamed "
-                        "timings). Default: all three")
+                        "timings), bfcl (BFCL tool-calling cases through each backend's tool interface). "
+                        f"Default: {','.join(DEFAULT_DEMOS)}")
     g.add_argument("--tools", choices=("engine", "rows"), default="engine",
                    help="counting tools: engine = count_ids(op, value) (graded on the filter sent); rows = "
                         "list_ids() and the model counts (default: engine)")
@@ -83,6 +86,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                    help=f"the orchestrator's question (default: {ORCHESTRATOR_QUESTION!r})")
     g.add_argument("--request-timeout", type=float, default=300.0, metavar="S",
                    help="timeout of one timed request, and of one agent run (default: 300)")
+    bfcl.add_arguments(parser)
 
 
 def _opt(options: argparse.Namespace, name: str, default: Any) -> Any:
@@ -131,7 +135,7 @@ class Bench:
         self.options = options
         self.out_dir = out_dir
         self.session = session
-        self.demos = list(_opt(options, "demos", list(DEMOS)))
+        self.demos = list(_opt(options, "demos", list(DEFAULT_DEMOS)))
         self.runs = int(_opt(options, "runs", 5))
         self.levels = list(_opt(options, "concurrency", [1]))
         self.max_tokens = int(_opt(options, "max_tokens", CHAT_MAX_TOKENS))
@@ -167,6 +171,8 @@ class Bench:
             "question": _opt(self.options, "question", ORCHESTRATOR_QUESTION),
             "request_timeout_s": self.timeout_s,
         }  # fmt: skip
+        if "bfcl" in self.demos:
+            options.update(bfcl.options(self.options, max(self.levels)))
         info = {
             "started": evidence.utc_now(),
             "finished": None,
@@ -243,6 +249,10 @@ class Bench:
                                 backend=b, model=model, qset=q, tools=tools, runs=self.runs,
                                 constrained=is_constrained(model), emit=self.emit, timeout_s=self.timeout_s,
                                 progress=self.progress))
+                if "bfcl" in self.demos:
+                    await bfcl.run_part(backends=self.backends, pool=pool, namespace=self.options,
+                                        concurrency=max(self.levels), timeout_s=self.timeout_s, skipped=self.skipped,
+                                        emit=self.emit, progress=self.progress, guard=self._guard)
                 if "orchestrator" in self.demos:
                     await self._orchestrate(pool, timers)
             finally:

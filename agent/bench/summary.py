@@ -12,11 +12,11 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any, Iterable, Mapping, Sequence
 
-from . import stats
+from . import bfcl_summary, stats
 from .ceiling import ceiling_for
 from .cost import cost_block
 from .grading import grade_counting
-from .orchestrator import check_reply
+from .orchestrator import check_orchestrator
 from .workload import QUESTION_SETS, QuestionSet
 
 SCHEMA_PATH = Path(__file__).with_name("summary.schema.json")
@@ -30,44 +30,68 @@ def _qset_for(part: str, record: Mapping[str, Any]) -> QuestionSet:
     return QuestionSet(base.name, ids, record.get("question") or base.question, base.truth_op, base.truth_value)
 
 
+def _ci95(successes: int, n: int) -> list[float] | None:
+    interval = stats.wilson_interval(successes, n)
+    return None if interval is None else [round(interval[0], 4), round(interval[1], 4)]
+
+
 def summarize_counting(records: Sequence[Mapping[str, Any]], part: str) -> dict[str, Any] | None:
-    """Grade every run of one question set on one backend and count the verdicts."""
+    """Grade every run of one question set on one backend and count the verdicts.
+
+    Failed runs (an error or an empty reply) are counted apart: ``graded`` = ``runs`` - ``errors``
+    is the denominator of ``correct``, ``right_filter`` and their 95% Wilson intervals.
+    """
     if not records:
         return None
     qset = _qset_for(part, records[0])
     tools = records[0].get("tools", "engine")
     runs = []
     filters: Counter[str] = Counter()
-    statuses: Counter[str] = Counter()
+    verdicts: Counter[str] = Counter()
+    failures: Counter[str] = Counter()
     invalid: list[dict[str, Any]] = []
     text_calls: list[dict[str, Any]] = []
+    described = 0
     seconds = []
     for r in records:
         g = grade_counting(qset, r.get("tools", tools), r.get("answer"), r.get("calls") or [], r.get("texts") or [],
                            r.get("error"))  # fmt: skip
-        statuses[g.answer_status] += 1
+        verdicts[g.verdict] += 1
+        if g.failure:
+            failures[g.failure] += 1
         filters.update(g.filters)
         invalid.extend({"run": r["run"], **c.as_dict()} for c in g.invalid_calls)
-        text_calls.extend({"run": r["run"], "snippet": s} for s in g.text_tool_calls)
-        if r.get("seconds") is not None and not r.get("error"):
+        text_calls.extend({"run": r["run"], "snippet": c.snippet} for c in g.text_tool_calls)
+        described += len(g.text_calls) - len(g.text_tool_calls)
+        if r.get("seconds") is not None and not g.failed:
             seconds.append(r["seconds"])
         runs.append(
             {
                 "run": r["run"],
+                "seq": r.get("seq"),
+                "verdict": g.verdict,
                 "correct": g.correct,
                 "quoted": g.quoted,
-                "answer_status": g.answer_status,
+                "reading": g.reading,
                 "right_filter": g.right_filter,
+                "first_call_right": g.first_call_right,
+                "last_filter": g.last_filter,
                 "filters": list(g.filters),
+                "distinct_filters": g.distinct_filters,
                 "tool_calls": len(g.calls),
                 "invalid_tool_calls": len(g.invalid_calls),
                 "text_tool_calls": len(g.text_tool_calls),
-                "error": g.error,
+                "failure": g.failure,
+                "error": r.get("error"),
                 "seconds": r.get("seconds"),
                 "answer": (r.get("answer") or "")[-300:],
                 "output_tokens": (r.get("usage") or {}).get("output_tokens"),
             }
         )
+    graded = [d for d in runs if d["verdict"] != "failed"]
+    correct = sum(1 for d in graded if d["correct"])
+    engine = tools != "rows"
+    right = sum(1 for d in graded if d["right_filter"]) if engine else None
     return {
         "question": qset.question,
         "ids": list(qset.ids),
@@ -76,13 +100,22 @@ def summarize_counting(records: Sequence[Mapping[str, Any]], part: str) -> dict[
         "tools": tools,
         "constrained": any(r.get("constrained") for r in records),
         "runs": len(runs),
-        "correct": sum(1 for r in runs if r["correct"]),
-        "right_filter": None if tools == "rows" else sum(1 for r in runs if r["right_filter"]),
+        "errors": len(runs) - len(graded),
+        "graded": len(graded),
+        "correct": correct,
+        "wrong": verdicts["wrong"],
+        "unreadable": verdicts["unreadable"],
+        "correct_ci95": _ci95(correct, len(graded)),
+        "right_filter": right,
+        "right_filter_ci95": _ci95(right, len(graded)) if right is not None else None,
+        "first_call_right": sum(1 for d in graded if d["first_call_right"]) if engine else None,
+        "several_filters": sum(1 for d in graded if d["distinct_filters"] > 1),
         "tool_calls": sum(r["tool_calls"] for r in runs),
         "invalid_tool_calls": sum(r["invalid_tool_calls"] for r in runs),
         "text_tool_calls": sum(r["text_tool_calls"] for r in runs),
-        "errors": sum(1 for r in runs if r["error"]),
-        "answer_status": dict(sorted(statuses.items())),
+        "text_calls_describing_made_calls": described,
+        "answer_status": dict(sorted(verdicts.items())),
+        "failure_reasons": dict(failures.most_common()),
         "filters_sent": dict(filters.most_common()),
         "invalid_calls": invalid,
         "text_calls": text_calls,
@@ -224,7 +257,9 @@ def summarize(records: Iterable[Mapping[str, Any]], run: Mapping[str, Any]) -> d
             ceiling["ceiling_tok_per_s"] = ceiling["share"] = None
             ceiling["reason"] = "CPU-served local rig: this machine's memory bandwidth is not on file"
         skipped = dict((run.get("skipped") or {}).get(name, {}))
+        bfcl = bfcl_summary.summarize(by_part.get((name, "bfcl"), []))
         failures = _failures(name, parts, counting, strict, chat, skipped, by_part)
+        failures += bfcl_summary.failures(bfcl, parts, skipped)
         backends[name] = {
             "label": b["label"],
             "kind": b["kind"],
@@ -234,6 +269,7 @@ def summarize(records: Iterable[Mapping[str, Any]], run: Mapping[str, Any]) -> d
             "counting": counting,
             "counting_strict": strict,
             "chat": chat,
+            "bfcl": bfcl,
             "cost": cost,
             "ceiling": ceiling,
             "skipped": skipped,
@@ -241,9 +277,9 @@ def summarize(records: Iterable[Mapping[str, Any]], run: Mapping[str, Any]) -> d
             "completed": not failures,
         }
     orchestrator = summarize_orchestrator([r for r in records if r["part"] == "orchestrator"], run)
-    if orchestrator.get("error") and orchestrator.get("backend") in backends:
+    if orchestrator.get("failure") and orchestrator.get("backend") in backends:
         entry = backends[orchestrator["backend"]]
-        entry["failures"].append(f"orchestrator: {orchestrator['error']}")
+        entry["failures"].append(f"orchestrator: {orchestrator['failure']}")
         entry["completed"] = False
     return {
         "schema_version": SCHEMA_VERSION,
@@ -252,6 +288,7 @@ def summarize(records: Iterable[Mapping[str, Any]], run: Mapping[str, Any]) -> d
         "prices": prices,
         "backends": backends,
         "orchestrator": orchestrator,
+        "bfcl_pairs": bfcl_summary.pairs(backends),
     }
 
 
@@ -266,7 +303,7 @@ def _failures(
             if block is None:
                 out.append(f"{part}: no runs recorded")
             elif block["runs"] and block["errors"] == block["runs"]:
-                out.append(f"{part}: every run failed ({next(iter(d['error'] for d in block['detail']))})")
+                out.append(f"{part}: every run failed ({block['detail'][0]['failure']})")
     if "chat" in parts and "chat" not in skipped:
         if chat is None:
             out.append("chat: no requests recorded")
@@ -283,22 +320,26 @@ def summarize_orchestrator(records: Sequence[Mapping[str, Any]], run: Mapping[st
     """The orchestrator's checks, recomputed from its record."""
     base: dict[str, Any] = {
         "ran": False, "backend": None, "constrained": False, "asked": [], "not_asked": [], "winner_claimed": None,
-        "winner_measured": None, "wrong_winner": False, "table_matches": False, "table_quote": "absent",
-        "scoreboard_called": False, "scoreboard": None, "reply": None, "asks": [], "error": None,
+        "winner_text": "none", "winner_measured": None, "submitted": False, "submitted_via": None,
+        "winner_submitted": None, "winner_submitted_raw": None, "winner_verdict": "not run",
+        "wrong_winner": False, "submitted_table_quote": "absent", "text_disagrees": False, "table_matches": False,
+        "table_quote": "absent", "scoreboard_called": False, "scoreboard": None, "reply": None, "asks": [],
+        "error": None, "failure": None, "follow_up_error": None, "follow_up_reply": None,
         "reason": (run.get("orchestrator") or {}).get("reason"),
     }  # fmt: skip
     if not records:
         return base
     r = records[-1]
-    checks = check_reply(r.get("reply") or "", r.get("asks") or [], r.get("scoreboards") or [], r.get("offered") or [])
-    base.update(checks)
+    base.update(check_orchestrator(r))
     base.update(
         {
             "ran": True,
             "backend": r["backend"],
+            "seq": r.get("seq"),
             "constrained": bool(r.get("constrained")),
             "scoreboard": (r.get("scoreboards") or [None])[-1],
             "reply": r.get("reply"),
+            "follow_up_reply": (r.get("follow_up") or {}).get("reply"),
             "asks": r.get("asks") or [],
             "error": r.get("error"),
             "seconds": r.get("seconds"),

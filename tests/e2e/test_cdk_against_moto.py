@@ -9,10 +9,13 @@ One run, in order:
    comes up in us-east-1, which the placement records;
 5. ``cdk deploy --all --method=direct``: the other base and rig stacks of the app; g6 is
    synthesized in us-east-1 from the recorded placement (no changes);
-6. ``python -m rigs status``, ``rigs sweep`` (lists only), ``rigs sweep --yes``;
-7. ``cdk destroy --all --force`` (rerun while moto refuses a base stack's VPC, TOOLING.md 8.7);
-   the app synthesizes g6 in us-east-1 from the recorded placement;
-8. nothing of ours is left in the four regions but the VPCs moto leaks when it deletes a base
+6. ``python -m rigs status`` and ``rigs sweep`` (lists only);
+7. from a second clone with no ``.rigs`` state: ``cdk destroy --all --force`` (rerun while moto
+   refuses a base stack's VPC); the app asks CloudFormation where the stacks are, finds g6 in
+   us-east-1 and removes it there; the wrapper then checks that no stack of the app is left;
+8. back in the first clone (whose placement file is now stale): ``rigs up g6`` again, then
+   ``rigs sweep --yes`` removes it and clears its record; ``cdk destroy --all``;
+9. nothing of ours is left in the four regions but the VPCs moto leaks when it deletes a base
    stack, and everything that is not ours is untouched.
 """
 
@@ -20,6 +23,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import socket
 import subprocess
 import sys
@@ -77,12 +81,21 @@ def env(moto, tmp_path_factory):
     return values
 
 
-def run(args: list[str], env: dict, timeout: int = 300) -> subprocess.CompletedProcess:
+def run(args: list[str], env: dict, timeout: int = 300, cwd: Path = PROJECT_DIR) -> subprocess.CompletedProcess:
     started = time.monotonic()
-    done = subprocess.run(args, env=env, cwd=PROJECT_DIR, capture_output=True, text=True, timeout=timeout)
+    done = subprocess.run(args, env=env, cwd=cwd, capture_output=True, text=True, timeout=timeout)
     print(f"$ {' '.join(args)}  -> {done.returncode} in {time.monotonic() - started:.1f}s\n"
           f"{done.stdout[-4000:]}\n{done.stderr[-4000:]}")
     return done
+
+
+def second_clone(path: Path) -> Path:
+    """The project as another checkout sees it: the same files, no .rigs state, no cdk.out."""
+    shutil.copytree(PROJECT_DIR, path, symlinks=True, ignore=shutil.ignore_patterns(
+        ".git", ".venv", ".venv-*", "node_modules", ".rigs", "cdk.out", ".cdk-home", "results", "__pycache__"))
+    for shared in (".venv", "node_modules"):
+        (path / shared).symlink_to((PROJECT_DIR / shared).resolve())
+    return path
 
 
 def rigs(*args: str, env: dict) -> subprocess.CompletedProcess:
@@ -188,32 +201,61 @@ def test_everything_against_moto_with_the_real_cdk_cli(moto, env, tmp_path):
     assert listing.returncode == 0 and "nothing deleted: pass --yes" in listing.stdout
     assert our_stacks(endpoint)["us-east-1"] == ["InferenceBase-us-east-1", "InferenceG5g", "InferenceG5gImage",
                                                  "InferenceG6"]
+
+    # 7. a second clone, without the placement file that knows g6 failed over to us-east-1:
+    # `cdk destroy --all` asks CloudFormation where the stacks are and removes g6 where it is.
+    clone = second_clone(tmp_path / "clone")
+    clone_env = {**env, "RIGS_STATE_DIR": str(tmp_path / "clone-state")}
+    clone_cdk = str(clone / "scripts" / "cdk")
+    destroy = run([clone_cdk, "destroy", "--all", "--force", "--output", str(tmp_path / "clone.out")], clone_env,
+                  cwd=clone)
+    said = destroy.stderr
+    assert "app: account 123456789012: asked CloudFormation in us-east-1, us-east-2, us-west-1, us-west-2" in said
+    assert "InferenceG6 in us-east-1 (CREATE_COMPLETE)" in said
+    assert "app: InferenceG6 -> us-east-1 (deployed there (CloudFormation))" in said
+    manifest = json.loads((tmp_path / "clone.out" / "manifest.json").read_text())
+    assert manifest["artifacts"]["InferenceG6"]["environment"].endswith("/us-east-1")
+    for _ in range(4):  # moto refuses a base stack's VPC once per base stack; rerun (TOOLING.md 8.7)
+        if destroy.returncode == 0:
+            break
+        destroy = run([clone_cdk, "destroy", "--all", "--force", "--output", str(tmp_path / "clone.out")],
+                      clone_env, cwd=clone)
+    assert destroy.returncode == 0, destroy.stderr[-2000:]
+    assert "asked CloudFormation in us-east-1, us-east-2, us-west-1, us-west-2 for this app's stacks: none " \
+           "deployed" in destroy.stderr  # the wrapper's check after the destroy
+    assert our_stacks(endpoint) == {}
+
+    # 8. back in the first clone, whose placement file still says us-east-1: the app corrects it;
+    # g6 comes up again (failing over again), and `sweep --yes` removes it and clears the record.
+    up = rigs("up", "g6", "--no-wait", "--capacity-grace", "0", env=env)
+    assert up.returncode == 0 and "g6: up in us-east-1" in up.stdout
     sweep = rigs("sweep", "--yes", env=env)
     assert sweep.returncode == 0
+    assert "placement: g6 is gone; its record in" in sweep.stdout
+    assert json.loads((Path(env["RIGS_STATE_DIR"]) / "placement.json").read_text())["rigs"]["g6"].get(
+        "deployed") is None
     assert "left: nothing of ours in us-east-1, us-east-2, us-west-1, us-west-2" in sweep.stdout
     assert_foreign_untouched(endpoint, foreign)
     after_sweep = json.loads(rigs("status", "--json", env=env).stdout)
     assert [r for r in after_sweep["resources"] if not r["kept_by_default"]] == []
     assert after_sweep["hourly_usd"] == 0
-
-    # 7. cdk destroy --all: moto refuses a base stack's VPC once per base stack; rerun (TOOLING.md 8.7)
     destroy = run([CDK, "destroy", "--all", "--force", "--output", str(cdk_out)], env)
-    manifest = json.loads((cdk_out / "manifest.json").read_text())
-    assert manifest["artifacts"]["InferenceG6"]["environment"].endswith("/us-east-1")  # the recorded placement
     for _ in range(4):
         if destroy.returncode == 0:
             break
-        destroy = run([CDK, "destroy", "--app", str(cdk_out), "--all", "--force"], env)
+        destroy = run([CDK, "destroy", "--all", "--force", "--output", str(cdk_out)], env)
     assert destroy.returncode == 0, destroy.stderr[-2000:]
     assert our_stacks(endpoint) == {}
+    again = run([CDK, "destroy", "--all", "--force"], env)  # nothing is deployed: nothing is "destroyed"
+    assert again.returncode == 0 and "nothing to destroy" in again.stderr and "destroyed" not in again.stdout
 
-    # 8. moto leaks each base stack's VPC with its route tables and gateway (DependencyViolation,
+    # 9. moto leaks each base stack's VPC with its route tables and gateway (DependencyViolation,
     # TOOLING.md 8.7); they carry the stack's tags, so `sweep --yes --all` removes them.
     leaked = json.loads(rigs("status", "--json", env=env).stdout)
     assert {r["kind"] for r in leaked["resources"]} <= {"vpc", "route-table", "internet-gateway"}, leaked
     sweep_all = rigs("sweep", "--yes", "--all", env=env)
 
-    # 9. nothing of ours left but a VPC that still holds a network interface moto leaked from a
+    # 10. nothing of ours left but a VPC that still holds a network interface moto leaked from a
     # terminated instance without our tag: the sweep keeps it and says why; theirs untouched
     final = json.loads(rigs("status", "--json", env=env).stdout)
     assert {r["kind"] for r in final["resources"]} <= {"vpc"}, final["resources"]

@@ -252,23 +252,62 @@ def test_stack_dependencies_from_the_manifest(tmp_path):
 # --- the placement file and app.py's view of it -------------------------------------------------
 
 
-def test_placement_round_trip_and_app_region_resolution(state):
-    regions = ("us-east-2", "us-east-1", "us-west-2")
-    assert placement.rig_region("g6", regions) == "us-east-2"  # nothing recorded: catalog first
+def test_placement_round_trip_and_the_recorded_context(state):
+    catalog_regions = {"g6": ("us-east-2", "us-east-1", "us-west-2")}
+    assert placement.recorded_context(catalog_regions) == {}  # nothing recorded
     placement.record_candidates("g6", [Candidate("us-east-2", ("us-east-2a",)), Candidate("us-east-1", ())],
                                 {"us-west-1": "offers none"})
-    assert placement.rig_region("g6", regions) == "us-east-2"
+    assert placement.recorded_context(catalog_regions) == {}  # candidates alone place nothing
     placement.record_deployed("g6", "us-east-1", ("us-east-1b",), "InferenceG6")
-    assert placement.rig_region("g6", regions) == "us-east-1"  # recorded region: destroy reaches it
-    assert placement.rig_region("g6", regions, context_value="us-west-2") == "us-west-2"  # -c wins
-    assert placement.rig_zones("g6", "us-east-1") == ("us-east-1b",)
-    assert placement.rig_zones("g6", "us-east-2") == ("us-east-2a",)
-    assert placement.rig_zones("g6", "us-east-1", context_value="us-east-1c, us-east-1d") == ("us-east-1c", "us-east-1d")
+    assert placement.recorded_context(catalog_regions) == {"recorded_region.g6": "us-east-1",
+                                                           "recorded_zones.g6": "us-east-1b"}
     # preflight again keeps the deployed region
     placement.record_candidates("g6", [Candidate("us-west-2", ())], {})
     assert placement.load().deployed_region("g6") == "us-east-1"
-    # a recorded region the catalog no longer lists is ignored
-    assert placement.rig_region("g6", ("us-west-2",)) == "us-west-2"
+    # a recorded region the catalog no longer lists is left out
+    assert placement.recorded_context({"g6": ("us-west-2",)}) == {}
+
+
+CATALOG_ORDER = ("us-east-2", "us-east-1", "us-west-2")
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "region", "also", "why"),
+    [
+        ({}, "us-east-2", (), "the catalog's first region for g6"),
+        ({"recorded": "us-east-1"}, "us-east-1", (), "recorded by `python -m rigs up`"),
+        # CloudFormation was asked in every region and the rig is nowhere: the record is stale
+        ({"recorded": "us-east-1", "looked_up": True}, "us-east-2", (), "out of date"),
+        # a clone with no placement file, after a failover to us-east-1: CloudFormation wins
+        ({"deployed": ("us-east-1",), "looked_up": True}, "us-east-1", (), "deployed there (CloudFormation)"),
+        ({"deployed": ("us-east-1",), "recorded": "us-east-2"}, "us-east-1", (), "the placement file said us-east-2"),
+        # a copy in two regions: one is the stack, the other is synthesized too (for destroy --all)
+        ({"deployed": ("us-west-2", "us-east-1")}, "us-east-1", ("us-west-2",), "deployed there"),
+        ({"deployed": ("us-west-2", "us-east-1"), "recorded": "us-west-2"}, "us-west-2", ("us-east-1",), "deployed"),
+        # -c region.g6 wins; a deployed copy elsewhere is still synthesized
+        ({"explicit": "us-west-2", "deployed": ("us-east-1",)}, "us-west-2", ("us-east-1",), "-c region.g6=us-west-2"),
+    ],
+)
+def test_choose_region(kwargs, region, also, why):
+    choice = placement.choose_region("g6", CATALOG_ORDER, **kwargs)
+    assert (choice.region, choice.also_deployed) == (region, also)
+    assert why in choice.why
+
+
+def test_reconcile_follows_cloudformation_and_forget_clears(state):
+    placement.record_deployed("g6", "us-east-2", ("us-east-2a",), "InferenceG6")
+    placement.record_deployed("inf2", "us-west-2", (), "InferenceInf2")
+    placement.record_deployed("trn1", "us-east-2", (), "InferenceTrn1")
+    changes = placement.reconcile({"g6": ["us-east-1"], "inf2": [], "trn1": ["us-east-2"]})
+    assert changes == ["g6: deployed in us-east-1, not us-east-2; record updated",
+                       "inf2: not deployed in any region; cleared the record of us-west-2"]
+    current = placement.load()
+    assert current.deployed_region("g6") == "us-east-1"
+    assert current.deployed_region("inf2") is None
+    assert current.deployed_region("trn1") == "us-east-2"
+    assert placement.reconcile({"g6": ["us-east-1"]}) == []  # nothing changes, nothing written
+    assert placement.forget_deployed(["trn1", "inf2"]) == ["trn1"]
+    assert placement.load().deployed_region("trn1") is None
 
 
 def test_broken_placement_file_is_a_clear_error(state):

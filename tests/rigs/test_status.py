@@ -70,3 +70,33 @@ def test_status_with_nothing_of_ours(monkeypatch, capsys):
     out = capsys.readouterr().out
     assert "nothing of ours in us-east-1, us-east-2, us-west-1, us-west-2" in out
     assert "total: $0.0000/h" in out
+
+
+def test_status_lists_what_outlives_destroy_with_its_cost(moto_estate, capsys):
+    """The bootstrap stack, SageMaker's endpoint log groups and the token secret outlive `cdk destroy`:
+    status lists them with what they cost and how to remove them, and the sweep never touches them."""
+    region = "us-east-2"
+    boto3.client("cloudformation", region_name=region).create_stack(
+        StackName="CDKToolkit", TemplateBody=json.dumps({"Resources": {"B": {"Type": "AWS::S3::Bucket"}}}))
+    logs = boto3.client("logs", region_name=region)
+    for endpoint in ("ours-endpoint-us-east-2", "their-endpoint-us-east-2", "deleted-endpoint"):
+        logs.create_log_group(logGroupName=f"/aws/sagemaker/Endpoints/{endpoint}")
+    boto3.client("secretsmanager", region_name=region).create_secret(Name="aws-inference/hf-token",
+                                                                      SecretString="hf_x")
+    assert main(["status", "--json"]) == 0
+    outlasting = {(o["kind"], o["name"]): o for o in json.loads(capsys.readouterr().out)["outlasting"]}
+    assert set(outlasting) == {("cdk-bootstrap", "CDKToolkit"), ("secret", "aws-inference/hf-token"),
+                               ("log-group", "/aws/sagemaker/Endpoints/ours-endpoint-us-east-2"),
+                               ("log-group", "/aws/sagemaker/Endpoints/deleted-endpoint")}
+    assert outlasting[("secret", "aws-inference/hf-token")]["monthly_usd"] == pytest.approx(0.40)
+    assert "stays after the endpoint is deleted" in outlasting[
+        ("log-group", "/aws/sagemaker/Endpoints/ours-endpoint-us-east-2")]["cost"]
+    assert "may be another app's" in outlasting[("log-group", "/aws/sagemaker/Endpoints/deleted-endpoint")]["cost"]
+    assert "delete-stack --stack-name CDKToolkit --region us-east-2" in outlasting[
+        ("cdk-bootstrap", "CDKToolkit")]["remove"]
+    assert main(["status"]) == 0
+    assert "Outlives cdk destroy and the sweep" in capsys.readouterr().out
+    assert main(["sweep", "--yes", "--max-wait", "1"]) == 0
+    capsys.readouterr()
+    assert main(["status", "--json"]) == 0
+    assert len(json.loads(capsys.readouterr().out)["outlasting"]) == 4  # the sweep left them alone

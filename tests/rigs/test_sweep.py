@@ -125,3 +125,15 @@ def test_sweep_all_removes_the_network_and_iam_of_ours_only(monkeypatch, capsys)
         assert "InferenceBase-us-west-2-RigRole" not in roles and "InferenceSomethingElse" in roles
         assert not iam.list_instance_profiles()["InstanceProfiles"]
         assert "us-west-2: stack InferenceBase-us-west-2 deleted" in out
+
+
+def test_a_swept_rig_is_forgotten_by_the_placement_only_where_it_was_swept(moto_estate, capsys, tmp_path, monkeypatch):
+    from rigs import placement
+
+    monkeypatch.setenv(placement.STATE_DIR_ENV, str(tmp_path))
+    placement.record_deployed("g6", "us-west-2", ("us-west-2a",), "InferenceG6")
+    assert main(["sweep", "--yes", "--regions", "us-east-2", "--max-wait", "1"]) == 0
+    assert placement.load().deployed_region("g6") == "us-west-2"  # its region was not swept
+    assert main(["sweep", "--yes", "--regions", "us-west-2", "--max-wait", "1"]) == 0
+    assert "placement: g6 is gone; its record in" in capsys.readouterr().out
+    assert placement.load().deployed_region("g6") is None

@@ -31,12 +31,14 @@ def agent_script(body: dict[str, Any]) -> Script:
         return Script(tool_call=("count_ids", {"op": ">=", "value": 10}),
                       final="There are 8 ids that are 10 or more.")
     if "scoreboard" in tools:
+        results = [m["content"] for m in messages if m.get("role") == "tool"]
+        texts = [r if isinstance(r, str) else " ".join(c.get("text", "") for c in r) for r in results]
+        table = next((t for t in reversed(texts) if t.startswith("| backend")), "")
         for name in tools:
             if name not in called:
-                args = {} if name == "scoreboard" else {"prompt": "What is the capital of France?"}
+                args = ({} if name == "scoreboard" else {"winner": "g6", "table": table} if name == "submit_summary"
+                        else {"prompt": "What is the capital of France?"})
                 return Script(tool_call=(name, args), call_after_results=True)
-        last = next(m["content"] for m in reversed(messages) if m.get("role") == "tool")
-        table = last if isinstance(last, str) else " ".join(c.get("text", "") for c in last)
         return Script(final=f"{table}\n\nThe fastest response came from g6.")
     if any("capital of France" in str(m.get("content")) for m in messages):
         return Script(text="Paris")

@@ -51,6 +51,7 @@ def test_evidence_folder_on_fake_backends(tmp_path, fake_agent_server, fake_neur
     o = s["orchestrator"]
     assert o["ran"] and o["asked"] == ["g6", "inf2"] and o["not_asked"] == []
     assert o["table_quote"] == "exact" and o["winner_claimed"] == "g6"
+    assert o["submitted_via"] == "run" and o["winner_submitted"] == "g6" and o["submitted_table_quote"] == "exact"
     assert o["wrong_winner"] is (o["winner_measured"] != "g6")
     assert s["prices"]["offline"] is True and "offline price file" in (out / "REPORT.md").read_text()
 
@@ -85,7 +86,10 @@ def test_max_tokens_and_text_tool_calls_are_graded_not_raised(tmp_path):
     c = s["backends"]["g6"]["counting"]
     assert c["errors"] == 1 and c["detail"][0]["error"].startswith("max_tokens")
     assert c["invalid_tool_calls"] == 1 and c["invalid_calls"][0]["reason"] == "bad type: value is str '10'"
-    assert c["text_tool_calls"] == 1 and c["right_filter"] == 0 and c["answer_status"] == {"error": 1}
+    assert c["text_tool_calls"] == 1 and c["answer_status"] == {"failed": 1}
+    # a failed run is not graded: no correct, no right filter, no interval over nothing
+    assert c["graded"] == 0 and c["right_filter"] == 0 and c["correct_ci95"] is None and c["right_filter_ci95"] is None
+    assert c["detail"][0]["verdict"] == "failed" and c["detail"][0]["right_filter"] is None
     assert code == 1 and any("every run failed" in f for f in s["backends"]["g6"]["failures"])
 
 

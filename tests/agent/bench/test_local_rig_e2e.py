@@ -50,16 +50,20 @@ def test_agent_run_on_the_local_rig_writes_a_valid_evidence_folder(tmp_path):
     for part in ("counting", "counting_strict"):
         c = local[part]
         assert c["runs"] == 2 and c["constrained"] is True
+        assert c["graded"] + c["errors"] == 2 and (c["correct_ci95"] is None) == (c["graded"] == 0)
         for run_ in c["detail"]:
             # the constrained first turn always makes exactly one call, with a valid op and an integer value
             assert run_["tool_calls"] >= 1 and run_["invalid_tool_calls"] == 0
             assert run_["filters"], run_
-            assert run_["error"] or run_["answer"].strip()  # an answer, or the reason there is none
+            assert run_["failure"] or run_["answer"].strip()  # an answer, or the reason there is none
+            assert (run_["verdict"] == "failed") is bool(run_["failure"]) and run_["reading"]
             assert run_["output_tokens"]
 
     o = s["orchestrator"]
     assert o["ran"] and o["backend"] == "local" and o["constrained"]
     assert o["asked"] or o["scoreboard_called"]
+    # the structured answer comes from the follow-up turn, whose grammar admits only "local" as the winner
+    assert o["failure"] or (o["submitted"] and o["winner_submitted"] == "local")
 
     records = evidence.read_requests(out / "requests.jsonl")
     again = summary.summarize(records, json.loads((out / "run.json").read_text()))

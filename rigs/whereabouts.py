@@ -1,0 +1,178 @@
+"""Where this app's stacks really are: CloudFormation asked in the four regions.
+
+The CDK app synthesizes each rig stack in one region. After ``python -m rigs up`` moved a rig
+to another region, a clone without that run's ``.rigs/placement.json`` would synthesize the
+stack in the catalog's default region, and ``cdk destroy --all`` would delete a stack that is
+not there, print "destroyed", and leave the rig billing where it is. So ``app.py`` asks
+CloudFormation which of the app's stacks exist in each region, and synthesizes every stack
+where it really is (:func:`locate`).
+
+It asks only when the CDK CLI has resolved an account (the CLI passes ``CDK_DEFAULT_ACCOUNT``
+to the app only then), so tests, CI and every offline synth make no call at all. Each region
+costs one ``ListStacks`` page or a few, in parallel, with short timeouts and one retry: a
+machine that cannot reach AWS loses seconds, not minutes, and says which region it could not
+ask and why.
+"""
+
+from __future__ import annotations
+
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from typing import Any, Iterable, Mapping, Sequence
+
+import boto3
+import botocore.exceptions
+from botocore.config import Config
+
+from .contract import REGIONS
+
+# Every CloudFormation stack status but DELETE_COMPLETE: a stack in any of them exists (and
+# may bill), including failed creates (ROLLBACK_COMPLETE) that only a delete removes.
+LIVE_STATUSES = (
+    "CREATE_IN_PROGRESS", "CREATE_FAILED", "CREATE_COMPLETE", "ROLLBACK_IN_PROGRESS", "ROLLBACK_FAILED",
+    "ROLLBACK_COMPLETE", "DELETE_IN_PROGRESS", "DELETE_FAILED", "UPDATE_IN_PROGRESS",
+    "UPDATE_COMPLETE_CLEANUP_IN_PROGRESS", "UPDATE_COMPLETE", "UPDATE_FAILED", "UPDATE_ROLLBACK_IN_PROGRESS",
+    "UPDATE_ROLLBACK_FAILED", "UPDATE_ROLLBACK_COMPLETE_CLEANUP_IN_PROGRESS", "UPDATE_ROLLBACK_COMPLETE",
+    "REVIEW_IN_PROGRESS", "IMPORT_IN_PROGRESS", "IMPORT_COMPLETE", "IMPORT_ROLLBACK_IN_PROGRESS",
+    "IMPORT_ROLLBACK_FAILED", "IMPORT_ROLLBACK_COMPLETE",
+)  # fmt: skip
+
+CONNECT_TIMEOUT_S = 2.0
+READ_TIMEOUT_S = 5.0
+
+
+@dataclass(frozen=True, slots=True)
+class Whereabouts:
+    """What CloudFormation said, region by region.
+
+    Attributes:
+        stacks: Region -> {stack name: status} for the app's stacks that exist there.
+        failed: Region -> why it could not be asked (unreachable, no credentials, denied).
+    """
+
+    stacks: Mapping[str, Mapping[str, str]] = field(default_factory=dict)
+    failed: Mapping[str, str] = field(default_factory=dict)
+
+    @property
+    def asked(self) -> tuple[str, ...]:
+        """The regions that answered."""
+        return tuple(r for r in REGIONS if r in self.stacks)
+
+    @property
+    def complete(self) -> bool:
+        """Every region answered: a stack found nowhere is deployed nowhere."""
+        return not self.failed
+
+    def regions_of(self, stack_name: str) -> tuple[str, ...]:
+        """The regions a stack of that name exists in, in the four regions' order."""
+        return tuple(r for r in REGIONS if stack_name in self.stacks.get(r, {}))
+
+    def summary(self) -> str:
+        """One line: where it asked and what it found."""
+        found = [f"{name} in {region} ({status})" for region in REGIONS
+                 for name, status in sorted(self.stacks.get(region, {}).items())]  # fmt: skip
+        line = f"asked CloudFormation in {', '.join(self.asked) or 'no region'} for this app's stacks: "
+        line += "; ".join(found) if found else "none deployed"
+        if self.failed:
+            line += ". Could not ask " + "; ".join(f"{r} ({why})" for r, why in self.failed.items())
+        return line
+
+
+def reason(exc: BaseException) -> str:
+    """A short, readable reason for a failed call (never a pasted HTML page)."""
+    if isinstance(exc, botocore.exceptions.NoCredentialsError):
+        return "no AWS credentials"
+    if isinstance(exc, botocore.exceptions.EndpointConnectionError):
+        return f"cannot reach {exc.kwargs.get('endpoint_url', 'the endpoint')}"
+    if isinstance(exc, (botocore.exceptions.ConnectTimeoutError, botocore.exceptions.ReadTimeoutError)):
+        return f"timed out ({type(exc).__name__})"
+    if isinstance(exc, botocore.exceptions.ClientError):
+        error = exc.response.get("Error", {})
+        message = " ".join(str(error.get("Message", "")).split())[:160]
+        return f"{error.get('Code', 'error')}: {message}".rstrip(": ")
+    return f"{type(exc).__name__}: {' '.join(str(exc).split())[:160]}"
+
+
+def _list_region(session: boto3.Session, region: str, names: frozenset[str], config: Config) -> dict[str, str]:
+    cloudformation = session.client("cloudformation", region_name=region, config=config)
+    found: dict[str, str] = {}
+    for page in cloudformation.get_paginator("list_stacks").paginate(StackStatusFilter=list(LIVE_STATUSES)):
+        for summary in page.get("StackSummaries", []):
+            if summary.get("StackName") in names:
+                found[summary["StackName"]] = summary.get("StackStatus", "")
+    return found
+
+
+def locate(
+    stack_names: Iterable[str],
+    *,
+    regions: Sequence[str] = REGIONS,
+    session: Any = None,
+    connect_timeout_s: float = CONNECT_TIMEOUT_S,
+    read_timeout_s: float = READ_TIMEOUT_S,
+) -> Whereabouts:
+    """Ask CloudFormation in ``regions`` (in parallel) which of ``stack_names`` exist there.
+
+    Never raises for an AWS failure: a region that cannot be asked is listed in ``failed``.
+    """
+    names = frozenset(stack_names)
+    session = session or boto3.Session()
+    config = Config(connect_timeout=connect_timeout_s, read_timeout=read_timeout_s,
+                    retries={"max_attempts": 2, "mode": "standard"})
+    stacks: dict[str, dict[str, str]] = {}
+    failed: dict[str, str] = {}
+    with ThreadPoolExecutor(max_workers=len(regions) or 1) as pool:
+        futures = {region: pool.submit(_list_region, session, region, names, config) for region in regions}
+        for region, future in futures.items():
+            try:
+                stacks[region] = future.result()
+            except (botocore.exceptions.BotoCoreError, botocore.exceptions.ClientError) as exc:
+                failed[region] = reason(exc)
+    return Whereabouts(stacks=stacks, failed=failed)
+
+
+def app_stacks() -> list[str]:
+    """Every stack name the CDK app can create: the base stacks, the rigs and the g5g image build."""
+    from .catalog import load_catalog
+    from .contract import base_stack_name
+
+    catalog = load_catalog()
+    names = [base_stack_name(region) for region in catalog.rig_regions()]
+    names += [rig.stack_name for rig in catalog.deployable()]
+    names += [f"{rig.stack_name}Image" for rig in catalog.ec2_rigs() if rig.name == "g5g"]
+    return names
+
+
+NONE_DEPLOYED = 3
+"""Exit status of ``python -m rigs.whereabouts`` when every region answered and no stack is there."""
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """``python -m rigs.whereabouts [--expect-none]``: where the app's stacks are, in the four regions.
+
+    ``./scripts/cdk`` runs it before ``destroy --all`` (nothing deployed: nothing to destroy) and
+    after it (``--expect-none``), so a destroy cannot end on "destroyed" while a stack of the app is
+    still there. Exit 0 when stacks were found (1 with ``--expect-none``), 3 when none is deployed,
+    2 when a region could not be asked.
+    """
+    import argparse
+
+    parser = argparse.ArgumentParser(prog="python -m rigs.whereabouts", description=main.__doc__)
+    parser.add_argument("--expect-none", action="store_true", help="exit 1 when any stack of the app is left")
+    args = parser.parse_args(argv)
+    where = locate(app_stacks())
+    print(where.summary())
+    if not where.complete:
+        print("not verified: some regions could not be asked (see above)")
+        return 2
+    left = [f"{name} in {region}" for region in REGIONS for name in sorted(where.stacks.get(region, {}))]
+    if not left:
+        return NONE_DEPLOYED
+    if args.expect_none:
+        print(f"left: {', '.join(left)}; rerun the destroy, or see `python -m rigs status`")
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
