@@ -321,10 +321,10 @@ def unreachable_error(exc: BaseException, region: str | None = None, endpoint: s
         proxy = kwargs.get("proxy_url") or os.environ.get("HTTPS_PROXY") or os.environ.get("https_proxy") or "?"
         cause = f"the proxy {proxy} did not answer: check HTTPS_PROXY (or HTTP_PROXY) and that the proxy is up"
     elif isinstance(exc, botocore.exceptions.SSLError):
-        cause = ("TLS verification failed: a proxy that inspects TLS needs its certificate in AWS_CA_BUNDLE")
+        cause = "TLS verification failed: a proxy that inspects TLS needs its certificate in AWS_CA_BUNDLE"
     elif any(isinstance(e, socket.gaierror) for e in chain) or "NameResolutionError" in names:
-        hint = region_hint(region)
-        cause = "the name did not resolve: " + (hint if hint else (
+        hint = "" if custom else region_hint(region)
+        cause = "the name did not resolve: " + (hint or (
             "check AWS_ENDPOINT_URL" if custom else "offline, or DNS is failing (a proxy may be needed: HTTPS_PROXY)"))
     elif any(isinstance(e, ConnectionRefusedError) for e in chain):
         cause = "connection refused: nothing listens there" + (" (check AWS_ENDPOINT_URL)" if custom else

@@ -354,8 +354,8 @@ def cmd_prices(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-COMMANDS = {"doctor": cmd_doctor, "preflight": cmd_preflight, "up": cmd_up, "status": cmd_status, "sweep": cmd_sweep,
-            "prices": cmd_prices}
+COMMANDS = {"doctor": cmd_doctor, "preflight": cmd_preflight, "up": cmd_up, "status": cmd_status,
+            "sweep": cmd_sweep, "prices": cmd_prices}
 
 
 def main(argv: Sequence[str] | None = None) -> int:

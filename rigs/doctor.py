@@ -117,8 +117,8 @@ class DoctorReport:
 
     @property
     def ok(self) -> bool:
-        """Every rig checked can deploy somewhere."""
-        return bool(self.rig_regions) and all(self.deployable(rig) for rig in self.rig_regions)
+        """Every rig checked can deploy somewhere (and the account could be checked)."""
+        return self.stopped is None and all(self.deployable(rig) for rig in self.rig_regions)
 
 
 # --- the checks ------------------------------------------------------------------------------------
@@ -139,13 +139,11 @@ def check_local_tools(which: Callable[[str], str | None] | None = None) -> list[
 class _Checks:
     """The AWS checks for one set of rigs and regions; each method returns findings, run in a pool."""
 
-    def __init__(self, clients: aws.Clients, account: str, rigs: Sequence[DeployableRig], catalog: Catalog,
-                 regions: Sequence[str]) -> None:
+    def __init__(self, clients: aws.Clients, account: str, rigs: Sequence[DeployableRig], catalog: Catalog) -> None:
         self.clients = clients
         self.account = account
         self.rigs = list(rigs)
         self.catalog = catalog
-        self.regions = list(regions)
 
     def rigs_in(self, region: str, kind: type | tuple[type, ...] = (Ec2Rig, SageMakerRig)) -> list[DeployableRig]:
         return [r for r in self.rigs if isinstance(r, kind) and region in r.regions]
@@ -399,7 +397,8 @@ def _preflight_findings(check: RegionCheck, network: tuple[str, ...] | None) -> 
 
 
 def _why(quota: Any) -> str:
-    return (getattr(quota, "unknown_reason", "") or "unknown").removeprefix("Service Quotas: ")
+    reason = (getattr(quota, "unknown_reason", "") or "unknown").removeprefix("Service Quotas: ")
+    return f"HTTP {reason}" if reason.isdigit() else reason
 
 
 def _unknown(check: str, subject: str, region: str | None, exc: BaseException, service: str,
@@ -441,19 +440,26 @@ def run_doctor(rigs: Sequence[DeployableRig], session: Callable[[], Any], region
     catalog = catalog or load_catalog()
     wanted = set(regions or REGIONS)
     rig_regions = {rig.name: tuple(r for r in rig.regions if r in wanted) for rig in rigs}
-    findings = check_local_tools(which) if any(isinstance(r, Ec2Rig) for r in rigs) else []
-    try:
-        session = session()
-        identity = aws.caller_identity(session)
-    except (aws.CredentialsError, aws.UnreachableError) as exc:
-        detail = exc.cause if isinstance(exc, aws.CredentialsError) else str(exc)
-        findings.append(Finding("Credentials", "", None, FAIL, detail, exc.fix))
-        return DoctorReport(tuple(findings), rig_regions, None, time.monotonic() - started, stopped=exc)
+    identity: dict[str, str] | None = None
+    stopped: aws.CredentialsError | aws.UnreachableError | None = None
+    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="doctor-tools") as tools_pool:
+        # the local tools (a subprocess each) are checked while the identity call waits on the network
+        tools = tools_pool.submit(check_local_tools, which) if any(isinstance(r, Ec2Rig) for r in rigs) else None
+        try:
+            session = session()
+            identity = aws.caller_identity(session)
+        except (aws.CredentialsError, aws.UnreachableError) as exc:
+            stopped = exc
+        findings = tools.result() if tools is not None else []
+    if stopped is not None or identity is None:  # identity is None only when the check stopped
+        detail = stopped.cause if isinstance(stopped, aws.CredentialsError) else str(stopped)
+        findings.append(Finding("Credentials", "", None, FAIL, detail, stopped.fix))
+        return DoctorReport(tuple(findings), rig_regions, None, time.monotonic() - started, stopped=stopped)
     account = identity["Account"]
     findings.append(Finding("Credentials", "", None, OK, identity.get("Arn", f"account {account}")))
 
     clients = clients or aws.Clients(session, DOCTOR_CONFIG)
-    checks = _Checks(clients, account, rigs, catalog, [r for r in REGIONS if r in wanted])
+    checks = _Checks(clients, account, rigs, catalog)
     used_regions = [r for r in REGIONS if any(r in regions_ for regions_ in rig_regions.values())]
     amis = sorted({(rig.ami_ssm_parameter, region) for rig in rigs if isinstance(rig, Ec2Rig)
                    for region in rig_regions[rig.name]})

@@ -53,7 +53,7 @@ def aws_cli(which: Callable[[str], str | None] = shutil.which) -> ToolCheck:
     name, fix = "AWS CLI v2", f"install AWS CLI v2: {AWS_CLI_INSTALL}"
     path = which("aws")
     if path is None:
-        return ToolCheck(name, False, problem="`aws` is not on PATH", fix=fix)
+        return ToolCheck(name, False, problem="`aws` is not on PATH; port forwards need it", fix=fix)
     text, problem = _version_output(path)
     if text is None:
         return ToolCheck(name, False, path=path, problem=problem, fix=fix)

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import boto3
+import botocore.exceptions
 import pytest
 
 from agent import run as agent_run
@@ -188,3 +189,27 @@ def test_html_error_pages_become_their_title() -> None:
             "</h1>\n<p>The server encountered an internal error.</p>\n")
     assert aws.readable(page) == "an HTML page: 500 Internal Server Error"
     assert aws.readable("x" * 400).endswith("…") and len(aws.readable("x" * 400)) == aws.MESSAGE_LIMIT
+
+
+STS = "https://sts.us-east-1.amazonaws.com/"
+
+
+@pytest.mark.parametrize(("error", "custom", "cause"), [
+    (botocore.exceptions.ReadTimeoutError(endpoint_url=STS), None,
+     "connected, but no answer in time: a firewall or proxy is holding the connection"),
+    (botocore.exceptions.ConnectTimeoutError(endpoint_url=STS), None,
+     "no answer to connect: offline, a firewall, or a proxy is needed (HTTPS_PROXY)"),
+    (botocore.exceptions.SSLError(endpoint_url=STS, error="certificate verify failed"), None,
+     "TLS verification failed: a proxy that inspects TLS needs its certificate in AWS_CA_BUNDLE"),
+    (botocore.exceptions.EndpointConnectionError(
+        endpoint_url="http://motobox:5000/", error=socket.gaierror(socket.EAI_NONAME, "Name or service not known")),
+     "http://motobox:5000", "the name did not resolve: check AWS_ENDPOINT_URL"),
+], ids=["read-timeout", "connect-timeout", "tls", "custom-endpoint-dns"])
+def test_each_kind_of_unreachable_has_its_cause(monkeypatch: pytest.MonkeyPatch, error: Exception,
+                                                custom: str | None, cause: str) -> None:
+    if custom:
+        monkeypatch.setenv("AWS_ENDPOINT_URL", custom)
+    else:
+        monkeypatch.delenv("AWS_ENDPOINT_URL", raising=False)
+    assert aws.classify(error).kind == aws.UNREACHABLE
+    assert aws.unreachable_error(error).cause == cause
