@@ -264,6 +264,8 @@ def test_cli_exit_status_is_0_only_when_every_rig_named_can_deploy(endpoint: str
     data = json.loads(capsys.readouterr().out)
     assert data["deployable"] == {"g6": ["us-east-2"]} and data["account"] == ACCOUNT
     assert {f["check"] for f in data["findings"]} >= {"Credentials", "CDK bootstrap", "Zones", "AMI", "Type and quota"}
+    assert main(["doctor", "bedrock"]) == 0  # nothing to deploy, and the account answers
+    assert "bedrock: Bedrock, nothing to deploy" in capsys.readouterr().out
 
 
 def test_up_with_doctor_stops_before_any_deploy(endpoint: str, capsys: Any, tmp_path: Any,
