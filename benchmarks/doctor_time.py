@@ -2,7 +2,7 @@
 
 Run: .venv/bin/python benchmarks/doctor_time.py [--repeats N]
 
-1. moto's server (tests/e2e/moto_server.py, the catalog's AMI parameters seeded, the three rig
+1. moto's server (rigs/offline/moto_server.py, the catalog's AMI parameters seeded, the three rig
    regions bootstrapped) answers `python -m rigs doctor` for every rig in its regions, and for
    every rig with `--regions` naming all four. Goal: under 60 s, one screen (the table's lines
    at 160 columns are counted). moto has no Service Quotas for EC2 and answers 500 for the
@@ -53,7 +53,7 @@ def free_port() -> int:
 @contextmanager
 def moto_server() -> Iterator[str]:
     port = free_port()
-    server = subprocess.Popen([PYTHON, str(PROJECT_DIR / "tests" / "e2e" / "moto_server.py"), "--port", str(port),
+    server = subprocess.Popen([PYTHON, "-m", "rigs.offline.moto_server", "--port", str(port),
                                "--stop-on-stdin-eof"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                               stderr=subprocess.DEVNULL, text=True, cwd=PROJECT_DIR)
     try:

@@ -115,7 +115,7 @@ class RigInstanceGroup(Construct):
                     "notifications.")
 
         # After the group in the template: moto's CloudFormation creates resources in template
-        # order, and the watch must find the group there (tests/e2e/moto_server.py).
+        # order, and the watch must find the group there (rigs/offline/moto_server.py).
         launched = LaunchWatch(self, "Launched", tag_key=rig_tag[0], tag_value=rig_tag[1],
                                launch_template_id=self.launch_template.launch_template_id,
                                launch_template_version=self.launch_template.latest_version_number,

@@ -2,7 +2,7 @@
 
 One run, in order:
 
-1. start ``tests/e2e/moto_server.py`` (patched moto; g6.xlarge has no capacity in us-east-2; the
+1. start ``rigs/offline/moto_server.py`` (patched moto; g6.xlarge has no capacity in us-east-2; the
    deploy-time handlers run in process: zones, offered subnets, root volume, launch watch);
 2. put resources that are not ours in three regions (they must survive everything below);
 3. ``cdk bootstrap``; ``python -m rigs preflight`` records the placement;
@@ -58,7 +58,7 @@ def moto(tmp_path_factory):
     log = tmp_path_factory.mktemp("moto") / "server.log"
     with log.open("w") as handle:
         server = subprocess.Popen(
-            [PYTHON, str(PROJECT_DIR / "tests" / "e2e" / "moto_server.py"), "--port", str(port),
+            [PYTHON, "-m", "rigs.offline.moto_server", "--port", str(port),
              "--inject-capacity", "g6.xlarge@us-east-2", "--stop-on-stdin-eof"],
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=handle, text=True, cwd=PROJECT_DIR)
     line = server.stdout.readline()  # the launcher prints "ready <port>" once it answers

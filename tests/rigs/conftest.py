@@ -35,12 +35,12 @@ def moto_estate(monkeypatch):
 
 @pytest.fixture(scope="module")
 def moto_server(tmp_path_factory) -> Iterator[str]:
-    """moto's server from tests/e2e/moto_server.py, once per test module."""
+    """moto's server from rigs/offline/moto_server.py, once per test module."""
     port = free_port()
     log = tmp_path_factory.mktemp("moto") / "server.log"
     with log.open("w") as handle:
-        server = subprocess.Popen([sys.executable, str(PROJECT_DIR / "tests" / "e2e" / "moto_server.py"), "--port",
-                                   str(port), "--stop-on-stdin-eof"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+        server = subprocess.Popen([sys.executable, "-m", "rigs.offline.moto_server", "--port", str(port),
+                                   "--stop-on-stdin-eof"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                   stderr=handle, text=True, cwd=PROJECT_DIR)
     line = server.stdout.readline()
     assert line.startswith("ready"), f"moto server did not start: {line!r}; see {log}"

@@ -1,6 +1,6 @@
 """``python -m rigs doctor`` against moto's server, each check passing and failing.
 
-moto's server (``tests/e2e/moto_server.py``: the catalog's AMI parameters seeded, state reset
+moto's server (``rigs/offline/moto_server.py``: the catalog's AMI parameters seeded, state reset
 between tests) answers CloudFormation, SSM, EC2, ECR (the account's own repositories),
 Secrets Manager and STS. Service Quotas (EC2, SageMaker and CodeBuild quotas) and ECR
 on AWS's own registry are beyond moto: those calls get canned answers (:mod:`.answers`),

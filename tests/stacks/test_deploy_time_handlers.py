@@ -1,7 +1,7 @@
 """The deploy-time handlers against moto: the base network's zones, the root volume, the launch watch.
 
 The launch watch is driven with launch errors injected into moto's Auto Scaling the way AWS
-reports them (``tests/e2e/moto_server.py`` ``failing_launches``); its sleep and clock are
+reports them (``rigs/offline/moto_server.py`` ``failing_launches``); its sleep and clock are
 fakes, so a test never waits and its pass never depends on speed.
 """
 
@@ -17,7 +17,7 @@ from moto.ec2.models import ec2_backends
 from rigs import aws
 from rigs.catalog import load_catalog
 from stacks.parts.handlers import launch_watch, root_volume, usable_zones
-from tests.e2e.moto_server import failing_launches
+from rigs.offline.moto_server import failing_launches
 
 ACCOUNT = "123456789012"
 CATALOG = load_catalog()

@@ -1,17 +1,22 @@
 """moto's server, patched so the real CDK CLI can deploy this app's stacks into it.
 
-Run: ``.venv/bin/python tests/e2e/moto_server.py --port 5123`` prints ``ready <port>`` once it
-answers, then serves until stdin closes or it is terminated. Clients use
-``AWS_ENDPOINT_URL=http://localhost:<port>`` (``localhost``, not ``127.0.0.1``: the CDK CLI
-passes template URLs with the endpoint's host and moto parses other hosts as
-virtual-host-style buckets; TOOLING.md 8.6).
+Run: ``python -m rigs.offline.moto_server --port 5123`` (``--port 0``: a free port) prints
+``ready <port>`` once it answers, then serves until stdin closes (``--stop-on-stdin-eof``) or it
+is terminated. Clients use ``AWS_ENDPOINT_URL=http://localhost:<port>``: ``localhost``, not
+``127.0.0.1``, because the CDK CLI passes template URLs with the endpoint's host, and moto reads
+any host but ``localhost`` as a virtual-host-style bucket name (the deploy then fails with
+``NoSuchBucket``). Everything here was observed against moto 5.2.5 (the version pinned in
+``requirements.txt``); moto's own documentation lists what it implements per service
+(https://docs.getmoto.org/en/latest/docs/services/index.html).
 
-Patches (TOOLING.md 8.2, 8.4, plus what the rig stacks need):
+Patches, always on:
 
-1. **SSM public parameters.** The catalog's DLAMI and Neuron AMI parameters
-   (``/aws/service/...``) are seeded into moto's backend in the four regions, pointing at
-   an AMI moto knows (``put_parameter`` refuses reserved names).
-2. **SageMaker instance types.** moto rejects ``ml.g6.*``; its validator accepts any ``ml.*``.
+1. **SSM public parameters.** The catalog's DLAMI and Neuron AMI parameters (``/aws/service/...``)
+   are seeded into moto's backend in the four regions, pointing at an AMI moto knows. moto has
+   none of them, ``put_parameter`` refuses reserved names (``AccessDeniedException``), and a stack
+   that reads a missing one fails inside moto.
+2. **SageMaker instance types.** moto's validator accepts only older families (no ``ml.g6.*``);
+   here it accepts any ``ml.*`` type.
 3. **Custom resources without Docker.** moto runs a Lambda-backed custom resource by invoking
    the function in Docker, in a thread, and creates the resources that read its attributes
    before it answered. The app's custom-resource handlers are small inline Python
@@ -23,8 +28,8 @@ Patches (TOOLING.md 8.2, 8.4, plus what the rig stacks need):
    <reason>``, the created resources deleted, and the stack ``ROLLBACK_COMPLETE``. moto
    creates resources in template order, so the launch watch (after its group in the
    template) finds the group already launched, or its launches already failed.
-4. **SageMaker runtime.** ``InvokeEndpoint`` answers a chat completion with text (the
-   endpoint stack's chat probe needs one).
+4. **SageMaker runtime.** moto's ``InvokeEndpoint`` returns a static body for any endpoint
+   name; here it answers a chat completion (the endpoint stack's chat probe needs one).
 5. **Intrinsics.** ``Fn::GetStackOutput`` (CDK's reference to another stack's output, which
    moto does not know) is resolved from that stack's outputs.
 6. **Launch failures** (``--inject-capacity g6.xlarge@us-east-2``, repeatable): Auto Scaling
@@ -32,34 +37,48 @@ Patches (TOOLING.md 8.2, 8.4, plus what the rig stacks need):
    for each of their zones in their scaling activities, as AWS does, to exercise the launch
    watch and ``python -m rigs up``'s failover against the real CLI. :func:`failing_launches`
    injects any other launch error code the same way (the handler tests use it in process).
-7. **Reset keeps the seeds.** ``POST /moto-api/reset`` empties every backend; 1 and 4 are
+7. **Reset keeps the seeds.** ``POST /moto-api/reset`` empties every backend; the seeds are
    applied again (and injected activities forgotten), so a test can start from a clean account.
+
+With ``--stand-in URL`` (what ``python -m rigs rehearse --offline`` runs), an OpenAI-compatible
+server at URL (the local rig) plays every rig's server, and the account is one a rehearsal can
+run in:
+
+8. **SSM agents.** ``DescribeInstanceInformation`` (which moto does not implement) lists every
+   running instance of the region as ``Online``.
+9. **Readiness.** A ``SendCommand`` that runs the rigs' readiness check (``curl ... /health``)
+   succeeds only when the stand-in answers ``GET /health``; moto would report every command a
+   success without running it.
+10. **SageMaker endpoints answer from the stand-in.** ``InvokeEndpoint`` and
+    ``InvokeEndpointWithResponseStream`` (which moto does not implement) on an ``InService``
+    endpoint send the request body to the stand-in's ``/v1/chat/completions`` and return its
+    answer; the stream as the AWS event stream of ``PayloadPart`` events SageMaker sends. An
+    endpoint that does not exist is refused as SageMaker refuses it.
+11. **Images present.** The catalog's SageMaker image, at each region's pinned digest, is in a
+    stand-in for AWS's own registry (account ``763104351884``), and the g5g image is in the
+    account's ECR as if ``InferenceG5gImage`` had built it, so ``rigs doctor`` passes the image
+    checks. Neither repository carries our tag.
 """
 
 from __future__ import annotations
 
 import argparse
+import binascii
 import io
 import json
 import os
+import re
 import signal
+import struct
 import sys
 import threading
+import urllib.error
+import urllib.request
 import zipfile
-from pathlib import Path
-from typing import Callable
-
-PROJECT_DIR = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(PROJECT_DIR))
+from typing import Any, Callable, Iterable, Iterator
 
 ACCOUNT = "123456789012"
 REGIONS = ("us-east-1", "us-east-2", "us-west-1", "us-west-2")
-
-for key, value in {"AWS_ACCESS_KEY_ID": "testing", "AWS_SECRET_ACCESS_KEY": "testing",
-                   "AWS_SESSION_TOKEN": "testing", "AWS_EC2_METADATA_DISABLED": "true"}.items():
-    os.environ.setdefault(key, value)
-os.environ.pop("AWS_PROFILE", None)
-os.environ.pop("MOTO_EC2_LOAD_DEFAULT_AMIS", None)  # the seeded AMI parameters point at moto's default AMIs
 
 
 def seed_ssm_parameters() -> list[str]:
@@ -315,6 +334,7 @@ def failing_launches(blocked: dict[tuple[str, str], tuple[str, str]]) -> Callabl
         return ActionResult({"Activities": list(activities_by_group.get((self.region, name), []))})
 
     def undo() -> None:
+        activities_by_group.clear()
         autoscaling_models.FakeAutoScalingGroup.replace_autoscaling_group_instances = original_replace
         autoscaling_responses.AutoScalingResponse.describe_scaling_activities = original_describe
 
@@ -323,41 +343,268 @@ def failing_launches(blocked: dict[tuple[str, str], tuple[str, str]]) -> Callabl
     return undo
 
 
-def keep_seeds_on_reset() -> None:
+def keep_seeds_on_reset(seeds: Iterable[Callable[[], Any]]) -> None:
+    """``POST /moto-api/reset`` empties every backend; the seeds are applied again after it."""
     from moto.moto_api._internal.models import MotoAPIBackend
 
     original = MotoAPIBackend.reset
+    seeds = tuple(seeds)
 
     def reset(self) -> None:  # noqa: ANN001
         original(self)
         INJECTED_ACTIVITIES.clear()
-        seed_ssm_parameters()
-        answer_sagemaker_chat()
+        for seed in seeds:
+            seed()
 
     MotoAPIBackend.reset = reset
 
 
-def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--port", type=int, required=True)
-    parser.add_argument("--inject-capacity", action="append", default=[], metavar="TYPE@REGION")
+# --- the stand-in: one server plays every rig's (--stand-in) --------------------------------------
+
+
+class StandIn:
+    """The OpenAI-compatible server that plays every rig's server (``http://127.0.0.1:P``, with or
+    without ``/v1``)."""
+
+    def __init__(self, url: str, timeout_s: float = 600.0) -> None:
+        self.root = url.rstrip("/").removesuffix("/v1")
+        self.timeout_s = timeout_s
+
+    def healthy(self) -> bool:
+        """Whether ``GET /health`` answers 200 (what the rigs' readiness check asks of their server)."""
+        try:
+            with urllib.request.urlopen(f"{self.root}/health", timeout=10) as response:  # noqa: S310 - loopback
+                return response.status == 200
+        except (OSError, ValueError):
+            return False
+
+    def chat(self, body: bytes) -> Any:
+        """POST the body to ``/v1/chat/completions``; the open response (raises urllib's errors)."""
+        request = urllib.request.Request(f"{self.root}/v1/chat/completions", data=body, method="POST",
+                                         headers={"Content-Type": "application/json"})
+        return urllib.request.urlopen(request, timeout=self.timeout_s)  # noqa: S310 - loopback
+
+
+def event_message(headers: dict[str, str], payload: bytes) -> bytes:
+    """One message of the AWS event stream encoding (string headers only): a prelude with the total
+    and header lengths and its CRC32, the headers, the payload, and the message's CRC32."""
+    encoded = b"".join(struct.pack(">B", len(name)) + name.encode() + b"\x07" + struct.pack(">H", len(value))
+                       + value.encode() for name, value in headers.items())
+    prelude = struct.pack(">II", 12 + len(encoded) + len(payload) + 4, len(encoded))
+    prelude += struct.pack(">I", binascii.crc32(prelude))
+    message = prelude + encoded + payload
+    return message + struct.pack(">I", binascii.crc32(message))
+
+
+def payload_part(data: bytes) -> bytes:
+    """A ``PayloadPart`` event of ``InvokeEndpointWithResponseStream`` carrying ``data``."""
+    return event_message({":event-type": "PayloadPart", ":content-type": "application/octet-stream",
+                          ":message-type": "event"}, data)
+
+
+_CREDENTIAL_REGION = re.compile(r"Credential=[^/]+/\d{8}/(?P<region>[a-z0-9-]+)/")
+_INVOCATION = re.compile(r"^/endpoints/(?P<name>[^/]+)/(?P<kind>invocations|invocations-response-stream)$")
+_READINESS = re.compile(r"\bcurl\b.*/health\b")
+
+
+def _region(environ: dict) -> str:
+    match = _CREDENTIAL_REGION.search(environ.get("HTTP_AUTHORIZATION", ""))
+    return match.group("region") if match else "us-east-1"
+
+
+def _body(environ: dict) -> bytes:
+    length = int(environ.get("CONTENT_LENGTH") or 0)
+    return environ["wsgi.input"].read(length) if length else b""
+
+
+def _json_reply(start_response: Callable, status: str, data: dict, error: str | None = None) -> list[bytes]:
+    headers = [("Content-Type", "application/x-amz-json-1.1")]
+    if error:
+        headers.append(("x-amzn-ErrorType", error))
+    start_response(status, headers)
+    return [json.dumps(data, default=str).encode()]
+
+
+def describe_instance_information(environ: dict, start_response: Callable) -> list[bytes]:
+    """SSM ``DescribeInstanceInformation``: every running instance of the region is ``Online``."""
+    from datetime import datetime, timezone
+
+    from moto.ec2.models import ec2_backends
+
+    request = json.loads(_body(environ) or b"{}")
+    wanted: set[str] | None = None
+    for item in request.get("Filters") or []:
+        if item.get("Key") == "InstanceIds":
+            wanted = set(item.get("Values") or [])
+    for item in request.get("InstanceInformationFilterList") or []:
+        if item.get("key") == "InstanceIds":
+            wanted = set(item.get("valueSet") or [])
+    now = datetime.now(timezone.utc).timestamp()
+    listed = [{"InstanceId": instance.id, "PingStatus": "Online", "LastPingDateTime": now,
+               "AgentVersion": "stand-in", "PlatformType": "Linux", "ResourceType": "EC2Instance",
+               "IPAddress": instance.private_ip}
+              for instance in ec2_backends[ACCOUNT][_region(environ)].all_instances()
+              if instance.state == "running" and (wanted is None or instance.id in wanted)]
+    return _json_reply(start_response, "200 OK", {"InstanceInformationList": listed})
+
+
+def invoke_endpoint(stand_in: StandIn, name: str, streamed: bool, environ: dict,
+                    start_response: Callable) -> Iterable[bytes]:
+    """``InvokeEndpoint`` / ``InvokeEndpointWithResponseStream`` answered by the stand-in."""
+    from moto.sagemaker.models import sagemaker_backends
+
+    region = _region(environ)
+    endpoint = sagemaker_backends[ACCOUNT][region].endpoints.get(name)
+    body = _body(environ)
+    if endpoint is None or endpoint.endpoint_status != "InService":
+        message = (f"Endpoint {name} of account {ACCOUNT} not found." if endpoint is None
+                   else f"Endpoint {name} is {endpoint.endpoint_status}, not InService.")
+        return _json_reply(start_response, "400 Bad Request", {"__type": "ValidationError", "message": message},
+                           "ValidationError")
+    try:
+        response = stand_in.chat(body)
+    except urllib.error.HTTPError as exc:
+        detail = exc.read()[:500].decode(errors="replace")
+        return _json_reply(start_response, "424 Failed Dependency", {
+            "__type": "ModelError", "OriginalStatusCode": exc.code,
+            "message": f"Received server error ({exc.code}) from primary with message \"{detail}\"."}, "ModelError")
+    except OSError as exc:
+        return _json_reply(start_response, "424 Failed Dependency", {
+            "__type": "ModelError", "message": f"the stand-in at {stand_in.root} did not answer: {exc}"},
+            "ModelError")
+    variant = ("x-Amzn-Invoked-Production-Variant", "AllTraffic")
+    if not streamed:
+        with response:
+            data = response.read()
+        start_response("200 OK", [("Content-Type", response.headers.get("Content-Type", "application/json")), variant])
+        return [data]
+
+    def parts() -> Iterator[bytes]:
+        with response:
+            while chunk := response.read1(65536):
+                yield payload_part(chunk)
+
+    start_response("200 OK", [("Content-Type", "application/vnd.amazon.eventstream"), variant])
+    return parts()
+
+
+def serve_stand_in(stand_in: StandIn) -> None:
+    """Answer SSM ``DescribeInstanceInformation`` and the SageMaker runtime here, before moto's dispatch."""
+    from moto.moto_server.werkzeug_app import DomainDispatcherApplication
+
+    original = DomainDispatcherApplication.__call__
+
+    def __call__(self, environ, start_response):  # noqa: ANN001, N807 - WSGI
+        if environ.get("HTTP_X_AMZ_TARGET") == "AmazonSSM.DescribeInstanceInformation":
+            return describe_instance_information(environ, start_response)
+        match = _INVOCATION.match(environ.get("PATH_INFO", ""))
+        if match and environ.get("REQUEST_METHOD") == "POST":
+            return invoke_endpoint(stand_in, match.group("name"), match.group("kind") != "invocations", environ,
+                                   start_response)
+        return original(self, environ, start_response)
+
+    DomainDispatcherApplication.__call__ = __call__
+
+
+def check_readiness_on_stand_in(stand_in: StandIn) -> None:
+    """A readiness command (``curl ... /health``) succeeds only when the stand-in answers ``/health``."""
+    from moto.ssm.models import Command
+
+    original = Command.get_invocation
+
+    def get_invocation(self, instance_id, plugin_name):  # noqa: ANN001
+        invocation = original(self, instance_id, plugin_name)
+        commands = (self.parameters or {}).get("commands") or []
+        if not any(_READINESS.search(str(command)) for command in commands):
+            return invocation
+        if stand_in.healthy():
+            return {**invocation, "Status": "Success", "StatusDetails": "Success", "ResponseCode": 0}
+        return {**invocation, "Status": "Failed", "StatusDetails": "Failed", "ResponseCode": 22,
+                "StandardErrorContent": f"the stand-in at {stand_in.root} did not answer GET /health"}
+
+    Command.get_invocation = get_invocation
+
+
+DLC_REGISTRY = "763104351884"
+"""AWS's Deep Learning Containers registry, where the SageMaker image is pinned by digest per region."""
+
+
+def seed_images() -> None:
+    """The catalog's SageMaker image at each pinned digest in a stand-in for AWS's registry, and the
+    g5g image in the account's ECR (as ``InferenceG5gImage`` would build it); neither tagged ours."""
+    from moto.ecr.models import ecr_backends
+
+    from rigs.catalog import load_catalog
+    from rigs.deploy_options import OWN_IMAGE_PREFIX, ecr_image
+
+    catalog = load_catalog()
+    for rig in catalog.sagemaker_rigs():
+        for region, digest in rig.image.digests.items():
+            image = ecr_image(rig.image.reference(region))
+            if image is not None:
+                _put_image(ecr_backends[ACCOUNT][region], image.repository, image.account, rig.image.tag, digest)
+    for rig in catalog.ec2_rigs():
+        if rig.image.repository.startswith(OWN_IMAGE_PREFIX):
+            for region in rig.regions:
+                _put_image(ecr_backends[ACCOUNT][region], rig.image.repository, None, rig.image.tag,
+                           rig.image.digest)
+
+
+def _put_image(backend: Any, repository: str, registry: str | None, tag: str, digest: str | None) -> None:
+    if repository not in backend.repositories:
+        backend.create_repository(repository_name=repository, registry_id=registry, encryption_config=None,
+                                  image_scan_config={"scanOnPush": False}, image_tag_mutability="MUTABLE", tags=[])
+    manifest = json.dumps({"schemaVersion": 2, "mediaType": "application/vnd.docker.distribution.manifest.v2+json",
+                           "config": {"digest": f"sha256:{'0' * 64}"}, "layers": [], "tag": tag})
+    backend.put_image(repository, manifest, tag, digest=digest)
+
+
+def free_port() -> int:
+    import socket
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m rigs.offline.moto_server", description=__doc__.split("\n\n")[0])
+    parser.add_argument("--port", type=int, required=True, help="port on 127.0.0.1 (0: a free one)")
+    parser.add_argument("--inject-capacity", action="append", default=[], metavar="TYPE@REGION",
+                        help="groups of that type in that region report InsufficientInstanceCapacity")
+    parser.add_argument("--stand-in", metavar="URL",
+                        help="an OpenAI-compatible server that plays every rig's server (see above)")
     parser.add_argument("--stop-on-stdin-eof", action="store_true",
-                        help="stop when stdin closes (a parent test process holding a pipe)")
-    args = parser.parse_args()
+                        help="stop when stdin closes (a parent process holding a pipe)")
+    args = parser.parse_args(argv)
+    for key, value in {"AWS_ACCESS_KEY_ID": "testing", "AWS_SECRET_ACCESS_KEY": "testing",
+                       "AWS_SESSION_TOKEN": "testing", "AWS_EC2_METADATA_DISABLED": "true"}.items():
+        os.environ.setdefault(key, value)
+    os.environ.pop("AWS_PROFILE", None)
+    os.environ.pop("MOTO_EC2_LOAD_DEFAULT_AMIS", None)  # the seeded AMI parameters point at moto's default AMIs
+    port = args.port or free_port()
 
     from moto.server import ThreadedMotoServer
 
     relax_sagemaker_instance_types()
     resolve_stack_outputs()
-    run_custom_resources_in_process(args.port)
+    run_custom_resources_in_process(port)
     failing_launches({tuple(spec.split("@", 1)): ("InsufficientInstanceCapacity", "")
                       for spec in args.inject_capacity})
-    keep_seeds_on_reset()
-    server = ThreadedMotoServer(ip_address="127.0.0.1", port=args.port, verbose=False)
+    seeds: list[Callable[[], Any]] = [seed_ssm_parameters]
+    if args.stand_in:
+        stand_in = StandIn(args.stand_in)
+        serve_stand_in(stand_in)
+        check_readiness_on_stand_in(stand_in)
+        seeds.append(seed_images)
+    else:
+        seeds.append(answer_sagemaker_chat)
+    keep_seeds_on_reset(seeds)
+    server = ThreadedMotoServer(ip_address="127.0.0.1", port=port, verbose=False)
     server.start()
-    seed_ssm_parameters()
-    answer_sagemaker_chat()
-    print(f"ready {args.port}", flush=True)
+    for seed in seeds:
+        seed()
+    print(f"ready {port}", flush=True)
 
     stop = threading.Event()
     signal.signal(signal.SIGTERM, lambda *_: stop.set())
