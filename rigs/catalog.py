@@ -109,14 +109,47 @@ class RegionSpec:
 
 
 @dataclass(frozen=True, slots=True)
-class NeuronVariant:
-    """An alternative Neuron server build for the same rig (e.g. the TP=2 image)."""
+class Variant:
+    """A named alternative build of a rig: each field given replaces the rig's (``container_env`` is
+    merged into the rig's), the others stay. Selected per deploy with ``-c <rig>_variant=<name>``.
+
+    ``model_source`` names the public page of a variant's checkpoint: a variant that changes the
+    model must say where that model is published. The variant named ``big`` is the bigger model
+    ``python -m rigs rehearse --big`` moves a rig to.
+    """
 
     name: str
-    image: ContainerImage
-    neuron_devices: tuple[str, ...]
-    max_prompt_tokens: int
-    max_total_tokens: int
+    model_id: str | None = None
+    model_source: str | None = None
+    image: ContainerImage | None = None
+    serve_flags: tuple[str, ...] | None = None
+    container_env: Mapping[str, str] | None = None
+    neuron_devices: tuple[str, ...] | None = None
+    max_prompt_tokens: int | None = None
+    max_total_tokens: int | None = None
+    ready_timeout_minutes: int | None = None
+    root_free_gib: int | None = None
+
+    def overrides(self, rig: "Ec2Rig | SageMakerRig") -> dict[str, Any]:
+        """The fields this variant replaces on ``rig``."""
+        changed = {key: getattr(self, key) for key in ("model_id", "image", "serve_flags", "neuron_devices",
+                                                        "max_prompt_tokens", "max_total_tokens",
+                                                        "ready_timeout_minutes", "root_free_gib")
+                   if getattr(self, key) is not None}
+        if self.container_env is not None:
+            changed["container_env"] = {**getattr(rig, "container_env", {}), **self.container_env}
+        return changed
+
+
+BIG_VARIANT = "big"
+"""The variant ``python -m rigs rehearse --big`` moves a rig to (a bigger model on the same instance)."""
+
+
+def _with_variant(rig: "Ec2Rig | SageMakerRig", variant: str) -> Any:
+    if variant not in rig.variants:
+        raise ValueError(f"rig {rig.name!r} has no variant {variant!r}; "
+                         f"variants: {', '.join(sorted(rig.variants)) or 'none'}")
+    return replace(rig, **rig.variants[variant].overrides(rig))
 
 
 @dataclass(frozen=True, slots=True)
@@ -149,7 +182,9 @@ class Ec2Rig:
     neuron_devices: tuple[str, ...] = ()
     max_prompt_tokens: int | None = None
     max_total_tokens: int | None = None
-    variants: Mapping[str, NeuronVariant] = field(default_factory=dict)
+    variants: Mapping[str, Variant] = field(default_factory=dict)
+    no_big_variant: str | None = None
+    """Why the rig has no ``big`` variant (no published bigger build), for ``rehearse --big``."""
     hf_token_required: bool = False
     """The model is gated on the Hugging Face Hub: the rig cannot boot without the token secret."""
     kind: str = "ec2"
@@ -169,13 +204,7 @@ class Ec2Rig:
 
     def with_variant(self, variant: str) -> "Ec2Rig":
         """This rig with one of its named variants applied."""
-        if variant not in self.variants:
-            raise ValueError(f"rig {self.name!r} has no variant {variant!r}; "
-                             f"variants: {', '.join(sorted(self.variants)) or 'none'}")
-        chosen = self.variants[variant]
-        return replace(self, image=chosen.image, neuron_devices=chosen.neuron_devices,
-                       max_prompt_tokens=chosen.max_prompt_tokens,
-                       max_total_tokens=chosen.max_total_tokens)
+        return _with_variant(self, variant)
 
 
 @dataclass(frozen=True, slots=True)
@@ -196,7 +225,14 @@ class SageMakerRig:
     price_source: str
     max_hours: float
     ready_timeout_minutes: int
+    variants: Mapping[str, Variant] = field(default_factory=dict)
+    no_big_variant: str | None = None
+    """Why the rig has no ``big`` variant (no published bigger build), for ``rehearse --big``."""
     kind: str = "sagemaker"
+
+    def with_variant(self, variant: str) -> "SageMakerRig":
+        """This rig with one of its named variants applied."""
+        return _with_variant(self, variant)
 
 
 @dataclass(frozen=True, slots=True)
@@ -284,17 +320,35 @@ def parse_catalog(text: str, source: str = "catalog") -> Catalog:
 
 
 _COMMON = {"kind", "label", "runtime", "model_id", "tool_calls", "regions", "price_source"}
-_DEPLOYED = {"stack_name", "instance_type", "image", "image_digest", "max_hours", "ready_timeout_minutes"}
+_DEPLOYED = {"stack_name", "instance_type", "image", "image_digest", "max_hours", "ready_timeout_minutes",
+             "variants", "no_big_variant"}
 _FIELDS = {
     "ec2": _COMMON | _DEPLOYED | {"architecture", "ami_ssm_parameter", "serve_flags", "port", "local_port",
                                   "root_volume_gib", "root_free_gib", "swap_gib", "neuron_devices",
-                                  "max_prompt_tokens", "max_total_tokens", "variants", "hf_token_required"},
+                                  "max_prompt_tokens", "max_total_tokens", "hf_token_required"},
     "sagemaker": _COMMON | _DEPLOYED | {"image_digests", "container_env", "startup_timeout_seconds"},
     "bedrock": set(_COMMON),
 }
 _OPTIONAL = {"image_digest", "image_digests", "neuron_devices", "max_prompt_tokens", "max_total_tokens", "variants",
-             "hf_token_required"}
-_VARIANT_FIELDS = {"image", "image_digest", "neuron_devices", "max_prompt_tokens", "max_total_tokens"}
+             "hf_token_required", "no_big_variant"}
+_VARIANT_FIELDS = {
+    "vllm": {"model_id", "model_source", "image", "image_digest", "serve_flags", "ready_timeout_minutes",
+             "root_free_gib"},
+    "neuronx": {"image", "image_digest", "neuron_devices", "max_prompt_tokens", "max_total_tokens",
+                "ready_timeout_minutes"},
+    "sagemaker-vllm": {"model_id", "model_source", "container_env", "ready_timeout_minutes"},
+}
+"""What a variant may replace, by runtime: a Neuron server's model is built into its image, and the
+SageMaker image is pinned per region, so neither is a variant's to change."""
+def _ready_timeout_check(minutes: int) -> str | None:
+    return None if 5 <= minutes <= 120 else "must be 5 to 120 minutes"
+
+
+def _root_free_check(gib: int) -> str | None:
+    return None if 1 <= gib <= 1024 else "must be 1 to 1024 GiB"
+
+
+_MODEL_SOURCE = re.compile(r"^https://[a-z0-9.-]+\.[a-z]{2,}/\S+$")
 
 
 class _Checker:
@@ -499,9 +553,10 @@ class _Checker:
             image=self.image(data, path, allow_region=(kind == "sagemaker")),
             max_hours=self.typed(data, "max_hours", path, (int, float),
                                  lambda h: None if 0 < h <= 168 else "must be between 0 and 168 hours"),
-            ready_timeout_minutes=self.typed(data, "ready_timeout_minutes", path, int,
-                                             lambda m: None if 5 <= m <= 120 else "must be 5 to 120 minutes"),
+            ready_timeout_minutes=self.typed(data, "ready_timeout_minutes", path, int, _ready_timeout_check),
         )
+        deployed["variants"] = self.variants(data, path, common["runtime"])
+        deployed["no_big_variant"] = self.big_variant(data, path, deployed["variants"])
         instance_type = deployed["instance_type"]
         if kind == "sagemaker":
             if instance_type is not None and not instance_type.startswith("ml."):
@@ -549,39 +604,77 @@ class _Checker:
             port=self.typed(data, "port", path, int, port_check),
             local_port=self.typed(data, "local_port", path, int, local_check),
             root_volume_gib=self.typed(data, "root_volume_gib", path, int, size_check),
-            root_free_gib=self.typed(data, "root_free_gib", path, int,
-                                     lambda n: None if 1 <= n <= 1024 else "must be 1 to 1024 GiB"),
+            root_free_gib=self.typed(data, "root_free_gib", path, int, _root_free_check),
             swap_gib=self.typed(data, "swap_gib", path, int, lambda n: None if 0 <= n <= 256 else "must be 0 to 256"),
             neuron_devices=self.string_list(data, "neuron_devices", path) or (),
             max_prompt_tokens=self.typed(data, "max_prompt_tokens", path, int),
             max_total_tokens=self.typed(data, "max_total_tokens", path, int),
-            variants=self.variants(data, path),
             hf_token_required=self.typed(data, "hf_token_required", path, bool) or False,
         )
         if common["runtime"] == "neuronx" and not rig["neuron_devices"]:
             self.fail(f"{path}.neuron_devices", "a neuronx rig must name the Neuron devices it passes through")
-        if common["runtime"] != "neuronx" and (rig["neuron_devices"] or rig["variants"]):
-            self.fail(f"{path}.neuron_devices", "only neuronx rigs take Neuron devices or variants")
+        if common["runtime"] != "neuronx" and rig["neuron_devices"]:
+            self.fail(f"{path}.neuron_devices", "only neuronx rigs take Neuron devices")
         if len(self.problems) != before:
             return None
         return Ec2Rig(**common, **deployed, **rig)
 
-    def variants(self, data: dict, path: str) -> dict[str, NeuronVariant]:
-        result: dict[str, NeuronVariant] = {}
+    def variants(self, data: dict, path: str, runtime: str | None) -> dict[str, Variant]:
+        """``variants``: name -> the fields it replaces, each checked as the rig's own field is."""
+        result: dict[str, Variant] = {}
         mapping = self.mapping(data["variants"], f"{path}.variants") if "variants" in data else None
+        allowed = _VARIANT_FIELDS.get(runtime or "", set())
         for name, body in (mapping or {}).items():
             vpath = f"{path}.variants.{name}"
+            if not isinstance(name, str) or not _RIG_NAME.match(name):
+                self.fail(vpath, "variant names are lower-case letters, digits and dashes")
+                continue
             body = self.mapping(body, vpath)
             if body is None:
                 continue
-            self.keys(body, vpath, _VARIANT_FIELDS, _VARIANT_FIELDS - {"image_digest"})
-            image = self.image(body, vpath, allow_region=False)
-            devices = self.string_list(body, "neuron_devices", vpath)
-            prompt = self.typed(body, "max_prompt_tokens", vpath, int)
-            total = self.typed(body, "max_total_tokens", vpath, int)
-            if image and devices and prompt and total:
-                result[name] = NeuronVariant(name, image, devices, prompt, total)
+            before = len(self.problems)
+            self.keys(body, vpath, allowed, set())
+            if not set(body) & (allowed - {"model_source", "image_digest"}):
+                self.fail(vpath, f"a variant must change something (it may set: {', '.join(sorted(allowed))})")
+            if "model_id" in body and "model_source" not in body:
+                self.fail(f"{vpath}.model_source", "a variant that changes the model must name the public page "
+                                                   "of its checkpoint (https://...)")
+            if "model_source" in body and "model_id" not in body:
+                self.fail(f"{vpath}.model_source", "only a variant that sets model_id names a model source")
+            env = None
+            if "container_env" in body:
+                env = self.mapping(body["container_env"], f"{vpath}.container_env")
+                for key, value in (env or {}).items():
+                    if not isinstance(value, str):
+                        self.fail(f"{vpath}.container_env.{key}", f"must be a string (quote it), got {value!r}")
+            variant = Variant(
+                name=name,
+                model_id=self.typed(body, "model_id", vpath, str, lambda m: None if m.strip() else "must not be empty"),
+                model_source=self.typed(body, "model_source", vpath, str, lambda u: None if _MODEL_SOURCE.match(u)
+                                        else "must be an https:// address of the checkpoint's public page"),
+                image=self.image(body, vpath, allow_region=False) if "image" in body else None,
+                serve_flags=self.string_list(body, "serve_flags", vpath),
+                container_env=dict(env) if env is not None else None,
+                neuron_devices=self.string_list(body, "neuron_devices", vpath),
+                max_prompt_tokens=self.typed(body, "max_prompt_tokens", vpath, int),
+                max_total_tokens=self.typed(body, "max_total_tokens", vpath, int),
+                ready_timeout_minutes=self.typed(body, "ready_timeout_minutes", vpath, int, _ready_timeout_check),
+                root_free_gib=self.typed(body, "root_free_gib", vpath, int, _root_free_check),
+            )
+            if "image_digest" in body and "image" not in body:
+                self.fail(f"{vpath}.image_digest", "pins the variant's image: give image too")
+            if len(self.problems) == before:
+                result[name] = variant
         return result
+
+    def big_variant(self, data: dict, path: str, variants: dict[str, Variant]) -> str | None:
+        """``no_big_variant``: why the rig has no ``big`` variant; never beside one."""
+        reason = self.typed(data, "no_big_variant", path, str,
+                            lambda r: None if r.strip() else "must say why (a sentence), or be left out")
+        if reason is not None and BIG_VARIANT in variants:
+            self.fail(f"{path}.no_big_variant", f"the rig has a {BIG_VARIANT!r} variant: leave no_big_variant out")
+            return None
+        return reason
 
     def cross_checks(self, rigs: dict[str, Rig]) -> None:
         stacks: dict[str, str] = {}

@@ -10,7 +10,7 @@ Context keys (all optional):
 =====================  ============================================================
 ``region.<rig>``       a region from the rig's catalog list (default: the first)
 ``zones.<rig>``        comma-separated zones of that region the rig may launch in
-``<rig>_variant``      a catalog variant of the rig, e.g. ``inf2_variant=tp2``
+``<rig>_variant``      a catalog variant of the rig, e.g. ``inf2_variant=tp2``, ``g6_variant=big``
 ``max_hours.<rig>``    lifetime in hours for one rig (``max_hours`` for all rigs)
 ``image.<rig>``        a server image to run instead of the catalog's (EC2 rigs)
 ``ami.<rig>``          an AMI id to boot instead of the catalog's SSM parameter
@@ -161,8 +161,8 @@ def parse_rig_options(rig: DeployableRig, *, region: Any = None, zones: Any = No
 
     chosen_variant = _text(variant)
     if chosen_variant is not None:
-        if not isinstance(rig, Ec2Rig) or chosen_variant not in rig.variants:
-            known = ", ".join(sorted(rig.variants)) if isinstance(rig, Ec2Rig) and rig.variants else "none"
+        if chosen_variant not in rig.variants:
+            known = ", ".join(sorted(rig.variants)) or "none"
             problems.append(f"-c {name}_variant={chosen_variant}: {name} has no such variant (variants: {known})")
         else:
             rig = rig.with_variant(chosen_variant)

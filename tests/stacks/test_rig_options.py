@@ -17,6 +17,8 @@ CONTEXT = {
     "region.g6": "us-west-2",
     "zones.trn1": "us-east-2c",
     "inf2_variant": "tp2",
+    "g6_variant": "big",
+    "sagemaker_variant": "big",
     "max_hours": "2",
     "max_hours.sagemaker": "0.5",
     "region.g5g": "us-west-2",
@@ -54,6 +56,24 @@ def test_variant_option_runs_the_tp2_image(varied):
     assert env["RIG_IMAGE"] == "docker.io/xbill9/gemma4-optb:tp2-slim"
 
 
+def test_big_variant_serves_the_bigger_checkpoint_with_its_longer_wait(varied):
+    template = varied["templates"]["InferenceG6"]
+    env = boot_environment(user_data_script(template))
+    assert env["RIG_MODEL_ID"] == "google/gemma-4-12B-it-qat-w4a16-ct"
+    assert env["RIG_IMAGE"] == CATALOG.get("g6").image.reference()  # the same vLLM image
+    assert env["RIG_READY_TIMEOUT_SECONDS"] == str(50 * 60)
+    outputs = {k: v["Value"] for k, v in template["Outputs"].items()}
+    assert "google/gemma-4-12B-it-qat-w4a16-ct" in outputs.values()  # what the agent reads and sends
+
+
+def test_big_variant_of_the_endpoint_sets_the_containers_model(varied):
+    model = one(varied["templates"]["InferenceSageMaker"], "AWS::SageMaker::Model")["Properties"]
+    environment = model["PrimaryContainer"]["Environment"]
+    assert environment["SM_VLLM_MODEL"] == environment["SM_VLLM_SERVED_MODEL_NAME"] == \
+        "google/gemma-4-12B-it-qat-w4a16-ct"
+    assert environment["SM_VLLM_TOOL_CALL_PARSER"] == "gemma4"  # the rig's own settings stay
+
+
 def test_max_hours_sets_every_lifetime_and_a_per_rig_value_wins(varied):
     for stack in ("InferenceG6", "InferenceG5g", "InferenceInf2", "InferenceTrn1"):
         assert one(varied["templates"][stack], "Custom::Deadline")["Properties"]["LifetimeMinutes"] == "120"
@@ -77,7 +97,8 @@ def test_ami_option_replaces_the_ssm_parameter(varied):
 @pytest.mark.parametrize("context, fix", [
     ({"region.g5g": "us-east-2"}, r"region.g5g=us-east-2: g5g runs in us-east-1, us-west-2"),
     ({"zones.g6": "us-east-1a"}, r"zones.g6: 'us-east-1a' is not a zone of us-east-2"),
-    ({"g6_variant": "tp2"}, r"g6_variant=tp2: g6 has no such variant \(variants: none\)"),
+    ({"g6_variant": "tp2"}, r"g6_variant=tp2: g6 has no such variant \(variants: big\)"),
+    ({"sagemaker_variant": "tp2"}, r"sagemaker_variant=tp2: sagemaker has no such variant \(variants: big\)"),
     ({"max_hours": "0"}, r"max_hours='0'.*above 0"),
     ({"max_hours": "1000"}, r"at most 168"),
     ({"image.g6": "vllm/vllm-openai:latest"}, r"image.g6=.*never :latest"),
