@@ -33,10 +33,11 @@ from .bench import evidence
 from .bench.argtypes import positive_int, positive_seconds
 from .custom_server import identify, shadow_note
 from .discovery import AwsClients, Discoverer, Discovery
-from .forwarding import READY_TIMEOUT_S, ForwardError, ForwardSet, ForwardToolsMissing, SsmPortForward, \
-    check_ssm_tools, preferred_port
+from .forwarding import READY_TIMEOUT_S, ForwardError, ForwardSet, ForwardToolsMissing, RelayPortForward, \
+    SsmPortForward, check_ssm_tools, preferred_port
 from .local_rig import MODEL_ID, LocalRigConfig, LocalRigError, find_installation, local_rig_process, serve_flags
 from .plan import Plan, make_plan, needs_aws
+from .stand_in import StandIn, StandInError, parse_stand_in
 from .ui import Ui
 
 logger = logging.getLogger("agent")
@@ -92,6 +93,11 @@ def build_parser(runner: ModuleType | None = None) -> argparse.ArgumentParser:
                        help=f"search only this region (default: {', '.join(REGIONS)}); also the region for "
                             "Bedrock and SM_ENDPOINT (beats BEDROCK_REGION and SM_REGION)")
     group.add_argument("--profile", metavar="P", help="AWS profile (default: the usual AWS credential chain)")
+    group.add_argument("--stand-in", metavar="URL",
+                       help="offline rehearsals (python -m rigs rehearse --offline): the OpenAI-compatible server "
+                            "at URL plays every discovered rig; EC2 rigs are reached through a local TCP relay to "
+                            "its port instead of an SSM port forward, SageMaker endpoints through the SageMaker "
+                            "API as usual; each is labelled with the stand-in's model and not priced")
     group.add_argument("--ready-timeout", metavar="S", type=positive_seconds, default=READY_TIMEOUT_S,
                        help="seconds to wait for a port-forwarded server to answer a first request "
                             f"(default: {READY_TIMEOUT_S:.0f})")
@@ -172,6 +178,10 @@ def _main(args: argparse.Namespace, env: Mapping[str, str], runner: ModuleType |
         raise UsageError(str(exc)) from None
     if args.region and args.region not in REGIONS:
         raise UsageError(f"--region {args.region}: this app deploys only to {', '.join(REGIONS)}")
+    try:
+        stand_in = parse_stand_in(args.stand_in).identified() if args.stand_in else None
+    except StandInError as exc:
+        raise UsageError(str(exc)) from None
 
     session, aws_ok, aws_reason, discovery, account = None, False, "", None, None
     required = needs_aws(selection, env_config)
@@ -198,6 +208,8 @@ def _main(args: argparse.Namespace, env: Mapping[str, str], runner: ModuleType |
     plan = make_plan(catalog=catalog, env=env_config, selection=selection, local=args.local, aws_ok=aws_ok,
                      aws_reason=aws_reason, discovery=discovery, model_overrides=overrides)
     plan.ready = [identify(b) for b in plan.ready]
+    if stand_in is not None:
+        plan.ready = [stand_in.plays(b) if b.kind == "sagemaker" and not b.custom else b for b in plan.ready]
     shadows = {b.name: shadow_note(b, found, catalog) for b, found in plan.shadowed}
 
     if args.list:
@@ -209,7 +221,7 @@ def _main(args: argparse.Namespace, env: Mapping[str, str], runner: ModuleType |
         ui.note(f"warning: {note}")
     plan.ready = [replace(b, metadata={**b.metadata, "shadows": shadows[b.name]}) if b.name in shadows else b
                   for b in plan.ready]
-    if plan.forwards:
+    if plan.forwards and stand_in is None:
         try:
             check_ssm_tools()
         except ForwardToolsMissing as exc:
@@ -222,7 +234,7 @@ def _main(args: argparse.Namespace, env: Mapping[str, str], runner: ModuleType |
 
     out_dir = _evidence_folder(args.out)
     try:
-        return _run(args, plan, runner, ui, out_dir, session if aws_ok else None)
+        return _run(args, plan, runner, ui, out_dir, session if aws_ok else None, stand_in)
     finally:
         evidence.release_if_unused(out_dir)
 
@@ -237,13 +249,14 @@ def _evidence_folder(out: Path | None) -> Path:
         raise UsageError(f"--out {out}: cannot create the evidence folder ({exc.strerror or exc})") from None
 
 
-def _run(args: argparse.Namespace, plan: Plan, runner: ModuleType, ui: Ui, out_dir: Path, session: Any) -> int:
+def _run(args: argparse.Namespace, plan: Plan, runner: ModuleType, ui: Ui, out_dir: Path, session: Any,
+         stand_in: StandIn | None = None) -> int:
     failed = list(plan.missing)
     with _cleanup_shielded() as stack:
         backends = list(plan.ready)
         if plan.local:
             backends.append(_start_local(stack, out_dir, ui))
-        backends += _open_forwards(stack, plan, args, out_dir, ui, failed)
+        backends += _open_forwards(stack, plan, args, out_dir, ui, failed, stand_in)
         backends.sort(key=lambda b: sort_key(b.name))
         if not backends:
             ui.error("no backend could be reached")
@@ -282,7 +295,7 @@ def _start_local(stack: ExitStack, out_dir: Path, ui: Ui) -> Backend:
 
 
 def _open_forwards(stack: ExitStack, plan: Plan, args: argparse.Namespace, out_dir: Path, ui: Ui,
-                   failed: list[str]) -> list[Backend]:
+                   failed: list[str], stand_in: StandIn | None = None) -> list[Backend]:
     if not plan.forwards:
         return []
     forwards = stack.enter_context(ForwardSet())
@@ -291,9 +304,14 @@ def _open_forwards(stack: ExitStack, plan: Plan, args: argparse.Namespace, out_d
     for target in plan.forwards:
         port = preferred_port(target.local_port, taken)
         taken.add(port)
-        forward = forwards.add(SsmPortForward(
-            target.name, instance_id=target.found.instance_id or "", remote_port=target.found.outputs.remote_port or 0,
-            region=target.found.region, local_port=port, profile=args.profile, log_dir=out_dir / "logs"))
+        if stand_in is not None:  # the stand-in plays the rig: a relay to it instead of an SSM session
+            forward = forwards.add(RelayPortForward(target.name, target_port=stand_in.port, local_port=port,
+                                                    target_host=stand_in.host, log_dir=out_dir / "logs"))
+        else:
+            forward = forwards.add(SsmPortForward(
+                target.name, instance_id=target.found.instance_id or "",
+                remote_port=target.found.outputs.remote_port or 0, region=target.found.region, local_port=port,
+                profile=args.profile, log_dir=out_dir / "logs"))
         forward.start()  # from the main thread (see processes.spawn)
         pending.append((target, forward))
     backends = []
@@ -301,8 +319,10 @@ def _open_forwards(stack: ExitStack, plan: Plan, args: argparse.Namespace, out_d
     # at once (so the pool is not waited for here).
     pool = ThreadPoolExecutor(max_workers=len(pending), thread_name_prefix="forward-open")
     try:
-        with ui.step(f"opening {len(pending)} SSM port forward(s), waiting for an answer through each"):
-            futures = [(t, f, pool.submit(f.open, t.model_id, args.ready_timeout)) for t, f in pending]
+        kind = "relay(s) to the stand-in" if stand_in is not None else "SSM port forward(s)"
+        with ui.step(f"opening {len(pending)} {kind}, waiting for an answer through each"):
+            futures = [(t, f, pool.submit(f.open, (stand_in and stand_in.model) or t.model_id, args.ready_timeout))
+                       for t, f in pending]
             for target, forward, future in futures:
                 try:
                     ready = future.result()
@@ -311,8 +331,8 @@ def _open_forwards(stack: ExitStack, plan: Plan, args: argparse.Namespace, out_d
                     failed.append(target.name)
                     continue
                 ui.note(f"{target.name}: {forward.describe()} ({ready.describe()})")
-                backends.append(target.backend(forward.base_url, forward.describe(),
-                                               {"readiness_probe": ready.describe()}))
+                backend = target.backend(forward.base_url, forward.describe(), {"readiness_probe": ready.describe()})
+                backends.append(stand_in.plays(backend) if stand_in is not None else backend)
     finally:
         pool.shutdown(wait=False, cancel_futures=True)
     return backends
@@ -382,7 +402,7 @@ def print_list(plan: Plan, account: str | None, profile: str | None, discovery: 
     if plan.missing:
         write()
         write("Selected but not available: " + ", ".join(plan.missing))
-    if plan.forwards:
+    if plan.forwards and stand_in is None:
         try:
             check_ssm_tools()
         except ForwardToolsMissing as exc:

@@ -239,6 +239,7 @@ class Bench:
             "stopped": self.stopped,
             "prices": prices_for(self.backends, self.session),
         }
+        info["notes"] += [b.metadata["stand_in"] for b in self.backends if b.metadata.get("stand_in")]
         if info["prices"].get("offline"):
             info["notes"].append("Prices: the dated offline price file rigs/prices.yaml was used "
                                  f"({info['prices'].get('offline_reason')}).")

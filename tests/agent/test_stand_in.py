@@ -1,0 +1,99 @@
+"""``python -m agent.run --stand-in URL``: one server plays every discovered rig (offline rehearsals).
+
+The EC2 rig is found by discovery (moto, SSM ``Online`` stubbed) and reached through a TCP relay to
+the stand-in's port, with no AWS CLI or Session Manager plugin on PATH; SageMaker keeps its API. Both
+are labelled with the model the stand-in reports, marked as a rehearsal, and not priced.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from http.server import ThreadingHTTPServer
+from pathlib import Path
+from typing import Any, Iterator
+
+import boto3
+import pytest
+
+from agent import run as run_module
+from agent.stand_in import StandInError, parse_stand_in
+
+from .conftest import _ChatHandler
+from .test_run import FakeRunner, _stub_ssm_online, aws, make_endpoint, runner  # noqa: F401 (fixtures)
+
+MODEL = "SmolLM2-stand-in"
+
+
+class _StandInHandler(_ChatHandler):
+    def do_GET(self) -> None:  # noqa: N802 (http.server naming)
+        body = json.dumps({"object": "list", "data": [{"id": MODEL, "object": "model"}]}).encode()
+        self.send_response(200 if self.path == "/v1/models" else 404)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+
+@pytest.fixture
+def stand_in() -> Iterator[ThreadingHTTPServer]:
+    httpd = ThreadingHTTPServer(("127.0.0.1", 0), _StandInHandler)
+    httpd.daemon_threads = True
+    httpd.requests = []  # type: ignore[attr-defined]
+    threading.Thread(target=httpd.serve_forever, daemon=True).start()
+    yield httpd
+    httpd.shutdown()
+    httpd.server_close()
+
+
+def test_discovered_rigs_are_played_by_the_stand_in_without_ssm(
+        aws: boto3.Session, runner: FakeRunner, stand_in: ThreadingHTTPServer, tmp_path: Path,  # noqa: F811
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    from .test_discovery import make_ec2_rig
+
+    instance = make_ec2_rig(aws, "us-east-2", "g6")
+    make_endpoint(aws)
+    monkeypatch.setattr(run_module, "AwsClients", _stub_ssm_online(instance))
+    monkeypatch.setenv("PATH", str(tmp_path))  # neither aws nor session-manager-plugin: not needed
+
+    def no_ssm(*args: Any, **kwargs: Any) -> None:
+        raise AssertionError("an SSM port forward was opened despite --stand-in")
+
+    monkeypatch.setattr(run_module, "SsmPortForward", no_ssm)
+    url = f"http://127.0.0.1:{stand_in.server_address[1]}"
+    code = run_module.main(["--backends", "g6,sagemaker", "--stand-in", url, "--out", str(tmp_path / "out")], env={})
+    assert code == 0
+    (call,) = runner.calls
+    g6, sagemaker = call["backends"]
+    assert call["alive"] == {"g6": True}  # answered through the relay
+    assert "TCP relay" in g6.metadata["reached_via"] and f"127.0.0.1:{stand_in.server_address[1]}" in \
+        g6.metadata["reached_via"]
+    assert g6.metadata["instance_id"] == instance  # discovery found the (moto) instance
+    for backend, rig in ((g6, "g6.xlarge"), (sagemaker, "ml.g6.xlarge")):
+        assert backend.model_id == MODEL
+        assert backend.label.endswith(f"played by {MODEL} (offline rehearsal)")
+        assert "instance_type" not in backend.metadata  # so neither priced nor given a ceiling
+        assert backend.metadata["rig_instance_type"] == rig
+        assert f"not of {rig}" in backend.metadata["stand_in"]
+        assert "not priced" in backend.metadata["unpriced"]
+    assert sagemaker.kind == "sagemaker" and sagemaker.endpoint_name == "ep-1"  # still the SageMaker API
+    assert {request["model"] for _, request in stand_in.requests} == {MODEL}  # type: ignore[attr-defined]
+
+
+@pytest.mark.parametrize("url", ["127.0.0.1:8000", "http://127.0.0.1", "https://127.0.0.1:8443", "ftp://x:1"])
+def test_a_bad_stand_in_address_is_one_line(url: str) -> None:
+    with pytest.raises(StandInError, match=r"^--stand-in .*http://HOST:PORT"):
+        parse_stand_in(url)
+
+
+def test_a_bad_stand_in_is_refused_before_anything_starts(runner: FakeRunner, capsys: pytest.CaptureFixture,  # noqa: F811
+                                                          tmp_path: Path) -> None:
+    assert run_module.main(["--stand-in", "localhost", "--out", str(tmp_path / "out")], env={}) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "--stand-in localhost" in err[0]
+    assert runner.calls == [] and not (tmp_path / "out").exists()
+
+
+def test_the_stand_in_url_may_name_the_v1_root() -> None:
+    parsed = parse_stand_in("http://127.0.0.1:8123/v1/")
+    assert (parsed.base_url, parsed.host, parsed.port) == ("http://127.0.0.1:8123/v1", "127.0.0.1", 8123)
