@@ -52,6 +52,7 @@ class StandIn:
                     if key not in ("instance_type", "image", "image_digest", "serve_flags")}
         metadata.update(
             rig_instance_type=rig,
+            rig_model_id=backend.model_id,
             stand_in=(f"{backend.name} was played by the stand-in server at {self.base_url} ({model}): an offline "
                       f"rehearsal of the flow (discovery, reach, the benchmark), not of {rig}; its figures say "
                       "nothing about that hardware"),

@@ -1,4 +1,4 @@
-"""``python -m rigs``: doctor, preflight, up, status, sweep and prices.
+"""``python -m rigs``: doctor, preflight, up, status, sweep, prices, pins and rehearse.
 
 Exit codes: 0 done; 1 the command ran but its goal was not met (a rig did not come up,
 something is left after a sweep, a rig has no region to run in or cannot deploy
@@ -44,6 +44,14 @@ def _session(args: argparse.Namespace) -> Any:
     session = aws.make_session(args.profile, args.region)
     aws.check_credentials(session, args.region or session.region_name or "us-east-1")
     return session
+
+
+def _type_at_region(value: str) -> str:
+    instance_type, sep, region = value.partition("@")
+    if not sep or not instance_type or region not in REGIONS:
+        raise argparse.ArgumentTypeError(f"{value!r}: give TYPE@REGION, e.g. g6.xlarge@us-east-2, in one of "
+                                         f"{', '.join(REGIONS)}")
+    return value
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -105,6 +113,29 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--regions", type=_regions, default=None, help="default: each rig's catalog regions")
     p.add_argument("--live", action="store_true", help="ask the Pricing API (needs credentials)")
     p.add_argument("--json", action="store_true")
+
+    p = sub.add_parser("rehearse", help="from nothing to a report to nothing: doctor, estimate, up (small model), "
+                       "benchmark, --big, down, timeline and cost")
+    p.add_argument("rigs", nargs="*", metavar="RIG", help="rigs to rehearse (default: every one, Bedrock included)")
+    p.add_argument("--yes", action="store_true", help="go on without asking after the plan and its estimate")
+    p.add_argument("--offline", action="store_true", help="rehearse the flow against moto's server on loopback, with "
+                   "the local rig playing every rig's server: no AWS account, nothing billed")
+    p.add_argument("--big", action="store_true", help="then move the rigs with a 'big' catalog variant to that "
+                   "bigger model and benchmark again")
+    p.add_argument("--bootstrap", action="store_true", help="run `cdk bootstrap` in the regions that lack it")
+    p.add_argument("--bench-options", default="", metavar="'OPTIONS'",
+                   help="options passed to python -m agent.run, e.g. --bench-options='--runs 1 --demos chat' "
+                        "(default: its own defaults)")
+    p.add_argument("--evidence", type=Path, help="evidence folder (default: results/rehearsal-<UTC time>)")
+    p.add_argument("--max-hours", type=float, help="lifetime limit of each rig, the backstop (default: the catalog's)")
+    p.add_argument("--capacity-grace", type=float, help="minutes a group that cannot launch for capacity gets before "
+                   "the next region (default 5; offline 0)")
+    p.add_argument("--inject-capacity", action="append", default=[], type=_type_at_region, metavar="TYPE@REGION",
+                   help="--offline only: no capacity for that instance type in that region (shows a failover)")
+    p.add_argument("--bench-minutes", type=float, default=None, metavar="MIN",
+                   help="the benchmark's time allowance in the estimate (default 20)")
+    p.add_argument("--destroy-minutes", type=float, default=None, metavar="MIN",
+                   help="the destroy's time allowance in the estimate (default 10)")
 
     from .pins import add_parser as add_pins_parser
 
@@ -368,8 +399,26 @@ def cmd_pins(args: argparse.Namespace) -> int:
         return EXIT_USAGE
 
 
+def cmd_rehearse(args: argparse.Namespace) -> int:
+    from .rehearsal import flow
+
+    defaults = flow.Options()
+    options = flow.Options(
+        rigs=args.rigs, big=args.big, yes=args.yes, offline=args.offline, bootstrap=args.bootstrap,
+        evidence=args.evidence, max_hours=args.max_hours, capacity_grace_minutes=args.capacity_grace,
+        inject_capacity=args.inject_capacity, bench_options=args.bench_options,
+        bench_minutes=defaults.bench_minutes if args.bench_minutes is None else args.bench_minutes,
+        destroy_minutes=defaults.destroy_minutes if args.destroy_minutes is None else args.destroy_minutes,
+        profile=args.profile, region=args.region)
+    try:
+        return flow.main(options, console=_console())
+    except flow.UsageError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+
+
 COMMANDS = {"doctor": cmd_doctor, "preflight": cmd_preflight, "up": cmd_up, "status": cmd_status,
-            "sweep": cmd_sweep, "prices": cmd_prices, "pins": cmd_pins}
+            "sweep": cmd_sweep, "prices": cmd_prices, "pins": cmd_pins, "rehearse": cmd_rehearse}
 
 
 def main(argv: Sequence[str] | None = None) -> int:

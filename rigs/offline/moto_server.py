@@ -39,22 +39,27 @@ Patches, always on:
    injects any other launch error code the same way (the handler tests use it in process).
 7. **Reset keeps the seeds.** ``POST /moto-api/reset`` empties every backend; the seeds are
    applied again (and injected activities forgotten), so a test can start from a clean account.
+8. **One CloudFormation call at a time.** moto creates a stack's resources in the thread of the
+   call that creates the stack, and creates any resource not created yet on a read
+   (``DescribeStackResources``, outputs), so a read from another thread during the creation (``rigs
+   up`` watches the stack while it deploys) can create a resource twice. Seen here once without
+   this lock: a rig's second instance, outside its stack, still running after the stack was deleted.
 
 With ``--stand-in URL`` (what ``python -m rigs rehearse --offline`` runs), an OpenAI-compatible
 server at URL (the local rig) plays every rig's server, and the account is one a rehearsal can
 run in:
 
-8. **SSM agents.** ``DescribeInstanceInformation`` (which moto does not implement) lists every
+9. **SSM agents.** ``DescribeInstanceInformation`` (which moto does not implement) lists every
    running instance of the region as ``Online``.
-9. **Readiness.** A ``SendCommand`` that runs the rigs' readiness check (``curl ... /health``)
+10. **Readiness.** A ``SendCommand`` that runs the rigs' readiness check (``curl ... /health``)
    succeeds only when the stand-in answers ``GET /health``; moto would report every command a
    success without running it.
-10. **SageMaker endpoints answer from the stand-in.** ``InvokeEndpoint`` and
+11. **SageMaker endpoints answer from the stand-in.** ``InvokeEndpoint`` and
     ``InvokeEndpointWithResponseStream`` (which moto does not implement) on an ``InService``
     endpoint send the request body to the stand-in's ``/v1/chat/completions`` and return its
     answer; the stream as the AWS event stream of ``PayloadPart`` events SageMaker sends. An
     endpoint that does not exist is refused as SageMaker refuses it.
-11. **Images present.** The catalog's SageMaker image, at each region's pinned digest, is in a
+12. **Images present.** The catalog's SageMaker image, at each region's pinned digest, is in a
     stand-in for AWS's own registry (account ``763104351884``), and the g5g image is in the
     account's ECR as if ``InferenceG5gImage`` had built it, so ``rigs doctor`` passes the image
     checks. Neither repository carries our tag.
@@ -488,19 +493,29 @@ def invoke_endpoint(stand_in: StandIn, name: str, streamed: bool, environ: dict,
     return parts()
 
 
-def serve_stand_in(stand_in: StandIn) -> None:
-    """Answer SSM ``DescribeInstanceInformation`` and the SageMaker runtime here, before moto's dispatch."""
+_SERVICE = re.compile(r"Credential=[^/]+/\d{8}/[a-z0-9-]+/(?P<service>[a-z0-9-]+)/")
+_CLOUDFORMATION_LOCK = threading.Lock()
+
+
+def dispatch(stand_in: StandIn | None) -> None:
+    """Before moto's own dispatch: one CloudFormation call at a time, and (with a stand-in) SSM
+    ``DescribeInstanceInformation`` and the SageMaker runtime answered here."""
     from moto.moto_server.werkzeug_app import DomainDispatcherApplication
 
     original = DomainDispatcherApplication.__call__
 
     def __call__(self, environ, start_response):  # noqa: ANN001, N807 - WSGI
-        if environ.get("HTTP_X_AMZ_TARGET") == "AmazonSSM.DescribeInstanceInformation":
-            return describe_instance_information(environ, start_response)
-        match = _INVOCATION.match(environ.get("PATH_INFO", ""))
-        if match and environ.get("REQUEST_METHOD") == "POST":
-            return invoke_endpoint(stand_in, match.group("name"), match.group("kind") != "invocations", environ,
-                                   start_response)
+        if stand_in is not None:
+            if environ.get("HTTP_X_AMZ_TARGET") == "AmazonSSM.DescribeInstanceInformation":
+                return describe_instance_information(environ, start_response)
+            match = _INVOCATION.match(environ.get("PATH_INFO", ""))
+            if match and environ.get("REQUEST_METHOD") == "POST":
+                return invoke_endpoint(stand_in, match.group("name"), match.group("kind") != "invocations", environ,
+                                       start_response)
+        service = _SERVICE.search(environ.get("HTTP_AUTHORIZATION", ""))
+        if service and service.group("service") == "cloudformation":
+            with _CLOUDFORMATION_LOCK:
+                return list(original(self, environ, start_response))
         return original(self, environ, start_response)
 
     DomainDispatcherApplication.__call__ = __call__
@@ -592,9 +607,9 @@ def main(argv: list[str] | None = None) -> int:
     failing_launches({tuple(spec.split("@", 1)): ("InsufficientInstanceCapacity", "")
                       for spec in args.inject_capacity})
     seeds: list[Callable[[], Any]] = [seed_ssm_parameters]
-    if args.stand_in:
-        stand_in = StandIn(args.stand_in)
-        serve_stand_in(stand_in)
+    stand_in = StandIn(args.stand_in) if args.stand_in else None
+    dispatch(stand_in)
+    if stand_in is not None:
         check_readiness_on_stand_in(stand_in)
         seeds.append(seed_images)
     else:

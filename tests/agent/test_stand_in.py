@@ -18,11 +18,13 @@ import pytest
 
 from agent import run as run_module
 from agent.stand_in import StandInError, parse_stand_in
+from rigs.catalog import load_catalog
 
 from .conftest import _ChatHandler
 from .test_run import FakeRunner, _stub_ssm_online, aws, make_endpoint, runner  # noqa: F401 (fixtures)
 
 MODEL = "SmolLM2-stand-in"
+CATALOG_G6_MODEL = load_catalog().get("g6").model_id
 
 
 class _StandInHandler(_ChatHandler):
@@ -74,6 +76,7 @@ def test_discovered_rigs_are_played_by_the_stand_in_without_ssm(
         assert backend.label.endswith(f"played by {MODEL} (offline rehearsal)")
         assert "instance_type" not in backend.metadata  # so neither priced nor given a ceiling
         assert backend.metadata["rig_instance_type"] == rig
+        assert backend.metadata["rig_model_id"] in ("sm-model", CATALOG_G6_MODEL)  # what the rig itself serves
         assert f"not of {rig}" in backend.metadata["stand_in"]
         assert "not priced" in backend.metadata["unpriced"]
     assert sagemaker.kind == "sagemaker" and sagemaker.endpoint_name == "ep-1"  # still the SageMaker API

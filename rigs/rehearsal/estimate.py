@@ -1,0 +1,113 @@
+"""What a rehearsal will cost and how long it will take, before anything is created.
+
+An upper bound computed from the catalog, not a forecast: every rig is assumed to take its full
+``ready_timeout_minutes`` (the longest ``rigs up`` waits for it), and the benchmark and the
+destroy take the allowances below. The rigs of a phase come up in parallel and are benchmarked
+together once the last is ready, so each bills for the phase's whole length:
+
+    phase minutes = max(ready timeouts of the phase's rigs) + benchmark + destroy
+    phase cost    = sum(hourly price of each rig) x phase minutes / 60
+
+With ``--big`` the small model's rigs are destroyed after their benchmark, and the rigs that have
+a ``big`` variant come up again in a second phase computed the same way (with the variant's
+ready timeout). The total is the sum of the phases. If everything failed, this command's own
+clean-up included, each rig's lifetime limit (``max_hours``) stops it: ``backstop_usd`` is what
+the rigs cost until then. Bedrock is billed per token and is not in the estimate (the plan says
+so, with its price).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Sequence
+
+BENCHMARK_ALLOWANCE_MINUTES = 20.0
+"""Time allowed for the benchmark with its default options, on the rigs of one phase (an allowance)."""
+DESTROY_ALLOWANCE_MINUTES = 10.0
+"""Time allowed for ``cdk destroy`` of a phase's stacks: instances terminated, endpoints deleted (an allowance)."""
+SMALL, BIG = "small", "big"
+
+
+@dataclass(frozen=True, slots=True)
+class PhasePlan:
+    """One rig in one phase: where it goes first, what it serves, how long it may take to answer, its price."""
+
+    rig: str
+    phase: str
+    """``small`` (the catalog's model) or ``big`` (the rig's ``big`` variant)."""
+    region: str
+    instance_type: str
+    model_id: str
+    ready_timeout_minutes: int
+    max_hours: float
+    usd_per_hour: float | None
+    """None when no price is known (the plan says so; the estimate leaves the rig out)."""
+    price: str = ""
+    """Where the price comes from, one line."""
+
+
+@dataclass(frozen=True, slots=True)
+class PhaseEstimate:
+    phase: str
+    rigs: tuple[str, ...]
+    ready_minutes: float
+    minutes: float
+    usd: float
+
+
+@dataclass(frozen=True, slots=True)
+class Estimate:
+    phases: tuple[PhaseEstimate, ...]
+    benchmark_minutes: float
+    destroy_minutes: float
+    backstop_usd: float
+    unpriced: tuple[str, ...] = field(default=())
+
+    @property
+    def minutes(self) -> float:
+        return sum(p.minutes for p in self.phases)
+
+    @property
+    def usd(self) -> float:
+        return sum(p.usd for p in self.phases)
+
+
+def estimate(plans: Sequence[PhasePlan], benchmark_minutes: float = BENCHMARK_ALLOWANCE_MINUTES,
+             destroy_minutes: float = DESTROY_ALLOWANCE_MINUTES) -> Estimate:
+    """The upper bound of time and cost for ``plans`` (see the module's docstring for the formulas)."""
+    phases = []
+    for phase in (SMALL, BIG):
+        members = [p for p in plans if p.phase == phase]
+        if not members:
+            continue
+        ready = max(p.ready_timeout_minutes for p in members)
+        minutes = ready + benchmark_minutes + destroy_minutes
+        usd = sum(p.usd_per_hour for p in members if p.usd_per_hour is not None) * minutes / 60.0
+        phases.append(PhaseEstimate(phase, tuple(p.rig for p in members), ready, minutes, usd))
+    backstop = sum(p.usd_per_hour * p.max_hours for p in plans if p.usd_per_hour is not None)
+    unpriced = tuple(f"{p.rig} ({p.phase})" for p in plans if p.usd_per_hour is None)
+    return Estimate(tuple(phases), benchmark_minutes, destroy_minutes, backstop, unpriced)
+
+
+def duration(minutes: float) -> str:
+    """``70 min``, ``2 h 30 min``."""
+    whole = round(minutes)
+    return f"{whole} min" if whole < 60 else f"{whole // 60} h {whole % 60:02d} min"
+
+
+def describe(result: Estimate) -> list[str]:
+    """The estimate in a few lines, each figure with what it rests on."""
+    lines = []
+    for phase in result.phases:
+        model = "the catalog's model" if phase.phase == SMALL else "the big variant"
+        lines.append(f"{phase.phase} model ({model}; {', '.join(phase.rigs)}): up to {duration(phase.minutes)} "
+                     f"(ready within {phase.ready_minutes:g} min, the longest ready timeout; benchmark "
+                     f"{result.benchmark_minutes:g} and destroy {result.destroy_minutes:g} min, allowances), "
+                     f"up to ${phase.usd:.2f}")
+    if len(result.phases) > 1:
+        lines.append(f"total: up to {duration(result.minutes)}, up to ${result.usd:.2f}")
+    lines.append(f"if everything failed, this command's clean-up included, the lifetime limit stops each rig: "
+                 f"at most ${result.backstop_usd:.2f}")
+    if result.unpriced:
+        lines.append(f"no price known for {', '.join(result.unpriced)}: not in these figures")
+    return lines

@@ -1,0 +1,690 @@
+"""``python -m rigs rehearse``: from nothing to a report to nothing, in one command.
+
+1. **Plan.** The rigs already deployed are left out (a rehearsal never touches a stack it did not
+   create); ``doctor`` checks the account and rules out what cannot deploy; ``preflight`` records
+   where each rig goes first; the estimate (:mod:`.estimate`) says what it may cost and how long
+   it may take. Nothing is created before the user says yes (``--yes``).
+2. **Up** with the small model (the catalog's), every rig in parallel with region failover
+   (:class:`rigs.up.Up`).
+3. **Benchmark** every rig that came up (and Bedrock), with ``python -m agent.run`` run as a
+   command into the rehearsal's evidence folder.
+4. **Big** (``--big``): the small rigs are destroyed, the rigs with a ``big`` catalog variant come
+   up again with it, and are benchmarked again; the others are skipped with the catalog's reason.
+5. **Down**: ``cdk destroy`` of exactly the stacks it created (:mod:`.down`), then the check that
+   nothing of ours is left billing in the four regions (:func:`rigs.inventory.discover`).
+6. **Timeline** per rig and phase and the rehearsal's own cost (:mod:`.timeline`), in the evidence
+   folder and on the terminal.
+
+Ctrl-C, a rig that fails, or an error at any step after the first stack was created still runs
+the down step for everything created; a second Ctrl-C during it stops it and prints what is still
+up and the commands that remove it. The rigs' lifetime limit stays the backstop. Every child
+process (``cdk``, the agent, and offline the local rig and moto's server) runs in a process group
+of its own and is stopped with the rehearsal.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shlex
+import signal
+import sys
+import threading
+from contextlib import ExitStack
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any, Mapping, Sequence, TextIO
+
+from . import estimate as estimating
+from . import processes, timeline
+from .down import Destroyer, created_since, destroy_commands, shown
+from .offline import OfflineAws, OfflineError
+from .. import aws, local_tools, placement, whereabouts
+from ..catalog import BIG_VARIANT, BedrockBackend, DeployableRig, Ec2Rig, load_catalog
+from ..contract import REGIONS
+from ..pricing import PriceBook, PriceError
+from ..up import CdkCli, CdkResult, RigResult, Up, UpSettings, WatchSettings
+
+EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
+BENCH_WAIT_S = 120.0
+"""How long the benchmark gets to stop and write its evidence after an interrupt."""
+RESERVED_BENCH_OPTIONS = ("--backends", "--out", "--stand-in", "--local", "--list")
+NO_OFFLINE_BEDROCK = "no offline stand-in for Bedrock (moto has no Bedrock runtime): left out of an offline rehearsal"
+
+
+class UsageError(Exception):
+    """Bad input, reported as one line before any work (exit status 2)."""
+
+
+class Cancelled(BaseException):
+    """The rehearsal was interrupted: the waits of ``rigs up`` end at once (not an Exception, so nothing swallows it)."""
+
+
+class CleanupInterrupted(BaseException):
+    """A second Ctrl-C during the down step."""
+
+
+@dataclass
+class Options:
+    rigs: Sequence[str] = ()
+    big: bool = False
+    yes: bool = False
+    offline: bool = False
+    bootstrap: bool = False
+    evidence: Path | None = None
+    max_hours: float | None = None
+    capacity_grace_minutes: float | None = None
+    inject_capacity: Sequence[str] = ()
+    bench_options: str = ""
+    bench_minutes: float = estimating.BENCHMARK_ALLOWANCE_MINUTES
+    destroy_minutes: float = estimating.DESTROY_ALLOWANCE_MINUTES
+    profile: str | None = None
+    region: str | None = None
+
+
+@dataclass
+class Phase:
+    """One phase (small or big): its plans per rig, what came up, its benchmark."""
+
+    name: str
+    plans: dict[str, tuple[DeployableRig, list[placement.Candidate]]] = field(default_factory=dict)
+    results: list[RigResult] = field(default_factory=list)
+    timelines: list[timeline.PhaseTimeline] = field(default_factory=list)
+    bench_exit: int | None = None
+    bench_folder: Path | None = None
+
+
+class RehearsalCdk(CdkCli):
+    """The CDK CLI for ``rigs up``, each call in its own process group, refused once the rehearsal is cancelled."""
+
+    def __init__(self, running: processes.Running, cancelled: threading.Event, method: str | None) -> None:
+        super().__init__(method=method)
+        self.running = running
+        self.cancelled = cancelled
+
+    def _run(self, args: list[str], log: Path) -> CdkResult:
+        log.parent.mkdir(parents=True, exist_ok=True)
+        with log.open("a", encoding="utf-8") as handle:
+            if self.cancelled.is_set():
+                handle.write(f"not run (the rehearsal was interrupted): {' '.join(args)}\n")
+                return CdkResult(EXIT_INTERRUPTED, log)
+            handle.write(f"$ {' '.join(args)}\n")
+            handle.flush()
+            process = self.running.add(processes.spawn(args, log=handle, cwd=placement.PROJECT_DIR,
+                                                       env={**os.environ, "CI": "true"}))
+            try:
+                return CdkResult(process.wait(), log)
+            finally:
+                self.running.discard(process)
+
+
+def bench_arguments(text: str) -> list[str]:
+    """``--bench-options "--runs 1 --demos chat"``, split; UsageError for the options the rehearsal sets."""
+    try:
+        words = shlex.split(text)
+    except ValueError as exc:
+        raise UsageError(f"--bench-options {text!r}: {exc}") from None
+    taken = [w for w in words if w.split("=", 1)[0] in RESERVED_BENCH_OPTIONS]
+    if taken:
+        raise UsageError(f"--bench-options: {', '.join(taken)} is set by the rehearsal itself; leave it out")
+    return words
+
+
+def evidence_folder(given: Path | None) -> Path:
+    folder = given or Path("results") / f"rehearsal-{datetime.now(timezone.utc):%Y-%m-%dT%H%M%SZ}"
+    if folder.exists() and (not folder.is_dir() or any(folder.iterdir())):
+        raise UsageError(f"--evidence {folder}: exists and is not an empty folder; name a new one")
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise UsageError(f"--evidence {folder}: cannot create it ({exc.strerror or exc})") from None
+    return folder
+
+
+def _interrupt(signum: int, frame: object) -> None:
+    raise KeyboardInterrupt
+
+
+class Rehearsal:
+    def __init__(self, options: Options, out: TextIO | None = None, stdin: TextIO | None = None,
+                 console: Any = None) -> None:
+        self.options = options
+        self.out = out or sys.stdout
+        self.stdin = stdin or sys.stdin
+        self.console = console
+        self.catalog = load_catalog()
+        self.folder: Path | None = None
+        self.running = processes.Running()
+        self.cancelled = threading.Event()
+        self.session: Any = None
+        self.offline: OfflineAws | None = None
+        self.before: whereabouts.Whereabouts | None = None
+        self.phases: list[Phase] = []
+        self.skipped: dict[str, str] = {}
+        self.big_skipped: dict[str, str] = {}
+        """Rigs with no ``big`` variant, and why (the catalog's reason): expected, not a failure."""
+        self.named = set(options.rigs)
+        self.destroyer: Destroyer | None = None
+        self.notes: list[str] = []
+        self.left: dict[str, Any] = {}
+        """What the down step found left: billing, not billing, not checked, stacks it could not destroy."""
+        self.started = datetime.now(timezone.utc)
+        self._log: TextIO | None = None
+
+    # --- output ---------------------------------------------------------------------------------
+
+    def say(self, line: str) -> None:
+        print(line, file=self.out, flush=True)
+        if self._log is not None:
+            self._log.write(line + "\n")
+            self._log.flush()
+
+    def show(self, renderable: Any) -> None:
+        """A rich table on the terminal, and as text in the log."""
+        if self.console is not None:
+            self.console.print(renderable)
+        if self._log is not None:
+            from rich.console import Console
+
+            Console(file=self._log, width=160, highlight=False, soft_wrap=False).print(renderable)
+
+    # --- the command ----------------------------------------------------------------------------
+
+    def run(self) -> int:
+        """The whole rehearsal; the exit status (0 done and nothing left, 1 not, 2 bad input, 130 interrupted)."""
+        selected = [self.catalog.get(name) for name in (self.options.rigs or list(self.catalog.rigs))]
+        if not self.options.yes and not self.stdin.isatty():
+            raise UsageError("rehearse creates resources that bill: not on a terminal, so it cannot ask; pass --yes "
+                             "to go on without asking (the plan it prints says what it will cost)")
+        bench = bench_arguments(self.options.bench_options)
+        if not self.options.offline and self.options.inject_capacity:
+            raise UsageError("--inject-capacity is for --offline (moto's server) only")
+        self.folder = evidence_folder(self.options.evidence)
+        previous = signal.signal(signal.SIGTERM, _interrupt)
+        saved_env = dict(os.environ)
+        try:
+            with ExitStack() as stack, open(self.folder / "rehearsal.log", "a", encoding="utf-8") as log:
+                self._log = log
+                stack.callback(setattr, self, "_log", None)
+                try:
+                    if self.options.offline:
+                        self.offline = stack.enter_context(OfflineAws(self.folder / "offline", self.options.inject_capacity))
+                        self.say("offline rehearsal: moto's server stands in for AWS and the local rig (a small "
+                                 "model on this machine's CPU) for every rig's server; it rehearses the flow, not the "
+                                 "hardware, and nothing is billed")
+                        self.offline.start(self.say)
+                        os.environ.update(self.offline.environment())
+                        os.environ.pop("AWS_PROFILE", None)
+                    plan = self._plan(selected)
+                except KeyboardInterrupt:
+                    self.say("interrupted before anything was created: nothing to clean up")
+                    return EXIT_INTERRUPTED
+                if plan is None:
+                    return EXIT_FAILED
+                if not self._consent():
+                    self.say("nothing created")
+                    return EXIT_OK
+                return self._rehearse(bench)
+        except OfflineError as exc:
+            self.say(f"error: {exc}")
+            return EXIT_FAILED
+        finally:
+            os.environ.clear()
+            os.environ.update(saved_env)
+            signal.signal(signal.SIGTERM, previous)
+
+    # --- 1. the plan ----------------------------------------------------------------------------
+
+    def _plan(self, selected: Sequence[Any]) -> estimating.Estimate | None:
+        from ..doctor import render as render_doctor
+        from ..doctor import run_doctor
+        from ..preflight import render_placement, run_preflight
+
+        self.session = aws.make_session(self.options.profile, self.options.region)
+        account = aws.check_credentials(self.session, self.options.region or self.session.region_name or "us-east-1")
+        self.say(f"account {account}" + (f" (moto's, at {aws.endpoint_url()})" if self.options.offline else ""))
+        rigs: list[DeployableRig] = []
+        for rig in selected:
+            if isinstance(rig, BedrockBackend):
+                if self.options.offline:
+                    self.skipped[rig.name] = NO_OFFLINE_BEDROCK
+            else:
+                rigs.append(rig)
+        self.before = whereabouts.locate(whereabouts.app_stacks(), session=self.session)
+        if not self.before.complete:
+            self.say(f"error: {self.before.summary()}; without every region's answer the rehearsal cannot tell its "
+                     "own stacks from yours: nothing created")
+            return None
+        for rig in list(rigs):
+            regions = self.before.regions_of(rig.stack_name)
+            if regions:
+                self.skipped[rig.name] = (f"{rig.stack_name} is already deployed in {', '.join(regions)}: not created "
+                                          "by this rehearsal, so left alone (leave the rig out, or remove it first)")
+                rigs.remove(rig)
+        candidates: dict[str, list[placement.Candidate]] = {}
+        if rigs and self.options.offline:
+            regions = [r for r in REGIONS if any(r in rig.regions for rig in rigs)]
+            self.say(f"offline: bootstrapping moto's account for the CDK in {', '.join(regions)}")
+            self._bootstrap(regions)
+        if rigs:
+            report = run_doctor(rigs, lambda: self.session)
+            self.show(render_doctor(report))
+            ignore = ("CDK bootstrap",) if self.options.bootstrap else ()
+            if ignore:
+                self.say("--bootstrap: a region without the CDK bootstrap is bootstrapped once you say yes")
+            for rig in list(rigs):
+                if not report.deployable(rig.name, ignore):
+                    checks = sorted({f.check for region in report.rig_regions.get(rig.name, ())
+                                     for f in report.blockers(rig.name, region) if f.check not in ignore})
+                    self.skipped[rig.name] = f"doctor: cannot deploy anywhere: {', '.join(checks)} (see its table)"
+                    rigs.remove(rig)
+            if rigs and not self.options.offline and any(isinstance(r, Ec2Rig) for r in rigs):
+                missing = [t for t in local_tools.ssm_tools() if not t.ok]
+                if missing:
+                    self.say("error: the benchmark reaches the EC2 rigs through SSM port forwards, which need "
+                             + "; ".join(f"{t.name} ({t.problem}; {t.fix})" for t in missing)
+                             + ": install them, or leave the EC2 rigs out; nothing created")
+                    return None
+            if rigs:
+                preflight = run_preflight(rigs, self.session)
+                for line in render_placement(preflight):
+                    self.say(line)
+                recorded = placement.load()
+                for rig in list(rigs):
+                    allowed = report.deployable(rig.name, ignore)
+                    entry = recorded.get(rig.name)
+                    found = [c for c in (entry.candidates if entry else ()) if c.region in allowed]
+                    if found:
+                        candidates[rig.name] = found
+                    else:
+                        self.skipped[rig.name] = "no region where preflight and doctor both allow it"
+                        rigs.remove(rig)
+        small = Phase(estimating.SMALL, {r.name: (r, candidates[r.name]) for r in rigs})
+        self.phases.append(small)
+        if self.options.big:
+            big = Phase(estimating.BIG)
+            for rig in rigs:
+                if BIG_VARIANT in rig.variants:
+                    big.plans[rig.name] = (rig.with_variant(BIG_VARIANT), candidates[rig.name])
+                else:
+                    self.big_skipped[rig.name] = rig.no_big_variant or f"no {BIG_VARIANT!r} variant in the catalog"
+            self.phases.append(big)
+        result = self._estimate()
+        self._write_plan(result, account)
+        if not rigs and not self._bedrock():
+            self.say("nothing to rehearse: " + ("; ".join(f"{n}: {r}" for n, r in self.skipped.items()) or "no rig"))
+            return None
+        return result
+
+    def _bedrock(self) -> bool:
+        return not self.options.offline and any(isinstance(self.catalog.get(n), BedrockBackend)
+                                                for n in (self.options.rigs or self.catalog.rigs))
+
+    def _prices(self) -> PriceBook:
+        return PriceBook(None if self.options.offline else self.session)
+
+    def _estimate(self) -> estimating.Estimate:
+        book = self._prices()
+        plans = []
+        for phase in self.phases:
+            for name, (rig, candidates) in phase.plans.items():
+                region = candidates[0].region
+                try:
+                    price = book.hourly_price(rig, region)
+                    usd, where = price.usd_per_hour, price.describe()
+                except PriceError as exc:
+                    usd, where = None, str(exc)
+                plans.append(estimating.PhasePlan(
+                    rig=name, phase=phase.name, region=region, instance_type=rig.instance_type, model_id=rig.model_id,
+                    ready_timeout_minutes=rig.ready_timeout_minutes,
+                    max_hours=self.options.max_hours or rig.max_hours, usd_per_hour=usd, price=where))
+        self.price_plans = plans
+        return estimating.estimate(plans, self.options.bench_minutes, self.options.destroy_minutes)
+
+    def _write_plan(self, result: estimating.Estimate, account: str) -> None:
+        assert self.folder is not None
+        lines = ["Rehearsal plan" + (" (offline: a rehearsal of the flow in moto, not of the hardware; nothing is "
+                                     "billed, and the estimate is what a real account would pay)"
+                                     if self.options.offline else "")]
+        table = []
+        for plan in self.price_plans:
+            _, candidates = next(p.plans[plan.rig] for p in self.phases if p.name == plan.phase)
+            then = [c.region for c in candidates[1:]]
+            table.append([plan.rig, plan.phase, plan.region + (f" (then {', '.join(then)})" if then else ""),
+                          plan.instance_type, plan.model_id, f"ready within {plan.ready_timeout_minutes} min",
+                          f"${plan.usd_per_hour:.4f}/h" if plan.usd_per_hour is not None else "no price"])
+        widths = [max(len(row[i]) for row in table) for i in range(len(table[0]))] if table else []
+        lines += ["  " + "  ".join(cell.ljust(width) for cell, width in zip(row, widths)).rstrip() for row in table]
+        if self._bedrock():
+            bedrock = self.catalog.get("bedrock")
+            try:
+                price = self._prices().bedrock_token_prices(bedrock.model_id, bedrock.regions[0]).describe()
+            except PriceError as exc:
+                price = str(exc)
+            lines.append(f"  {'bedrock':<10} {'':<5} benchmarked, nothing to deploy; billed per token ({price}), "
+                         "not in the estimate")
+        for name, reason in self.skipped.items():
+            lines.append(f"  {name}: skipped: {reason}")
+        for name, reason in self.big_skipped.items():
+            lines.append(f"  {name}: no big model: {reason}")
+        benchmark = ("python -m agent.run " + (self.options.bench_options or "(its default options)"))
+        lines.append(f"benchmark: {benchmark}")
+        lines.append("estimate, an upper bound (every rig takes its full ready timeout):")
+        lines += [f"  {line}" for line in estimating.describe(result)]
+        prices = sorted({p.price for p in self.price_plans if p.price})
+        lines += [f"  price: {p}" for p in prices]
+        for line in lines:
+            self.say(line)
+        (self.folder / "plan.json").write_text(json.dumps({
+            "account": account, "offline": self.options.offline, "big": self.options.big,
+            "phases": [{"rig": p.rig, "phase": p.phase, "region": p.region, "instance_type": p.instance_type,
+                        "model_id": p.model_id, "ready_timeout_minutes": p.ready_timeout_minutes,
+                        "max_hours": p.max_hours, "usd_per_hour": p.usd_per_hour, "price": p.price}
+                       for p in self.price_plans],
+            "skipped": self.skipped, "no_big_model": self.big_skipped, "benchmark": benchmark,
+            "estimate": {"minutes": result.minutes, "usd": round(result.usd, 4),
+                         "backstop_usd": round(result.backstop_usd, 4),
+                         "benchmark_allowance_minutes": result.benchmark_minutes,
+                         "destroy_allowance_minutes": result.destroy_minutes,
+                         "phases": [{"phase": p.phase, "rigs": list(p.rigs), "ready_minutes": p.ready_minutes,
+                                     "minutes": p.minutes, "usd": round(p.usd, 4)} for p in result.phases]},
+        }, indent=2) + "\n", encoding="utf-8")
+
+    def _consent(self) -> bool:
+        if self.options.yes:
+            return True
+        print("Go on and create these rigs? [y/N] ", end="", file=self.out, flush=True)
+        try:
+            answer = self.stdin.readline().strip().lower()
+        except KeyboardInterrupt:
+            answer = ""
+        return answer in ("y", "yes")
+
+    # --- 2.-6. ----------------------------------------------------------------------------------
+
+    def _rehearse(self, bench: list[str]) -> int:
+        assert self.folder is not None
+        interrupted = False
+        try:
+            if self.options.bootstrap:
+                self._bootstrap(sorted({c.region for phase in self.phases for _, cs in phase.plans.values()
+                                        for c in cs}))
+            small = self.phases[0]
+            self._up(small, self.folder / "up", {})
+            self._benchmark(small, self.folder / "bench", bench, with_bedrock=True)
+            if self.options.big and len(self.phases) > 1 and self.phases[1].plans:
+                big = self.phases[1]
+                came_up = {r.rig: r.region for r in small.results if r.ok}
+                big.plans = {name: (rig, _region_first(candidates, came_up.get(name)))
+                             for name, (rig, candidates) in big.plans.items() if name in came_up}
+                if big.plans:
+                    self.say("big: the small rigs are destroyed first; then " + ", ".join(big.plans)
+                             + f" come up with their {BIG_VARIANT!r} variant")
+                    self._destroy_created()
+                    self._up(big, self.folder / "up-big", {f"{name}_variant": BIG_VARIANT for name in big.plans})
+                    self._benchmark(big, self.folder / "bench-big", bench, with_bedrock=False)
+        except (KeyboardInterrupt, Cancelled):
+            interrupted = True
+            self.cancelled.set()
+            self.say("interrupted: cleaning up everything this rehearsal created (Ctrl-C again stops the clean-up "
+                     "and prints how to finish it by hand)")
+        except Exception as exc:  # noqa: BLE001 - whatever failed, the down step runs; the error is said
+            self.say(f"error: {aws.describe_error(exc) if aws.classify(exc).code != type(exc).__name__ else exc!r}; "
+                     "cleaning up everything this rehearsal created")
+            self.notes.append(f"stopped by an error: {exc}")
+        down = self._down()
+        if down is None:
+            return EXIT_INTERRUPTED
+        self._report()
+        if interrupted:
+            return EXIT_INTERRUPTED
+        came_up = all(r.ok for phase in self.phases for r in phase.results)
+        benched = all(phase.bench_exit in (0, None) for phase in self.phases)
+        named_skipped = any(name in self.named for name in self.skipped)
+        return EXIT_OK if down and came_up and benched and not named_skipped and not self.notes else EXIT_FAILED
+
+    def _bootstrap(self, regions: Sequence[str]) -> None:
+        """``cdk bootstrap`` in those of ``regions`` that lack it."""
+        if not regions:
+            return
+        up = Up(self.session, self._cdk(), UpSettings(evidence_dir=self.folder / "bootstrap"), say=self.say)
+        missing = up.missing_bootstrap(regions)
+        if missing:
+            failure = up.bootstrap(aws.check_credentials(self.session), missing)
+            if failure is not None:
+                raise RuntimeError(failure.message)
+
+    def _cdk(self) -> RehearsalCdk:
+        return RehearsalCdk(self.running, self.cancelled, "direct" if self.options.offline else None)
+
+    def _sleep(self, seconds: float) -> None:
+        if self.cancelled.wait(seconds):
+            raise Cancelled
+
+    def _up(self, phase: Phase, folder: Path, context: Mapping[str, str]) -> None:
+        if not phase.plans:
+            return
+        grace = self.options.capacity_grace_minutes
+        grace = (0.0 if self.options.offline else 5.0) if grace is None else grace
+        settings = UpSettings(max_hours=self.options.max_hours, context=dict(context), evidence_dir=folder,
+                              watch=WatchSettings(capacity_grace=grace * 60, poll=2.0 if self.options.offline else 10.0))
+        up = Up(self.session, self._cdk(), settings, say=self.say, sleep=self._sleep)
+        self.say(f"up ({phase.name} model): {', '.join(phase.plans)} in parallel; evidence {folder}")
+        box: dict[str, Any] = {}
+
+        def target() -> None:
+            try:
+                box["results"] = up.run(phase.plans)
+            except BaseException as exc:  # noqa: BLE001 - handed to the main thread
+                box["error"] = exc
+
+        thread = threading.Thread(target=target, name=f"up-{phase.name}", daemon=True)
+        thread.start()
+        try:
+            while thread.is_alive():
+                thread.join(0.5)
+        except KeyboardInterrupt:
+            self.cancelled.set()
+            self.running.stop_all()
+            thread.join(60)
+            raise
+        if "error" in box:
+            raise box["error"]
+        phase.results = box["results"]
+        book = self._prices()
+        for result in phase.results:
+            rig, _ = phase.plans[result.rig]
+            line = timeline.from_up(result.rig, phase.name, rig.model_id, result.timeline,
+                                    "up" if result.ok else result.reason)
+            line.stack = rig.stack_name
+            if line.region:
+                try:
+                    price = book.hourly_price(rig, line.region)
+                    line.usd_per_hour, line.price = price.usd_per_hour, price.describe()
+                except PriceError as exc:
+                    line.price = str(exc)
+            phase.timelines.append(line)
+
+    def _benchmark(self, phase: Phase, folder: Path, bench: list[str], with_bedrock: bool) -> None:
+        names = [r.rig for r in phase.results if r.ok] + (["bedrock"] if with_bedrock and self._bedrock() else [])
+        if not names:
+            self.say(f"benchmark ({phase.name} model): nothing came up to benchmark")
+            return
+        command = [sys.executable, "-m", "agent.run", "--backends", ",".join(names), "--out", str(folder)]
+        if self.offline is not None and self.offline.stand_in_url:
+            command += ["--stand-in", self.offline.stand_in_url]
+        if self.options.profile:
+            command += ["--profile", self.options.profile]
+        command += bench
+        self.say(f"benchmark ({phase.name} model): python {' '.join(command[1:])}")
+        process = self.running.add(processes.spawn(command, stdin=None, cwd=os.getcwd(), env=dict(os.environ)))
+        phase.bench_folder = folder
+        try:
+            phase.bench_exit = process.wait()
+        except KeyboardInterrupt:
+            self.say("benchmark interrupted: it stops and writes what it measured")
+            processes.signal_group(process, signal.SIGINT)
+            try:
+                process.wait(timeout=BENCH_WAIT_S)
+            except Exception:  # noqa: BLE001 - then it is stopped
+                pass
+            phase.bench_exit = processes.stop(process)
+            raise
+        finally:
+            self.running.discard(process)
+            answers = timeline.first_answers(folder / "requests.jsonl")
+            for line in phase.timelines:
+                line.first_answer = answers.get(line.rig)
+        self.say(f"benchmark ({phase.name} model): exit {phase.bench_exit}; evidence {folder}")
+
+    # --- 5. down --------------------------------------------------------------------------------
+
+    def _locate(self) -> whereabouts.Whereabouts:
+        return whereabouts.locate(whereabouts.app_stacks(), session=self.session)
+
+    def _destroy_created(self, only_rigs: bool = True) -> bool:
+        """Destroy what the rehearsal created (only the rig stacks, or everything); True when none is left."""
+        assert self.before is not None and self.folder is not None
+        created = created_since(self.before, self._locate())
+        rig_stacks = {rig.stack_name for rig in self.catalog.deployable()}
+        wanted = {name: regions for name, regions in created.items() if not only_rigs or name in rig_stacks}
+        if not wanted:
+            return True
+        if self.destroyer is None:
+            self.destroyer = Destroyer(self.folder / "down", self._locate, self.say, self.running,
+                                       aws.Clients(self.session))
+        gone = self.destroyer.destroy(wanted, self.started)
+        for phase in self.phases:
+            for line in phase.timelines:
+                if line.stack and line.region and (line.stack, line.region) in gone and not line.destroyed:
+                    line.destroyed = gone[(line.stack, line.region)]
+        return not self.destroyer.left
+
+    def _down(self) -> bool | None:
+        """Destroy everything created, then check what is left. False: something is left; None: interrupted."""
+        def second_interrupt(signum: int, frame: object) -> None:
+            raise CleanupInterrupted
+
+        previous = signal.signal(signal.SIGINT, second_interrupt)
+        signal.signal(signal.SIGTERM, second_interrupt)
+        try:
+            self.say("down: destroying what this rehearsal created")
+            clean = self._destroy_created(only_rigs=False)
+            clean = self._check_left() and clean
+        except CleanupInterrupted:
+            self.running.stop_all()
+            self._say_what_is_left()
+            return None
+        finally:
+            signal.signal(signal.SIGINT, previous)
+            signal.signal(signal.SIGTERM, _interrupt)
+        return clean
+
+    def _check_left(self) -> bool:
+        """Everything of ours in the four regions: say what still bills, and whether this rehearsal left it."""
+        from ..inventory import discover
+
+        inventory = discover(self.session, REGIONS, self._prices())
+        self.left = {"billing": [], "not_billing": [r.label() for r in inventory.resources if not r.billing],
+                     "not_checked": list(inventory.problems),
+                     "stacks": dict(self.destroyer.left) if self.destroyer is not None else {}}
+        mine = {rig.name for phase in self.phases for rig, _ in phase.plans.values()}
+        theirs = {name for name, reason in self.skipped.items() if "already deployed" in reason}
+        billing = [r for r in inventory.resources if r.billing]
+        left = [r for r in billing if r.rig not in theirs]
+        kept = [r for r in billing if r.rig in theirs]
+        for resource in kept:
+            self.say(f"down: still billing, from before the rehearsal (left alone): {resource.label()} in "
+                     f"{resource.region}, ${resource.hourly_usd:.4f}/h")
+        for problem in inventory.problems:
+            self.say(f"down: not checked: {problem}")
+        self.left["billing"] = [f"{r.label()} in {r.region}" for r in left]
+        if left:
+            for resource in left:
+                self.say(f"down: LEFT BILLING: {resource.label()} in {resource.region}, ${resource.hourly_usd:.4f}/h"
+                         + (" (a rig of this rehearsal)" if resource.rig in mine else ""))
+            self.say("down: remove it with `python -m rigs sweep --yes` (it deletes everything tagged ours); the "
+                     "lifetime limit stops each rig anyway")
+            return False
+        others = [r for r in inventory.resources if not r.billing]
+        suffix = (f" ({len(others)} resource(s) of ours that do not bill remain: "
+                  + ", ".join(sorted({r.kind for r in others})) + "; `python -m rigs status` lists them"
+                  + ("; moto keeps a deleted base stack's network, and it goes with moto's server"
+                     if self.options.offline else "") + ")") if others else ""
+        self.say(f"down: nothing of ours left billing in {', '.join(REGIONS)}" + suffix)
+        if not self.options.offline:
+            placement.reconcile({rig.name: self._locate().regions_of(rig.stack_name)
+                                 for rig in self.catalog.deployable()})
+        return True
+
+    def _say_what_is_left(self) -> None:
+        left = self.destroyer.left if self.destroyer is not None else {}
+        if not left and self.before is not None:
+            try:
+                left = created_since(self.before, self._locate())
+            except Exception:  # noqa: BLE001 - say what is known
+                left = {}
+        self.say("interrupted again: the clean-up stopped.")
+        if self.options.offline:
+            self.say("offline: nothing bills; moto's server stops with this command and everything in it goes with it")
+            return
+        if not left:
+            self.say("nothing this rehearsal created was found still up; check with `python -m rigs status`")
+            return
+        self.say("still up, created by this rehearsal: " + "; ".join(f"{name} in {', '.join(regions)}"
+                                                                   for name, regions in sorted(left.items())))
+        self.say("remove it with:")
+        for command in destroy_commands(left):
+            self.say(f"  {shown(command)}")
+        self.say("  python -m rigs status        # then check; `python -m rigs sweep --yes` removes anything of ours")
+        self.say("each rig's lifetime limit stops it anyway (`python -m rigs status` shows when)")
+
+    # --- 6. the timeline ------------------------------------------------------------------------
+
+    def _report(self) -> None:
+        assert self.folder is not None
+        from rich.table import Table
+
+        now = datetime.now(timezone.utc)
+        lines = [line for phase in self.phases for line in phase.timelines]
+        notes = list(self.notes)
+        if self.options.offline:
+            notes.append("offline: moto's server and the local rig stood in for AWS and the rigs' servers; the times "
+                         "are those of the flow on this machine, and the cost is what these minutes would cost at the "
+                         "prices shown (nothing was billed)")
+        table = Table(title="Timeline (UTC: the deploy start, then +m:ss after it)", header_style="bold")
+        for heading in timeline.HEADER:
+            table.add_column(heading, overflow="fold")
+        for row in timeline.rows(lines, now, compact=True):
+            table.add_row(*row)
+        if lines:
+            self.show(table)
+        cost = timeline.total_cost(lines, now)
+        self.say(f"the rehearsal's own cost: ${cost:.4f} (instance-hours x price"
+                 + ("; offline: nothing was billed" if self.options.offline else "") + ")")
+        title = "Rehearsal timeline" + (" (offline: a rehearsal of the flow, not of the hardware)"
+                                        if self.options.offline else "")
+        (self.folder / "TIMELINE.md").write_text(timeline.markdown(lines, title, notes, now), encoding="utf-8")
+        (self.folder / "timeline.json").write_text(json.dumps({
+            "offline": self.options.offline, "started": timeline.utc(self.started), "finished": timeline.utc(now),
+            "phases": [line.as_dict(now) for line in lines], "cost_usd": round(cost, 6),
+            "benchmarks": {phase.name: {"exit": phase.bench_exit,
+                                        "folder": str(phase.bench_folder) if phase.bench_folder else None}
+                           for phase in self.phases},
+            "skipped": self.skipped, "no_big_model": self.big_skipped, "left": self.left, "notes": notes}, indent=2) + "\n", encoding="utf-8")
+        for phase in self.phases:
+            if phase.bench_folder is not None:
+                self.say(f"report ({phase.name} model): {phase.bench_folder / 'REPORT.md'}")
+        self.say(f"evidence: {self.folder}")
+
+
+def _region_first(candidates: Sequence[placement.Candidate], region: str | None) -> list[placement.Candidate]:
+    """The candidates with ``region`` (where the small model came up) tried first."""
+    first = [c for c in candidates if c.region == region]
+    return first + [c for c in candidates if c.region != region]
+
+
+def main(options: Options, console: Any = None) -> int:
+    """Run a rehearsal; UsageError is the caller's to report (exit 2)."""
+    return Rehearsal(options, console=console).run()

@@ -1,0 +1,127 @@
+"""``rehearse --offline``: moto's server on loopback for AWS, and the local rig for every rig's server.
+
+Both are started by the rehearsal and stopped with it, each in its own process group:
+
+- the local rig (``python -m agent.local_rig``: SmolLM2-135M on llama.cpp's server, CPU), run as a
+  command, never imported (``rigs/`` does not import ``agent/``);
+- moto's server (``python -m rigs.offline.moto_server --stand-in <the local rig>``), which answers
+  every AWS call of the CDK CLI, of ``rigs`` and of the agent, lists running instances as SSM
+  ``Online``, checks readiness against the stand-in, and answers SageMaker endpoints from it.
+
+:meth:`OfflineAws.environment` is what every command of the rehearsal then runs with: the
+endpoint, dummy credentials, and a state folder of its own (the placement file of a rehearsal
+in moto is not the user's).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import select
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import IO, Callable, Sequence
+
+from . import processes
+from ..placement import PROJECT_DIR
+
+START_TIMEOUT_S = 180.0
+"""How long each of the two may take to say it is ready (the local rig loads a model first)."""
+
+
+class OfflineError(RuntimeError):
+    """The local rig or moto's server did not start; the message names the log."""
+
+
+def _first_line(process: subprocess.Popen, timeout_s: float) -> str:
+    """The first line the process prints, or '' when it exits or says nothing within ``timeout_s``."""
+    assert process.stdout is not None
+    deadline = time.monotonic() + timeout_s
+    buffer = b""
+    while time.monotonic() < deadline:
+        ready, _, _ = select.select([process.stdout], [], [], 0.5)
+        if ready:
+            chunk = os.read(process.stdout.fileno(), 4096)
+            if not chunk:
+                return buffer.decode(errors="replace")
+            buffer += chunk
+            if b"\n" in buffer:
+                return buffer.split(b"\n", 1)[0].decode(errors="replace")
+        elif process.poll() is not None:
+            return buffer.decode(errors="replace")
+    return ""
+
+
+class OfflineAws:
+    """The stand-in and moto's server for one rehearsal; a context manager that always stops both."""
+
+    def __init__(self, folder: Path, inject_capacity: Sequence[str] = (), python: str = sys.executable) -> None:
+        self.folder = folder
+        self.inject_capacity = tuple(inject_capacity)
+        self.python = python
+        self.stand_in_url: str | None = None
+        self.endpoint: str | None = None
+        self._logs: list[IO[bytes]] = []
+        self._local: subprocess.Popen | None = None
+        self._moto: subprocess.Popen | None = None
+
+    def _log(self, name: str) -> IO[bytes]:
+        self.folder.mkdir(parents=True, exist_ok=True)
+        handle = open(self.folder / name, "ab")
+        self._logs.append(handle)
+        return handle
+
+    def start(self, say: Callable[[str], None]) -> "OfflineAws":
+        env = {**os.environ, "AWS_EC2_METADATA_DISABLED": "true"}
+        self._local = processes.spawn([self.python, "-m", "agent.local_rig"], log=self._log("local-rig.log"),
+                                      stdout=subprocess.PIPE, cwd=PROJECT_DIR, env=env)
+        line = _first_line(self._local, START_TIMEOUT_S)
+        try:
+            self.stand_in_url = json.loads(line)["base_url"]
+        except (ValueError, KeyError, TypeError):
+            raise OfflineError(f"the local rig did not start (see {self.folder / 'local-rig.log'})") from None
+        say(f"offline: the local rig plays every rig's server at {self.stand_in_url}")
+        command = [self.python, "-m", "rigs.offline.moto_server", "--port", "0", "--stand-in", self.stand_in_url,
+                   "--stop-on-stdin-eof"]
+        for spec in self.inject_capacity:
+            command += ["--inject-capacity", spec]
+        self._moto = processes.spawn(command, log=self._log("moto-server.log"), stdin=subprocess.PIPE,
+                                     stdout=subprocess.PIPE, cwd=PROJECT_DIR, env=env)
+        line = _first_line(self._moto, START_TIMEOUT_S)
+        if not line.startswith("ready "):
+            raise OfflineError(f"moto's server did not start (see {self.folder / 'moto-server.log'})")
+        self.endpoint = f"http://localhost:{line.split()[1]}"
+        injected = f"; injected: {', '.join(self.inject_capacity)} has no capacity" if self.inject_capacity else ""
+        say(f"offline: moto's server plays AWS at {self.endpoint}{injected}")
+        return self
+
+    def environment(self) -> dict[str, str]:
+        """The variables every command of the rehearsal runs with (added to, and replacing, the caller's)."""
+        return {"AWS_ENDPOINT_URL": self.endpoint or "", "AWS_ACCESS_KEY_ID": "testing",
+                "AWS_SECRET_ACCESS_KEY": "testing", "AWS_SESSION_TOKEN": "testing", "AWS_REGION": "us-east-1",
+                "AWS_DEFAULT_REGION": "us-east-1", "AWS_EC2_METADATA_DISABLED": "true",
+                "RIGS_STATE_DIR": str(self.folder / "state")}
+
+    def stop(self) -> None:
+        """Stop moto's server (everything in it goes with it) and the local rig."""
+        if self._moto is not None and self._moto.stdin is not None:
+            try:
+                self._moto.stdin.close()
+            except OSError:
+                pass
+        processes.stop(self._moto)
+        processes.stop(self._local)
+        for process in (self._moto, self._local):
+            if process is not None and process.stdout is not None:
+                process.stdout.close()
+        for handle in self._logs:
+            handle.close()
+        self._logs.clear()
+
+    def __enter__(self) -> "OfflineAws":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()

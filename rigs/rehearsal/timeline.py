@@ -1,0 +1,170 @@
+"""The rehearsal's timeline per rig and phase, and what the rehearsal itself cost.
+
+Per rig and phase: deploy start, instance (or endpoint) launched, running, SSM online and ready
+come from ``rigs up`` (:class:`rigs.up.Timeline`); the first answer from the benchmark's evidence
+(the earliest request of that backend in ``requests.jsonl`` that did not fail: a chat request's
+first token, or the end of a counting or orchestrator run); destroyed from the down step
+(CloudFormation's deletion time where it gives one, else when ``cdk destroy`` returned with the
+stack gone).
+
+The cost is instance-hours x the hourly price: from the instance's launch (an endpoint's
+creation) to its stack's deletion. A rig that never launched an instance cost nothing; one that
+is not destroyed is counted up to now and marked so. The root volume of an EC2 rig bills too
+while it exists (a few cents a day), and is not counted.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any, Iterable, Sequence
+
+EVENTS = ("deploy_start", "instance_launched", "instance_running", "ssm_online", "ready", "first_answer", "destroyed")
+"""The columns of the timeline, in order."""
+HEADINGS = {"deploy_start": "deploy start", "instance_launched": "launched", "instance_running": "running",
+            "ssm_online": "SSM online", "ready": "ready", "first_answer": "first answer", "destroyed": "destroyed"}
+
+
+def parse(stamp: str | None) -> datetime | None:
+    if not stamp:
+        return None
+    return datetime.fromisoformat(stamp.replace("Z", "+00:00")).astimezone(timezone.utc)
+
+
+def utc(moment: datetime) -> str:
+    return moment.astimezone(timezone.utc).isoformat(timespec="seconds").replace("+00:00", "Z")
+
+
+@dataclass
+class PhaseTimeline:
+    """One rig in one phase of the rehearsal."""
+
+    rig: str
+    phase: str
+    model_id: str
+    region: str | None = None
+    stack: str | None = None
+    deploy_start: str | None = None
+    instance_launched: str | None = None
+    instance_running: str | None = None
+    ssm_online: str | None = None
+    ready: str | None = None
+    first_answer: str | None = None
+    destroyed: str | None = None
+    usd_per_hour: float | None = None
+    price: str = ""
+    outcome: str = ""
+    """``up``, or why not."""
+    notes: list[str] = field(default_factory=list)
+
+    def billed_hours(self, now: datetime | None = None) -> float:
+        """Hours from the instance's launch (the endpoint's creation) to the deletion; 0 when none launched."""
+        start = parse(self.instance_launched) or parse(self.instance_running)
+        if start is None:
+            return 0.0
+        end = parse(self.destroyed) or now or datetime.now(timezone.utc)
+        return max(0.0, (end - start).total_seconds() / 3600.0)
+
+    def cost_usd(self, now: datetime | None = None) -> float | None:
+        if self.usd_per_hour is None:
+            return None
+        return self.billed_hours(now) * self.usd_per_hour
+
+    def as_dict(self, now: datetime | None = None) -> dict[str, Any]:
+        cost = self.cost_usd(now)
+        return {**asdict(self), "billed_hours": round(self.billed_hours(now), 6),
+                "cost_usd": None if cost is None else round(cost, 6)}
+
+
+def from_up(rig: str, phase: str, model_id: str, up_timeline: Any, outcome: str) -> PhaseTimeline:
+    """A phase's timeline from what ``rigs up`` recorded (:class:`rigs.up.Timeline`)."""
+    return PhaseTimeline(rig=rig, phase=phase, model_id=model_id, region=up_timeline.region,
+                         deploy_start=up_timeline.deploy_start, instance_launched=up_timeline.instance_launched,
+                         instance_running=up_timeline.instance_running, ssm_online=up_timeline.ssm_online,
+                         ready=up_timeline.ready, outcome=outcome, notes=list(up_timeline.notes))
+
+
+def first_answers(requests: Path) -> dict[str, str]:
+    """Backend -> when it first answered, from an evidence folder's ``requests.jsonl`` (a torn line is skipped)."""
+    earliest: dict[str, datetime] = {}
+    try:
+        lines = requests.read_text(encoding="utf-8").splitlines()
+    except OSError:
+        return {}
+    for line in lines:
+        try:
+            record = json.loads(line)
+        except ValueError:
+            continue
+        answered = _answered_at(record)
+        backend = record.get("backend")
+        if answered is not None and backend and (backend not in earliest or answered < earliest[backend]):
+            earliest[backend] = answered
+    return {backend: utc(moment) for backend, moment in earliest.items()}
+
+
+def _answered_at(record: dict[str, Any]) -> datetime | None:
+    if record.get("error") or not record.get("started"):
+        return None
+    started = parse(record["started"])
+    if record.get("first_ms") is not None:
+        offset_s = float(record["first_ms"]) / 1000.0
+    elif record.get("seconds") is not None:
+        offset_s = float(record["seconds"])
+    else:
+        return None
+    return datetime.fromtimestamp(started.timestamp() + offset_s, timezone.utc)
+
+
+def total_cost(phases: Iterable[PhaseTimeline], now: datetime | None = None) -> float:
+    return sum(p.cost_usd(now) or 0.0 for p in phases)
+
+
+def _clock(stamp: str | None, start: datetime | None, compact: bool) -> str:
+    moment = parse(stamp)
+    if moment is None:
+        return "-"
+    if start is None or moment <= start:
+        return f"{moment:%H:%M:%S}"
+    offset = f"+{_span((moment - start).total_seconds())}"
+    return offset if compact else f"{moment:%H:%M:%S} ({offset})"
+
+
+def _span(seconds: float) -> str:
+    whole = int(round(seconds))
+    return f"{whole // 60}:{whole % 60:02d}" if whole < 3600 else f"{whole // 3600}:{whole % 3600 // 60:02d}:{whole % 60:02d}"
+
+
+def rows(phases: Sequence[PhaseTimeline], now: datetime | None = None, compact: bool = False) -> list[list[str]]:
+    """One row per rig and phase: times in UTC with the offset from the deploy start (``compact``: the
+    deploy start's time, then only offsets), billed hours, cost."""
+    out = []
+    for p in phases:
+        start = parse(p.deploy_start)
+        cost = p.cost_usd(now)
+        left = "" if p.destroyed or not p.deploy_start else " (not destroyed: counted to now)"
+        out.append([p.rig, p.phase, p.region or "-", *(_clock(getattr(p, e), start, compact) for e in EVENTS),
+                    f"{p.billed_hours(now):.3f}", "-" if cost is None else f"${cost:.4f}{left}"])
+    return out
+
+
+HEADER = ["rig", "phase", "region", *(HEADINGS[e] for e in EVENTS), "hours", "cost"]
+
+
+def markdown(phases: Sequence[PhaseTimeline], title: str, notes: Sequence[str] = (),
+             now: datetime | None = None) -> str:
+    """TIMELINE.md: the table, the total, and the notes."""
+    lines = [f"# {title}", "", "Times are UTC; (+m:ss) is the time since that rig's deploy start. Cost: "
+             "instance-hours (launch to deletion) x the hourly price.", "",
+             "| " + " | ".join(HEADER) + " |", "|" + "---|" * len(HEADER)]
+    lines += ["| " + " | ".join(row) + " |" for row in rows(phases, now)]
+    lines += ["", f"The rehearsal's own cost: ${total_cost(phases, now):.4f}", ""]
+    for p in phases:
+        for note in p.notes:
+            lines.append(f"- {p.rig} ({p.phase}): {note}")
+        if p.price:
+            lines.append(f"- {p.rig} ({p.phase}) price: {p.price}")
+    lines += [f"- {note}" for note in notes]
+    return "\n".join(lines) + "\n"

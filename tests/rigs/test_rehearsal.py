@@ -1,0 +1,167 @@
+"""``rigs rehearse``'s parts that need no AWS: the estimate and the rehearsal's own cost against
+hand-computed values, the first answer read from the benchmark's evidence, what it destroys and
+how, and the input it refuses before doing anything."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from datetime import datetime, timezone
+from pathlib import Path
+
+import pytest
+
+from rigs.contract import REGIONS
+from rigs.rehearsal import estimate as estimating
+from rigs.rehearsal import timeline
+from rigs.rehearsal.down import created_since, destroy_commands, shown
+from rigs.rehearsal.flow import UsageError, bench_arguments
+from rigs.whereabouts import Whereabouts
+from tests.conftest import PROJECT_DIR
+
+G6, INF2, SAGEMAKER = 0.8048, 0.7582, 1.1267  # $/h, rigs/prices.yaml
+
+
+def plan(rig: str, phase: str, ready: int, usd: float | None, hours: float = 4) -> estimating.PhasePlan:
+    return estimating.PhasePlan(rig=rig, phase=phase, region="us-east-2", instance_type="t", model_id="m",
+                                ready_timeout_minutes=ready, max_hours=hours, usd_per_hour=usd)
+
+
+def test_the_estimate_is_the_longest_wait_plus_allowances_times_every_rigs_price():
+    result = estimating.estimate([plan("g6", "small", 40, G6), plan("inf2", "small", 40, INF2),
+                                  plan("sagemaker", "small", 40, SAGEMAKER)])
+    # 40 + 20 + 10 = 70 minutes; (0.8048 + 0.7582 + 1.1267) x 70 / 60 = 3.137983...
+    assert result.minutes == 70
+    assert result.usd == pytest.approx(3.1379833, abs=1e-6)
+    assert result.backstop_usd == pytest.approx(2.6897 * 4)  # each rig until its 4 h lifetime limit
+
+
+def test_big_adds_a_phase_with_the_variants_wait_for_the_rigs_that_have_one():
+    result = estimating.estimate([plan("g6", "small", 40, G6), plan("inf2", "small", 45, INF2),
+                                  plan("g6", "big", 50, G6), plan("sagemaker", "big", 50, SAGEMAKER, hours=2)],
+                                 benchmark_minutes=15, destroy_minutes=5)
+    small, big = result.phases
+    assert (small.ready_minutes, small.minutes) == (45, 65)  # the slowest rig of the phase sets its length
+    assert small.usd == pytest.approx((G6 + INF2) * 65 / 60)  # 1.693266...
+    assert (big.rigs, big.minutes) == (("g6", "sagemaker"), 70)
+    assert big.usd == pytest.approx((G6 + SAGEMAKER) * 70 / 60)  # 2.253416...
+    assert result.minutes == 135 and result.usd == pytest.approx(3.9466667, abs=1e-6)  # 1.69325 + 2.2534167
+    assert result.backstop_usd == pytest.approx(G6 * 4 + INF2 * 4 + G6 * 4 + SAGEMAKER * 2)
+    assert estimating.duration(result.minutes) == "2 h 15 min"
+
+
+def test_a_rig_without_a_price_is_left_out_and_said():
+    result = estimating.estimate([plan("g6", "small", 40, G6), plan("odd", "small", 40, None)])
+    assert result.usd == pytest.approx(G6 * 70 / 60)
+    assert result.unpriced == ("odd (small)",)
+    assert any("no price known for odd (small)" in line for line in estimating.describe(result))
+
+
+def test_the_rehearsals_own_cost_is_instance_hours_times_the_price():
+    g6 = timeline.PhaseTimeline("g6", "small", "m", deploy_start="2026-11-29T10:00:00Z",
+                                instance_launched="2026-11-29T10:02:00Z", ready="2026-11-29T10:16:00Z",
+                                destroyed="2026-11-29T10:47:00Z", usd_per_hour=G6)
+    sagemaker = timeline.PhaseTimeline("sagemaker", "small", "m", deploy_start="2026-11-29T10:00:00Z",
+                                       instance_launched="2026-11-29T10:00:30Z", destroyed="2026-11-29T10:30:30Z",
+                                       usd_per_hour=SAGEMAKER)
+    never = timeline.PhaseTimeline("inf2", "small", "m", deploy_start="2026-11-29T10:00:00Z", usd_per_hour=INF2)
+    assert g6.billed_hours() == pytest.approx(0.75) and g6.cost_usd() == pytest.approx(0.6036)  # 45 min
+    assert sagemaker.cost_usd() == pytest.approx(0.56335)  # 30 min
+    assert never.cost_usd() == 0  # no instance ever launched: nothing billed
+    assert timeline.total_cost([g6, sagemaker, never]) == pytest.approx(1.16695)
+    still_up = timeline.PhaseTimeline("g6", "big", "m", deploy_start="2026-11-29T11:00:00Z",
+                                      instance_launched="2026-11-29T11:00:00Z", usd_per_hour=G6)
+    now = datetime(2026, 11, 29, 12, 0, tzinfo=timezone.utc)
+    assert still_up.cost_usd(now) == pytest.approx(G6)  # counted up to now, and marked so
+    assert timeline.rows([still_up], now)[0][-1] == "$0.8048 (not destroyed: counted to now)"
+
+
+def test_the_timeline_shows_each_event_as_time_and_offset_from_the_deploy_start():
+    line = timeline.PhaseTimeline("g6", "small", "m", region="us-east-1", deploy_start="2026-11-29T10:00:00Z",
+                                  instance_launched="2026-11-29T10:02:05Z", ready="2026-11-29T10:16:00Z",
+                                  destroyed="2026-11-29T11:20:00Z", usd_per_hour=G6)
+    full, = timeline.rows([line])
+    assert full[:5] == ["g6", "small", "us-east-1", "10:00:00", "10:02:05 (+2:05)"]
+    assert full[timeline.HEADER.index("SSM online")] == "-"
+    assert full[timeline.HEADER.index("destroyed")] == "11:20:00 (+1:20:00)"
+    compact, = timeline.rows([line], compact=True)
+    assert compact[3:5] == ["10:00:00", "+2:05"]
+    text = timeline.markdown([line], "Rehearsal timeline", ["offline: nothing was billed"])
+    assert "| g6 | small | us-east-1 | 10:00:00 |" in text and "- offline: nothing was billed" in text
+
+
+def test_first_answer_is_the_earliest_request_that_did_not_fail(tmp_path: Path):
+    records = [
+        {"part": "chat", "backend": "g6", "started": "2026-11-29T10:20:00.000Z", "first_ms": 250.0},
+        {"part": "chat", "backend": "g6", "started": "2026-11-29T10:19:00.000Z", "first_ms": None,
+         "error": "HTTP 500"},
+        {"part": "counting", "backend": "g6", "started": "2026-11-29T10:19:30.000Z", "seconds": 12.5},
+        {"part": "chat", "backend": "inf2", "started": "2026-11-29T10:21:00.000Z", "first_ms": 1500.0},
+    ]
+    path = tmp_path / "requests.jsonl"
+    path.write_text("\n".join(json.dumps(r) for r in records) + '\n{"torn": ')
+    assert timeline.first_answers(path) == {"g6": "2026-11-29T10:19:42Z", "inf2": "2026-11-29T10:21:01Z"}
+    assert timeline.first_answers(tmp_path / "missing.jsonl") == {}
+
+
+def test_only_the_stacks_that_appeared_are_the_rehearsals():
+    before = Whereabouts(stacks={r: {} for r in REGIONS} | {"us-east-2": {"InferenceBase-us-east-2": "CREATE_COMPLETE",
+                                                                         "InferenceInf2": "CREATE_COMPLETE"}})
+    after = Whereabouts(stacks={r: {} for r in REGIONS} | {
+        "us-east-2": {"InferenceBase-us-east-2": "CREATE_COMPLETE", "InferenceInf2": "CREATE_COMPLETE",
+                      "InferenceSageMaker": "CREATE_COMPLETE", "InferenceG6": "ROLLBACK_COMPLETE"},
+        "us-east-1": {"InferenceBase-us-east-1": "CREATE_COMPLETE", "InferenceG6": "CREATE_COMPLETE",
+                      "InferenceG5gImage": "CREATE_COMPLETE"}})
+    assert created_since(before, after) == {"InferenceG6": ["us-east-1", "us-east-2"],
+                                            "InferenceSageMaker": ["us-east-2"],
+                                            "InferenceBase-us-east-1": ["us-east-1"]}
+
+
+def test_destroy_removes_the_rigs_where_they_are_then_their_bases():
+    rigs, bases = destroy_commands({"InferenceG6": ["us-east-1", "us-east-2"], "InferenceSageMaker": ["us-east-2"],
+                                    "InferenceBase-us-east-1": ["us-east-1"]}, Path("/tmp/out"))
+    assert shown(rigs) == ("./scripts/cdk destroy InferenceG6 InferenceG6-us-east-2 InferenceSageMaker --exclusively "
+                           "--force -c region.g6=us-east-1 -c region.sagemaker=us-east-2")
+    assert rigs[-2:] == ["--output", "/tmp/out-1"]
+    assert shown(bases) == "./scripts/cdk destroy InferenceBase-us-east-1 --exclusively --force"
+    assert destroy_commands({}) == []
+
+
+@pytest.mark.parametrize("text, problem", [
+    ("--runs 1 --out x", "--out is set by the rehearsal itself"),
+    ("--backends=g6", "--backends=g6 is set by the rehearsal itself"),
+    ("--demos 'chat", "No closing quotation"),
+])
+def test_benchmark_options_the_rehearsal_sets_are_refused(text: str, problem: str):
+    with pytest.raises(UsageError, match=problem):
+        bench_arguments(text)
+    assert bench_arguments("--runs 1 --demos chat") == ["--runs", "1", "--demos", "chat"]
+
+
+def run_rigs(*args: str, tmp_path: Path) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "rigs", *args], cwd=tmp_path, stdin=subprocess.DEVNULL,
+                          capture_output=True, text=True, timeout=120,
+                          env={"PATH": "/usr/bin:/bin", "HOME": str(tmp_path), "PYTHONPATH": str(PROJECT_DIR)})
+
+
+def test_without_a_terminal_and_without_yes_it_refuses_in_one_line_before_anything(tmp_path: Path):
+    done = run_rigs("rehearse", "--offline", tmp_path=tmp_path)
+    assert done.returncode == 2
+    assert done.stderr.strip().splitlines() == [
+        "error: rehearse creates resources that bill: not on a terminal, so it cannot ask; pass --yes to go on "
+        "without asking (the plan it prints says what it will cost)"]
+    assert done.stdout == "" and not (tmp_path / "results").exists()
+
+
+@pytest.mark.parametrize("args, problem", [
+    (["rehearse", "g7", "--yes"], "error: unknown rig 'g7'; known rigs: g6, g5g, inf2, trn1, sagemaker, bedrock"),
+    (["rehearse", "--yes", "--inject-capacity", "g6.xlarge@us-east-2"],
+     "error: --inject-capacity is for --offline (moto's server) only"),
+    (["rehearse", "--yes", "--offline", "--inject-capacity", "g6.xlarge"], "give TYPE@REGION"),
+    (["rehearse", "--yes", "--offline", "--bench-options=--out here"], "--out is set by the rehearsal itself"),
+])
+def test_bad_input_is_one_line_and_exit_2(tmp_path: Path, args: list[str], problem: str):
+    done = run_rigs(*args, tmp_path=tmp_path)
+    assert done.returncode == 2 and problem in done.stderr.strip().splitlines()[-1]
+    assert not (tmp_path / "results").exists()
