@@ -430,7 +430,8 @@ class Rehearsal:
             self.say("interrupted: cleaning up everything this rehearsal created (Ctrl-C again stops the clean-up "
                      "and prints how to finish it by hand)")
         except Exception as exc:  # noqa: BLE001 - whatever failed, the down step runs; the error is said
-            self.say(f"error: {aws.describe_error(exc) if aws.classify(exc).code != type(exc).__name__ else exc!r}; "
+            known = aws.classify(exc).code != type(exc).__name__
+            self.say(f"error: {aws.describe_error(exc) if known else f'{type(exc).__name__}: {exc}'}; "
                      "cleaning up everything this rehearsal created")
             self.notes.append(f"stopped by an error: {exc}")
         down = self._down()
@@ -613,9 +614,9 @@ class Rehearsal:
                   + ("; moto keeps a deleted base stack's network, and it goes with moto's server"
                      if self.options.offline else "") + ")") if others else ""
         self.say(f"down: nothing of ours left billing in {', '.join(REGIONS)}" + suffix)
-        if not self.options.offline:
-            placement.reconcile({rig.name: self._locate().regions_of(rig.stack_name)
-                                 for rig in self.catalog.deployable()})
+        where = self._locate()
+        if not self.options.offline and where.complete:  # the placement file forgets the rigs that are gone
+            placement.reconcile({rig.name: where.regions_of(rig.stack_name) for rig in self.catalog.deployable()})
         return True
 
     def _say_what_is_left(self) -> None:

@@ -4,11 +4,13 @@ how, and the input it refuses before doing anything."""
 
 from __future__ import annotations
 
+import io
 import json
 import subprocess
 import sys
 from datetime import datetime, timezone
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 
@@ -16,7 +18,7 @@ from rigs.contract import REGIONS
 from rigs.rehearsal import estimate as estimating
 from rigs.rehearsal import timeline
 from rigs.rehearsal.down import created_since, destroy_commands, shown
-from rigs.rehearsal.flow import UsageError, bench_arguments
+from rigs.rehearsal.flow import Options, Rehearsal, UsageError, bench_arguments
 from rigs.whereabouts import Whereabouts
 from tests.conftest import PROJECT_DIR
 
@@ -165,3 +167,30 @@ def test_bad_input_is_one_line_and_exit_2(tmp_path: Path, args: list[str], probl
     done = run_rigs(*args, tmp_path=tmp_path)
     assert done.returncode == 2 and problem in done.stderr.strip().splitlines()[-1]
     assert not (tmp_path / "results").exists()
+
+
+class FakeTerminal(io.StringIO):
+    def isatty(self) -> bool:
+        return True
+
+
+@pytest.mark.parametrize("answer, goes_on", [("y\n", True), ("yes\n", True), ("\n", False), ("no\n", False)])
+def test_nothing_is_created_unless_the_answer_is_yes(answer: str, goes_on: bool):
+    out = io.StringIO()
+    assert Rehearsal(Options(), out=out, stdin=FakeTerminal(answer))._consent() is goes_on
+    assert out.getvalue() == "Go on and create these rigs? [y/N] "
+
+
+def test_a_second_interrupt_says_what_is_still_up_and_the_commands_that_remove_it():
+    out = io.StringIO()
+    rehearsal = Rehearsal(Options(), out=out)
+    rehearsal.destroyer = SimpleNamespace(left={"InferenceG6": ["us-east-1"], "InferenceBase-us-east-1": ["us-east-1"]})
+    rehearsal._say_what_is_left()
+    lines = out.getvalue().splitlines()
+    assert lines[:3] == [
+        "interrupted again: the clean-up stopped.",
+        "still up, created by this rehearsal: InferenceBase-us-east-1 in us-east-1; InferenceG6 in us-east-1",
+        "remove it with:"]
+    assert lines[3:5] == ["  ./scripts/cdk destroy InferenceG6 --exclusively --force -c region.g6=us-east-1",
+                          "  ./scripts/cdk destroy InferenceBase-us-east-1 --exclusively --force"]
+    assert "python -m rigs sweep --yes" in lines[5] and "lifetime limit" in lines[6]
