@@ -257,8 +257,8 @@ LAUNCH_ERRORS = {
 """AWS's message for an injected launch error code; any other code takes the message given."""
 
 
-INJECTED_ACTIVITIES: dict[tuple[str, str], list[dict]] = {}
-"""(region, group name) -> the scaling activities an injected launch failure recorded."""
+INJECTED_ACTIVITIES: list[dict[tuple[str, str], list[dict]]] = []
+"""Per active injection: (region, group name) -> the scaling activities its launch failures recorded."""
 
 
 def failing_launches(blocked: dict[tuple[str, str], tuple[str, str]]) -> Callable[[], None]:
@@ -279,7 +279,8 @@ def failing_launches(blocked: dict[tuple[str, str], tuple[str, str]]) -> Callabl
     from moto.autoscaling import responses as autoscaling_responses
     from moto.core.responses import ActionResult
 
-    activities_by_group = INJECTED_ACTIVITIES
+    activities_by_group: dict[tuple[str, str], list[dict]] = {}
+    INJECTED_ACTIVITIES.append(activities_by_group)
     original_replace = autoscaling_models.FakeAutoScalingGroup.replace_autoscaling_group_instances
     original_describe = autoscaling_responses.AutoScalingResponse.describe_scaling_activities
 
@@ -315,6 +316,7 @@ def failing_launches(blocked: dict[tuple[str, str], tuple[str, str]]) -> Callabl
         return ActionResult({"Activities": list(activities_by_group.get((self.region, name), []))})
 
     def undo() -> None:
+        INJECTED_ACTIVITIES.remove(activities_by_group)
         autoscaling_models.FakeAutoScalingGroup.replace_autoscaling_group_instances = original_replace
         autoscaling_responses.AutoScalingResponse.describe_scaling_activities = original_describe
 
@@ -330,7 +332,8 @@ def keep_seeds_on_reset() -> None:
 
     def reset(self) -> None:  # noqa: ANN001
         original(self)
-        INJECTED_ACTIVITIES.clear()
+        for activities in INJECTED_ACTIVITIES:
+            activities.clear()
         seed_ssm_parameters()
         answer_sagemaker_chat()
 
