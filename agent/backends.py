@@ -154,14 +154,19 @@ def kind_for(rig: Ec2Rig | SageMakerRig | BedrockBackend) -> str:
     return "neuron" if rig.runtime == "neuronx" else "openai"
 
 
-def catalog_metadata(rig: Ec2Rig | SageMakerRig | BedrockBackend) -> dict[str, str]:
-    """What the catalog pins for a rig, for the report (the image and flags it was deployed with)."""
+def catalog_metadata(rig: Ec2Rig | SageMakerRig | BedrockBackend, region: str | None = None) -> dict[str, str]:
+    """What the catalog pins for a rig, for the report (the image and flags it was deployed with).
+
+    ``region`` fills a regional registry (the SageMaker image's ``{region}``) and picks that
+    region's digest; without it a regional image is shown with ``<region>``.
+    """
     meta = {"runtime": rig.runtime}
     if isinstance(rig, (Ec2Rig, SageMakerRig)):
         meta["instance_type"] = rig.instance_type
-        meta["image"] = rig.image.reference()
-        if rig.image.digest:
-            meta["image_digest"] = rig.image.digest
+        reference = rig.image.reference(region).replace("{region}", "<region>")
+        meta["image"] = reference
+        if "@" in reference:
+            meta["image_digest"] = reference.rpartition("@")[2]
     if isinstance(rig, Ec2Rig):
         meta["serve_flags"] = " ".join(rig.serve_flags)
     return meta
@@ -218,7 +223,7 @@ def from_env(env: Mapping[str, str], catalog: Catalog, region: str | None = None
             name="sagemaker", label=rig.label, kind="sagemaker",
             model_id=get("SM_MODEL") or rig.model_id, tool_calls=rig.tool_calls,
             region=sm_region, endpoint_name=endpoint,
-            metadata={**catalog_metadata(rig), "region": sm_region,
+            metadata={**catalog_metadata(rig, sm_region), "region": sm_region,
                       "reached_via": f"SM_ENDPOINT={endpoint} in {sm_region}"},
         ))
     backends.sort(key=lambda b: sort_key(b.name))

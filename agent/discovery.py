@@ -19,6 +19,7 @@ from typing import Any, Iterable, Mapping
 from botocore.config import Config
 from botocore.exceptions import BotoCoreError, ClientError
 
+from rigs import aws
 from rigs.catalog import Catalog, Ec2Rig, SageMakerRig
 from rigs.contract import MANAGED_BY, REGIONS, TAG_MANAGED_BY, TAG_RIG, ContractError, OutputKey, RigOutputs
 
@@ -90,11 +91,13 @@ class Discovery:
         return next((rig for rig in self.rigs if rig.name == name), None)
 
 
-def _error(exc: Exception) -> str:
-    if isinstance(exc, ClientError):
-        error = exc.response.get("Error", {})
-        return f"{error.get('Code', 'error')}: {error.get('Message', '')}".strip()
-    return f"{type(exc).__name__}: {exc}"
+class CallFailed(Exception):
+    """A discovery call failed; ``str()`` names the call (``ssm DescribeInstanceInformation``) and a readable reason."""
+
+    def __init__(self, service: str, error: Exception) -> None:
+        self.service = service
+        self.error = error
+        super().__init__(aws.describe_error(error, service))
 
 
 def _stacks(cfn: Any) -> Iterable[dict]:
@@ -116,6 +119,13 @@ class Discoverer:
     def __init__(self, clients: AwsClients, catalog: Catalog) -> None:
         self.clients = clients
         self.catalog = catalog
+
+    def _call(self, service: str, region: str, operation: str, **kwargs: Any) -> Any:
+        """One AWS call; a failure is raised as CallFailed, which names the call."""
+        try:
+            return getattr(self.clients.get(service, region), operation)(**kwargs)
+        except (ClientError, BotoCoreError) as exc:
+            raise CallFailed(service, exc) from exc
 
     def discover(self, regions: Iterable[str] = REGIONS, names: Iterable[str] | None = None) -> Discovery:
         """Search ``regions`` for rig stacks; keep only the rigs in ``names`` (None: all)."""
@@ -151,7 +161,7 @@ class Discoverer:
         try:
             stacks = list(_stacks(cfn))
         except (ClientError, BotoCoreError) as exc:
-            result.skipped.append(Skipped(region, f"CloudFormation describe_stacks failed: {_error(exc)}"))
+            result.skipped.append(Skipped(region, str(CallFailed("cloudformation", exc))))
             return found
         for stack in stacks:
             tags = _tags(stack)
@@ -185,19 +195,18 @@ class Discoverer:
                 return self._check_endpoint(name, stack_name, outputs, result)
             if outputs.auto_scaling_group and isinstance(rig, Ec2Rig):
                 return self._check_instance(name, stack_name, outputs, result)
-        except (ClientError, BotoCoreError) as exc:
-            result.skipped.append(Skipped(name, f"{outputs.region}: {_error(exc)}"))
+        except CallFailed as exc:
+            result.skipped.append(Skipped(name, f"{outputs.region}: {exc}"))
             return None
         result.skipped.append(Skipped(name, f"stack {stack_name}: outputs do not match a {rig.kind} rig"))
         return None
 
     def _check_endpoint(self, name: str, stack_name: str, outputs: RigOutputs,
                         result: Discovery) -> FoundRig | None:
-        sagemaker = self.clients.get("sagemaker", outputs.region)
         try:
-            endpoint = sagemaker.describe_endpoint(EndpointName=outputs.endpoint_name)
-        except ClientError as exc:
-            if exc.response.get("Error", {}).get("Code") == "ValidationException":
+            endpoint = self._call("sagemaker", outputs.region, "describe_endpoint", EndpointName=outputs.endpoint_name)
+        except CallFailed as exc:
+            if aws.error_code(exc.error) == "ValidationException":
                 result.skipped.append(Skipped(name, f"endpoint {outputs.endpoint_name} not found in "
                                                     f"{outputs.region}"))
                 return None
@@ -218,8 +227,8 @@ class Discoverer:
                         result: Discovery) -> FoundRig | None:
         region = outputs.region
         asg_name = outputs.auto_scaling_group
-        groups = self.clients.get("autoscaling", region).describe_auto_scaling_groups(
-            AutoScalingGroupNames=[asg_name]).get("AutoScalingGroups", [])
+        groups = self._call("autoscaling", region, "describe_auto_scaling_groups",
+                            AutoScalingGroupNames=[asg_name]).get("AutoScalingGroups", [])
         if not groups:
             result.skipped.append(Skipped(name, f"Auto Scaling group {asg_name} not found in {region}"))
             return None
@@ -232,7 +241,7 @@ class Discoverer:
                 reason = f"no InService instance in Auto Scaling group {asg_name} in {region} yet"
             result.skipped.append(Skipped(name, reason))
             return None
-        reservations = self.clients.get("ec2", region).describe_instances(InstanceIds=members)["Reservations"]
+        reservations = self._call("ec2", region, "describe_instances", InstanceIds=members)["Reservations"]
         instances = [i for r in reservations for i in r["Instances"]]
         running = [i for i in instances if i.get("State", {}).get("Name") == "running"]
         if not running:
@@ -240,8 +249,8 @@ class Discoverer:
             result.skipped.append(Skipped(name, f"no running instance in {region} ({states or 'none'})"))
             return None
         ids = [i["InstanceId"] for i in running]
-        info = self.clients.get("ssm", region).describe_instance_information(
-            Filters=[{"Key": "InstanceIds", "Values": ids}]).get("InstanceInformationList", [])
+        info = self._call("ssm", region, "describe_instance_information",
+                          Filters=[{"Key": "InstanceIds", "Values": ids}]).get("InstanceInformationList", [])
         ping = {item["InstanceId"]: item.get("PingStatus", "unknown") for item in info}
         online = [i for i in running if ping.get(i["InstanceId"]) == "Online"]
         if not online:

@@ -28,6 +28,8 @@ from pathlib import Path
 from types import TracebackType
 from typing import IO, AbstractSet, Callable, Iterator, Sequence
 
+from rigs import local_tools
+
 from .probe import NotReadyError, ProbeResult, wait_until_answered
 from .processes import spawn, stop
 
@@ -41,34 +43,26 @@ MAX_REOPENS = 20
 """A forward that drops more often than this in one run is given up."""
 REOPEN_BACKOFF_S = (0.5, 1.0, 2.0, 5.0, 10.0)
 
-INSTALL_AWS_CLI = "AWS CLI v2: https://docs.aws.amazon.com/cli/latest/userguide/getting-started-install.html"
-INSTALL_PLUGIN = ("the Session Manager plugin: https://docs.aws.amazon.com/systems-manager/latest/"
-                  "userguide/session-manager-working-with-install-plugin.html")
-
-
 class ForwardError(RuntimeError):
     """A forward could not be opened, or stopped answering."""
 
 
 class ForwardToolsMissing(ForwardError):
-    """The AWS CLI or the session-manager-plugin is not installed."""
+    """AWS CLI v2 or the session-manager-plugin is not installed (v1 of the AWS CLI is not enough)."""
 
 
 def check_ssm_tools(which: Callable[[str], str | None] = shutil.which) -> None:
     """Fail before anything starts when SSM port forwards cannot work here.
 
     Raises:
-        ForwardToolsMissing: the message names everything to install, with links.
+        ForwardToolsMissing: the message names every missing tool (or the v1 CLI found), with links.
     """
-    missing = []
-    if which("aws") is None:
-        missing.append(INSTALL_AWS_CLI)
-    if which("session-manager-plugin") is None:
-        missing.append(INSTALL_PLUGIN)
-    if missing:
-        raise ForwardToolsMissing("SSM port forwards to the EC2 rigs need " + " and ".join(missing)
-                                  + " (both on PATH). Or pass the rig's URL yourself (e.g. G6_URL), "
-                                  "or leave the EC2 rigs out with --backends.")
+    problems = [tool for tool in local_tools.ssm_tools(which) if not tool.ok]
+    if problems:
+        raise ForwardToolsMissing("SSM port forwards to the EC2 rigs need AWS CLI v2 and the Session Manager "
+                                  "plugin on PATH: " + "; ".join(f"{t.name}: {t.problem}; {t.fix}" for t in problems)
+                                  + ". Or pass the rig's URL yourself (e.g. G6_URL), or leave the EC2 rigs out "
+                                  "with --backends.")
 
 
 class PortForward(ABC):

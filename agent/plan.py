@@ -37,8 +37,8 @@ class ForwardTarget:
 
     def backend(self, base_url: str, reached_via: str, extra: Mapping[str, str] | None = None) -> Backend:
         """The Backend once the forward answers at ``base_url``."""
-        metadata = {**catalog_metadata(self.rig), **self.found.metadata, "reached_via": reached_via,
-                    **(extra or {})}
+        metadata = {**catalog_metadata(self.rig, self.found.region), **self.found.metadata,
+                    "reached_via": reached_via, **(extra or {})}
         return Backend(name=self.rig.name, label=self.rig.label, kind=kind_for(self.rig), model_id=self.model_id,
                        tool_calls=self.rig.tool_calls, base_url=base_url,
                        max_prompt_tokens=self.rig.max_prompt_tokens, metadata=metadata)
@@ -139,7 +139,7 @@ def make_plan(*, catalog: Catalog, env: EnvConfig, selection: tuple[str, ...] | 
             plan.ready.append(Backend(
                 name=name, label=rig.label, kind="sagemaker", model_id=model_id, tool_calls=rig.tool_calls,
                 region=found.region, endpoint_name=found.outputs.endpoint_name,
-                metadata={**catalog_metadata(rig), **found.metadata,
+                metadata={**catalog_metadata(rig, found.region), **found.metadata,
                           "reached_via": f"SageMaker runtime API, endpoint {found.outputs.endpoint_name} "
                                          f"in {found.region}"}))
     if discovery is not None:

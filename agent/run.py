@@ -24,6 +24,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any, Iterator, Mapping, NoReturn, Sequence
 
+from rigs import aws
 from rigs.catalog import CatalogError, load_catalog
 from rigs.contract import REGIONS
 
@@ -31,7 +32,7 @@ from .backends import KNOWN, Backend, UnknownBackendError, from_env, parse_names
 from .bench import evidence
 from .bench.argtypes import positive_int, positive_seconds
 from .custom_server import identify, shadow_note
-from .discovery import CLIENT_CONFIG, AwsClients, Discoverer, Discovery
+from .discovery import AwsClients, Discoverer, Discovery
 from .forwarding import READY_TIMEOUT_S, ForwardError, ForwardSet, ForwardToolsMissing, SsmPortForward, \
     check_ssm_tools, preferred_port
 from .local_rig import MODEL_ID, LocalRigConfig, LocalRigError, find_installation, local_rig_process, serve_flags
@@ -42,6 +43,9 @@ logger = logging.getLogger("agent")
 
 RUNNER_MODULE = "agent.bench.runner"
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
+EXIT_CREDENTIALS, EXIT_UNREACHABLE = aws.EXIT_CREDENTIALS, aws.EXIT_UNREACHABLE
+"""The same exit codes, for the same causes, as ``python -m rigs`` and ``./scripts/cdk``."""
+AWS_ALTERNATIVE = " (without AWS: `--backends local`, or the backends' *_URL variables)"
 
 
 class UsageError(Exception):
@@ -105,40 +109,26 @@ def build_parser(runner: ModuleType | None = None) -> argparse.ArgumentParser:
 
 
 def _session(profile: str | None, region: str | None) -> Any:
-    import boto3
-    from botocore.exceptions import ProfileNotFound
-
-    try:
-        return boto3.Session(profile_name=profile, region_name=region)
-    except ProfileNotFound:
-        raise UsageError(f"AWS profile {profile!r} not found (see `aws configure list-profiles`)") from None
+    """The boto3 session (``AWS_REGION`` honoured as the CDK CLI does); ProfileNotFoundError names the profile."""
+    return aws.make_session(profile, region)
 
 
-def _credentials(session: Any) -> Any:
-    """The session's credentials, or None; a broken credential setup is one line (UsageError)."""
+def _credentials(session: Any) -> None:
+    """Raise CredentialsError when the session has no credentials or they cannot be loaded."""
     from botocore.exceptions import BotoCoreError
 
     try:
-        return session.get_credentials()
+        credentials = session.get_credentials()
     except BotoCoreError as exc:
-        raise UsageError(f"AWS credentials could not be loaded ({exc}); fix the profile or leave out the "
-                         "AWS backends") from None
+        failure = aws.classify(exc)
+        raise aws.CredentialsError(failure.code, f"AWS credentials could not be loaded ({exc})") from None
+    if credentials is None:
+        raise aws.CredentialsError(aws.NO_CREDENTIALS)
 
 
 def check_identity(session: Any, region: str) -> str:
-    """The account id from ``sts get_caller_identity``; UsageError with one clear line if the session is not usable."""
-    from botocore.exceptions import BotoCoreError, ClientError
-
-    try:
-        identity = session.client("sts", region_name=region, config=CLIENT_CONFIG).get_caller_identity()
-    except ClientError as exc:
-        error = exc.response.get("Error", {})
-        raise UsageError(f"AWS session not usable ({error.get('Code')}: {error.get('Message')}); refresh "
-                         "your credentials (e.g. `aws sso login`) or leave out the AWS backends") from None
-    except BotoCoreError as exc:
-        raise UsageError(f"AWS session not usable ({exc}); refresh your credentials (e.g. `aws sso login`) "
-                         "or leave out the AWS backends") from None
-    return str(identity.get("Account", "unknown"))
+    """The account id from ``sts get_caller_identity`` (short timeouts); CredentialsError or UnreachableError else."""
+    return aws.check_credentials(session, region)
 
 
 # --- the command ------------------------------------------------------------------
@@ -156,6 +146,12 @@ def main(argv: Sequence[str] | None = None, env: Mapping[str, str] | None = None
     except UsageError as exc:
         ui.error(str(exc))
         return EXIT_USAGE
+    except aws.CredentialsError as exc:
+        ui.error(f"{exc}{AWS_ALTERNATIVE}")
+        return EXIT_CREDENTIALS
+    except aws.UnreachableError as exc:
+        ui.error(f"{exc}{AWS_ALTERNATIVE}")
+        return EXIT_UNREACHABLE
     except KeyboardInterrupt:
         ui.error("interrupted; everything this command started has been stopped")
         return EXIT_INTERRUPTED
@@ -180,13 +176,13 @@ def _main(args: argparse.Namespace, env: Mapping[str, str], runner: ModuleType |
     session, aws_ok, aws_reason, discovery, account = None, False, "", None, None
     required = needs_aws(selection, env_config)
     if selection is None or required:
-        session = _session(args.profile, args.region)
-        if _credentials(session) is None:
-            aws_reason = "no AWS credentials found"
+        try:
+            session = _session(args.profile, args.region)
+            _credentials(session)
+        except aws.CredentialsError as exc:
             if (required or args.profile) and not args.list:
-                raise UsageError(f"{aws_reason}; the selected backends need AWS (Bedrock, SageMaker or a "
-                                 "deployed rig). Configure credentials, or use --local / *_URL variables")
-            session = None
+                raise
+            aws_reason, session = exc.cause, None
         else:
             with ui.step("checking the AWS session"):
                 account = check_identity(session, args.region or env_config.bedrock_region)

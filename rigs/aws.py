@@ -1,10 +1,13 @@
 """AWS sessions, the credential check, retries and error classification.
 
-Every AWS call of the library goes through a session made here, from the standard SDK
-configuration: ``AWS_PROFILE``/``--profile``, ``AWS_REGION``, and ``AWS_ENDPOINT_URL``
-(so the whole library runs against moto's server exactly as against AWS). Nothing here
-exits the process: problems are raised as typed exceptions that the CLI turns into one
-line and an exit code.
+Every AWS call of the library (and of the agent) goes through a session made here, from
+the standard SDK configuration: ``AWS_PROFILE``/``--profile``, the region, and
+``AWS_ENDPOINT_URL`` (so the whole library runs against moto's server exactly as against
+AWS). The region is read the way the CDK CLI reads it: ``AWS_REGION`` first, then
+``AWS_DEFAULT_REGION`` (boto3 alone reads only the second), then the profile's. Nothing
+here exits the process: problems are raised as typed exceptions that the commands turn
+into one line and one exit code, the same in ``python -m rigs``, ``python -m agent.run``
+and ``./scripts/cdk`` (:data:`EXIT_CREDENTIALS`, :data:`EXIT_UNREACHABLE`).
 
 Errors are classified by their **error code**, never by free text:
 
@@ -17,6 +20,8 @@ Errors are classified by their **error code**, never by free text:
 - ``throttled``: the API asked us to slow down; retried with backoff, never fatal at the
   first try.
 - ``credentials``: no credentials, or an expired session.
+- ``unreachable``: no answer from the endpoint at all (offline, DNS, a proxy, a misspelt
+  region); :func:`unreachable_error` names the endpoint and the likely cause.
 - ``other``: anything else.
 
 Failures that arrive asynchronously (an Auto Scaling activity, a CloudFormation event, a
@@ -26,27 +31,40 @@ finds it as a whole token from the known list, so the decision is still made on 
 
 from __future__ import annotations
 
+import difflib
+import html
 import os
 import random
 import re
+import socket
 import threading
 import time
 from dataclasses import dataclass
-from typing import Any, Callable, TypeVar
+from typing import Any, Callable, Mapping, TypeVar
 
 import boto3
 import botocore.exceptions
+import botocore.session
 from botocore.config import Config
 
 T = TypeVar("T")
 
-LOGIN_HINT = "run `aws sso login` (or `aws login`), or set AWS_PROFILE to a profile with credentials"
+LOGIN_HINT = ("run `aws configure` or `aws sso login` (or `aws login`), or set AWS_PROFILE to a profile "
+              "with credentials")
+
+NO_CREDENTIALS = "no credentials found"
+
+EXIT_CREDENTIALS = 3
+"""Exit status of every command of the project when AWS credentials are missing, expired or refused."""
+EXIT_UNREACHABLE = 4
+"""Exit status of every command of the project when AWS cannot be reached at all."""
 
 CAPACITY = "capacity"
 UNSUPPORTED = "unsupported"
 QUOTA = "quota"
 THROTTLED = "throttled"
 CREDENTIALS = "credentials"
+UNREACHABLE = "unreachable"
 NOT_FOUND = "not-found"
 OTHER = "other"
 
@@ -122,11 +140,34 @@ class RigsError(Exception):
 
 
 class CredentialsError(RigsError):
-    """No usable AWS credentials: missing, expired or rejected."""
+    """No usable AWS credentials: missing, expired or rejected. ``cause`` and ``fix`` make the one line."""
 
-    def __init__(self, detail: str) -> None:
+    def __init__(self, detail: str, cause: str | None = None, fix: str = LOGIN_HINT) -> None:
         self.detail = detail
-        super().__init__(f"AWS credentials are missing or expired ({detail}): {LOGIN_HINT}")
+        self.cause = cause or ("no AWS credentials found" if detail in (NO_CREDENTIALS, "NoCredentials")
+                               else f"AWS rejected the credentials ({detail})")
+        self.fix = fix
+        super().__init__(f"{self.cause}: {self.fix}")
+
+
+class ProfileNotFoundError(CredentialsError):
+    """The AWS profile asked for (``--profile`` or ``AWS_PROFILE``) is not configured."""
+
+    def __init__(self, profile: str, source: str) -> None:
+        self.profile = profile
+        unset = "unset AWS_PROFILE" if source == "AWS_PROFILE" else f"leave out {source}"
+        super().__init__("ProfileNotFound", f"AWS profile {profile!r} (from {source}) is not in the AWS config files",
+                         f"pick one from `aws configure list-profiles`, or {unset} to use the default credentials")
+
+
+class UnreachableError(RigsError):
+    """AWS (or the configured endpoint) did not answer at all; the message names the endpoint and the likely cause."""
+
+    def __init__(self, endpoint: str, cause: str) -> None:
+        self.endpoint = endpoint
+        self.cause = cause
+        self.fix = "fix the connection (or the region), then run the command again"
+        super().__init__(f"cannot reach AWS at {endpoint}: {cause}")
 
 
 @dataclass(frozen=True, slots=True)
@@ -176,16 +217,20 @@ def classify(exc: BaseException) -> AwsFailure:
         return AwsFailure("ExpiredToken", CREDENTIALS, str(exc))
     if isinstance(exc, botocore.exceptions.ProfileNotFound):
         return AwsFailure("ProfileNotFound", CREDENTIALS, str(exc))
+    if isinstance(exc, (botocore.exceptions.CredentialRetrievalError, botocore.exceptions.NoAuthTokenError)):
+        return AwsFailure("CredentialRetrieval", CREDENTIALS, str(exc))
     if isinstance(exc, botocore.exceptions.ClientError):
         err = exc.response.get("Error", {})
         code = err.get("Code") or str(exc.response.get("ResponseMetadata", {}).get("HTTPStatusCode", ""))
-        return AwsFailure(code, classify_code(code), err.get("Message", ""))
+        return AwsFailure(code, classify_code(code), readable(err.get("Message", "")))
     if isinstance(exc, botocore.exceptions.WaiterError):
         reason = getattr(exc, "last_response", {}) or {}
         code = reason.get("Error", {}).get("Code") if isinstance(reason, dict) else None
         return AwsFailure(code or "WaiterError", classify_code(code), str(exc))
-    if isinstance(exc, botocore.exceptions.EndpointConnectionError):
-        return AwsFailure("EndpointConnectionError", OTHER, str(exc))
+    if isinstance(exc, (botocore.exceptions.ConnectionError, botocore.exceptions.HTTPClientError)):
+        return AwsFailure(type(exc).__name__, UNREACHABLE, str(exc))
+    if isinstance(exc, CredentialsError):
+        return AwsFailure(exc.detail, CREDENTIALS, str(exc))
     return AwsFailure(type(exc).__name__, OTHER, str(exc))
 
 
@@ -208,6 +253,101 @@ def classify_message(message: str | None) -> AwsFailure:
     return AwsFailure(code or "Unknown", classify_code(code), (message or "").strip())
 
 
+_TAG = re.compile(r"<[^>]+>")
+_TITLE = re.compile(r"<title[^>]*>(.*?)</title>", re.IGNORECASE | re.DOTALL)
+MESSAGE_LIMIT = 300
+
+
+def readable(message: str | None) -> str:
+    """An error message fit for one line: an HTML error page becomes its title, long text is cut.
+
+    Some endpoints (a proxy, a captive portal, a local emulator's unimplemented call) answer
+    with an HTML page that botocore puts in the error message whole.
+    """
+    text = (message or "").strip()
+    if text.lstrip().lower().startswith(("<!doctype html", "<html")) or "</html>" in text.lower():
+        title = _TITLE.search(text)
+        body = title.group(1) if title else _TAG.sub(" ", text)
+        text = f"an HTML page: {' '.join(html.unescape(body).split())}"
+    text = " ".join(text.split())
+    return text if len(text) <= MESSAGE_LIMIT else text[:MESSAGE_LIMIT - 1] + "…"
+
+
+def describe_error(exc: BaseException, service: str | None = None) -> str:
+    """One readable line for a failed call: the call's name (``cloudformation DescribeStacks``) and why."""
+    failure = classify(exc)
+    if failure.kind == UNREACHABLE:
+        return str(unreachable_error(exc))
+    reason = str(failure) if failure.message else failure.code
+    if failure.code.isdigit():
+        reason = f"HTTP {reason}"
+    call = " ".join(part for part in (service, getattr(exc, "operation_name", None)) if part)
+    return f"{call} failed: {reason}" if call else reason
+
+
+def _chain(exc: BaseException | None) -> list[BaseException]:
+    """The exception, what it wraps (botocore's ``error``) and its causes, outermost first."""
+    seen: list[BaseException] = []
+    while exc is not None and exc not in seen and len(seen) < 10:
+        seen.append(exc)
+        inner = getattr(exc, "kwargs", {}).get("error") if isinstance(getattr(exc, "kwargs", None), dict) else None
+        exc = inner if isinstance(inner, BaseException) else (exc.__cause__ or exc.__context__)
+    return seen
+
+
+def known_regions() -> list[str]:
+    """Every region botocore knows (from its bundled endpoint data; no network)."""
+    session = botocore.session.get_session()
+    return sorted({region for partition in session.get_available_partitions()
+                   for region in session.get_available_regions("ec2", partition)})
+
+
+def region_hint(region: str | None) -> str:
+    """``'us-est-1' is not an AWS region (did you mean us-east-1?)``, or "" for a known region."""
+    if not region:
+        return ""
+    regions = known_regions()
+    if region in regions:
+        return ""
+    close = sorted(difflib.get_close_matches(region, regions, n=2))
+    return f"{region!r} is not an AWS region" + (f" (did you mean {' or '.join(close)}?)" if close else "")
+
+
+def unreachable_error(exc: BaseException, region: str | None = None, endpoint: str | None = None) -> UnreachableError:
+    """The endpoint a call could not reach (``endpoint`` when the error does not say) and the likely cause."""
+    kwargs = getattr(exc, "kwargs", {}) if isinstance(getattr(exc, "kwargs", None), dict) else {}
+    endpoint = str(kwargs.get("endpoint_url") or endpoint or endpoint_url() or "the AWS endpoint").rstrip("/")
+    region = region or _region_of(endpoint)
+    custom = endpoint_url()
+    chain = _chain(exc)
+    names = {type(e).__name__ for e in chain}
+    if isinstance(exc, botocore.exceptions.ProxyConnectionError):
+        proxy = kwargs.get("proxy_url") or os.environ.get("HTTPS_PROXY") or os.environ.get("https_proxy") or "?"
+        cause = f"the proxy {proxy} did not answer: check HTTPS_PROXY (or HTTP_PROXY) and that the proxy is up"
+    elif isinstance(exc, botocore.exceptions.SSLError):
+        cause = "TLS verification failed: a proxy that inspects TLS needs its certificate in AWS_CA_BUNDLE"
+    elif any(isinstance(e, socket.gaierror) for e in chain) or "NameResolutionError" in names:
+        hint = "" if custom else region_hint(region)
+        cause = "the name did not resolve: " + (hint or (
+            "check AWS_ENDPOINT_URL" if custom else "offline, or DNS is failing (a proxy may be needed: HTTPS_PROXY)"))
+    elif any(isinstance(e, ConnectionRefusedError) for e in chain):
+        cause = "connection refused: nothing listens there" + (" (check AWS_ENDPOINT_URL)" if custom else
+                                                                 " (a firewall, or a proxy is needed: HTTPS_PROXY)")
+    elif isinstance(exc, botocore.exceptions.ConnectTimeoutError):
+        cause = "no answer to connect: offline, a firewall, or a proxy is needed (HTTPS_PROXY)"
+    elif isinstance(exc, botocore.exceptions.ReadTimeoutError):
+        cause = "connected, but no answer in time: a firewall or proxy is holding the connection"
+    else:
+        cause = f"{type(exc).__name__}: offline, DNS, or a proxy problem"
+    return UnreachableError(endpoint, cause)
+
+
+def _region_of(url: str) -> str | None:
+    """``https://sts.us-east-7.amazonaws.com/`` -> ``us-east-7``."""
+    match = re.match(r"^https?://[a-z0-9-]+\.([a-z0-9-]+)\.amazonaws\.com", url)
+    return match.group(1) if match else None
+
+
 # --- sessions ---------------------------------------------------------------------
 
 RETRY_CONFIG = Config(
@@ -223,40 +363,91 @@ optional API (moto's server answers 500 for Pricing) costs seconds, not minutes.
 """
 
 
+PROBE_CONFIG = Config(
+    retries={"mode": "standard", "total_max_attempts": 2},
+    connect_timeout=3,
+    read_timeout=4,
+)
+"""The first call of every command (``sts get_caller_identity``): two tries with short timeouts.
+
+A machine that cannot reach AWS hears so within about 15 s even when every packet is
+dropped (2 x (3 s connect + 4 s read) plus one short backoff), not after minutes of retries.
+"""
+
+
+def region_from_env(env: Mapping[str, str] | None = None) -> str | None:
+    """The region the environment names, read as the CDK CLI reads it: ``AWS_REGION``, then ``AWS_DEFAULT_REGION``."""
+    env = os.environ if env is None else env
+    return env.get("AWS_REGION") or env.get("AWS_DEFAULT_REGION") or None
+
+
+def _profile_source(profile: str | None) -> tuple[str, str]:
+    if profile:
+        return profile, "--profile"
+    for variable in ("AWS_PROFILE", "AWS_DEFAULT_PROFILE"):
+        if os.environ.get(variable):
+            return os.environ[variable], variable
+    return "default", "the AWS config"
+
+
 def make_session(profile: str | None = None, region: str | None = None) -> boto3.Session:
     """A boto3 session from the standard configuration; ``profile``/``region`` override it.
 
-    ``AWS_ENDPOINT_URL`` (and the per-service ``AWS_ENDPOINT_URL_<SERVICE>``) is honoured by
-    botocore itself for every client made from this session.
+    The region is ``region``, else ``AWS_REGION``, else ``AWS_DEFAULT_REGION``, else the
+    profile's. ``AWS_ENDPOINT_URL`` (and the per-service ``AWS_ENDPOINT_URL_<SERVICE>``) is
+    honoured by botocore itself for every client made from this session.
+
+    Raises:
+        ProfileNotFoundError: the profile asked for does not exist (the message names it and where it came from).
     """
     try:
-        return boto3.Session(profile_name=profile or None, region_name=region or None)
-    except botocore.exceptions.ProfileNotFound as exc:
-        raise CredentialsError(str(exc)) from None
+        return boto3.Session(profile_name=profile or None, region_name=region or region_from_env())
+    except botocore.exceptions.ProfileNotFound:
+        raise ProfileNotFoundError(*_profile_source(profile)) from None
 
 
-def client(session: boto3.Session, service: str, region: str | None = None) -> Any:
+def client(session: boto3.Session, service: str, region: str | None = None, config: Config = RETRY_CONFIG) -> Any:
     """A client with the library's retry configuration."""
-    return session.client(service, region_name=region, config=RETRY_CONFIG)
+    return session.client(service, region_name=region, config=config)
 
 
-def check_credentials(session: boto3.Session, region: str | None = None) -> str:
-    """Fail fast with one clear line when credentials are missing or expired.
+def caller_identity(session: boto3.Session, region: str | None = None) -> dict[str, str]:
+    """``sts get_caller_identity`` with short timeouts: the credential and reachability check of every command.
 
-    Returns the account id. Raises CredentialsError; any other error is re-raised.
+    Raises:
+        CredentialsError: no credentials, or AWS refused them (expired, invalid); one line says how to log in.
+        UnreachableError: no answer from the endpoint; one line names it and the likely cause.
     """
+    region = region or session.region_name or "us-east-1"
+    sts = None
     try:
         if session.get_credentials() is None:
-            raise CredentialsError("no credentials found")
-        identity = call(client(session, "sts", region or session.region_name or "us-east-1").get_caller_identity)
+            raise CredentialsError(NO_CREDENTIALS)
+        sts = client(session, "sts", region, PROBE_CONFIG)
+        return call(sts.get_caller_identity)
     except CredentialsError:
         raise
+    except botocore.exceptions.ProfileNotFound as exc:
+        raise ProfileNotFoundError(str(getattr(exc, "kwargs", {}).get("profile", "?")), "a source_profile") from None
+    except botocore.exceptions.InvalidRegionError:
+        raise RigsError(f"{region!r} is not a region name ({region_hint(region) or 'check AWS_REGION'}); "
+                        "set AWS_REGION to one of us-east-1, us-east-2, us-west-1, us-west-2") from None
     except Exception as exc:  # noqa: BLE001 - classified below
         failure = classify(exc)
         if failure.kind == CREDENTIALS:
-            raise CredentialsError(failure.code) from None
+            raise CredentialsError(failure.code, None if failure.code == "NoCredentials" else
+                                   f"AWS rejected the credentials ({failure})") from None
+        if failure.kind == UNREACHABLE:
+            raise unreachable_error(exc, region, sts.meta.endpoint_url if sts is not None else None) from None
         raise
-    return identity["Account"]
+
+
+def check_credentials(session: boto3.Session, region: str | None = None) -> str:
+    """Fail fast with one clear line when credentials are missing or expired, or AWS cannot be reached.
+
+    Returns the account id. Raises CredentialsError or UnreachableError; any other error is re-raised.
+    """
+    return caller_identity(session, region)["Account"]
 
 
 def endpoint_url() -> str | None:
@@ -301,8 +492,9 @@ class Clients:
     boto3 sessions are not thread-safe but clients are, so clients are made under a lock.
     """
 
-    def __init__(self, session: Any) -> None:
+    def __init__(self, session: Any, config: Config = RETRY_CONFIG) -> None:
         self.session = session
+        self.config = config
         self._clients: dict[tuple[str, str | None], Any] = {}
         self._lock = threading.Lock()
 
@@ -310,5 +502,5 @@ class Clients:
         key = (service, region)
         with self._lock:
             if key not in self._clients:
-                self._clients[key] = client(self.session, service, region)
+                self._clients[key] = client(self.session, service, region, self.config)
             return self._clients[key]

@@ -150,6 +150,8 @@ class Ec2Rig:
     max_prompt_tokens: int | None = None
     max_total_tokens: int | None = None
     variants: Mapping[str, NeuronVariant] = field(default_factory=dict)
+    hf_token_required: bool = False
+    """The model is gated on the Hugging Face Hub: the rig cannot boot without the token secret."""
     kind: str = "ec2"
 
     @property
@@ -286,11 +288,12 @@ _DEPLOYED = {"stack_name", "instance_type", "image", "image_digest", "max_hours"
 _FIELDS = {
     "ec2": _COMMON | _DEPLOYED | {"architecture", "ami_ssm_parameter", "serve_flags", "port", "local_port",
                                   "root_volume_gib", "root_free_gib", "swap_gib", "neuron_devices",
-                                  "max_prompt_tokens", "max_total_tokens", "variants"},
+                                  "max_prompt_tokens", "max_total_tokens", "variants", "hf_token_required"},
     "sagemaker": _COMMON | _DEPLOYED | {"image_digests", "container_env", "startup_timeout_seconds"},
     "bedrock": set(_COMMON),
 }
-_OPTIONAL = {"image_digest", "image_digests", "neuron_devices", "max_prompt_tokens", "max_total_tokens", "variants"}
+_OPTIONAL = {"image_digest", "image_digests", "neuron_devices", "max_prompt_tokens", "max_total_tokens", "variants",
+             "hf_token_required"}
 _VARIANT_FIELDS = {"image", "image_digest", "neuron_devices", "max_prompt_tokens", "max_total_tokens"}
 
 
@@ -553,6 +556,7 @@ class _Checker:
             max_prompt_tokens=self.typed(data, "max_prompt_tokens", path, int),
             max_total_tokens=self.typed(data, "max_total_tokens", path, int),
             variants=self.variants(data, path),
+            hf_token_required=self.typed(data, "hf_token_required", path, bool) or False,
         )
         if common["runtime"] == "neuronx" and not rig["neuron_devices"]:
             self.fail(f"{path}.neuron_devices", "a neuronx rig must name the Neuron devices it passes through")

@@ -1,8 +1,10 @@
-"""``python -m rigs``: preflight, up, status, sweep and prices.
+"""``python -m rigs``: doctor, preflight, up, status, sweep and prices.
 
 Exit codes: 0 done; 1 the command ran but its goal was not met (a rig did not come up,
-something is left after a sweep, a rig has no region to run in); 2 bad input (an unknown
-rig, a bad option); 3 no usable AWS credentials (one line says how to log in).
+something is left after a sweep, a rig has no region to run in or cannot deploy
+anywhere); 2 bad input (an unknown rig, a bad option); 3 no usable AWS credentials (one
+line says how to log in); 4 AWS cannot be reached (one line names the endpoint and the
+likely cause). 3 and 4 are the same for ``python -m agent.run`` and ``./scripts/cdk``.
 """
 
 from __future__ import annotations
@@ -17,7 +19,8 @@ from . import aws, placement
 from .catalog import UnknownRigError, load_catalog
 from .contract import REGIONS
 
-EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_CREDENTIALS = 0, 1, 2, 3
+EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
+EXIT_CREDENTIALS, EXIT_UNREACHABLE = aws.EXIT_CREDENTIALS, aws.EXIT_UNREACHABLE
 
 
 def _console() -> Any:
@@ -49,6 +52,13 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--region", help="region for global calls (default: the SDK's)")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
+    p = sub.add_parser("doctor", help="check the account before spending: read-only, one table with the fix for "
+                       "each failure")
+    p.add_argument("rigs", nargs="*", metavar="RIG", help="rigs to check (default: every deployable rig)")
+    p.add_argument("--regions", type=_regions, default=None, help="only these regions (default: each rig's "
+                   "catalog regions)")
+    p.add_argument("--json", action="store_true", help="print JSON instead of the table")
+
     p = sub.add_parser("preflight", help="zones, quotas and prices per rig and region; records the placement")
     p.add_argument("rigs", nargs="*", metavar="RIG", help="rigs to check (default: every deployable rig)")
     p.add_argument("--regions", type=_regions, default=list(REGIONS), help="regions to check (default: all four)")
@@ -60,6 +70,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--max-hours", type=float, help="lifetime limit passed as -c max_hours=N (default: the catalog's)")
     p.add_argument("--preflight", action="store_true", help="run preflight for these rigs first (always done "
                    "when nothing is recorded for a rig)")
+    p.add_argument("--doctor", action="store_true", help="run `doctor` for these rigs first: stop before any "
+                   "deploy when one cannot deploy anywhere, and skip the regions it rules out")
     p.add_argument("--no-wait", action="store_true", help="return once the instance runs; do not await SSM and "
                    "the server's /health")
     p.add_argument("--ready-timeout", type=float, help="minutes to wait for /health (default: the catalog's)")
@@ -103,6 +115,30 @@ def build_parser() -> argparse.ArgumentParser:
 # --- commands -------------------------------------------------------------------------
 
 
+def cmd_doctor(args: argparse.Namespace) -> int:
+    from .doctor import render, run_doctor
+    from .preflight import select_rigs
+
+    rigs, nothing = select_rigs(args.rigs)
+    report = run_doctor(rigs, lambda: aws.make_session(args.profile, args.region), args.regions)
+    if args.json:
+        print(json.dumps({"account": report.account, "seconds": round(report.seconds, 2),
+                          "findings": [{"check": f.check, "subject": f.subject, "region": f.region,
+                                        "status": f.status, "detail": f.detail, "fix": f.fix,
+                                        "blocks": list(f.blocks)} for f in report.findings],
+                          "deployable": {rig: report.deployable(rig) for rig in report.rig_regions}}, indent=2))
+    else:
+        console = _console()
+        console.print(render(report))
+        for name in nothing:
+            console.print(f"{name}: Bedrock, nothing to deploy")
+    if isinstance(report.stopped, aws.CredentialsError):
+        return EXIT_CREDENTIALS
+    if isinstance(report.stopped, aws.UnreachableError):
+        return EXIT_UNREACHABLE
+    return EXIT_OK if report.ok else EXIT_FAILED
+
+
 def cmd_preflight(args: argparse.Namespace) -> int:
     from .preflight import render, render_placement, run_preflight, select_rigs
 
@@ -142,6 +178,11 @@ def cmd_up(args: argparse.Namespace) -> int:
             return EXIT_USAGE
         context[key] = value
     session = _session(args)
+    allowed: dict[str, list[str]] | None = None
+    if args.doctor:
+        allowed = _doctor_first(rigs, session, ignore=("CDK bootstrap",) if args.bootstrap else ())
+        if allowed is None:
+            return EXIT_FAILED
     recorded = placement.load()
     need_preflight = [r for r in rigs if args.preflight or recorded.get(r.name) is None]
     if need_preflight:
@@ -157,7 +198,8 @@ def cmd_up(args: argparse.Namespace) -> int:
                             poll=2.0 if aws.endpoint_url() else 10.0))
     runner = CdkCli(method=method)
     up = Up(session, runner, settings)
-    plans = {r.name: (r, recorded.get(r.name).candidates) for r in rigs}
+    plans = {r.name: (r, [c for c in recorded.get(r.name).candidates
+                          if allowed is None or c.region in allowed[r.name]]) for r in rigs}
     regions = sorted({c.region for _, candidates in plans.values() for c in candidates})
     missing = up.missing_bootstrap(regions)
     if missing:
@@ -167,8 +209,9 @@ def cmd_up(args: argparse.Namespace) -> int:
                   f"`./scripts/cdk bootstrap {' '.join(f'aws://{account}/{r}' for r in missing)}` "
                   "or pass --bootstrap", file=sys.stderr)
             return EXIT_FAILED
-        if not up.bootstrap(aws.check_credentials(session), missing):
-            print("cdk bootstrap failed; see its log in the evidence directory", file=sys.stderr)
+        failure = up.bootstrap(aws.check_credentials(session), missing)
+        if failure is not None:
+            print(f"error: {failure.message}", file=sys.stderr)
             return EXIT_FAILED
     print(f"evidence: {up.evidence.directory}")
     results = up.run(plans)
@@ -176,6 +219,21 @@ def cmd_up(args: argparse.Namespace) -> int:
         where = f"up in {result.region}" if result.ok else f"NOT up: {result.reason}"
         print(f"{result.rig}: {where}")
     return EXIT_OK if all(r.ok for r in results) else EXIT_FAILED
+
+
+def _doctor_first(rigs: Sequence[Any], session: Any, ignore: Sequence[str]) -> dict[str, list[str]] | None:
+    """``up --doctor``: the doctor's table; the regions each rig may use, or None when one can deploy nowhere."""
+    from .doctor import render, run_doctor
+
+    report = run_doctor(rigs, lambda: session)
+    _console().print(render(report))
+    allowed = {rig.name: report.deployable(rig.name, ignore) for rig in rigs}
+    stuck = [name for name, regions in allowed.items() if not regions]
+    if stuck:
+        print(f"doctor: {', '.join(stuck)} cannot deploy anywhere (see the FAIL rows); nothing deployed",
+              file=sys.stderr)
+        return None
+    return allowed
 
 
 def cmd_status(args: argparse.Namespace) -> int:
@@ -310,8 +368,8 @@ def cmd_pins(args: argparse.Namespace) -> int:
         return EXIT_USAGE
 
 
-COMMANDS = {"preflight": cmd_preflight, "up": cmd_up, "status": cmd_status, "sweep": cmd_sweep,
-            "prices": cmd_prices, "pins": cmd_pins}
+COMMANDS = {"doctor": cmd_doctor, "preflight": cmd_preflight, "up": cmd_up, "status": cmd_status,
+            "sweep": cmd_sweep, "prices": cmd_prices, "pins": cmd_pins}
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -325,6 +383,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except aws.CredentialsError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return EXIT_CREDENTIALS
+    except aws.UnreachableError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return EXIT_UNREACHABLE
     except placement.PlacementError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return EXIT_USAGE
@@ -342,7 +403,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         if failure.kind == aws.CREDENTIALS:
             print(f"error: {aws.CredentialsError(failure.code)}", file=sys.stderr)
             return EXIT_CREDENTIALS
+        if failure.kind == aws.UNREACHABLE:
+            print(f"error: {aws.unreachable_error(exc)}", file=sys.stderr)
+            return EXIT_UNREACHABLE
         if failure.code == type(exc).__name__:
             raise
-        print(f"error: {failure}", file=sys.stderr)
+        print(f"error: {aws.describe_error(exc)}", file=sys.stderr)
         return EXIT_FAILED

@@ -316,9 +316,13 @@ def _check_sagemaker(rig: SageMakerRig, region: str, probe: _Probe) -> RegionChe
 
 
 def run_preflight(rigs: Sequence[DeployableRig], session: Any, regions: Sequence[str] = REGIONS,
-                  prices: PriceBook | None = None, record: bool = True) -> PreflightReport:
-    """Check every rig in every region (regions in parallel) and, with ``record``, write the placement."""
-    clients = aws.Clients(session)
+                  prices: PriceBook | None = None, record: bool = True,
+                  clients: aws.Clients | None = None) -> PreflightReport:
+    """Check every rig in every region (regions in parallel) and, with ``record``, write the placement.
+
+    ``clients`` shares clients (and their timeouts) with a caller such as ``doctor``.
+    """
+    clients = clients or aws.Clients(session)
     prices = prices or PriceBook(session)
     probes = {region: _Probe(clients, prices) for region in regions}
 

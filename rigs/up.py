@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import threading
 import time
@@ -118,6 +119,37 @@ class CdkCli:
 
     def bootstrap(self, environments: Sequence[str], log: Path) -> CdkResult:
         return self._run([self.cdk, "bootstrap", *environments], log)
+
+
+_ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
+_ERRORISH = re.compile(r"error|failed|unable|denied|expired|not found|invalid", re.IGNORECASE)
+_CAUSE = re.compile(r"^‣ (?P<name>[A-Za-z][A-Za-z0-9_.]*): ")
+
+
+def cli_failure(log: Path | None, what: str) -> aws.AwsFailure:
+    """The CDK CLI's own error, from its log: the line that says what failed, its error name, and the log path.
+
+    The CLI prints its error message, then one ``‣ Name: message`` line per cause (the
+    deepest is the AWS error, such as ``ExpiredToken`` or ``AccessDenied``), or a ``❌``
+    line for a stack that failed. The line shown is the ``❌`` line, else the first cause,
+    else the last line that reads like an error; the code is the deepest cause's name.
+    """
+    lines: list[str] = []
+    if log is not None:
+        try:
+            lines = [_ANSI.sub("", line).strip() for line in log.read_text(encoding="utf-8", errors="replace")
+                     .splitlines()]
+        except OSError:
+            lines = []
+    lines = [line for line in lines if line and not line.startswith("$ ")]
+    causes = [line for line in lines if _CAUSE.match(line)]
+    shown = (next((line for line in lines if "❌" in line), None) or (causes[0] if causes else None)
+             or next((line for line in reversed(lines) if _ERRORISH.search(line)), None)
+             or (lines[-1] if lines else "no output"))
+    shown = shown.replace("❌", "").removeprefix("‣ ").strip()
+    code = _CAUSE.match(causes[-1]).group("name") if causes else "CdkCliFailed"
+    where = f" (log: {log})" if log is not None else ""
+    return aws.AwsFailure(code, aws.classify_code(code), f"{what}: {aws.readable(shown)}{where}")
 
 
 def stack_dependencies(assembly: Path, stack: str) -> tuple[list[str], str]:
@@ -538,11 +570,13 @@ class Up:
                     raise
         return missing
 
-    def bootstrap(self, account: str, regions: Sequence[str]) -> bool:
+    def bootstrap(self, account: str, regions: Sequence[str]) -> aws.AwsFailure | None:
+        """``cdk bootstrap`` in ``regions``; the CLI's error (with the log path) when it fails."""
         log = self.evidence.directory / "cdk-bootstrap.log"
         environments = [f"aws://{account}/{region}" for region in regions]
         self.evidence.line(f"bootstrapping {', '.join(regions)} (log: {log})")
-        return self.runner.bootstrap(environments, log).returncode == 0
+        result = self.runner.bootstrap(environments, log)
+        return None if result.returncode == 0 else cli_failure(result.log or log, "cdk bootstrap failed")
 
     def run(self, plans: Mapping[str, tuple[DeployableRig, Sequence[placement.Candidate]]]) -> list[RigResult]:
         with ThreadPoolExecutor(max_workers=max(1, len(plans))) as pool:
@@ -561,7 +595,7 @@ class Up:
         return context
 
     def _deploy_dependencies(self, rig: DeployableRig, assembly: Path, dependencies: Sequence[str],
-                             context: Mapping[str, str], attempt: int) -> bool:
+                             context: Mapping[str, str], region: str) -> aws.AwsFailure | None:
         for dependency in dependencies:
             with self._locks_lock:
                 lock = self._dep_locks.setdefault(dependency, threading.Lock())
@@ -570,9 +604,23 @@ class Up:
                     continue
                 log = self.evidence.directory / f"cdk-{dependency}.log"
                 self.evidence.line(f"{rig.name}: deploying {dependency} first (log: {log.name})")
-                if self.runner.deploy(assembly, [dependency], context, log).returncode != 0:
-                    return False
+                result = self.runner.deploy(assembly, [dependency], context, log)
+                if result.returncode != 0:
+                    if self._stack_exists(region, dependency):
+                        failure = self.watcher.stack_failure(region, dependency)
+                        return aws.AwsFailure(failure.code, failure.kind,
+                                              f"{dependency}: {failure.message} (log: {result.log or log})")
+                    return cli_failure(result.log or log, f"cdk deploy {dependency} failed before CloudFormation "
+                                                          "created it")
                 self._deps_done.add(dependency)
+        return None
+
+    def _stack_exists(self, region: str, stack: str) -> bool:
+        """Whether CloudFormation has the stack (any state but deleted); True when that cannot be told."""
+        try:
+            aws.call(self.clients("cloudformation", region).describe_stacks, StackName=stack)
+        except Exception as exc:  # noqa: BLE001
+            return aws.error_code(exc) != "ValidationError"
         return True
 
     def up_one(self, rig: DeployableRig, candidates: Sequence[placement.Candidate]) -> RigResult:
@@ -612,9 +660,11 @@ class Up:
                 self._clean_up(rig, candidate.region)
                 continue
             attempt.outcome = "failed"
-            attempt.next_step = ("stop: not a capacity or quota failure, another region would not fix it; "
-                                 "the stack is left for inspection (`python -m rigs sweep --yes` removes it)")
-            self.evidence.line(f"{head}: {failure.code} ({failure.kind}): {failure.message[:300]}; "
+            left = (f"{rig.stack_name} is left for inspection (`python -m rigs sweep --yes` removes it)"
+                    if self._stack_exists(candidate.region, rig.stack_name)
+                    else f"{rig.stack_name} was not created in {candidate.region}: nothing to clean up")
+            attempt.next_step = f"stop: not a capacity or quota failure, another region would not fix it; {left}"
+            self.evidence.line(f"{head}: {failure.code} ({failure.kind}): {failure.message[:600]}; "
                                f"{attempt.next_step}")
             self.evidence.write_json(f"timeline-{rig.name}.json", asdict(timeline))
             return RigResult(rig.name, False, None, attempts, timeline, reason=str(failure))
@@ -629,12 +679,14 @@ class Up:
         context = self._context(rig, candidate)
         assembly = self.evidence.directory / "assembly" / f"{rig.name}-{candidate.region}"
         log = self.evidence.directory / f"cdk-{rig.name}-{number}.log"
-        if self.runner.synth(assembly, context, log).returncode != 0:
-            return aws.AwsFailure("SynthFailed", aws.OTHER, f"cdk synth failed (see {log})"), {}
+        synth = self.runner.synth(assembly, context, log)
+        if synth.returncode != 0:
+            failure = cli_failure(synth.log or log, "cdk synth failed")
+            return aws.AwsFailure("SynthFailed", aws.OTHER, failure.message), {}
         dependencies, cfn_name = stack_dependencies(assembly, rig.stack_name)
-        if not self._deploy_dependencies(rig, assembly, dependencies, context, number):
-            return aws.AwsFailure("DependencyDeployFailed", aws.OTHER,
-                                  f"deploying {', '.join(dependencies)} failed (see the cdk-*.log files)"), {}
+        failure = self._deploy_dependencies(rig, assembly, dependencies, context, candidate.region)
+        if failure is not None:
+            return failure, {}
         outputs_file = self.evidence.directory / f"outputs-{rig.name}.json"
         timeline.deploy_start = stamp(utc_now())
         monitor = None
@@ -650,6 +702,9 @@ class Up:
                 timeline.notes.append(f"signalling the group's failure was refused ({monitor.signal_refused})")
             return early, {}
         if result.returncode != 0:
+            if not self._stack_exists(candidate.region, cfn_name):
+                return cli_failure(result.log or log, f"cdk deploy {rig.stack_name} failed before CloudFormation "
+                                                      "created it"), {}
             return self.watcher.stack_failure(candidate.region, cfn_name), {}
         timeline.stack_complete = stamp(utc_now())
         outputs = self._outputs(outputs_file, rig.stack_name) or self._stack_outputs(candidate.region, cfn_name)

@@ -1,7 +1,8 @@
-# Sourced by the project's scripts: offline-safe settings for the CDK CLI and jsii.
+# Sourced by the project's scripts: offline-safe settings for the CDK CLI, npm and jsii.
 # shellcheck shell=bash
 export CDK_DISABLE_VERSION_CHECK=1        # the CLI's npm version check (TTY only)
 export CDK_DISABLE_CLI_TELEMETRY=true     # also off in cdk.json ("cli-telemetry": false)
+export NPM_CONFIG_UPDATE_NOTIFIER=false   # npm/npx's registry check for a newer npm (also in .npmrc)
 export JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION=20
 PROJECT_DIR="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 export PROJECT_DIR

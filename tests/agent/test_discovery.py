@@ -196,8 +196,24 @@ def test_access_denied_region_is_explained_and_others_still_searched(session: bo
     stubber.add_client_error("describe_stacks", "AccessDenied", "not allowed")
     stubber.activate()
     found = Discoverer(clients, CATALOG).discover()
-    assert reasons(found)["us-east-1"] == "CloudFormation describe_stacks failed: AccessDenied: not allowed"
+    assert reasons(found)["us-east-1"] == "cloudformation DescribeStacks failed: AccessDenied: not allowed"
     assert found.get("sagemaker") is not None
+
+
+HTML_PAGE = ("<!doctype html>\n<html lang=en>\n<title>500 Internal Server Error</title>\n<h1>Internal Server Error</h1>\n"
+             "<p>The server encountered an internal error and was unable to complete your request.</p>\n")
+
+
+def test_a_failed_call_is_named_with_a_readable_reason_never_a_page(session: boto3.Session) -> None:
+    instance = make_ec2_rig(session, "us-east-2", "g6")
+    clients = AwsClients(session)
+    stubber = Stubber(clients.get("ssm", "us-east-2"))  # the answer moto's server gives: an HTML error page
+    stubber.add_client_error("describe_instance_information", "500", HTML_PAGE, http_status_code=500)
+    stubber.activate()
+    found = Discoverer(clients, CATALOG).discover(names=["g6"])
+    assert reasons(found)["g6"] == ("us-east-2: ssm DescribeInstanceInformation failed: HTTP 500: an HTML page: "
+                                    "500 Internal Server Error")
+    assert instance and "<" not in reasons(found)["g6"]
 
 
 def test_clients_created_once_per_service_and_region(session: boto3.Session) -> None:

@@ -15,6 +15,8 @@ from agent.forwarding import (ForwardError, ForwardSet, ForwardToolsMissing, Rel
 from agent.probe import NotReadyError, chat_once, describe_error, wait_until_answered
 from agent.local_rig import free_port
 
+from tests.fake_tools import AWS_CLI_V1, AWS_CLI_V2, PLUGIN, tools
+
 from .conftest import ChatServer, alive, descendants
 
 
@@ -30,21 +32,29 @@ def test_ssm_command() -> None:
     assert forward.describe() == "SSM port forward 127.0.0.1:8001 -> i-0abc:8000 (us-east-2)"
 
 
-@pytest.mark.parametrize(("present", "named"), [
-    ({"aws"}, ["Session Manager plugin"]),
-    ({"session-manager-plugin"}, ["AWS CLI v2"]),
-    (set(), ["AWS CLI v2", "Session Manager plugin"]),
+@pytest.mark.parametrize(("aws", "plugin", "named"), [
+    (AWS_CLI_V2, None, ["Session Manager plugin"]),
+    (None, PLUGIN, ["AWS CLI v2"]),
+    (None, None, ["AWS CLI v2", "Session Manager plugin"]),
 ])
-def test_missing_tools_named(present: set[str], named: list[str]) -> None:
+def test_missing_tools_named(tmp_path, aws, plugin, named: list[str]) -> None:
     with pytest.raises(ForwardToolsMissing) as caught:
-        check_ssm_tools(which=lambda tool: f"/usr/bin/{tool}" if tool in present else None)
+        check_ssm_tools(which=tools(tmp_path, aws, plugin))
     for name in named:
         assert name in str(caught.value)
     assert "https://docs.aws.amazon.com/" in str(caught.value)
 
 
-def test_tools_present() -> None:
-    check_ssm_tools(which=lambda tool: f"/usr/bin/{tool}")
+def test_aws_cli_v1_is_not_enough(tmp_path) -> None:
+    with pytest.raises(ForwardToolsMissing) as caught:
+        check_ssm_tools(which=tools(tmp_path, AWS_CLI_V1, PLUGIN))
+    message = str(caught.value)
+    assert "AWS CLI 1.45.11 (v1)" in message and "need v2" in message
+    assert "Session Manager plugin:" not in message  # the plugin is fine; only the CLI is named
+
+
+def test_tools_present(tmp_path) -> None:
+    check_ssm_tools(which=tools(tmp_path))
 
 
 def test_preferred_port_when_free_else_another() -> None:

@@ -86,6 +86,16 @@ def test_credentials_bring_bedrock_and_discovered_rigs() -> None:
     assert [s.name for s in result.skipped] == ["inf2"]
 
 
+def test_sagemaker_image_is_shown_for_its_region() -> None:
+    result = plan(aws_ok=True, discovery=Discovery(regions=REGIONS, rigs=[found_sagemaker()]))
+    sagemaker = next(b for b in result.ready if b.name == "sagemaker")
+    image = sagemaker.metadata["image"]
+    assert image.startswith("763104351884.dkr.ecr.us-east-2.amazonaws.com/vllm:") and "{region}" not in image
+    assert image.endswith("@" + sagemaker.metadata["image_digest"])
+    from_env_only = from_env({"SM_ENDPOINT": "ep", "SM_REGION": "us-west-2"}, CATALOG)
+    assert ".us-west-2.amazonaws.com/vllm:" in from_env_only.backends[0].metadata["image"]
+
+
 def test_url_beats_discovery_and_model_variables_apply() -> None:
     discovery = Discovery(regions=REGIONS, rigs=[found_g6()])
     result = plan(aws_ok=True, discovery=discovery, env={"G6_URL": "http://127.0.0.1:9"})

@@ -114,9 +114,10 @@ def test_list_with_a_url_only(no_aws: None, runner: FakeRunner, capsys: pytest.C
 
 def test_explicit_aws_backend_without_credentials_is_one_line(no_aws: None, runner: FakeRunner,
                                                                capsys: pytest.CaptureFixture) -> None:
-    assert run_module.main(["--backends", "bedrock"], env={}) == 2
+    assert run_module.main(["--backends", "bedrock"], env={}) == 3  # as `python -m rigs` and ./scripts/cdk
     err = capsys.readouterr().err.strip().splitlines()
-    assert len(err) == 1 and "no AWS credentials found" in err[0]
+    assert len(err) == 1 and "no AWS credentials found: run `aws configure`" in err[0]
+    assert "--backends local" in err[0]
 
 
 class ExpiredSession:
@@ -142,10 +143,10 @@ def test_expired_session_is_one_line_before_any_work(monkeypatch: pytest.MonkeyP
                                                      capsys: pytest.CaptureFixture) -> None:
     session = ExpiredSession()
     monkeypatch.setattr(run_module, "_session", lambda profile, region: session)
-    assert run_module.main([], env={}) == 2
+    assert run_module.main([], env={}) == 3
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1
-    assert "AWS session not usable (ExpiredToken" in err[0] and "aws sso login" in err[0]
+    assert "AWS rejected the credentials (ExpiredToken" in err[0] and "aws sso login" in err[0]
     assert session.client_calls == ["sts"]  # no discovery, nothing started
     assert runner.calls == []
 
@@ -324,6 +325,6 @@ def test_broken_credential_setup_is_one_line(monkeypatch: pytest.MonkeyPatch, ru
             raise CredentialRetrievalError(provider="custom-process", error_msg="helper failed")
 
     monkeypatch.setattr(run_module, "_session", lambda profile, region: Broken())
-    assert run_module.main([], env={}) == 2
+    assert run_module.main(["--backends", "bedrock"], env={}) == 3
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "AWS credentials could not be loaded" in err[0]

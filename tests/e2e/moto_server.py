@@ -32,6 +32,8 @@ Patches (TOOLING.md 8.2, 8.4, plus what the rig stacks need):
    for each of their zones in their scaling activities, as AWS does, to exercise the launch
    watch and ``python -m rigs up``'s failover against the real CLI. :func:`failing_launches`
    injects any other launch error code the same way (the handler tests use it in process).
+7. **Reset keeps the seeds.** ``POST /moto-api/reset`` empties every backend; 1 and 4 are
+   applied again (and injected activities forgotten), so a test can start from a clean account.
 """
 
 from __future__ import annotations
@@ -255,6 +257,10 @@ LAUNCH_ERRORS = {
 """AWS's message for an injected launch error code; any other code takes the message given."""
 
 
+INJECTED_ACTIVITIES: dict[tuple[str, str], list[dict]] = {}
+"""(region, group name) -> the scaling activities an injected launch failure recorded."""
+
+
 def failing_launches(blocked: dict[tuple[str, str], tuple[str, str]]) -> Callable[[], None]:
     """Auto Scaling groups of ``(type, region)`` launch nothing and record ``(code, message)``.
 
@@ -273,7 +279,7 @@ def failing_launches(blocked: dict[tuple[str, str], tuple[str, str]]) -> Callabl
     from moto.autoscaling import responses as autoscaling_responses
     from moto.core.responses import ActionResult
 
-    activities_by_group: dict[tuple[str, str], list[dict]] = {}
+    activities_by_group = INJECTED_ACTIVITIES
     original_replace = autoscaling_models.FakeAutoScalingGroup.replace_autoscaling_group_instances
     original_describe = autoscaling_responses.AutoScalingResponse.describe_scaling_activities
 
@@ -317,6 +323,20 @@ def failing_launches(blocked: dict[tuple[str, str], tuple[str, str]]) -> Callabl
     return undo
 
 
+def keep_seeds_on_reset() -> None:
+    from moto.moto_api._internal.models import MotoAPIBackend
+
+    original = MotoAPIBackend.reset
+
+    def reset(self) -> None:  # noqa: ANN001
+        original(self)
+        INJECTED_ACTIVITIES.clear()
+        seed_ssm_parameters()
+        answer_sagemaker_chat()
+
+    MotoAPIBackend.reset = reset
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--port", type=int, required=True)
@@ -332,6 +352,7 @@ def main() -> int:
     run_custom_resources_in_process(args.port)
     failing_launches({tuple(spec.split("@", 1)): ("InsufficientInstanceCapacity", "")
                       for spec in args.inject_capacity})
+    keep_seeds_on_reset()
     server = ThreadedMotoServer(ip_address="127.0.0.1", port=args.port, verbose=False)
     server.start()
     seed_ssm_parameters()

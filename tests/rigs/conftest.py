@@ -2,9 +2,17 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
+import urllib.request
+from typing import Iterator
+
 import boto3
 import pytest
 from moto import mock_aws
+
+from agent.local_rig import free_port
+from tests.conftest import PROJECT_DIR
 
 from . import ourstuff
 
@@ -23,3 +31,31 @@ def moto_estate(monkeypatch):
     with mock_aws():
         monkeypatch.setattr("rigs.cli._session", lambda args: boto3.Session(region_name="us-east-1"))
         yield ourstuff.build()
+
+
+@pytest.fixture(scope="module")
+def moto_server(tmp_path_factory) -> Iterator[str]:
+    """moto's server from tests/e2e/moto_server.py, once per test module."""
+    port = free_port()
+    log = tmp_path_factory.mktemp("moto") / "server.log"
+    with log.open("w") as handle:
+        server = subprocess.Popen([sys.executable, str(PROJECT_DIR / "tests" / "e2e" / "moto_server.py"), "--port",
+                                   str(port), "--stop-on-stdin-eof"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                  stderr=handle, text=True, cwd=PROJECT_DIR)
+    line = server.stdout.readline()
+    assert line.startswith("ready"), f"moto server did not start: {line!r}; see {log}"
+    yield f"http://localhost:{port}"
+    server.stdin.close()
+    try:
+        server.wait(timeout=20)
+    except subprocess.TimeoutExpired:
+        server.kill()
+
+
+@pytest.fixture
+def endpoint(moto_server: str, monkeypatch: pytest.MonkeyPatch) -> str:
+    """A clean moto account (the launcher re-seeds the AMI parameters after the reset)."""
+    urllib.request.urlopen(urllib.request.Request(f"{moto_server}/moto-api/reset", method="POST"), timeout=30)
+    monkeypatch.setenv("AWS_ENDPOINT_URL", moto_server)
+    monkeypatch.setenv("AWS_REGION", "us-east-1")
+    return moto_server

@@ -208,3 +208,14 @@ def test_every_ec2_rig_states_what_it_needs_free():
     assert "rigs.inf2.root_free_gib: missing required field" in problems
     problems = problems_for(lambda d: d["rigs"]["inf2"].update(root_free_gib=0))
     assert "rigs.inf2.root_free_gib: must be 1 to 1024 GiB" in problems
+
+
+def test_hf_token_required_is_a_flag_of_ec2_rigs_off_by_default():
+    assert not any(rig.hf_token_required for rig in load_catalog().ec2_rigs())  # the catalog's models are ungated
+    gated = copy.deepcopy(RAW)
+    gated["rigs"]["g5g"]["hf_token_required"] = True
+    assert parse_catalog(yaml.safe_dump(gated), source="test").get("g5g").hf_token_required
+    assert problems_for(lambda d: d["rigs"]["g6"].update(hf_token_required="yes")) == [
+        "rigs.g6.hf_token_required: must be bool, got 'yes'"]
+    assert problems_for(lambda d: d["rigs"]["sagemaker"].update(hf_token_required=True))[0].startswith(
+        "rigs.sagemaker.hf_token_required: unknown key")

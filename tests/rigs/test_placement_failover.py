@@ -186,11 +186,15 @@ def test_other_failure_stops_without_trying_more_regions():
     reason = "Resource handler returned message: \"Invalid IAM Instance Profile name (Service: Ec2)\""
     cfn = plain_client("cloudformation", "us-east-2")
     stubber = Stubber(cfn)
+    rolled_back = {"Stacks": [{"StackName": "InferenceG6", "StackStatus": "ROLLBACK_COMPLETE",
+                               "CreationTime": datetime(2026, 11, 29, tzinfo=timezone.utc)}]}
+    stubber.add_response("describe_stacks", rolled_back, {"StackName": "InferenceG6"})
     stubber.add_response("describe_stack_events", {"StackEvents": [
         {"StackId": "s", "EventId": "1", "StackName": "InferenceG6", "LogicalResourceId": "RigGroup",
          "ResourceStatus": "CREATE_FAILED", "ResourceStatusReason": reason,
          "Timestamp": datetime(2026, 11, 29, tzinfo=timezone.utc)}]}, {"StackName": "InferenceG6"})
     stubber.add_client_error("describe_stack_resources", service_error_code="ValidationError")
+    stubber.add_response("describe_stacks", rolled_back, {"StackName": "InferenceG6"})
     stubber.activate()
     fake = FakeCdk({"us-east-2": "fail", "us-east-1": "ok"})
     result, said, _ = run_up(StubSession({("cloudformation", "us-east-2"): cfn}), fake,
@@ -200,6 +204,7 @@ def test_other_failure_stops_without_trying_more_regions():
     assert result.attempts[0].outcome == "failed" and result.attempts[0].code == "StackFailed"
     assert not any(call[0] == "synth" and call[2] == "us-east-1" for call in fake.calls)
     assert "stop: not a capacity or quota failure" in said[-1]
+    assert "InferenceG6 is left for inspection" in said[-1]  # it exists, in ROLLBACK_COMPLETE
 
 
 @mock_aws

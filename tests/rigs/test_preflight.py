@@ -226,7 +226,7 @@ def test_missing_credentials(monkeypatch, capsys):
     monkeypatch.setenv("AWS_SHARED_CREDENTIALS_FILE", "/nonexistent")
     monkeypatch.setenv("AWS_CONFIG_FILE", "/nonexistent")
     assert main(["status"]) == 3
-    assert "no credentials found" in capsys.readouterr().err
+    assert "no AWS credentials found" in capsys.readouterr().err
 
 
 def test_error_classification_by_code():

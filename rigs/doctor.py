@@ -1,0 +1,586 @@
+"""``python -m rigs doctor``: check the account before spending anything.
+
+Read-only: every call is a ``Describe``/``Get``/``List`` call; nothing is created, nothing
+costs money, nothing local is written. For the rigs named (default: every deployable
+rig) and each region a rig may use (its catalog regions), one table, check by check,
+with the fix for each failure:
+
+- local: AWS CLI v2 and the Session Manager plugin (the agent's SSM port forwards need
+  both; they do not block a deploy, so a problem there is a warning);
+- the credentials and the caller identity (nothing else runs without them);
+- per region: the CDK bootstrap stack and its version; the zones (available, which have a
+  default subnet, what ``Fn::GetAZs`` gives the base network);
+- per rig and region: its AMI's SSM parameter resolves and the AMI's root snapshot fits
+  the rig's root volume; the zones offering the instance type (and whether the base
+  network has a subnet in one of them); the vCPU quotas (on-demand, which rigs use, and
+  spot) or the SageMaker endpoint quota against what the rig needs, by quota code, a
+  quota of 0 reported as "request an increase" (:mod:`rigs.preflight` does these); the
+  SageMaker image's pinned digest in that region's registry; the Hugging Face token
+  secret when the rig's model needs one; for g5g, its image in the account's ECR and the
+  CodeBuild quota its build needs.
+
+A failure ``blocks`` the rigs it stops from deploying in its region. A rig *can deploy*
+where nothing blocks it; the exit status is 0 when every rig named can deploy somewhere.
+
+Calls run in parallel (a bounded pool) with short timeouts and bounded retries
+(:data:`DOCTOR_CONFIG`); the first call (who am I?) uses :data:`rigs.aws.PROBE_CONFIG`, so a
+machine that cannot reach AWS hears so in seconds.
+"""
+
+from __future__ import annotations
+
+import time
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from typing import Any, Callable, Iterable, Mapping, Sequence
+
+from botocore.config import Config
+
+from . import aws, local_tools
+from .catalog import Catalog, DeployableRig, Ec2Rig, SageMakerRig, load_catalog
+from .contract import HF_TOKEN_SECRET, REGIONS
+from .deploy_options import OWN_IMAGE_PREFIX, ecr_image
+from .preflight import EC2_QUOTAS, NOT_LISTED, OK as PREFLIGHT_OK, RegionCheck, quota_class, run_preflight
+from .pricing import PriceBook
+
+OK, WARN, FAIL = "ok", "warn", "FAIL"
+
+DOCTOR_CONFIG = Config(
+    retries={"mode": "standard", "total_max_attempts": 3},
+    connect_timeout=3,
+    read_timeout=10,
+)
+"""Every call after the identity check: three tries, short timeouts (a check never waits minutes)."""
+MAX_WORKERS = 16
+"""Calls in flight at once: enough to overlap network latency, few enough not to be throttled."""
+
+BOOTSTRAP_STACK = "CDKToolkit"
+BOOTSTRAP_VERSION_PARAMETER = "/cdk-bootstrap/hnb659fds/version"
+"""Where the default bootstrap (qualifier ``hnb659fds``, which ``cdk.json`` keeps) records its version."""
+MIN_BOOTSTRAP_VERSION = 6
+"""The synthesized templates' ``CheckBootstrapVersion`` rule refuses versions 1 to 5."""
+
+G5G_BUILD_QUOTA = "Concurrently running builds for ARM/XLarge environment"
+"""The CodeBuild quota the g5g image build counts against: an ARM container on ``BUILD_GENERAL1_XLARGE``
+(``stacks/parts/image_build.py``; a test keeps the two in step). The quota's code is read from
+Service Quotas with its value."""
+
+LOCAL_CHECKS = ("AWS CLI v2", "Session Manager plugin")
+CHECK_ORDER = ("AWS CLI v2", "Session Manager plugin", "Credentials", "CDK bootstrap", "Zones", "AMI",
+               "Type and quota", "Endpoint quota", "SageMaker image", "HF token secret",
+               "g5g image", "CodeBuild quota", "Can deploy")
+
+
+@dataclass(frozen=True, slots=True)
+class Finding:
+    """One check's result for one subject in one region (None: not regional).
+
+    ``fix`` may hold ``{region}``: it is filled with the region of the row, or with
+    ``<region>`` when one row stands for several. ``blocks`` names the rigs this failure
+    stops from deploying in ``region``.
+    """
+
+    check: str
+    subject: str
+    region: str | None
+    status: str
+    detail: str
+    fix: str = ""
+    blocks: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class DoctorReport:
+    """Every finding, and for each rig checked the regions it may use (its catalog order)."""
+
+    findings: tuple[Finding, ...]
+    rig_regions: Mapping[str, tuple[str, ...]]
+    account: str | None = None
+    seconds: float = 0.0
+    stopped: aws.RigsError | None = None
+    """Why the AWS checks did not run (no usable credentials, or AWS unreachable), or None."""
+
+    def deployable(self, rig: str, ignore: Iterable[str] = ()) -> list[str]:
+        """The regions ``rig`` can deploy in: nothing blocks it there (catalog order).
+
+        ``ignore`` names checks whose failures do not count (``up --bootstrap`` fixes "CDK bootstrap").
+        """
+        if self.stopped is not None:
+            return []
+        ignored = set(ignore)
+        blocked = {f.region for f in self.findings if f.status == FAIL and rig in f.blocks
+                   and f.check not in ignored}
+        return [region for region in self.rig_regions.get(rig, ()) if region not in blocked]
+
+    def blockers(self, rig: str, region: str) -> list[Finding]:
+        return [f for f in self.findings if f.status == FAIL and rig in f.blocks and f.region == region]
+
+    @property
+    def ok(self) -> bool:
+        """Every rig checked can deploy somewhere (and the account could be checked)."""
+        return self.stopped is None and all(self.deployable(rig) for rig in self.rig_regions)
+
+
+# --- the checks ------------------------------------------------------------------------------------
+
+
+def check_local_tools(which: Callable[[str], str | None] | None = None) -> list[Finding]:
+    """AWS CLI v2 and the Session Manager plugin: warnings, since only the agent's port forwards need them."""
+    tools = local_tools.ssm_tools(which) if which else local_tools.ssm_tools()
+    findings = []
+    for tool in tools:
+        if tool.ok:
+            findings.append(Finding(tool.name, "", None, OK, tool.version or "installed"))
+        else:
+            findings.append(Finding(tool.name, "", None, WARN, tool.problem, tool.fix))
+    return findings
+
+
+class _Checks:
+    """The AWS checks for one set of rigs and regions; each method returns findings, run in a pool."""
+
+    def __init__(self, clients: aws.Clients, account: str, rigs: Sequence[DeployableRig], catalog: Catalog) -> None:
+        self.clients = clients
+        self.account = account
+        self.rigs = list(rigs)
+        self.catalog = catalog
+
+    def rigs_in(self, region: str, kind: type | tuple[type, ...] = (Ec2Rig, SageMakerRig)) -> list[DeployableRig]:
+        return [r for r in self.rigs if isinstance(r, kind) and region in r.regions]
+
+    def names_in(self, region: str, kind: type | tuple[type, ...] = (Ec2Rig, SageMakerRig)) -> tuple[str, ...]:
+        return tuple(r.name for r in self.rigs_in(region, kind))
+
+    # per region
+
+    def bootstrap(self, region: str) -> list[Finding]:
+        blocks = self.names_in(region)
+        fix = f"`./scripts/cdk bootstrap aws://{self.account}/{{region}}` (or `python -m rigs up --bootstrap`)"
+        cfn = self.clients("cloudformation", region)
+        try:
+            stack = aws.call(cfn.describe_stacks, StackName=BOOTSTRAP_STACK, attempts=3)["Stacks"][0]
+        except Exception as exc:  # noqa: BLE001 - classified below
+            if aws.error_code(exc) == "ValidationError":
+                return [Finding("CDK bootstrap", "", region, FAIL, f"not bootstrapped (no {BOOTSTRAP_STACK} stack)",
+                                fix, blocks)]
+            return [_unknown("CDK bootstrap", "", region, exc, "cloudformation")]
+        status = stack.get("StackStatus", "?")
+        if status.endswith(("FAILED", "ROLLBACK_COMPLETE")) or status.startswith("DELETE"):
+            return [Finding("CDK bootstrap", "", region, FAIL, f"{BOOTSTRAP_STACK} is {status}",
+                            f"delete the {BOOTSTRAP_STACK} stack in {{region}}, then {fix}", blocks)]
+        try:
+            value = aws.call(self.clients("ssm", region).get_parameter, Name=BOOTSTRAP_VERSION_PARAMETER,
+                             attempts=3)["Parameter"]["Value"]
+            version = int(value)
+        except Exception as exc:  # noqa: BLE001
+            if aws.error_code(exc) == "ParameterNotFound":
+                return [Finding("CDK bootstrap", "", region, FAIL, f"{BOOTSTRAP_STACK} {status} but no "
+                                f"{BOOTSTRAP_VERSION_PARAMETER} parameter (a custom qualifier?)", fix, blocks)]
+            return [_unknown("CDK bootstrap", "", region, exc, "ssm")]
+        if version < MIN_BOOTSTRAP_VERSION:
+            return [Finding("CDK bootstrap", "", region, FAIL, f"version {version}; the templates need "
+                            f"{MIN_BOOTSTRAP_VERSION} or later", fix, blocks)]
+        return [Finding("CDK bootstrap", "", region, OK, f"{BOOTSTRAP_STACK} {status}, version {version}")]
+
+    def zones(self, region: str) -> tuple[list[Finding], tuple[str, ...]]:
+        """The region's zones; also the zones the base network gets (see :func:`base_network_zones`)."""
+        blocks = self.names_in(region, Ec2Rig)
+        if not blocks:
+            return [], ()
+        ec2 = self.clients("ec2", region)
+        try:
+            zones = aws.call(ec2.describe_availability_zones, attempts=3)["AvailabilityZones"]
+            defaults = aws.paginate(ec2, "describe_subnets", "Subnets",
+                                    Filters=[{"Name": "default-for-az", "Values": ["true"]}])
+        except Exception as exc:  # noqa: BLE001
+            return [_unknown("Zones", "", region, exc, "ec2")], ()
+        available = sorted(z["ZoneName"] for z in zones if z.get("State") == "available"
+                           and z.get("ZoneType", "availability-zone") == "availability-zone")
+        impaired = sorted(z["ZoneName"] for z in zones if z.get("State") != "available")
+        with_default = sorted({s["AvailabilityZone"] for s in defaults} & set(available))
+        spec = self.catalog.regions.get(region)
+        count = spec.availability_zones if spec else len(available)
+        getazs = tuple(with_default) if defaults else tuple(available)
+        network = base_network_zones(getazs, count)
+        detail = "the base network's zones are available" + (
+            " and have default subnets" if defaults else " (no default subnets: Fn::GetAZs gives every zone)")
+        if impaired:
+            detail += f"; not available: {_short(impaired, region)}"
+        if len(getazs) < count:
+            fix = (f"deploy with `-c az_count.{{region}}={len(getazs)}`, or add default subnets: "
+                   "`aws ec2 create-default-subnet --availability-zone <zone> --region {region}`")
+            return [Finding("Zones", "", region, FAIL, f"Fn::GetAZs gives {len(getazs)} zone(s) (zones with a default "
+                            f"subnet, since the account has some), the base network asks for {count}", fix, blocks)], \
+                network
+        return [Finding("Zones", "", region, OK if not impaired else WARN, detail)], network
+
+    def sagemaker_image(self, rig: SageMakerRig, region: str) -> list[Finding]:
+        reference = rig.image.reference(region)
+        image = ecr_image(reference)
+        digest = image.ref.partition("@")[2] if image else ""
+        if image is None or not digest:
+            return [Finding("SageMaker image", rig.name, region, WARN, f"{reference} is not pinned by digest",
+                            "pin the image by digest in rigs/catalog.yaml")]
+        tag = image.ref.partition("@")[0].lstrip(":")
+        fix = (f"pin this region's digest of the tag: `aws ecr describe-images --registry-id {image.account} "
+               f"--repository-name {image.repository} --image-ids imageTag={tag} --region {{region}}`")
+        try:
+            found = aws.call(self.clients("ecr", region).describe_images, registryId=image.account,
+                             repositoryName=image.repository, imageIds=[{"imageDigest": digest}],
+                             attempts=3)["imageDetails"]
+        except Exception as exc:  # noqa: BLE001
+            code = aws.error_code(exc)
+            if code in ("ImageNotFoundException", "RepositoryNotFoundException"):
+                what = "digest" if code == "ImageNotFoundException" else f"repository {image.repository}"
+                return [Finding("SageMaker image", rig.name, region, FAIL,
+                                f"the pinned {what} is not in {image.account}'s registry ({code})", fix,
+                                (rig.name,))]
+            return [_unknown("SageMaker image", rig.name, region, exc, "ecr")]
+        tags = sorted({t for detail in found for t in detail.get("imageTags", [])})
+        if tag not in tags:
+            return [Finding("SageMaker image", rig.name, region, WARN,
+                            f"{_short_digest(digest)} exists but is no longer tagged :{tag} "
+                            f"(tags: {', '.join(tags) or 'none'})", fix)]
+        return [Finding("SageMaker image", rig.name, region, OK, f"{image.repository}:{tag}@{_short_digest(digest)}")]
+
+    def hf_secret(self, region: str) -> list[Finding]:
+        needing = [r for r in self.rigs_in(region, Ec2Rig) if getattr(r, "hf_token_required", False)]
+        if not needing:
+            return []
+        names = tuple(r.name for r in needing)
+        try:
+            aws.call(self.clients("secretsmanager", region).describe_secret, SecretId=HF_TOKEN_SECRET, attempts=3)
+        except Exception as exc:  # noqa: BLE001
+            if aws.error_code(exc) == "ResourceNotFoundException":
+                return [Finding("HF token secret", ", ".join(names), region, FAIL,
+                                f"{HF_TOKEN_SECRET} is missing; the model is gated on the Hugging Face Hub",
+                                f"`aws secretsmanager create-secret --name {HF_TOKEN_SECRET} --secret-string "
+                                "<token> --region {region}`", names)]
+            return [_unknown("HF token secret", ", ".join(names), region, exc, "secretsmanager")]
+        return [Finding("HF token secret", ", ".join(names), region, OK, f"{HF_TOKEN_SECRET} exists")]
+
+    def own_image(self, rig: Ec2Rig, region: str) -> tuple[list[Finding], bool | None]:
+        """The g5g image in the account's ECR; returns (findings, built: True/False/None unknown)."""
+        fix = (f"`./scripts/cdk deploy {rig.stack_name}Image -c region.{rig.name}={{region}}`, then run its "
+               "StartBuildCommand output (a build takes hours)")
+        try:
+            aws.call(self.clients("ecr", region).describe_images, repositoryName=rig.image.repository,
+                     imageIds=[{"imageTag": rig.image.tag}], attempts=3)
+        except Exception as exc:  # noqa: BLE001
+            code = aws.error_code(exc)
+            if code == "RepositoryNotFoundException":
+                return [Finding("g5g image", rig.name, region, FAIL, f"no ECR repository {rig.image.repository} "
+                                f"(the {rig.stack_name}Image stack is not deployed here)", fix, (rig.name,))], False
+            if code == "ImageNotFoundException":
+                return [Finding("g5g image", rig.name, region, FAIL,
+                                f"{rig.image.repository}:{rig.image.tag} is not built yet", fix, (rig.name,))], False
+            return [_unknown("g5g image", rig.name, region, exc, "ecr")], None
+        return [Finding("g5g image", rig.name, region, OK, f"{rig.image.repository}:{rig.image.tag} built")], True
+
+    def codebuild_quota(self, rig: Ec2Rig, region: str, built: bool | None) -> list[Finding]:
+        try:
+            quotas = aws.paginate(self.clients("service-quotas", region), "list_service_quotas", "Quotas",
+                                  ServiceCode="codebuild")
+        except Exception as exc:  # noqa: BLE001
+            return [_unknown("CodeBuild quota", rig.name, region, exc, "service-quotas",
+                             f"check {G5G_BUILD_QUOTA!r} in the Service Quotas console")]
+        match = next((q for q in quotas if q.get("QuotaName", "").lower() == G5G_BUILD_QUOTA.lower()), None)
+        if match is None:
+            return [Finding("CodeBuild quota", rig.name, region, WARN,
+                            f"no {G5G_BUILD_QUOTA!r} quota listed here", "check the CodeBuild quotas of {region}")]
+        code, value = match.get("QuotaCode", "?"), float(match.get("Value", 0))
+        if value >= 1:
+            return [Finding("CodeBuild quota", rig.name, region, OK, f"{value:g} ARM/XLarge build(s) at once ({code})")]
+        needed = built is not True
+        return [Finding("CodeBuild quota", rig.name, region, FAIL if needed else WARN,
+                        f"{G5G_BUILD_QUOTA} is 0 ({code}): request an increase"
+                        + ("" if needed else " (the image is built; only a rebuild needs it)"),
+                        "`aws service-quotas request-service-quota-increase --service-code codebuild --quota-code "
+                        f"{code} --desired-value 1 --region {{region}}`", (rig.name,) if needed else ())]
+
+
+def _ami_findings(rig: Ec2Rig, region: str, resolved: tuple[str, int | None] | Exception) -> list[Finding]:
+    """The rig's AMI in ``region``: the parameter resolves, and the root snapshot fits its root volume."""
+    fix_param = (f"use another AMI: `-c ami.{rig.name}=ami-...` (or change ami_ssm_parameter in rigs/catalog.yaml)")
+    if isinstance(resolved, Exception):
+        code = aws.error_code(resolved)
+        if code in ("ParameterNotFound", "InvalidAMIID.NotFound", "InvalidAMIID.Malformed", "AmiNotFound"):
+            what = (f"{rig.ami_ssm_parameter} does not resolve here" if code == "ParameterNotFound"
+                    else f"the AMI {rig.ami_ssm_parameter} names is not available here ({code})")
+            return [Finding("AMI", rig.name, region, FAIL, what, fix_param, (rig.name,))]
+        return [_unknown("AMI", rig.name, region, resolved, "ssm/ec2")]
+    ami, root_gib = resolved
+    if root_gib is None:
+        return [Finding("AMI", rig.name, region, WARN, f"{ami}: root snapshot size unknown",
+                        f"check that {rig.root_volume_gib} GiB holds it")]
+    if root_gib > rig.root_volume_gib:
+        return [Finding("AMI", rig.name, region, FAIL,
+                        f"{ami}: root snapshot {root_gib} GiB > root volume {rig.root_volume_gib} GiB (the launch "
+                        "fails with InvalidBlockDeviceMapping)",
+                        f"raise root_volume_gib of {rig.name} to {root_gib} or more in rigs/catalog.yaml",
+                        (rig.name,))]
+    return [Finding("AMI", rig.name, region, OK, f"resolves; root snapshot {root_gib} GiB fits the root volume")]
+
+
+def resolve_ami(clients: aws.Clients, parameter: str, region: str) -> tuple[str, int | None] | Exception:
+    """(AMI id, root snapshot GiB) for an SSM AMI parameter, or the exception that stopped it."""
+    try:
+        ami = aws.call(clients("ssm", region).get_parameter, Name=parameter, attempts=3)["Parameter"]["Value"]
+        images = aws.call(clients("ec2", region).describe_images, ImageIds=[ami], attempts=3)["Images"]
+    except Exception as exc:  # noqa: BLE001 - the caller turns it into a finding
+        return exc
+    if not images:
+        return _client_error("AmiNotFound", f"{ami} not found")
+    image = images[0]
+    root = image.get("RootDeviceName")
+    for mapping in image.get("BlockDeviceMappings", []):
+        if mapping.get("DeviceName") == root and "Ebs" in mapping:
+            size = mapping["Ebs"].get("VolumeSize")
+            return ami, int(size) if size is not None else None
+    return ami, None
+
+
+def base_network_zones(getazs: Sequence[str], count: int) -> tuple[str, ...]:
+    """The zones of the base network's subnets: the first ``count`` of ``Fn::GetAZs`` (``stacks/parts/network.py``).
+
+    ``Fn::GetAZs`` returns the zones with a default subnet when the account has default
+    subnets, else every available zone (AWS CloudFormation documentation, Fn::GetAZs).
+    """
+    return tuple(getazs[:count])
+
+
+def _preflight_findings(check: RegionCheck, network: tuple[str, ...] | None) -> Finding:
+    """Offerings and quotas of one rig in one region, from :mod:`rigs.preflight`."""
+    rig, region = check.rig, check.region
+    if check.kind == "sagemaker":
+        quota = check.endpoint_quota
+        if check.verdict == PREFLIGHT_OK and quota is not None and quota.known:
+            used = f", {quota.used:g} in use" if quota.used else ""
+            return Finding("Endpoint quota", rig, region, OK,
+                           f"{check.instance_type}: {quota.value:g} instance(s){used} ({quota.code})")
+        if check.verdict == PREFLIGHT_OK:
+            return Finding("Endpoint quota", rig, region, WARN, f"{check.instance_type}: not readable ({_why(quota)})",
+                           f"check '{check.instance_type} for endpoint usage' in Service Quotas")
+        code = quota.code if quota and quota.code else ""
+        fix = ("`aws service-quotas request-service-quota-increase --service-code sagemaker --quota-code "
+               f"{code} --desired-value 1 --region {{region}}`" if code and quota and quota.value == 0 else
+               "none here: `up` tries the rig's other regions" if not code else
+               "delete an endpoint that holds one, or request an increase")
+        return Finding("Endpoint quota", rig, region, FAIL, check.reason, fix, (rig,))
+    check_name = "Type and quota"
+    if not check.zones:
+        if check.reason.startswith("offerings unknown"):
+            return Finding(check_name, rig, region, WARN, check.reason, "run `python -m rigs doctor` again")
+        return Finding(check_name, rig, region, FAIL, f"{check.instance_type} is offered in no zone",
+                       "none here: `up` tries the rig's other regions", (rig,))
+    if network is not None and not set(check.zones) & set(network):
+        return Finding(check_name, rig, region, FAIL,
+                       f"offered only in {_short(check.zones, region)}, outside the base network's zones "
+                       f"({_short(network, region)})", "deploy the base network over more zones: "
+                       "`-c az_count.{region}=6`", (rig,))
+    codes = EC2_QUOTAS.get(quota_class(check.instance_type), {})
+    od_code = codes.get("on-demand", ("?", ""))[0]
+    od, spot, needs = check.on_demand, check.spot, check.vcpus or 0
+    spot_text = f"; spot {spot.short()} ({spot.code})" if spot is not None and spot.known else ""
+    if check.verdict not in (PREFLIGHT_OK, NOT_LISTED):
+        desired = needs + int(od.used or 0) if od is not None and od.known else needs
+        return Finding(check_name, rig, region, FAIL, f"offered; {check.reason}{spot_text}",
+                       f"`aws service-quotas request-service-quota-increase --service-code ec2 --quota-code {od_code} "
+                       f"--desired-value {max(desired, needs)} --region {{region}}`", (rig,))
+    if od is None or not od.known:
+        return Finding(check_name, rig, region, WARN,
+                       f"offered; on-demand quota not readable ({_why(od)}), needs {needs} vCPU{spot_text}",
+                       f"check {od_code} in Service Quotas")
+    used = f", {od.used:g} in use" if od.used else ""
+    return Finding(check_name, rig, region, OK,
+                   f"offered; on-demand {od.value:g} vCPU{used} ({od_code}), needs {needs}{spot_text}")
+
+
+def _why(quota: Any) -> str:
+    reason = (getattr(quota, "unknown_reason", "") or "unknown").removeprefix("Service Quotas: ")
+    return f"HTTP {reason}" if reason.isdigit() else reason
+
+
+def _unknown(check: str, subject: str, region: str | None, exc: BaseException, service: str,
+             fix: str = "") -> Finding:
+    """A check that could not be made: a warning with the call and a readable reason."""
+    failure = aws.classify(exc)
+    if failure.kind == aws.CREDENTIALS:
+        raise aws.CredentialsError(failure.code) from None
+    return Finding(check, subject, region, WARN, f"not checked: {aws.describe_error(exc, service)}",
+                   fix or "rerun `python -m rigs doctor`; if it persists, check the permissions for this call")
+
+
+def _client_error(code: str, message: str) -> Exception:
+    import botocore.exceptions
+
+    return botocore.exceptions.ClientError({"Error": {"Code": code, "Message": message}}, "DescribeImages")
+
+
+def _short(zones: Iterable[str], region: str) -> str:
+    """``us-east-2a, us-east-2b`` -> ``a, b`` (the region is in the row)."""
+    return ", ".join(z[len(region):] if z.startswith(region) else z for z in zones)
+
+
+def _short_digest(digest: str) -> str:
+    return digest[:19] + "…"
+
+
+# --- running ---------------------------------------------------------------------------------------
+
+
+def run_doctor(rigs: Sequence[DeployableRig], session: Callable[[], Any], regions: Sequence[str] | None = None,
+               catalog: Catalog | None = None, which: Callable[[str], str | None] | None = None,
+               clients: aws.Clients | None = None) -> DoctorReport:
+    """Run every check for ``rigs`` in their catalog regions (limited to ``regions`` if given).
+
+    ``session`` makes the boto3 session (a bad profile is then a row of the table too).
+    """
+    started = time.monotonic()
+    catalog = catalog or load_catalog()
+    wanted = set(regions or REGIONS)
+    rig_regions = {rig.name: tuple(r for r in rig.regions if r in wanted) for rig in rigs}
+    identity: dict[str, str] | None = None
+    stopped: aws.CredentialsError | aws.UnreachableError | None = None
+    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="doctor-tools") as tools_pool:
+        # the local tools (a subprocess each) are checked while the identity call waits on the network
+        tools = tools_pool.submit(check_local_tools, which) if any(isinstance(r, Ec2Rig) for r in rigs) else None
+        try:
+            session = session()
+            identity = aws.caller_identity(session)
+        except (aws.CredentialsError, aws.UnreachableError) as exc:
+            stopped = exc
+        findings = tools.result() if tools is not None else []
+    if stopped is not None or identity is None:  # identity is None only when the check stopped
+        detail = stopped.cause if isinstance(stopped, aws.CredentialsError) else str(stopped)
+        findings.append(Finding("Credentials", "", None, FAIL, detail, stopped.fix))
+        return DoctorReport(tuple(findings), rig_regions, None, time.monotonic() - started, stopped=stopped)
+    account = identity["Account"]
+    findings.append(Finding("Credentials", "", None, OK, identity.get("Arn", f"account {account}")))
+
+    clients = clients or aws.Clients(session, DOCTOR_CONFIG)
+    checks = _Checks(clients, account, rigs, catalog)
+    used_regions = [r for r in REGIONS if any(r in regions_ for regions_ in rig_regions.values())]
+    amis = sorted({(rig.ami_ssm_parameter, region) for rig in rigs if isinstance(rig, Ec2Rig)
+                   for region in rig_regions[rig.name]})
+    with ThreadPoolExecutor(max_workers=MAX_WORKERS, thread_name_prefix="doctor") as pool:
+        bootstrap = [pool.submit(checks.bootstrap, region) for region in used_regions]
+        zones = {region: pool.submit(checks.zones, region) for region in used_regions}
+        resolved = {key: pool.submit(resolve_ami, clients, *key) for key in amis}
+        preflight = {region: pool.submit(run_preflight, checks.rigs_in(region), session, [region],
+                                         PriceBook(None), False, clients)
+                     for region in used_regions}
+        images = [pool.submit(checks.sagemaker_image, rig, region) for rig in rigs if isinstance(rig, SageMakerRig)
+                  for region in rig_regions[rig.name]]
+        secrets = [pool.submit(checks.hf_secret, region) for region in used_regions]
+        own = {(rig.name, region): pool.submit(checks.own_image, rig, region) for rig in rigs
+               if isinstance(rig, Ec2Rig) and rig.image.repository.startswith(OWN_IMAGE_PREFIX)
+               for region in rig_regions[rig.name]}
+        for future in bootstrap:
+            findings += future.result()
+        networks: dict[str, tuple[str, ...] | None] = {}
+        for region, future in zones.items():
+            found, network = future.result()
+            findings += found
+            networks[region] = network or None
+        for rig in rigs:
+            if isinstance(rig, Ec2Rig):
+                for region in rig_regions[rig.name]:
+                    findings += _ami_findings(rig, region, resolved[(rig.ami_ssm_parameter, region)].result())
+        for region, future in preflight.items():
+            for check in future.result().checks:
+                if check.in_catalog and check.region in rig_regions.get(check.rig, ()):
+                    findings.append(_preflight_findings(check, networks.get(region) if check.kind == "ec2" else None))
+        for future in images + secrets:
+            findings += future.result()
+        builds = []
+        for (name, region), future in own.items():
+            found, built = future.result()
+            findings += found
+            rig = next(r for r in rigs if r.name == name)
+            builds.append(pool.submit(checks.codebuild_quota, rig, region, built))
+        for future in builds:
+            findings += future.result()
+    report = DoctorReport(tuple(findings), rig_regions, account, 0.0)
+    for rig in rigs:
+        findings.append(_verdict(report, rig.name))
+    return DoctorReport(tuple(findings), rig_regions, account, time.monotonic() - started)
+
+
+def _verdict(report: DoctorReport, rig: str) -> Finding:
+    regions = report.rig_regions.get(rig, ())
+    deployable = report.deployable(rig)
+    if deployable:
+        return Finding("Can deploy", rig, None, OK, "in " + ", ".join(deployable) + " (the order `up` tries)")
+    if not regions:
+        return Finding("Can deploy", rig, None, FAIL, "none of its catalog regions was checked",
+                       "leave out --regions, or name one of its regions")
+    checks = sorted({f.check for region in regions for f in report.blockers(rig, region)}, key=CHECK_ORDER.index)
+    return Finding("Can deploy", rig, None, FAIL, f"nowhere: blocked by {', '.join(checks)}",
+                   "fix those rows in one of its regions")
+
+
+# --- rendering -------------------------------------------------------------------------------------
+
+
+@dataclass(slots=True)
+class Row:
+    check: str
+    subject: str
+    regions: list[str] = field(default_factory=list)
+    status: str = OK
+    detail: str = ""
+    fix: str = ""
+
+
+def rows(report: DoctorReport) -> list[Row]:
+    """Findings merged into rows: one per check and outcome, its regions (then its rigs) listed together."""
+    by_outcome: dict[tuple[str, str, str, str, str], Row] = {}
+    for finding in report.findings:
+        key = (finding.check, finding.subject, finding.status, finding.detail, finding.fix)
+        row = by_outcome.setdefault(key, Row(finding.check, finding.subject, status=finding.status,
+                                             detail=finding.detail, fix=finding.fix))
+        if finding.region and finding.region not in row.regions:
+            row.regions.append(finding.region)
+    region_order = {name: index for index, name in enumerate(REGIONS)}
+    subject_order = {name: index for index, name in enumerate(load_catalog().rigs)}
+    merged: dict[tuple[str, str, str, str, tuple[str, ...]], Row] = {}
+    for row in by_outcome.values():
+        row.regions.sort(key=lambda r: region_order.get(r, 99))
+        key = (row.check, row.status, row.detail, row.fix, tuple(row.regions))
+        if key in merged and row.subject:
+            merged[key].subject += f", {row.subject}"
+        else:
+            merged[key] = row
+    for row in merged.values():
+        if "{region}" in row.fix:
+            row.fix = (row.fix.replace("{region}", row.regions[0]) if len(row.regions) == 1
+                       else "in each region: " + row.fix.replace("{region}", "<region>"))
+    order = {name: index for index, name in enumerate(CHECK_ORDER)}
+    return sorted(merged.values(), key=lambda r: (order.get(r.check, 99),
+                                                  subject_order.get(r.subject.split(",")[0], -1),
+                                                  region_order.get(r.regions[0], -1) if r.regions else -1))
+
+
+def render(report: DoctorReport) -> Any:
+    """One rich Table: check, where, result, fix."""
+    from rich.markup import escape
+    from rich.table import Table
+
+    who = f"account {report.account}" if report.account else "no account"
+    table = Table(title=f"Doctor: {who}, {report.seconds:.1f} s (read-only)", header_style="bold",
+                  show_lines=False)
+    for column, ratio in (("Check", None), ("Rig", None), ("Where", None), ("Result", 3), ("Fix", 3)):
+        table.add_column(column, overflow="fold", ratio=ratio)
+    styles = {OK: "green", WARN: "yellow", FAIL: "red"}
+    table.caption = ("FAIL stops the rig deploying in that region; warn does not. "
+                     "all: every region the rig may use (its catalog regions).")
+    for row in rows(report):
+        names = row.subject.split(", ") if row.subject else list(report.rig_regions)
+        every = {region for name in names for region in report.rig_regions.get(name, ())}
+        where = ("all" if row.regions and len(row.regions) > 1 and set(row.regions) == every else
+                 ", ".join(row.regions) if row.regions else ("local" if row.check in LOCAL_CHECKS else ""))
+        status = f"[{styles[row.status]}]{row.status}[/]"
+        table.add_row(escape(row.check), escape(row.subject), escape(where), f"{status} {escape(row.detail)}",
+                      escape(row.fix))
+    return table

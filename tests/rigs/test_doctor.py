@@ -1,0 +1,292 @@
+"""``python -m rigs doctor`` against moto's server, each check passing and failing.
+
+moto's server (``tests/e2e/moto_server.py``: the catalog's AMI parameters seeded, state reset
+between tests) answers CloudFormation, SSM, EC2, ECR (the account's own repositories),
+Secrets Manager and STS. Service Quotas (EC2, SageMaker and CodeBuild quotas) and ECR
+on AWS's own registry are beyond moto: those calls get canned answers (:mod:`.answers`),
+matched by parameters since the doctor calls in parallel.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from typing import Any
+
+import boto3
+import pytest
+
+from rigs import aws, doctor
+from rigs.catalog import load_catalog
+from rigs.cli import main
+from rigs.doctor import DOCTOR_CONFIG, FAIL, OK, WARN, G5G_BUILD_QUOTA, run_doctor
+from rigs.preflight import EC2_QUOTAS
+from tests.fake_tools import AWS_CLI_V1, tools
+
+from .answers import CannedAnswers
+
+CATALOG = load_catalog()
+ACCOUNT = "123456789012"
+SAGEMAKER = CATALOG.get("sagemaker")
+G6, G5G, INF2, TRN1 = (CATALOG.get(n) for n in ("g6", "g5g", "inf2", "trn1"))
+DLC_ACCOUNT = "763104351884"
+PULL_TAG = SAGEMAKER.image.tag
+
+
+class RecordingClients(aws.Clients):
+    """The doctor's clients, with canned answers attached and every operation recorded."""
+
+    def __init__(self, session: Any, answers: CannedAnswers) -> None:
+        super().__init__(session, DOCTOR_CONFIG)
+        self.answers = answers
+        self.operations: list[str] = []
+
+    def __call__(self, service: str, region: str | None = None) -> Any:
+        with self._lock:
+            known = (service, region) in self._clients
+        client = super().__call__(service, region)
+        if not known:
+            self.answers.attach(client)
+            client.meta.events.register("before-call", lambda model, **_: self.operations.append(model.name))
+        return client
+
+
+def quotas(answers: CannedAnswers, region: str | None = None, ec2: float = 64, sagemaker: float = 2,
+           codebuild: float = 1, codebuild_listed: bool = True) -> None:
+    for klass in EC2_QUOTAS.values():
+        for code, name in klass.values():
+            answers.add("service-quotas", "GetServiceQuota", {"ServiceCode": "ec2", "QuotaCode": code},
+                        {"Quota": {"ServiceCode": "ec2", "QuotaCode": code, "QuotaName": name, "Value": ec2}}, region)
+    for service, listed in (("sagemaker", [("ml.g6.xlarge for endpoint usage", "L-SMG6X", sagemaker)]),
+                            ("codebuild", [(G5G_BUILD_QUOTA, "L-CBARMXL", codebuild)] if codebuild_listed else [])):
+        answers.add("service-quotas", "ListServiceQuotas", {"ServiceCode": service}, {"Quotas": [
+            {"ServiceCode": service, "QuotaName": name, "QuotaCode": code, "Value": value}
+            for name, code, value in listed]}, region)
+
+
+def dlc_image(answers: CannedAnswers, region: str, present: bool = True, tag: str = PULL_TAG) -> None:
+    digest = SAGEMAKER.image.reference(region).rpartition("@")[2]
+    params = {"registryId": DLC_ACCOUNT, "repositoryName": "vllm", "imageIds": [{"imageDigest": digest}]}
+    if present:
+        answers.add("ecr", "DescribeImages", params, {"imageDetails": [
+            {"registryId": DLC_ACCOUNT, "repositoryName": "vllm", "imageDigest": digest, "imageTags": [tag]}]},
+                    region)
+    else:
+        answers.add_error("ecr", "DescribeImages", params, "ImageNotFoundException",
+                          f"The image with imageId {{imageDigest:'{digest}'}} does not exist", region)
+
+
+def bootstrap(region: str, version: int = 30) -> None:
+    boto3.client("cloudformation", region_name=region).create_stack(StackName="CDKToolkit", TemplateBody=json.dumps(
+        {"Resources": {"Handle": {"Type": "AWS::CloudFormation::WaitConditionHandle"}}}))
+    boto3.client("ssm", region_name=region).put_parameter(Name=doctor.BOOTSTRAP_VERSION_PARAMETER, Type="String",
+                                                          Value=str(version))
+
+
+def build_g5g_image(region: str) -> None:
+    ecr = boto3.client("ecr", region_name=region)
+    ecr.create_repository(repositoryName=G5G.image.repository)
+    manifest = {"schemaVersion": 2, "mediaType": "application/vnd.docker.distribution.manifest.v2+json",
+                "config": {"mediaType": "application/vnd.docker.container.image.v1+json", "size": 1,
+                           "digest": "sha256:" + "0" * 64}, "layers": []}
+    ecr.put_image(repositoryName=G5G.image.repository, imageManifest=json.dumps(manifest), imageTag=G5G.image.tag)
+
+
+def run(rigs, answers: CannedAnswers, which, regions=None) -> tuple[doctor.DoctorReport, RecordingClients]:
+    session = aws.make_session()
+    clients = RecordingClients(session, answers)
+    report = run_doctor(rigs, lambda: session, regions, which=which, clients=clients)
+    return report, clients
+
+
+@pytest.fixture
+def which(tmp_path: Any) -> Any:
+    """AWS CLI v2 and the Session Manager plugin, as real executables."""
+    return tools(tmp_path / "bin")
+
+
+def by_check(report: doctor.DoctorReport, check: str, region: str | None = None, subject: str | None = None):
+    found = [f for f in report.findings if f.check == check and (region is None or f.region == region)
+             and (subject is None or f.subject == subject)]
+    assert found, f"no {check} finding for {subject} in {region}"
+    return found[0] if len(found) == 1 else found
+
+
+def test_healthy_account_every_check_passes_and_nothing_is_written(endpoint: str, which: Any) -> None:
+    answers = CannedAnswers()
+    token_rig = dataclasses.replace(G6, hf_token_required=True)
+    for region in ("us-east-1", "us-east-2", "us-west-2"):
+        bootstrap(region)
+        quotas(answers, region)
+        dlc_image(answers, region)
+        boto3.client("secretsmanager", region_name=region).create_secret(
+            Name="aws-inference/hf-token", SecretString="hf_x")
+    for region in G5G.regions:
+        build_g5g_image(region)
+    report, clients = run([token_rig, G5G, INF2, TRN1, SAGEMAKER], answers, which)
+    problems = [f for f in report.findings if f.status != OK]
+    assert problems == []
+    assert report.ok and report.stopped is None
+    checks = {f.check for f in report.findings}
+    assert checks == set(doctor.CHECK_ORDER)  # every check ran
+    assert report.deployable("g6") == ["us-east-2", "us-east-1", "us-west-2"]  # the catalog's order
+    assert report.deployable("g5g") == ["us-east-1", "us-west-2"]
+    assert "version 30" in by_check(report, "CDK bootstrap", "us-east-2").detail
+    assert "on-demand 64 vCPU (L-DB2E81BA), needs 4" in by_check(report, "Type and quota", "us-east-2", "g6").detail
+    assert "L-CBARMXL" in by_check(report, "CodeBuild quota", "us-west-2", "g5g").detail
+    assert by_check(report, "SageMaker image", "us-west-2", "sagemaker").detail.startswith("vllm:" + PULL_TAG)
+    # read-only: every call is a Describe/Get/List call
+    assert clients.operations and all(op.startswith(("Describe", "Get", "List")) for op in clients.operations)
+
+
+def test_each_check_fails_with_its_fix(endpoint: str, tmp_path: Any) -> None:
+    answers = CannedAnswers()
+    bootstrap("us-east-2")
+    bootstrap("us-west-2", version=5)  # us-east-1 is not bootstrapped at all
+    ec2 = boto3.client("ec2", region_name="us-east-2")  # us-east-2c loses its default subnet: Fn::GetAZs gives 2 of 3
+    (subnet,) = ec2.describe_subnets(Filters=[{"Name": "default-for-az", "Values": ["true"]},
+                                              {"Name": "availability-zone", "Values": ["us-east-2c"]}])["Subnets"]
+    ec2.delete_subnet(SubnetId=subnet["SubnetId"])
+    quotas(answers, ec2=0, sagemaker=0, codebuild=0)
+    dlc_image(answers, "us-east-2", present=False)
+    dlc_image(answers, "us-east-1")
+    dlc_image(answers, "us-west-2", tag="an-older-tag")
+    small_root = dataclasses.replace(G6, root_volume_gib=8)  # below moto's 15 GiB AMI snapshot
+    missing_ami = dataclasses.replace(INF2, ami_ssm_parameter="/aws/service/not/published")
+    needs_token = dataclasses.replace(TRN1, hf_token_required=True)
+    report, _ = run([small_root, G5G, missing_ami, needs_token, SAGEMAKER], answers,
+                    tools(tmp_path / "bin", aws=AWS_CLI_V1, plugin=None))
+
+    cli = by_check(report, "AWS CLI v2")
+    assert cli.status == WARN and "AWS CLI 1.45.11 (v1)" in cli.detail and "install AWS CLI v2" in cli.fix
+    plugin = by_check(report, "Session Manager plugin")
+    assert plugin.status == WARN and "not on PATH" in plugin.detail and "session-manager" in plugin.fix
+    assert not cli.blocks and not plugin.blocks  # the agent needs them, a deploy does not
+
+    missing = by_check(report, "CDK bootstrap", "us-east-1")
+    assert (missing.status, missing.detail) == (FAIL, "not bootstrapped (no CDKToolkit stack)")
+    assert f"./scripts/cdk bootstrap aws://{ACCOUNT}/{{region}}" in missing.fix
+    old = by_check(report, "CDK bootstrap", "us-west-2")
+    assert old.status == FAIL and "version 5; the templates need 6" in old.detail
+    zones = by_check(report, "Zones", "us-east-2")
+    assert zones.status == FAIL and "Fn::GetAZs gives 2 zone(s)" in zones.detail and "asks for 3" in zones.detail
+    assert "-c az_count.{region}=2" in zones.fix and "create-default-subnet" in zones.fix
+    assert set(zones.blocks) == {"g6", "inf2", "trn1"}  # the EC2 rigs of us-east-2; not SageMaker
+    ami = by_check(report, "AMI", "us-east-2", "g6")
+    assert ami.status == FAIL and "root snapshot 15 GiB > root volume 8 GiB" in ami.detail
+    assert "InvalidBlockDeviceMapping" in ami.detail and "raise root_volume_gib of g6 to 15" in ami.fix
+    unresolved = by_check(report, "AMI", "us-east-1", "inf2")
+    assert unresolved.status == FAIL and "/aws/service/not/published does not resolve" in unresolved.detail
+    assert "-c ami.inf2=" in unresolved.fix
+    quota = by_check(report, "Type and quota", "us-east-2", "g6")
+    assert quota.status == FAIL and "quota is 0 vCPU" in quota.detail and "L-DB2E81BA" in quota.detail
+    assert "request an increase" in quota.detail
+    assert "--quota-code L-DB2E81BA --desired-value 4" in quota.fix
+    endpoint_quota = by_check(report, "Endpoint quota", "us-east-2", "sagemaker")
+    assert endpoint_quota.status == FAIL and "request an increase" in endpoint_quota.detail
+    assert "--service-code sagemaker --quota-code L-SMG6X" in endpoint_quota.fix
+    image = by_check(report, "SageMaker image", "us-east-2", "sagemaker")
+    assert image.status == FAIL and "ImageNotFoundException" in image.detail
+    assert f"imageTag={PULL_TAG}" in image.fix
+    retagged = by_check(report, "SageMaker image", "us-west-2", "sagemaker")
+    assert retagged.status == WARN and "no longer tagged" in retagged.detail
+    secret = by_check(report, "HF token secret", "us-east-2", "trn1")
+    assert secret.status == FAIL and "aws-inference/hf-token is missing" in secret.detail
+    assert "create-secret --name aws-inference/hf-token" in secret.fix
+    g5g_image = by_check(report, "g5g image", "us-east-1", "g5g")
+    assert g5g_image.status == FAIL and "InferenceG5gImage stack is not deployed" in g5g_image.detail
+    build = by_check(report, "CodeBuild quota", "us-east-1", "g5g")
+    assert build.status == FAIL and "(L-CBARMXL): request an increase" in build.detail
+    assert not report.ok
+    assert all(report.deployable(rig) == [] for rig in report.rig_regions)
+    verdict = by_check(report, "Can deploy", subject="g6")
+    assert verdict.status == FAIL and verdict.detail.startswith("nowhere: blocked by CDK bootstrap, Zones, AMI")
+
+
+def test_unreadable_quotas_and_refused_calls_warn_without_blocking(endpoint: str, which: Any) -> None:
+    answers = CannedAnswers()  # no quota answers: moto's Service Quotas refuses the EC2 codes
+    bootstrap("us-east-2")
+    answers.add_error("ecr", "DescribeImages", {"registryId": DLC_ACCOUNT}, "AccessDeniedException",
+                      "User is not authorized to perform: ecr:DescribeImages")
+    report, _ = run([G6, SAGEMAKER], answers, which, regions=["us-east-2"])
+    quota = by_check(report, "Type and quota", "us-east-2", "g6")
+    assert quota.status == WARN and "not readable (NoSuchResourceException)" in quota.detail
+    assert quota.fix == "check L-DB2E81BA in Service Quotas"
+    image = by_check(report, "SageMaker image", "us-east-2", "sagemaker")
+    assert image.status == WARN
+    assert image.detail.startswith("not checked: ecr DescribeImages failed: AccessDeniedException: User is not")
+    endpoint_quota = by_check(report, "Endpoint quota", "us-east-2", "sagemaker")
+    assert endpoint_quota.status == WARN and "<" not in endpoint_quota.detail  # moto's HTML 500 page, made readable
+    assert report.ok and report.deployable("g6") == ["us-east-2"] and report.deployable("sagemaker") == ["us-east-2"]
+
+
+def test_offered_zones_outside_the_base_network(endpoint: str, which: Any) -> None:
+    answers = CannedAnswers()
+    quotas(answers)
+    bootstrap("us-west-2")
+    ec2 = boto3.client("ec2", region_name="us-west-2")  # default subnets left in us-west-2a and 2c only
+    for subnet in ec2.describe_subnets(Filters=[{"Name": "default-for-az", "Values": ["true"]}])["Subnets"]:
+        if subnet["AvailabilityZone"] in ("us-west-2b", "us-west-2d"):
+            ec2.delete_subnet(SubnetId=subnet["SubnetId"])
+    two_zones = dataclasses.replace(CATALOG, regions={**CATALOG.regions, "us-west-2": dataclasses.replace(
+        CATALOG.regions["us-west-2"], availability_zones=2)})
+    session = aws.make_session()
+    report = run_doctor([G6, TRN1], lambda: session, ["us-west-2"], catalog=two_zones, which=which,
+                        clients=RecordingClients(session, answers))
+    assert by_check(report, "Zones", "us-west-2").status == OK
+    trn1 = by_check(report, "Type and quota", "us-west-2", "trn1")  # moto offers trn1.2xlarge in 2b and 2d
+    assert trn1.status == FAIL and trn1.detail == "offered only in b, d, outside the base network's zones (a, c)"
+    assert by_check(report, "Type and quota", "us-west-2", "g6").status == OK  # g6 is offered in 2a-2d
+    assert report.deployable("g6") == ["us-west-2"] and report.deployable("trn1") == []
+
+
+def test_one_screen_of_rows_merged_across_regions(endpoint: str, tmp_path: Any) -> None:
+    from rich.console import Console
+
+    answers = CannedAnswers()
+    quotas(answers, ec2=0)
+    report, _ = run(CATALOG.deployable(), answers, tools(tmp_path / "bin", aws=None, plugin=None))
+    console = Console(width=160, record=True, file=open("/dev/null", "w"))  # noqa: SIM115 - closed with the test
+    console.print(doctor.render(report))
+    text = console.export_text()
+    assert len(text.splitlines()) <= 60, text
+    bootstrap_rows = [line for line in text.splitlines() if line.startswith("│ CDK bootstrap")]
+    assert len(bootstrap_rows) == 1 and "│ all " in bootstrap_rows[0]  # three regions, one row
+    assert f"aws://{ACCOUNT}/<region>" in text
+
+
+def test_cli_exit_status_is_0_only_when_every_rig_named_can_deploy(endpoint: str, capsys: Any) -> None:
+    assert main(["doctor", "g6", "--regions", "us-east-2"]) == 1  # not bootstrapped
+    out = capsys.readouterr().out
+    assert "CDK bootstrap" in out and "not bootstrapped" in out and "Can deploy" in out
+    bootstrap("us-east-2")
+    assert main(["doctor", "g6", "--regions", "us-east-2", "--json"]) == 0  # quotas unreadable: warnings only
+    data = json.loads(capsys.readouterr().out)
+    assert data["deployable"] == {"g6": ["us-east-2"]} and data["account"] == ACCOUNT
+    assert {f["check"] for f in data["findings"]} >= {"Credentials", "CDK bootstrap", "Zones", "AMI", "Type and quota"}
+    assert main(["doctor", "bedrock"]) == 0  # nothing to deploy, and the account answers
+    assert "bedrock: Bedrock, nothing to deploy" in capsys.readouterr().out
+
+
+def test_up_with_doctor_stops_before_any_deploy(endpoint: str, capsys: Any, tmp_path: Any,
+                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("RIGS_STATE_DIR", str(tmp_path / "state"))
+    assert main(["up", "g6", "--doctor", "--evidence", str(tmp_path / "evidence")]) == 1
+    captured = capsys.readouterr()
+    assert "doctor: g6 cannot deploy anywhere (see the FAIL rows); nothing deployed" in captured.err
+    assert boto3.client("cloudformation", region_name="us-east-2").describe_stacks()["Stacks"] == []
+    assert not (tmp_path / "evidence").exists()
+
+
+def test_g5g_build_quota_matches_the_image_build() -> None:
+    import inspect
+
+    from aws_cdk import aws_codebuild as codebuild
+
+    from stacks.parts.image_build import ImageBuild
+
+    compute = inspect.signature(ImageBuild.__init__).parameters["compute_type"].default
+    size = {codebuild.ComputeType.SMALL: "Small", codebuild.ComputeType.MEDIUM: "Medium",
+            codebuild.ComputeType.LARGE: "Large", codebuild.ComputeType.X_LARGE: "XLarge",
+            codebuild.ComputeType.X2_LARGE: "2XLarge"}[compute]
+    assert G5G_BUILD_QUOTA == f"Concurrently running builds for ARM/{size} environment"
