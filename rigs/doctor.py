@@ -40,7 +40,7 @@ from . import aws, local_tools
 from .catalog import Catalog, DeployableRig, Ec2Rig, SageMakerRig, load_catalog
 from .contract import HF_TOKEN_SECRET, REGIONS
 from .deploy_options import OWN_IMAGE_PREFIX, ecr_image
-from .preflight import EC2_QUOTAS, NOT_LISTED, OK as PREFLIGHT_OK, RegionCheck, quota_class, run_preflight
+from .preflight import EC2_QUOTAS, NOT_LISTED, OK as PREFLIGHT_OK, UNPINNED, RegionCheck, quota_class, run_preflight
 from .pricing import PriceBook
 
 OK, WARN, FAIL = "ok", "warn", "FAIL"
@@ -360,11 +360,12 @@ def _preflight_findings(check: RegionCheck, network: tuple[str, ...] | None) -> 
     rig, region = check.rig, check.region
     if check.kind == "sagemaker":
         quota = check.endpoint_quota
-        if check.verdict == PREFLIGHT_OK and quota is not None and quota.known:
+        free = quota is not None and quota.known and quota.value and (quota.used is None or quota.value - quota.used >= 1)
+        if free:  # the quota row speaks of the quota only (an unpinned image is the SageMaker image row)
             used = f", {quota.used:g} in use" if quota.used else ""
             return Finding("Endpoint quota", rig, region, OK,
                            f"{check.instance_type}: {quota.value:g} instance(s){used} ({quota.code})")
-        if check.verdict == PREFLIGHT_OK:
+        if check.verdict == PREFLIGHT_OK or check.reason.startswith(UNPINNED):
             return Finding("Endpoint quota", rig, region, WARN, f"{check.instance_type}: not readable ({_why(quota)})",
                            f"check '{check.instance_type} for endpoint usage' in Service Quotas")
         code = quota.code if quota and quota.code else ""
