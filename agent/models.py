@@ -3,7 +3,10 @@
 * Bedrock: strands ``BedrockModel`` on the backend's one ``bedrock-runtime`` client.
 * vLLM rigs and any OpenAI-compatible URL: strands ``OpenAIModel`` with **one shared**
   ``AsyncOpenAI`` passed as ``client=``. ``client_args=`` would build (and SSL-initialise) a new
-  ``AsyncOpenAI`` on every request, about 20 ms each (HARNESS.md).
+  ``AsyncOpenAI`` on every request (strands ``OpenAIModel._get_client``): 29 ms each on the
+  2-core development machine, 2026-11-30, openai 2.54.0, nearly all of it in
+  ``ssl.create_default_context`` (``python -m timeit -s "from openai import AsyncOpenAI"
+  "AsyncOpenAI(base_url='http://127.0.0.1:9/v1', api_key='x')"``, best of 3).
 * SageMaker: strands ``SageMakerAIModel`` on the backend's one ``sagemaker-runtime`` client,
   streaming with ``stream_options.include_usage`` (strands sends none by itself), made tolerant
   of vLLM's extra usage fields (:func:`tolerate_vllm_usage`).
@@ -135,11 +138,27 @@ def tolerate_vllm_usage() -> bool:
 # --- the local rig: a constrained first turn ---------------------------------------------
 
 
+CONSTRAINED_TEXT_MAX_CHARS = 300
+"""Longest free-text argument a constrained tool call may hold. Without a bound, SmolLM2 kept
+writing inside the orchestrator's ``prompt`` string until the 512-token limit and never made
+the call; the server's grammar enforces ``maxLength``."""
+CONSTRAINED_ANSWER_MAX_CHARS = 800
+"""Longest text answer of a turn held to :data:`ANSWER_SCHEMA`. Unbounded, SmolLM2 wrote on about the
+orchestrator's table until the 512-token limit (a failed run every time); bounded, it ends."""
+ANSWER_SCHEMA = {
+    "type": "object",
+    "properties": {"answer": {"type": "string", "maxLength": CONSTRAINED_ANSWER_MAX_CHARS}},
+    "required": ["answer"],
+    "additionalProperties": False,
+}
+
+
 def _tool_choice_schema(tool_specs: Sequence[ToolSpec], enums: Mapping[str, Mapping[str, Sequence[Any]]]) -> dict:
     """A JSON schema whose instances are exactly one call of one of ``tool_specs``.
 
     ``enums`` narrows arguments to allowed values (``{"count_ids": {"op": [">=", ...]}}``), so the
-    server's grammar enforces them (a plain string let SmolLM2 write ``"op": "id"``).
+    server's grammar enforces them (a plain string let SmolLM2 write ``"op": "id"``); every other
+    string argument is bounded by :data:`CONSTRAINED_TEXT_MAX_CHARS`.
     """
     options = []
     for spec in tool_specs:
@@ -151,6 +170,9 @@ def _tool_choice_schema(tool_specs: Sequence[ToolSpec], enums: Mapping[str, Mapp
             if prop in args["properties"]:
                 args["properties"][prop] = {**args["properties"][prop], "enum": list(allowed)}
                 args["properties"][prop].pop("type", None)
+        for prop in args["properties"].values():
+            if prop.get("type") == "string" and "enum" not in prop:
+                prop.setdefault("maxLength", CONSTRAINED_TEXT_MAX_CHARS)
         options.append(
             {
                 "type": "object",
@@ -198,8 +220,10 @@ class ConstrainedToolModel(OpenAIModel):
     On the first turn of an agent run (tools offered, no tool result yet) it asks the server for
     a reply constrained by a JSON schema to ``{"tool": <name>, "arguments": {...}}`` over the
     offered tools, and returns that as a ``toolUse``. Later turns carry the call and its result
-    as plain text and offer no tools, so the model writes the final answer. Every report labels
-    such a backend **constrained**; the grader still judges the call it picked.
+    as plain text and offer no tools, so the model writes the final answer (held to a bounded
+    length by :data:`ANSWER_SCHEMA` where a part asks for it: the orchestrator's). Every report
+    labels such a backend **constrained**; the grader still judges the call it picked and the
+    answer it wrote.
 
     Args:
         client: The backend's one shared ``AsyncOpenAI``.
@@ -221,10 +245,13 @@ class ConstrainedToolModel(OpenAIModel):
         super().__init__(client=client, model_id=model_id, params=params or {})
         self._shared_client = client
         self.enums: dict[str, Mapping[str, Sequence[Any]]] = dict(enums or {})
+        self.bounded_answer = False
 
-    def set_enums(self, enums: Mapping[str, Mapping[str, Sequence[Any]]]) -> None:
-        """Set the allowed argument values for the tools of the next agent run."""
+    def set_enums(self, enums: Mapping[str, Mapping[str, Sequence[Any]]], *, bounded_answer: bool = False) -> None:
+        """Set the allowed argument values for the tools of the next agent run, and whether its text
+        answer is held to :data:`ANSWER_SCHEMA`."""
         self.enums = dict(enums)
+        self.bounded_answer = bounded_answer
 
     def _choice_prompt(self, tool_specs: Sequence[ToolSpec], system_prompt: str | None) -> str:
         lines = [system_prompt or "", "", "Choose exactly one tool to call and its arguments. The tools:"]
@@ -245,27 +272,14 @@ class ConstrainedToolModel(OpenAIModel):
         **kwargs: Any,
     ) -> AsyncGenerator[StreamEvent, None]:
         if not tool_specs or _has_tool_results(messages):
-            async for event in super().stream(_as_plain_text(messages), None, system_prompt, **kwargs):
+            answer = self._answer(messages, system_prompt) if self.bounded_answer else super().stream(
+                _as_plain_text(messages), None, system_prompt, **kwargs)
+            async for event in answer:
                 yield event
             return
-        params = dict(self.config.get("params") or {})
-        request = {
-            "model": self.config["model_id"],
-            "messages": self.format_request_messages(
-                _as_plain_text(messages), self._choice_prompt(tool_specs, system_prompt)
-            ),
-            "response_format": {
-                "type": "json_schema",
-                "json_schema": {
-                    "name": "tool_call",
-                    "schema": _tool_choice_schema(tool_specs, self.enums),
-                    "strict": True,
-                },
-            },
-            "stream": False,
-            **{k: v for k, v in params.items() if k not in ("stream", "stream_options")},
-        }
-        response = await self._shared_client.chat.completions.create(**request)
+        response = await self._constrained(
+            self.format_request_messages(_as_plain_text(messages), self._choice_prompt(tool_specs, system_prompt)),
+            "tool_call", _tool_choice_schema(tool_specs, self.enums))
         yield {"messageStart": {"role": "assistant"}}
         choice = response.choices[0] if response.choices else None
         content = (choice.message.content if choice and choice.message else None) or ""
@@ -286,6 +300,36 @@ class ConstrainedToolModel(OpenAIModel):
             yield {"contentBlockDelta": {"delta": {"toolUse": {"input": json.dumps(args)}}}}
             yield {"contentBlockStop": {}}
             yield {"messageStop": {"stopReason": "tool_use"}}
+        if response.usage is not None:
+            yield self.format_chunk({"chunk_type": "metadata", "data": response.usage})
+
+    async def _constrained(self, messages: list[dict[str, Any]], name: str, schema: dict[str, Any]) -> Any:
+        """One non-streamed request whose reply the server's grammar holds to ``schema``."""
+        params = dict(self.config.get("params") or {})
+        return await self._shared_client.chat.completions.create(
+            model=self.config["model_id"],
+            messages=messages,
+            response_format={"type": "json_schema", "json_schema": {"name": name, "schema": schema, "strict": True}},
+            stream=False,
+            **{k: v for k, v in params.items() if k not in ("stream", "stream_options")},
+        )
+
+    async def _answer(self, messages: Messages, system_prompt: str | None) -> AsyncGenerator[StreamEvent, None]:
+        """A text answer, held to :data:`ANSWER_SCHEMA`; a reply cut at the token limit stays a failure."""
+        response = await self._constrained(self.format_request_messages(_as_plain_text(messages), system_prompt),
+                                           "answer", ANSWER_SCHEMA)
+        choice = response.choices[0] if response.choices else None
+        content = (choice.message.content if choice and choice.message else None) or ""
+        try:
+            text = str(json.loads(content)["answer"])
+        except (ValueError, KeyError, TypeError):
+            text = content  # the grammar should make this impossible; then the raw reply is the answer
+        stop = "max_tokens" if choice is not None and choice.finish_reason == "length" else "end_turn"
+        yield {"messageStart": {"role": "assistant"}}
+        yield {"contentBlockStart": {"start": {}}}
+        yield {"contentBlockDelta": {"delta": {"text": text}}}
+        yield {"contentBlockStop": {}}
+        yield {"messageStop": {"stopReason": stop}}
         if response.usage is not None:
             yield self.format_chunk({"chunk_type": "metadata", "data": response.usage})
 

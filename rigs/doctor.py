@@ -8,8 +8,8 @@ with the fix for each failure:
 - local: AWS CLI v2 and the Session Manager plugin (the agent's SSM port forwards need
   both; they do not block a deploy, so a problem there is a warning);
 - the credentials and the caller identity (nothing else runs without them);
-- per region: the CDK bootstrap stack and its version; the zones (available, which have a
-  default subnet, what ``Fn::GetAZs`` gives the base network);
+- per region: the CDK bootstrap stack and its version; the zones (the available zones that
+  offer the most of the region's rig types, as the base network chooses them at deploy time);
 - per rig and region: its AMI's SSM parameter resolves and the AMI's root snapshot fits
   the rig's root volume; the zones offering the instance type (and whether the base
   network has a subnet in one of them); the vCPU quotas (on-demand, which rigs use, and
@@ -40,7 +40,7 @@ from . import aws, local_tools
 from .catalog import Catalog, DeployableRig, Ec2Rig, SageMakerRig, load_catalog
 from .contract import HF_TOKEN_SECRET, REGIONS
 from .deploy_options import OWN_IMAGE_PREFIX, ecr_image
-from .preflight import EC2_QUOTAS, NOT_LISTED, OK as PREFLIGHT_OK, RegionCheck, quota_class, run_preflight
+from .preflight import EC2_QUOTAS, NOT_LISTED, OK as PREFLIGHT_OK, UNPINNED, RegionCheck, quota_class, run_preflight
 from .pricing import PriceBook
 
 OK, WARN, FAIL = "ok", "warn", "FAIL"
@@ -188,39 +188,43 @@ class _Checks:
         if not blocks:
             return [], ()
         ec2 = self.clients("ec2", region)
+        types = sorted({rig.instance_type for rig in self.catalog.ec2_rigs() if region in rig.regions})
         try:
             zones = aws.call(ec2.describe_availability_zones, attempts=3)["AvailabilityZones"]
-            defaults = aws.paginate(ec2, "describe_subnets", "Subnets",
-                                    Filters=[{"Name": "default-for-az", "Values": ["true"]}])
+            offers = aws.paginate(ec2, "describe_instance_type_offerings", "InstanceTypeOfferings",
+                                  LocationType="availability-zone",
+                                  Filters=[{"Name": "instance-type", "Values": types}])
         except Exception as exc:  # noqa: BLE001
             return [_unknown("Zones", "", region, exc, "ec2")], ()
         available = sorted(z["ZoneName"] for z in zones if z.get("State") == "available"
-                           and z.get("ZoneType", "availability-zone") == "availability-zone")
+                           and z.get("ZoneType", "availability-zone") == "availability-zone"
+                           and z.get("OptInStatus", "opt-in-not-required") != "not-opted-in")
         impaired = sorted(z["ZoneName"] for z in zones if z.get("State") != "available")
-        with_default = sorted({s["AvailabilityZone"] for s in defaults} & set(available))
         spec = self.catalog.regions.get(region)
         count = spec.availability_zones if spec else len(available)
-        getazs = tuple(with_default) if defaults else tuple(available)
-        network = base_network_zones(getazs, count)
-        detail = "the base network's zones are available" + (
-            " and have default subnets" if defaults else " (no default subnets: Fn::GetAZs gives every zone)")
+        offered = {zone: 0 for zone in available}
+        for offer in offers:
+            if offer.get("Location") in offered:
+                offered[offer["Location"]] += 1
+        network = base_network_zones(offered, count)
+        if not network:
+            return [Finding("Zones", "", region, FAIL,
+                            f"no available zone offers any of {', '.join(types)} (available: "
+                            f"{_short(available, region) or 'none'})",
+                            "none here: `up` tries the rig's other regions", blocks)], network
+        detail = f"base network in {_short(sorted(set(network)), region)}"
         if impaired:
             detail += f"; not available: {_short(impaired, region)}"
-        if len(getazs) < count:
-            fix = (f"deploy with `-c az_count.{{region}}={len(getazs)}`, or add default subnets: "
-                   "`aws ec2 create-default-subnet --availability-zone <zone> --region {region}`")
-            return [Finding("Zones", "", region, FAIL, f"Fn::GetAZs gives {len(getazs)} zone(s) (zones with a default "
-                            f"subnet, since the account has some), the base network asks for {count}", fix, blocks)], \
-                network
         return [Finding("Zones", "", region, OK if not impaired else WARN, detail)], network
 
     def sagemaker_image(self, rig: SageMakerRig, region: str) -> list[Finding]:
         reference = rig.image.reference(region)
         image = ecr_image(reference)
-        digest = image.ref.partition("@")[2] if image else ""
+        digest = rig.image.digest_for(region)
         if image is None or not digest:
-            return [Finding("SageMaker image", rig.name, region, WARN, f"{reference} is not pinned by digest",
-                            "pin the image by digest in rigs/catalog.yaml")]
+            return [Finding("SageMaker image", rig.name, region, FAIL,
+                            "no digest pinned here: the deploy is refused",
+                            "pin it: `python -m rigs pins refresh --regions {region}`", (rig.name,))]
         tag = image.ref.partition("@")[0].lstrip(":")
         fix = (f"pin this region's digest of the tag: `aws ecr describe-images --registry-id {image.account} "
                f"--repository-name {image.repository} --image-ids imageTag={tag} --region {{region}}`")
@@ -340,13 +344,15 @@ def resolve_ami(clients: aws.Clients, parameter: str, region: str) -> tuple[str,
     return ami, None
 
 
-def base_network_zones(getazs: Sequence[str], count: int) -> tuple[str, ...]:
-    """The zones of the base network's subnets: the first ``count`` of ``Fn::GetAZs`` (``stacks/parts/network.py``).
-
-    ``Fn::GetAZs`` returns the zones with a default subnet when the account has default
-    subnets, else every available zone (AWS CloudFormation documentation, Fn::GetAZs).
+def base_network_zones(offered: Mapping[str, int], slots: int) -> tuple[str, ...]:
+    """The zones the base network's subnets go in, as its deploy-time custom resource chooses them
+    (``stacks/parts/handlers/usable_zones.py``): of the available zones, the ``slots`` that offer
+    the most of the region's rig types (a zone offering none is never used), repeated when fewer
+    zones than slots qualify. ``offered`` maps an available zone to how many rig types it offers.
     """
-    return tuple(getazs[:count])
+    ranked = sorted((z for z in offered if offered[z]), key=lambda z: (-offered[z], z))
+    chosen = sorted(ranked[:slots])
+    return tuple(chosen[index % len(chosen)] for index in range(slots)) if chosen else ()
 
 
 def _preflight_findings(check: RegionCheck, network: tuple[str, ...] | None) -> Finding:
@@ -354,11 +360,12 @@ def _preflight_findings(check: RegionCheck, network: tuple[str, ...] | None) -> 
     rig, region = check.rig, check.region
     if check.kind == "sagemaker":
         quota = check.endpoint_quota
-        if check.verdict == PREFLIGHT_OK and quota is not None and quota.known:
+        free = quota is not None and quota.known and quota.value and (quota.used is None or quota.value - quota.used >= 1)
+        if free:  # the quota row speaks of the quota only (an unpinned image is the SageMaker image row)
             used = f", {quota.used:g} in use" if quota.used else ""
             return Finding("Endpoint quota", rig, region, OK,
                            f"{check.instance_type}: {quota.value:g} instance(s){used} ({quota.code})")
-        if check.verdict == PREFLIGHT_OK:
+        if check.verdict == PREFLIGHT_OK or check.reason.startswith(UNPINNED):
             return Finding("Endpoint quota", rig, region, WARN, f"{check.instance_type}: not readable ({_why(quota)})",
                            f"check '{check.instance_type} for endpoint usage' in Service Quotas")
         code = quota.code if quota and quota.code else ""
@@ -376,8 +383,8 @@ def _preflight_findings(check: RegionCheck, network: tuple[str, ...] | None) -> 
     if network is not None and not set(check.zones) & set(network):
         return Finding(check_name, rig, region, FAIL,
                        f"offered only in {_short(check.zones, region)}, outside the base network's zones "
-                       f"({_short(network, region)})", "deploy the base network over more zones: "
-                       "`-c az_count.{region}=6`", (rig,))
+                       f"({_short(sorted(set(network)), region)})", "deploy the base network over more zones "
+                       "(`-c az_count.{region}=N`) or name them (`-c zones.{region}=a,b`)", (rig,))
     codes = EC2_QUOTAS.get(quota_class(check.instance_type), {})
     od_code = codes.get("on-demand", ("?", ""))[0]
     od, spot, needs = check.on_demand, check.spot, check.vcpus or 0

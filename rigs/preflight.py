@@ -45,6 +45,8 @@ _CLASS = re.compile(r"^([a-z]+?)\d")
 OK = "ok"
 SKIP = "skip"
 NOT_LISTED = "not-listed"
+UNPINNED = "no digest of its image is pinned"
+"""Why a SageMaker rig skips a region whose image the catalog does not pin (see ``rigs pins``)."""
 
 
 def quota_class(instance_type: str) -> str:
@@ -309,6 +311,9 @@ def _check_sagemaker(rig: SageMakerRig, region: str, probe: _Probe) -> RegionChe
         elif used is not None and value - used < 1:
             verdict, reason = SKIP, (f"endpoint quota {value:g} with {used:g} in use by {', '.join(names)}: "
                                      "no instance free")
+    if verdict == OK and in_catalog and rig.image.digest_for(region) is None:
+        verdict, reason = SKIP, (f"{UNPINNED} for {region} (the stack refuses to deploy there): "
+                                 f"`python -m rigs pins refresh --regions {region}`")
     if verdict == OK and not in_catalog:
         verdict, reason = NOT_LISTED, f"could run, but {region} is not in the catalog's regions for {rig.name}"
     return RegionCheck(**base, verdict=verdict, reason=reason, endpoint_quota=endpoint_quota, price=price,

@@ -14,7 +14,7 @@ from .parts.image_build import ImageBuild
 
 RECIPE_DIR = Path(__file__).resolve().parent.parent / "rigs" / "g5g"
 VLLM_REF = "v0.27.2rc0"
-"""The vLLM version the reference built (SYSTEM.md 13.2: the floor for Gemma 4)."""
+"""The vLLM version the reference built, the floor for Gemma 4 (docs/reference-run.md, "The g5g image")."""
 MAX_JOBS = "16"
 """Parallel compile jobs on a 32-vCPU, 64 GiB arm64 build host (nvcc needs ~2-3 GiB each)."""
 

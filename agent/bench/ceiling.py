@@ -1,4 +1,4 @@
-"""Decode-rate ceiling from memory bandwidth (SYSTEM.md 14.11).
+"""Decode-rate ceiling from memory bandwidth (the method and its figures: docs/reference-run.md).
 
 ``ceiling_tok_s = device bandwidth (bytes/s) / bytes streamed per decode step``, at batch 1,
 KV reads ignored. The measured decode rate (p50, concurrency 1) is reported as a share of it.

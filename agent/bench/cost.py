@@ -1,7 +1,7 @@
 """Cost arithmetic: pure functions of explicit prices and measured rates.
 
 * $ per million output tokens = $/h / (output tok/s x 3600) x 1e6, at each measured
-  concurrency (the reference's formula, SYSTEM.md 14.6);
+  concurrency (the reference's formula, docs/reference-run.md "Cost arithmetic");
 * 24x7 monthly cost = $/h x 730 h;
 * Bedrock's price per output token at an input:output mix ``m`` (input tokens per output
   token) = (output $/M + m x input $/M) / 1e6;

@@ -261,7 +261,8 @@ async def run_orchestrator(
     names = [b.name for b in backends]
     submit = make_submit_tool(names)
     if constrained and hasattr(model, "set_enums"):
-        model.set_enums({SUBMIT_TOOL: {"winner": names}})  # the grammar admits only an offered backend
+        # the grammar admits only an offered backend as the winner, and ends the text answer
+        model.set_enums({SUBMIT_TOOL: {"winner": names}}, bounded_answer=True)
     system_prompt = f"{ORCHESTRATOR_SYSTEM_PROMPT} {submit_instruction(names)}"
     tools = [make_ask(b) for b in by_tool.values()] + [scoreboard, submit]
     agent = Agent(

@@ -1,7 +1,8 @@
 """What the benchmark asks: the reference's counting question and tools, the strict id set,
 the chat prompt and the orchestrator's prompts. Data only, no I/O.
 
-The reference's constants (SYSTEM.md 10.1 to 10.3) are copied exactly so results compare
+The reference's constants (``demo1_counting.py``, ``demo2_orchestrator.py`` and ``bench_chat.py``
+of xbill9/aws-inference-strands; docs/reference-run.md) are copied exactly so results compare
 with its recorded ones.
 """
 
@@ -92,7 +93,7 @@ the reference's (8), so a remembered answer does not pass either."""
 QUESTION_SETS: Final = (REFERENCE_SET, STRICT_SET)
 
 CHAT_PROMPT: Final = "Write a short paragraph about the ocean."
-"""The reference's chat-bench prompt (SYSTEM.md 10.3), 100 output tokens, temperature 0."""
+"""The reference's chat-bench prompt (its ``bench_chat.py``), 100 output tokens, temperature 0."""
 CHAT_MAX_TOKENS: Final = 100
 
 ORCHESTRATOR_SYSTEM_PROMPT: Final = (

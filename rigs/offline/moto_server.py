@@ -6,8 +6,9 @@ is terminated. Clients use ``AWS_ENDPOINT_URL=http://localhost:<port>``: ``local
 ``127.0.0.1``, because the CDK CLI passes template URLs with the endpoint's host, and moto reads
 any host but ``localhost`` as a virtual-host-style bucket name (the deploy then fails with
 ``NoSuchBucket``). Everything here was observed against moto 5.2.5 (the version pinned in
-``requirements.txt``); moto's own documentation lists what it implements per service
-(https://docs.getmoto.org/en/latest/docs/services/index.html).
+``requirements.txt``); ``docs/offline-testing.md`` states each behaviour with moto's own
+documentation or source (https://docs.getmoto.org/en/latest/docs/services/index.html lists what
+moto implements per service), and ``tests/e2e/test_moto_behaviour.py`` checks them.
 
 Patches, always on:
 
@@ -281,8 +282,8 @@ LAUNCH_ERRORS = {
 """AWS's message for an injected launch error code; any other code takes the message given."""
 
 
-INJECTED_ACTIVITIES: dict[tuple[str, str], list[dict]] = {}
-"""(region, group name) -> the scaling activities an injected launch failure recorded."""
+INJECTED_ACTIVITIES: list[dict[tuple[str, str], list[dict]]] = []
+"""Per active injection: (region, group name) -> the scaling activities its launch failures recorded."""
 
 
 def failing_launches(blocked: dict[tuple[str, str], tuple[str, str]]) -> Callable[[], None]:
@@ -303,7 +304,8 @@ def failing_launches(blocked: dict[tuple[str, str], tuple[str, str]]) -> Callabl
     from moto.autoscaling import responses as autoscaling_responses
     from moto.core.responses import ActionResult
 
-    activities_by_group = INJECTED_ACTIVITIES
+    activities_by_group: dict[tuple[str, str], list[dict]] = {}
+    INJECTED_ACTIVITIES.append(activities_by_group)
     original_replace = autoscaling_models.FakeAutoScalingGroup.replace_autoscaling_group_instances
     original_describe = autoscaling_responses.AutoScalingResponse.describe_scaling_activities
 
@@ -339,7 +341,7 @@ def failing_launches(blocked: dict[tuple[str, str], tuple[str, str]]) -> Callabl
         return ActionResult({"Activities": list(activities_by_group.get((self.region, name), []))})
 
     def undo() -> None:
-        activities_by_group.clear()
+        INJECTED_ACTIVITIES.remove(activities_by_group)
         autoscaling_models.FakeAutoScalingGroup.replace_autoscaling_group_instances = original_replace
         autoscaling_responses.AutoScalingResponse.describe_scaling_activities = original_describe
 
@@ -357,7 +359,8 @@ def keep_seeds_on_reset(seeds: Iterable[Callable[[], Any]]) -> None:
 
     def reset(self) -> None:  # noqa: ANN001
         original(self)
-        INJECTED_ACTIVITIES.clear()
+        for activities in INJECTED_ACTIVITIES:
+            activities.clear()
         for seed in seeds:
             seed()
 

@@ -74,7 +74,7 @@ class TestNames:
 
 
 class TestReferenceEnvironment:
-    """The reference's variables work unchanged (SYSTEM.md 9.1)."""
+    """The reference's variables work unchanged (docs/reference-run.md, "The workload the benchmark copies")."""
 
     ALL = {
         "BEDROCK_MODEL": "us.amazon.nova-lite-v1:0", "BEDROCK_REGION": "us-west-2",

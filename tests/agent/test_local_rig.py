@@ -251,6 +251,27 @@ def test_constrained_tool_choice_schema_is_enforced(local_rig: RunningRig) -> No
 
 
 @pytest.mark.local_rig
+def test_a_constrained_free_text_argument_is_bounded_so_the_call_completes(local_rig: RunningRig) -> None:
+    """The orchestrator's ``ask_<backend>(prompt)``: without a bound SmolLM2 wrote inside ``prompt`` until
+    the token limit; the schema's maxLength makes the grammar close the string and the call."""
+    from agent.models import CONSTRAINED_TEXT_MAX_CHARS
+
+    specs = [{"name": "ask_local", "description": "Ask the local backend one question.",
+              "inputSchema": {"json": {"type": "object", "properties": {"prompt": {"type": "string"}},
+                                       "required": ["prompt"]}}}]
+    schema = _tool_choice_schema(specs, {})
+    assert schema["properties"]["arguments"]["properties"]["prompt"]["maxLength"] == CONSTRAINED_TEXT_MAX_CHARS
+    reply = json.loads(post(local_rig.base_url, {
+        "model": MODEL_ID, "max_tokens": 400, "temperature": 0,
+        "messages": [{"role": "user", "content": "Write a very long question about the ocean for the backend."}],
+        "response_format": {"type": "json_schema", "json_schema": {"name": "tool_call", "schema": schema,
+                                                                   "strict": True}}}))
+    call = json.loads(reply["choices"][0]["message"]["content"])
+    jsonschema.validate(call, schema)
+    assert reply["choices"][0]["finish_reason"] == "stop"
+
+
+@pytest.mark.local_rig
 def test_applies_the_models_own_chat_template_and_accepts_tools(local_rig: RunningRig) -> None:
     """--jinja: SmolLM2's ChatML template renders the prompt, and a request that offers tools
     (as strands sends them) is answered, not rejected."""

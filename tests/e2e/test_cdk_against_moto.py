@@ -225,7 +225,7 @@ def test_everything_against_moto_with_the_real_cdk_cli(moto, env, tmp_path):
     assert "app: InferenceG6 -> us-east-1 (deployed there (CloudFormation))" in said
     manifest = json.loads((tmp_path / "clone.out" / "manifest.json").read_text())
     assert manifest["artifacts"]["InferenceG6"]["environment"].endswith("/us-east-1")
-    for _ in range(4):  # moto refuses a base stack's VPC once per base stack; rerun (TOOLING.md 8.7)
+    for _ in range(4):  # moto refuses a base stack's VPC once per base stack; rerun (docs/offline-testing.md)
         if destroy.returncode == 0:
             break
         destroy = run([clone_cdk, "destroy", "--all", "--force", "--output", str(tmp_path / "clone.out")],
@@ -260,7 +260,7 @@ def test_everything_against_moto_with_the_real_cdk_cli(moto, env, tmp_path):
     assert again.returncode == 0 and "nothing to destroy" in again.stderr and "destroyed" not in again.stdout
 
     # 9. moto leaks each base stack's VPC with its route tables and gateway (DependencyViolation,
-    # TOOLING.md 8.7); they carry the stack's tags, so `sweep --yes --all` removes them.
+    # docs/offline-testing.md); they carry the stack's tags, so `sweep --yes --all` removes them.
     leaked = json.loads(rigs("status", "--json", env=env).stdout)
     assert {r["kind"] for r in leaked["resources"]} <= {"vpc", "route-table", "internet-gateway"}, leaked
     sweep_all = rigs("sweep", "--yes", "--all", env=env)

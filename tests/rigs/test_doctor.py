@@ -31,6 +31,10 @@ SAGEMAKER = CATALOG.get("sagemaker")
 G6, G5G, INF2, TRN1 = (CATALOG.get(n) for n in ("g6", "g5g", "inf2", "trn1"))
 DLC_ACCOUNT = "763104351884"
 PULL_TAG = SAGEMAKER.image.tag
+DLC_DIGEST = SAGEMAKER.image.digest_for("us-east-2")
+PINNED_SAGEMAKER = dataclasses.replace(SAGEMAKER, image=dataclasses.replace(
+    SAGEMAKER.image, digests={region: DLC_DIGEST for region in SAGEMAKER.regions}))
+"""The SageMaker rig as after `rigs pins refresh` in every region (the catalog pins only us-east-2)."""
 
 
 class RecordingClients(aws.Clients):
@@ -65,7 +69,7 @@ def quotas(answers: CannedAnswers, region: str | None = None, ec2: float = 64, s
 
 
 def dlc_image(answers: CannedAnswers, region: str, present: bool = True, tag: str = PULL_TAG) -> None:
-    digest = SAGEMAKER.image.reference(region).rpartition("@")[2]
+    digest = PINNED_SAGEMAKER.image.digest_for(region)
     params = {"registryId": DLC_ACCOUNT, "repositoryName": "vllm", "imageIds": [{"imageDigest": digest}]}
     if present:
         answers.add("ecr", "DescribeImages", params, {"imageDetails": [
@@ -123,7 +127,7 @@ def test_healthy_account_every_check_passes_and_nothing_is_written(endpoint: str
             Name="aws-inference/hf-token", SecretString="hf_x")
     for region in G5G.regions:
         build_g5g_image(region)
-    report, clients = run([token_rig, G5G, INF2, TRN1, SAGEMAKER], answers, which)
+    report, clients = run([token_rig, G5G, INF2, TRN1, PINNED_SAGEMAKER], answers, which)
     problems = [f for f in report.findings if f.status != OK]
     assert problems == []
     assert report.ok and report.stopped is None
@@ -143,10 +147,6 @@ def test_each_check_fails_with_its_fix(endpoint: str, tmp_path: Any) -> None:
     answers = CannedAnswers()
     bootstrap("us-east-2")
     bootstrap("us-west-2", version=5)  # us-east-1 is not bootstrapped at all
-    ec2 = boto3.client("ec2", region_name="us-east-2")  # us-east-2c loses its default subnet: Fn::GetAZs gives 2 of 3
-    (subnet,) = ec2.describe_subnets(Filters=[{"Name": "default-for-az", "Values": ["true"]},
-                                              {"Name": "availability-zone", "Values": ["us-east-2c"]}])["Subnets"]
-    ec2.delete_subnet(SubnetId=subnet["SubnetId"])
     quotas(answers, ec2=0, sagemaker=0, codebuild=0)
     dlc_image(answers, "us-east-2", present=False)
     dlc_image(answers, "us-east-1")
@@ -154,7 +154,7 @@ def test_each_check_fails_with_its_fix(endpoint: str, tmp_path: Any) -> None:
     small_root = dataclasses.replace(G6, root_volume_gib=8)  # below moto's 15 GiB AMI snapshot
     missing_ami = dataclasses.replace(INF2, ami_ssm_parameter="/aws/service/not/published")
     needs_token = dataclasses.replace(TRN1, hf_token_required=True)
-    report, _ = run([small_root, G5G, missing_ami, needs_token, SAGEMAKER], answers,
+    report, _ = run([small_root, G5G, missing_ami, needs_token, PINNED_SAGEMAKER], answers,
                     tools(tmp_path / "bin", aws=AWS_CLI_V1, plugin=None))
 
     cli = by_check(report, "AWS CLI v2")
@@ -168,10 +168,6 @@ def test_each_check_fails_with_its_fix(endpoint: str, tmp_path: Any) -> None:
     assert f"./scripts/cdk bootstrap aws://{ACCOUNT}/{{region}}" in missing.fix
     old = by_check(report, "CDK bootstrap", "us-west-2")
     assert old.status == FAIL and "version 5; the templates need 6" in old.detail
-    zones = by_check(report, "Zones", "us-east-2")
-    assert zones.status == FAIL and "Fn::GetAZs gives 2 zone(s)" in zones.detail and "asks for 3" in zones.detail
-    assert "-c az_count.{region}=2" in zones.fix and "create-default-subnet" in zones.fix
-    assert set(zones.blocks) == {"g6", "inf2", "trn1"}  # the EC2 rigs of us-east-2; not SageMaker
     ami = by_check(report, "AMI", "us-east-2", "g6")
     assert ami.status == FAIL and "root snapshot 15 GiB > root volume 8 GiB" in ami.detail
     assert "InvalidBlockDeviceMapping" in ami.detail and "raise root_volume_gib of g6 to 15" in ami.fix
@@ -200,7 +196,7 @@ def test_each_check_fails_with_its_fix(endpoint: str, tmp_path: Any) -> None:
     assert not report.ok
     assert all(report.deployable(rig) == [] for rig in report.rig_regions)
     verdict = by_check(report, "Can deploy", subject="g6")
-    assert verdict.status == FAIL and verdict.detail.startswith("nowhere: blocked by CDK bootstrap, Zones, AMI")
+    assert verdict.status == FAIL and verdict.detail.startswith("nowhere: blocked by CDK bootstrap, AMI")
 
 
 def test_unreadable_quotas_and_refused_calls_warn_without_blocking(endpoint: str, which: Any) -> None:
@@ -220,24 +216,50 @@ def test_unreadable_quotas_and_refused_calls_warn_without_blocking(endpoint: str
     assert report.ok and report.deployable("g6") == ["us-east-2"] and report.deployable("sagemaker") == ["us-east-2"]
 
 
+def test_the_base_network_takes_the_zones_offering_most_rig_types():
+    """As the base stack's deploy-time custom resource chooses them (stacks/parts/handlers/usable_zones.py)."""
+    offered = {"us-west-2a": 3, "us-west-2b": 4, "us-west-2c": 3, "us-west-2d": 3, "us-west-2e": 0}
+    assert doctor.base_network_zones(offered, 2) == ("us-west-2a", "us-west-2b")
+    assert doctor.base_network_zones({"us-west-2a": 1, "us-west-2e": 0}, 3) == ("us-west-2a",) * 3  # repeated
+    assert doctor.base_network_zones({"us-west-2e": 0}, 2) == ()
+
+
 def test_offered_zones_outside_the_base_network(endpoint: str, which: Any) -> None:
     answers = CannedAnswers()
     quotas(answers)
     bootstrap("us-west-2")
-    ec2 = boto3.client("ec2", region_name="us-west-2")  # default subnets left in us-west-2a and 2c only
-    for subnet in ec2.describe_subnets(Filters=[{"Name": "default-for-az", "Values": ["true"]}])["Subnets"]:
-        if subnet["AvailabilityZone"] in ("us-west-2b", "us-west-2d"):
-            ec2.delete_subnet(SubnetId=subnet["SubnetId"])
-    two_zones = dataclasses.replace(CATALOG, regions={**CATALOG.regions, "us-west-2": dataclasses.replace(
-        CATALOG.regions["us-west-2"], availability_zones=2)})
+    # one zone, and trn1 not among the region's rigs: moto offers g6, g5g and inf2 in 2a-2c (2a comes first)
+    # and trn1.2xlarge only in 2b and 2d
+    one_zone = dataclasses.replace(
+        CATALOG,
+        regions={**CATALOG.regions, "us-west-2": dataclasses.replace(CATALOG.regions["us-west-2"],
+                                                                     availability_zones=1)},
+        rigs={name: (dataclasses.replace(rig, regions=("us-east-2",)) if name == "trn1" else rig)
+              for name, rig in CATALOG.rigs.items()})
     session = aws.make_session()
-    report = run_doctor([G6, TRN1], lambda: session, ["us-west-2"], catalog=two_zones, which=which,
+    report = run_doctor([G6, TRN1], lambda: session, ["us-west-2"], catalog=one_zone, which=which,
                         clients=RecordingClients(session, answers))
-    assert by_check(report, "Zones", "us-west-2").status == OK
-    trn1 = by_check(report, "Type and quota", "us-west-2", "trn1")  # moto offers trn1.2xlarge in 2b and 2d
-    assert trn1.status == FAIL and trn1.detail == "offered only in b, d, outside the base network's zones (a, c)"
-    assert by_check(report, "Type and quota", "us-west-2", "g6").status == OK  # g6 is offered in 2a-2d
+    zones = by_check(report, "Zones", "us-west-2")
+    assert zones.status == OK and zones.detail == "base network in a"
+    trn1 = by_check(report, "Type and quota", "us-west-2", "trn1")
+    assert trn1.status == FAIL and trn1.detail == "offered only in b, d, outside the base network's zones (a)"
+    assert "-c zones.{region}=a,b" in trn1.fix
+    assert by_check(report, "Type and quota", "us-west-2", "g6").status == OK
     assert report.deployable("g6") == ["us-west-2"] and report.deployable("trn1") == []
+
+
+def test_a_region_without_a_pinned_image_digest_blocks_sagemaker_there(endpoint: str, which: Any) -> None:
+    answers = CannedAnswers()
+    quotas(answers)
+    dlc_image(answers, "us-east-2")
+    for region in SAGEMAKER.regions:
+        bootstrap(region)
+    report, _ = run([SAGEMAKER], answers, which)  # the catalog pins us-east-2 only
+    assert by_check(report, "SageMaker image", "us-east-2", "sagemaker").status == OK
+    unpinned = by_check(report, "SageMaker image", "us-east-1", "sagemaker")
+    assert (unpinned.status, unpinned.detail) == (FAIL, "no digest pinned here: the deploy is refused")
+    assert unpinned.fix == "pin it: `python -m rigs pins refresh --regions {region}`"
+    assert report.deployable("sagemaker") == ["us-east-2"]
 
 
 def test_one_screen_of_rows_merged_across_regions(endpoint: str, tmp_path: Any) -> None:

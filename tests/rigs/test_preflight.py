@@ -153,7 +153,10 @@ def test_full_preflight_all_rigs_all_regions_with_unknown_quotas():
     assert by[("sagemaker", "us-west-1")].verdict == NOT_LISTED
     assert [c.region for c in report.placements["g6"]] == ["us-east-2", "us-east-1", "us-west-2"]  # catalog order
     assert [c.region for c in report.placements["g5g"]] == ["us-east-1", "us-west-2"]
-    assert [c.region for c in report.placements["sagemaker"]] == ["us-east-2", "us-east-1", "us-west-2"]
+    # the catalog pins the SageMaker image in us-east-2 only: the other regions are skipped, with the command
+    assert [c.region for c in report.placements["sagemaker"]] == ["us-east-2"]
+    unpinned = by[("sagemaker", "us-east-1")]
+    assert unpinned.verdict == SKIP and "`python -m rigs pins refresh --regions us-east-1`" in unpinned.reason
     assert report.placements["trn1"][0].zones == ("us-east-2c",)
     from rich.console import Console
     console = Console(record=True, width=250)

@@ -1,5 +1,5 @@
-"""Synthetic summaries in the shape of INTERFACES.md item 4 (the ``slo`` and ``bfcl`` blocks), for
-testing the recommendation before the parts that produce those blocks have run."""
+"""Synthetic summaries with the ``slo`` and ``bfcl`` blocks of ``summary.json`` (their shape:
+``agent/bench/summary.schema.json``), for testing the recommendation without running those parts."""
 
 from __future__ import annotations
 

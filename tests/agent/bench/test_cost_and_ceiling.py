@@ -1,4 +1,4 @@
-"""Cost arithmetic against the reference's figures (SYSTEM.md 14.6, 14.8) and the ceiling method (14.11)."""
+"""Cost arithmetic against the reference's figures and the ceiling method (both: docs/reference-run.md)."""
 
 from __future__ import annotations
 

@@ -37,7 +37,7 @@ class TestQuestionSets:
 
 
 class TestRecordedAnswers:
-    """Answers the reference recorded (SYSTEM.md 10.1)."""
+    """Answers the reference recorded (docs/reference-run.md, "The workload the benchmark copies")."""
 
     def test_engine_answer(self):
         g = grade_counting(REF, "engine", "The number of ids that are 10 or more is 8.", [call(">=", 10)])

@@ -51,12 +51,11 @@ def test_agent_run_on_the_local_rig_writes_a_valid_evidence_folder(tmp_path):
 
     o = s["orchestrator"]
     assert o["ran"] and o["backend"] == "local" and o["constrained"]
-    # What the model did is recorded, whatever it was: SmolLM2 can run on inside a constrained string
-    # argument until max_tokens, which leaves no call (seen with this prompt), so no call is required.
-    assert sorted(o["asked"] + o["not_asked"]) == ["local"] and len(o["asks"]) >= len(o["asked"])
-    assert o["failure"] or o["submitted"] or o["follow_up_reply"]
-    if o["submitted"]:  # the follow-up turn's grammar admits only "local" as the winner
-        assert o["winner_submitted"] == "local"
+    # Structure the grammar guarantees, not what a 135M model gets right: its first turn is one call
+    # (free-text arguments bounded, so it ends), its text answer is bounded, and the follow-up turn
+    # commits a winner the grammar limits to "local".
+    assert o["asked"] == ["local"] and len(o["asks"]) == 1 and not o["failure"]
+    assert o["submitted"] and o["winner_submitted"] == "local" and o["winner_verdict"] == "right"
 
     records = evidence.read_requests(out / "requests.jsonl")
     again = summary.summarize(records, json.loads((out / "run.json").read_text()))

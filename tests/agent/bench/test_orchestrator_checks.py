@@ -17,7 +17,8 @@ BACKENDS = [
     {"name": "trn1", "label": "Trainium (trn1, hand-ported)"},
     {"name": "inf2", "label": "Inferentia2 (inf2, hand-ported)"},
 ]
-# Demo 2, run 1, run 2 of the reference (SYSTEM.md 14.3): the table put g6 first.
+# The reference's run 1, second orchestrator run (docs/reference-run.md, "Demo 2: the wrong winner"):
+# the table put g6 first.
 ASKS = [
     {"backend": "g6", "label": "vLLM on EC2 g6 (L4)", "answer": "Paris", "seconds": 0.154, "tokens_per_second": 13.0},
     {"backend": "trn1", "label": "Trainium (trn1, hand-ported)", "answer": "Paris", "seconds": 0.196,

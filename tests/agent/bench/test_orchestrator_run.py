@@ -7,6 +7,7 @@ import json
 from pathlib import Path
 
 from agent.bench import evidence, report, runner, summary
+from agent.models import CONSTRAINED_ANSWER_MAX_CHARS
 
 from .conftest import make_options, openai_backend
 from .fakes import RunningFake, Script
@@ -66,6 +67,9 @@ def test_an_agent_that_does_not_submit_commits_in_the_follow_up(tmp_path):
 def test_the_constrained_local_rig_completes_and_is_labelled(tmp_path):
     def script(body):
         fmt = body.get("response_format")
+        if fmt and fmt["json_schema"]["name"] == "answer":  # the text answer, held to a bounded length
+            assert fmt["json_schema"]["schema"]["properties"]["answer"]["maxLength"] == CONSTRAINED_ANSWER_MAX_CHARS
+            return Script(text=json.dumps({"answer": "The tool returned Paris."}))
         if fmt:  # a constrained tool choice: the schema lists the tools offered
             schema = fmt["json_schema"]["schema"]
             offered = [o["properties"]["tool"]["const"] for o in schema.get("oneOf", [schema])]
@@ -82,7 +86,8 @@ def test_the_constrained_local_rig_completes_and_is_labelled(tmp_path):
         local = openai_backend("local", fake.base_url, tool_calls=False, constrained_tools=True, toy_model=True,
                                model_id="SmolLM2-135M-Instruct", metadata={})
         code, s, out = run_orchestrator_only(tmp_path, [local])
-        choices = [r for r in fake.requests if r.get("response_format")]
+        choices = [r for r in fake.requests if r.get("response_format", {}).get("json_schema", {}).get("name")
+                   == "tool_call"]
     o = s["orchestrator"]
     assert code == 0 and s["backends"]["local"]["completed"] and o["constrained"]
     assert o["asked"] == ["local"] and o["submitted_via"] == "follow-up" and o["winner_verdict"] == "right"
@@ -92,6 +97,7 @@ def test_the_constrained_local_rig_completes_and_is_labelled(tmp_path):
     assert follow["properties"]["arguments"]["properties"]["winner"]["enum"] == ["local"]
     text = (out / "REPORT.md").read_text()
     assert "Orchestrator: local (constrained)" in text and "Constrained mode: each agent run makes one" in text
+    assert o["reply"] == "The tool returned Paris."  # the bounded answer, unwrapped
 
 
 def test_an_empty_orchestrator_reply_is_a_failure(tmp_path):
