@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import os
 import shlex
+import signal
 import threading
 from collections import defaultdict
 from datetime import datetime, timezone
@@ -129,6 +130,9 @@ class Destroyer:
                                                        env={**os.environ, "CI": "true"}))
             try:
                 return process.wait()
+            except BaseException:  # a second Ctrl-C: the command is stopped, never left running
+                processes.stop(process, signal.SIGINT, grace_s=10.0)
+                raise
             finally:
                 self.running.discard(process)
 

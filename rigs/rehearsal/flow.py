@@ -195,8 +195,9 @@ class Rehearsal:
         """The whole rehearsal; the exit status (0 done and nothing left, 1 not, 2 bad input, 130 interrupted)."""
         selected = [self.catalog.get(name) for name in (self.options.rigs or list(self.catalog.rigs))]
         if not self.options.yes and not self.stdin.isatty():
-            raise UsageError("rehearse creates resources that bill: not on a terminal, so it cannot ask; pass --yes "
-                             "to go on without asking (the plan it prints says what it will cost)")
+            raise UsageError("rehearse asks before it creates anything (on an account, rigs that bill), and this is "
+                             "not a terminal: pass --yes to go on without asking (the plan it prints says what it "
+                             "will cost)")
         bench = bench_arguments(self.options.bench_options)
         if not self.options.offline and self.options.inject_capacity:
             raise UsageError("--inject-capacity is for --offline (moto's server) only")
@@ -471,7 +472,8 @@ class Rehearsal:
         settings = UpSettings(max_hours=self.options.max_hours, context=dict(context), evidence_dir=folder,
                               watch=WatchSettings(capacity_grace=grace * 60, poll=2.0 if self.options.offline else 10.0))
         up = Up(self.session, self._cdk(), settings, say=self.say, sleep=self._sleep)
-        self.say(f"up ({phase.name} model): {', '.join(phase.plans)} in parallel; evidence {folder}")
+        together = " in parallel" if len(phase.plans) > 1 else ""
+        self.say(f"up ({phase.name} model): {', '.join(phase.plans)}{together}; evidence {folder}")
         box: dict[str, Any] = {}
 
         def target() -> None:
@@ -633,8 +635,8 @@ class Rehearsal:
         if not left:
             self.say("nothing this rehearsal created was found still up; check with `python -m rigs status`")
             return
-        self.say("still up, created by this rehearsal: " + "; ".join(f"{name} in {', '.join(regions)}"
-                                                                   for name, regions in sorted(left.items())))
+        self.say("still up, created by this rehearsal (a deletion may be under way): "
+                 + "; ".join(f"{name} in {', '.join(regions)}" for name, regions in sorted(left.items())))
         self.say("remove it with:")
         for command in destroy_commands(left):
             self.say(f"  {shown(command)}")

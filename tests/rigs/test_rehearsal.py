@@ -6,8 +6,11 @@ from __future__ import annotations
 
 import io
 import json
+import signal
 import subprocess
 import sys
+import threading
+import time
 from datetime import datetime, timezone
 from pathlib import Path
 from types import SimpleNamespace
@@ -16,8 +19,9 @@ import pytest
 
 from rigs.contract import REGIONS
 from rigs.rehearsal import estimate as estimating
+from rigs.rehearsal import processes
 from rigs.rehearsal import timeline
-from rigs.rehearsal.down import created_since, destroy_commands, shown
+from rigs.rehearsal.down import Destroyer, created_since, destroy_commands, shown
 from rigs.rehearsal.flow import Options, Rehearsal, UsageError, bench_arguments
 from rigs.whereabouts import Whereabouts
 from tests.conftest import PROJECT_DIR
@@ -151,8 +155,8 @@ def test_without_a_terminal_and_without_yes_it_refuses_in_one_line_before_anythi
     done = run_rigs("rehearse", "--offline", tmp_path=tmp_path)
     assert done.returncode == 2
     assert done.stderr.strip().splitlines() == [
-        "error: rehearse creates resources that bill: not on a terminal, so it cannot ask; pass --yes to go on "
-        "without asking (the plan it prints says what it will cost)"]
+        "error: rehearse asks before it creates anything (on an account, rigs that bill), and this is not a "
+        "terminal: pass --yes to go on without asking (the plan it prints says what it will cost)"]
     assert done.stdout == "" and not (tmp_path / "results").exists()
 
 
@@ -189,8 +193,32 @@ def test_a_second_interrupt_says_what_is_still_up_and_the_commands_that_remove_i
     lines = out.getvalue().splitlines()
     assert lines[:3] == [
         "interrupted again: the clean-up stopped.",
-        "still up, created by this rehearsal: InferenceBase-us-east-1 in us-east-1; InferenceG6 in us-east-1",
+        "still up, created by this rehearsal (a deletion may be under way): InferenceBase-us-east-1 in us-east-1; "
+        "InferenceG6 in us-east-1",
         "remove it with:"]
     assert lines[3:5] == ["  ./scripts/cdk destroy InferenceG6 --exclusively --force -c region.g6=us-east-1",
                           "  ./scripts/cdk destroy InferenceBase-us-east-1 --exclusively --force"]
     assert "python -m rigs sweep --yes" in lines[5] and "lifetime limit" in lines[6]
+
+
+def test_an_interrupt_while_destroying_stops_the_destroy_command_and_says_what_is_left(tmp_path: Path):
+    """The second Ctrl-C arrives while ``cdk destroy`` runs: that command is stopped, not left behind."""
+    from tests.agent.conftest import alive
+
+    started = tmp_path / "pid"
+    fake_cdk = tmp_path / "cdk"
+    fake_cdk.write_text(f"#!/bin/sh\necho $$ > {started}\nexec sleep 60\n")
+    fake_cdk.chmod(0o755)
+    destroyer = Destroyer(tmp_path / "down", locate=lambda: Whereabouts(stacks={r: {} for r in REGIONS}),
+                          say=lambda _line: None, running=processes.Running(), cdk=str(fake_cdk))
+
+    def interrupt() -> None:
+        while not started.exists() or not started.read_text().strip():
+            time.sleep(0.05)
+        signal.pthread_kill(threading.main_thread().ident, signal.SIGINT)
+
+    threading.Thread(target=interrupt, daemon=True).start()
+    with pytest.raises(KeyboardInterrupt):
+        destroyer.destroy({"InferenceG6": ["us-east-1"]})
+    assert alive({int(started.read_text())}) == set()
+    assert destroyer.left == {"InferenceG6": ["us-east-1"]}
