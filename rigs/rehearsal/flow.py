@@ -201,6 +201,7 @@ class Rehearsal:
         bench = bench_arguments(self.options.bench_options)
         if not self.options.offline and self.options.inject_capacity:
             raise UsageError("--inject-capacity is for --offline (moto's server) only")
+        given = self.options.evidence is not None and self.options.evidence.exists()
         self.folder = evidence_folder(self.options.evidence)
         previous = signal.signal(signal.SIGTERM, _interrupt)
         saved_env = dict(os.environ)
@@ -234,6 +235,8 @@ class Rehearsal:
             os.environ.clear()
             os.environ.update(saved_env)
             signal.signal(signal.SIGTERM, previous)
+            if not given:
+                _release_if_unused(self.folder)
 
     # --- 1. the plan ----------------------------------------------------------------------------
 
@@ -680,6 +683,17 @@ class Rehearsal:
             if phase.bench_folder is not None:
                 self.say(f"report ({phase.name} model): {phase.bench_folder / 'REPORT.md'}")
         self.say(f"evidence: {self.folder}")
+
+
+def _release_if_unused(folder: Path) -> None:
+    """Remove the evidence folder it made when the rehearsal stopped before saying anything (no credentials, say)."""
+    log = folder / "rehearsal.log"
+    try:
+        if [p.name for p in folder.iterdir()] == [log.name] and log.stat().st_size == 0:
+            log.unlink()
+            folder.rmdir()
+    except OSError:
+        pass
 
 
 def _region_first(candidates: Sequence[placement.Candidate], region: str | None) -> list[placement.Candidate]:

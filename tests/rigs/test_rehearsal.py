@@ -160,6 +160,15 @@ def test_without_a_terminal_and_without_yes_it_refuses_in_one_line_before_anythi
     assert done.stdout == "" and not (tmp_path / "results").exists()
 
 
+def test_without_credentials_it_says_how_to_log_in_and_leaves_no_folder(tmp_path: Path):
+    done = run_rigs("rehearse", "g6", "--yes", tmp_path=tmp_path)
+    assert done.returncode == 3
+    assert done.stderr.strip().splitlines() == [
+        "error: no AWS credentials found: run `aws configure` or `aws sso login` (or `aws login`), or set "
+        "AWS_PROFILE to a profile with credentials"]
+    assert not (tmp_path / "results").exists() or not any((tmp_path / "results").iterdir())
+
+
 @pytest.mark.parametrize("args, problem", [
     (["rehearse", "g7", "--yes"], "error: unknown rig 'g7'; known rigs: g6, g5g, inf2, trn1, sagemaker, bedrock"),
     (["rehearse", "--yes", "--inject-capacity", "g6.xlarge@us-east-2"],
