@@ -15,8 +15,9 @@ TITLE = "Monthly cost against monthly output volume"
 
 
 def drawable(summary: Mapping[str, Any]) -> bool:
-    """Whether :func:`draw` has a curve to draw: a backend priced and measured within the target."""
-    return bool(summary.get("recommendation")) and any(o.measured for o, _ in offers_for_plot(summary)[1])
+    """Whether :func:`draw` has a curve to draw: a backend priced and measured within the target, or the
+    list prices of the catalog's backends this run did not measure (lower bounds, drawn dotted)."""
+    return bool(summary.get("recommendation")) and bool(offers_for_plot(summary)[1])
 
 
 def draw(summary: Mapping[str, Any], out_dir: Path) -> dict[str, str]:
@@ -54,8 +55,11 @@ def draw(summary: Mapping[str, Any], out_dir: Path) -> dict[str, str]:
     ax.set_yscale("log")
     ax.set_xlabel("output tokens per month")
     ax.set_ylabel("$ per month (instances for the peak, 730 h)")
+    measured = any(offer.measured for offer, _ in curves)
     ax.set_title(f"{TITLE}\npeak/average {traffic.peak_to_average:g}, {traffic.input_per_output:g} input tokens per "
-                 "output token; red dots: the cheapest backend changes", fontsize=9)
+                 "output token; " + ("red dots: the cheapest backend changes" if measured else
+                                     "dotted: list prices, lower bounds (not measured)"),
+                 fontsize=9)
     ax.grid(True, which="major", alpha=0.3)
     ax.legend(fontsize=8, loc="upper left")
     fig.tight_layout()

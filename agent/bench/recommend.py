@@ -118,6 +118,8 @@ class Offer:
     def monthly(self, volume: float, traffic: Traffic) -> float:
         if self.billing == "hourly":
             n = self.instances(volume, traffic)
+            if n is None and not self.measured:
+                n = 1  # not run: its capacity is unknown, so only the floor of one instance is known
             assert n is not None and self.usd_per_hour is not None
             return n * self.usd_per_hour * HOURS_PER_MONTH
         assert self.usd_per_m_output_effective is not None
@@ -629,6 +631,11 @@ def offers_for_plot(summary: Mapping[str, Any]) -> tuple[Traffic, list[tuple[Off
     if ref and not any(e.get("kind") == "bedrock" for e in summary["backends"].values()):
         curves.append((Offer("bedrock", "per_token", usd_per_m_output_effective=_effective(ref, traffic),
                              measured=False), "bedrock (list price; not run)"))
+    for name, entry in (prices.get("not_run") or {}).items():
+        if name in summary["backends"] or not entry.get("hourly"):
+            continue
+        curves.append((Offer(name, "hourly", usd_per_hour=float(entry["hourly"]["usd_per_hour"]), measured=False),
+                       f"{name} (not run: at least 1 instance)"))
     return traffic, curves
 
 

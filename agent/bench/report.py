@@ -221,7 +221,16 @@ def render(summary: Mapping[str, Any]) -> str:
 
 
 def _options(options: Mapping[str, Any]) -> str:
-    return ", ".join(f"{k}={','.join(map(str, v)) if isinstance(v, list) else v}" for k, v in options.items())
+    """``key=value`` pairs; a list as ``a,b``, a mapping as ``(k=v; ...)`` without its unset keys."""
+
+    def text(value: Any) -> str:
+        if isinstance(value, list):
+            return ",".join(map(str, value))
+        if isinstance(value, Mapping):
+            return "(" + "; ".join(f"{k}={text(v)}" for k, v in value.items() if v is not None) + ")"
+        return str(value)
+
+    return ", ".join(f"{k}={text(v)}" for k, v in options.items())
 
 
 def _grading(summary: Mapping[str, Any]) -> list[str]:

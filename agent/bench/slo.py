@@ -29,6 +29,7 @@ from dataclasses import dataclass
 from typing import Any, Iterable, Mapping, Sequence
 
 from . import stats
+from .argtypes import positive_int, positive_seconds
 
 TARGET_KEYS = ("ttft_p99_ms", "itl_p99_ms", "e2e_p99_ms")
 METRIC_OF = {"ttft_p99_ms": "ttft_ms", "itl_p99_ms": "itl_ms", "e2e_p99_ms": "e2e_ms"}
@@ -122,29 +123,6 @@ def _target_arg(text: str) -> Target:
         raise argparse.ArgumentTypeError(str(exc)) from None
 
 
-def _count(minimum: int) -> Any:
-    def parse(text: str) -> int:
-        try:
-            value = int(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
-        if value < minimum:
-            raise argparse.ArgumentTypeError(f"must be at least {minimum}, got {value}")
-        return value
-
-    return parse
-
-
-def _seconds(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a number of seconds") from None
-    if not math.isfinite(value) or value <= 0:
-        raise argparse.ArgumentTypeError(f"must be a positive, finite number of seconds, got {text}")
-    return value
-
-
 DEFAULT_REPEATS_WITH_TARGET = 3
 DEFAULT_MAX_CONCURRENCY = 64
 DEFAULT_BUDGET_S = 600.0
@@ -157,12 +135,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                    help="the latency target: per-request limits in ms that 99%% of requests must meet, from "
                         f"{', '.join(TARGET_KEYS)} ({EXAMPLE}). Default: ttft_p99_ms=1000,itl_p99_ms=100 "
                         "(interactive chat; the report says why)")
-    g.add_argument("--repeats", type=_count(1), metavar="N",
+    g.add_argument("--repeats", type=positive_int, metavar="N",
                    help="run every chat concurrency level N times; each figure gets its 95%% interval "
                         f"(default: {DEFAULT_REPEATS_WITH_TARGET} with --slo or --concurrency auto, else 1)")
-    g.add_argument("--max-concurrency", type=_count(1), default=DEFAULT_MAX_CONCURRENCY, metavar="N",
+    g.add_argument("--max-concurrency", type=positive_int, default=DEFAULT_MAX_CONCURRENCY, metavar="N",
                    help=f"highest level --concurrency auto may try (default: {DEFAULT_MAX_CONCURRENCY})")
-    g.add_argument("--slo-budget", type=_seconds, default=DEFAULT_BUDGET_S, metavar="S",
+    g.add_argument("--slo-budget", type=positive_seconds, default=DEFAULT_BUDGET_S, metavar="S",
                    help="seconds per backend for its chat requests and the search; no level or request starts "
                         f"after it, requests in flight finish (default: {DEFAULT_BUDGET_S:.0f})")
 

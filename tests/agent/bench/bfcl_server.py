@@ -18,10 +18,11 @@ from __future__ import annotations
 
 import asyncio
 import json
-import threading
 from typing import Any
 
 from aiohttp import web
+
+from .loopback import LoopbackServer
 
 from agent.bench.bfcl_cases import Case, sample_cases
 from agent.bench.bfcl_tools import tool_name
@@ -150,40 +151,15 @@ class ScriptedBfclServer:
         return app
 
 
-class RunningBfclServer:
+class RunningBfclServer(LoopbackServer):
     """A :class:`ScriptedBfclServer` served from its own thread and event loop."""
 
     def __init__(self, mode: str = "truth") -> None:
         self.server = ScriptedBfclServer(mode)
-        self._loop = asyncio.new_event_loop()
-        self._ready = threading.Event()
-        self._thread = threading.Thread(target=self._serve, daemon=True)
-        self._runner: web.AppRunner | None = None
+        super().__init__()
 
-    def _serve(self) -> None:
-        asyncio.set_event_loop(self._loop)
-        self._runner = web.AppRunner(self.server.app(), access_log=None)
-        self._loop.run_until_complete(self._runner.setup())
-        site = web.TCPSite(self._runner, "127.0.0.1", 0)
-        self._loop.run_until_complete(site.start())
-        self.server.port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
-        self._ready.set()
-        self._loop.run_forever()
-
-    def __enter__(self) -> ScriptedBfclServer:
-        self._thread.start()
-        if not self._ready.wait(30):
-            raise RuntimeError("the scripted BFCL server did not start")
-        return self.server
-
-    def __exit__(self, *exc: object) -> None:
-        async def stop() -> None:
-            if self._runner is not None:
-                await self._runner.cleanup()
-
-        asyncio.run_coroutine_threadsafe(stop(), self._loop).result(10)
-        self._loop.call_soon_threadsafe(self._loop.stop)
-        self._thread.join(10)
+    def app(self) -> web.Application:
+        return self.server.app()
 
 
 def serve_in_process(port_queue: Any, mode: str = "truth") -> None:

@@ -11,11 +11,12 @@ from __future__ import annotations
 
 import asyncio
 import json
-import threading
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
 from aiohttp import web
+
+from .loopback import LoopbackServer, chat_app
 
 
 @dataclass
@@ -124,38 +125,12 @@ class FakeServer:
         return resp
 
 
-class RunningFake:
+class RunningFake(LoopbackServer):
     """A FakeServer served from its own thread and event loop (usable from sync and async tests)."""
 
     def __init__(self, script: Script | None = None) -> None:
         self.server = FakeServer(script or Script())
-        self._loop = asyncio.new_event_loop()
-        self._ready = threading.Event()
-        self._thread = threading.Thread(target=self._serve, daemon=True)
-        self._runner: web.AppRunner | None = None
+        super().__init__()
 
-    def _serve(self) -> None:
-        asyncio.set_event_loop(self._loop)
-        app = web.Application()
-        app.router.add_post("/v1/chat/completions", self.server.handle)
-        self._runner = web.AppRunner(app, access_log=None)
-        self._loop.run_until_complete(self._runner.setup())
-        site = web.TCPSite(self._runner, "127.0.0.1", 0)
-        self._loop.run_until_complete(site.start())
-        self.server.port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
-        self._ready.set()
-        self._loop.run_forever()
-
-    def __enter__(self) -> FakeServer:
-        self._thread.start()
-        self._ready.wait(10)
-        return self.server
-
-    def __exit__(self, *exc: object) -> None:
-        async def stop() -> None:
-            if self._runner is not None:
-                await self._runner.cleanup()
-
-        asyncio.run_coroutine_threadsafe(stop(), self._loop).result(10)
-        self._loop.call_soon_threadsafe(self._loop.stop)
-        self._thread.join(10)
+    def app(self) -> web.Application:
+        return chat_app(self.server.handle)

@@ -11,11 +11,12 @@ from __future__ import annotations
 
 import asyncio
 import json
-import threading
 from dataclasses import dataclass, field
 from typing import Any
 
 from aiohttp import web
+
+from .loopback import LoopbackServer, chat_app
 
 OK_WORDS = 10
 """A good reply carries this many words, one per chunk, and reports as many completion tokens."""
@@ -139,38 +140,14 @@ class FaultServer:
         return resp
 
 
-class RunningFaults:
+class RunningFaults(LoopbackServer):
     """A FaultServer served from its own thread and event loop."""
+
+    runner_options = {"handler_cancellation": True, "shutdown_timeout": 1.0}
 
     def __init__(self, plan: list[str], *, close_reused: bool = False, close_after_reply: bool = False) -> None:
         self.server = FaultServer(plan=list(plan), close_reused=close_reused, close_after_reply=close_after_reply)
-        self._loop = asyncio.new_event_loop()
-        self._ready = threading.Event()
-        self._thread = threading.Thread(target=self._serve, daemon=True)
-        self._runner: web.AppRunner | None = None
+        super().__init__()
 
-    def _serve(self) -> None:
-        asyncio.set_event_loop(self._loop)
-        app = web.Application()
-        app.router.add_post("/v1/chat/completions", self.server.handle)
-        self._runner = web.AppRunner(app, access_log=None, handler_cancellation=True, shutdown_timeout=1.0)
-        self._loop.run_until_complete(self._runner.setup())
-        site = web.TCPSite(self._runner, "127.0.0.1", 0)
-        self._loop.run_until_complete(site.start())
-        self.server.port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
-        self._ready.set()
-        self._loop.run_forever()
-
-    def __enter__(self) -> FaultServer:
-        self._thread.start()
-        self._ready.wait(10)
-        return self.server
-
-    def __exit__(self, *exc: object) -> None:
-        async def stop() -> None:
-            if self._runner is not None:
-                await self._runner.cleanup()
-
-        asyncio.run_coroutine_threadsafe(stop(), self._loop).result(30)
-        self._loop.call_soon_threadsafe(self._loop.stop)
-        self._thread.join(10)
+    def app(self) -> web.Application:
+        return chat_app(self.server.handle)

@@ -15,11 +15,12 @@ from __future__ import annotations
 
 import asyncio
 import json
-import threading
 from dataclasses import dataclass, field
 from typing import Any
 
 from aiohttp import web
+
+from .loopback import LoopbackServer, chat_app
 
 
 @dataclass
@@ -82,40 +83,13 @@ class PacedServer:
             return resp
 
 
-class RunningPaced:
+class RunningPaced(LoopbackServer):
     """A :class:`PacedServer` in its own thread and event loop (usable from sync tests)."""
 
     def __init__(self, pace: Pace) -> None:
         self.server = PacedServer(pace)
-        self._loop = asyncio.new_event_loop()
-        self._ready = threading.Event()
-        self._thread = threading.Thread(target=self._serve, daemon=True)
-        self._runner: web.AppRunner | None = None
+        super().__init__()
 
-    def _serve(self) -> None:
-        asyncio.set_event_loop(self._loop)
-        self.server._slots = asyncio.Semaphore(self.server.pace.slots)
-        app = web.Application()
-        app.router.add_post("/v1/chat/completions", self.server.handle)
-        self._runner = web.AppRunner(app, access_log=None)
-        self._loop.run_until_complete(self._runner.setup())
-        site = web.TCPSite(self._runner, "127.0.0.1", 0)
-        self._loop.run_until_complete(site.start())
-        self.server.port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
-        self._ready.set()
-        self._loop.run_forever()
-
-    def __enter__(self) -> PacedServer:
-        self._thread.start()
-        if not self._ready.wait(10):
-            raise RuntimeError("the paced server did not start")
-        return self.server
-
-    def __exit__(self, *exc: object) -> None:
-        async def stop() -> None:
-            if self._runner is not None:
-                await self._runner.cleanup()
-
-        asyncio.run_coroutine_threadsafe(stop(), self._loop).result(10)
-        self._loop.call_soon_threadsafe(self._loop.stop)
-        self._thread.join(10)
+    def app(self) -> web.Application:
+        self.server._slots = asyncio.Semaphore(self.server.pace.slots)  # bound to the serving loop
+        return chat_app(self.server.handle)

@@ -71,9 +71,9 @@ def test_bad_targets_name_the_problem(text, says):
 @pytest.mark.parametrize("argv,says", [
     (["--slo", "ttft=5"], "argument --slo: unknown limit 'ttft'"),
     (["--slo", "ttft_p99_ms=-1"], "argument --slo: ttft_p99_ms=-1: a limit must be a positive"),
-    (["--repeats", "0"], "argument --repeats: must be at least 1, got 0"),
+    (["--repeats", "0"], "argument --repeats: 0 is too small: give at least 1"),
     (["--max-concurrency", "x"], "argument --max-concurrency: 'x' is not a whole number"),
-    (["--slo-budget", "nan"], "argument --slo-budget: must be a positive, finite number of seconds"),
+    (["--slo-budget", "nan"], "argument --slo-budget: nan is not a usable number of seconds"),
     (["--concurrency", "automatic"], "argument --concurrency: concurrency levels are integers, e.g. 1,4,16, or auto"),
 ])
 def test_bad_options_exit_2_with_a_line_that_says_why(argv, says, capsys):
