@@ -13,7 +13,7 @@ import argparse
 import json
 import sys
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any, NoReturn, Sequence
 
 from . import aws, placement
 from .catalog import UnknownRigError, load_catalog
@@ -54,8 +54,15 @@ def _type_at_region(value: str) -> str:
     return value
 
 
+class _Parser(argparse.ArgumentParser):
+    """Bad input is one line and exit status 2 (the usage is for ``--help``), as in ``agent.run``."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(EXIT_USAGE, f"{self.prog}: error: {message} (see --help)\n")
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="python -m rigs", description=__doc__.split("\n\n")[0])
+    parser = _Parser(prog="python -m rigs", description=__doc__.split("\n\n")[0])
     parser.add_argument("--profile", help="AWS profile (default: the standard SDK configuration)")
     parser.add_argument("--region", help="region for global calls (default: the SDK's)")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
