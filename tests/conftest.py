@@ -23,6 +23,10 @@ for key, value in {
 }.items():
     os.environ.setdefault(key, value)
 os.environ.pop("AWS_PROFILE", None)
+# The CLIs are read as a user piping them would see them: pytest-xdist's workers set COLUMNS=80
+# and LINES=24, which would wrap rich's tables at a width no plain run uses.
+for key in ("COLUMNS", "LINES"):
+    os.environ.pop(key, None)
 
 
 def synth(outdir: Path, context: dict | None = None) -> Path:

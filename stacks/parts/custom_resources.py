@@ -17,6 +17,32 @@ from .checks import acknowledge
 from .inline_function import InlineFunction
 
 
+def _read_only(actions: Sequence[str]) -> str:
+    """The cdk-nag reason for describe calls that IAM only grants on ``Resource *``."""
+    one = len(actions) == 1
+    return (f"{' and '.join(actions)} {'is' if one else 'are'} read-only and support{'s' if one else ''} no "
+            f"resource-level permissions; IAM requires Resource * for {'it' if one else 'them'}.")
+
+
+def deploy_time_resource(scope: Construct, *, handler: str, resource_type: str, properties: dict,
+                         timeout: cdk.Duration, description: str, read_only_actions: Sequence[str] = (),
+                         statements: Sequence[iam.PolicyStatement] = ()) -> cdk.CustomResource:
+    """``handlers/<handler>.py`` as the provider (``Provider``) of one custom resource (``Resource``).
+
+    ``read_only_actions`` are describe calls granted on ``Resource *`` (they support no
+    resource-level permissions; the cdk-nag finding is acknowledged with that reason);
+    ``statements`` are any other permissions the handler needs.
+    """
+    if read_only_actions:
+        statements = [iam.PolicyStatement(actions=list(read_only_actions), resources=["*"]), *statements]
+    provider = InlineFunction(scope, "Provider", handler=handler, timeout=timeout, description=description,
+                              statements=statements)
+    if read_only_actions:
+        acknowledge(provider, "AwsSolutions-IAM5[Resource::*]", _read_only(read_only_actions))
+    return cdk.CustomResource(scope, "Resource", service_token=provider.function.function_arn,
+                              resource_type=resource_type, properties=properties)
+
+
 class UsableZones(Construct):
     """The zones a region's base network puts its ``slots`` subnets in, chosen at deploy time.
 
@@ -37,23 +63,13 @@ class UsableZones(Construct):
         super().__init__(scope, id_)
         if named_zones and len(named_zones) != slots:
             raise ValueError(f"{len(named_zones)} named zones for {slots} subnets")
-        provider = InlineFunction(
+        resource = deploy_time_resource(
             self,
-            "Provider",
             handler="usable_zones",
+            resource_type="Custom::UsableZones",
             timeout=cdk.Duration.minutes(2),
             description="aws-inference: the zones the rig network uses (available and offering a rig type)",
-            statements=[iam.PolicyStatement(
-                actions=["ec2:DescribeAvailabilityZones", "ec2:DescribeInstanceTypeOfferings"], resources=["*"])],
-        )
-        acknowledge(provider, "AwsSolutions-IAM5[Resource::*]",
-                    "ec2:DescribeAvailabilityZones and ec2:DescribeInstanceTypeOfferings are read-only and "
-                    "support no resource-level permissions; IAM requires Resource * for them.")
-        resource = cdk.CustomResource(
-            self,
-            "Resource",
-            service_token=provider.function.function_arn,
-            resource_type="Custom::UsableZones",
+            read_only_actions=["ec2:DescribeAvailabilityZones", "ec2:DescribeInstanceTypeOfferings"],
             properties={"Slots": str(slots), "InstanceTypes": sorted(instance_types), "Zones": list(named_zones)},
         )
         self.zone_list: str = resource.get_att_string("Zones")
@@ -75,23 +91,13 @@ class OfferedSubnets(Construct):
     def __init__(self, scope: Construct, id_: str, *, subnet_ids: Sequence[str], instance_type: str,
                  allowed_zones: Sequence[str] = ()) -> None:
         super().__init__(scope, id_)
-        provider = InlineFunction(
+        resource = deploy_time_resource(
             self,
-            "Provider",
             handler="offered_subnets",
+            resource_type="Custom::OfferedSubnets",
             timeout=cdk.Duration.minutes(2),
             description="aws-inference: subnets whose zone offers the rig's instance type",
-            statements=[iam.PolicyStatement(
-                actions=["ec2:DescribeSubnets", "ec2:DescribeInstanceTypeOfferings"], resources=["*"])],
-        )
-        acknowledge(provider, "AwsSolutions-IAM5[Resource::*]",
-                    "ec2:DescribeSubnets and ec2:DescribeInstanceTypeOfferings are read-only and support "
-                    "no resource-level permissions; IAM requires Resource * for them.")
-        resource = cdk.CustomResource(
-            self,
-            "Resource",
-            service_token=provider.function.function_arn,
-            resource_type="Custom::OfferedSubnets",
+            read_only_actions=["ec2:DescribeSubnets", "ec2:DescribeInstanceTypeOfferings"],
             properties={"SubnetIds": list(subnet_ids), "InstanceType": instance_type,
                         "AllowedZones": list(allowed_zones)},
         )
@@ -118,22 +124,13 @@ class RootVolume(Construct):
     def __init__(self, scope: Construct, id_: str, *, image_id: str, architecture: str, minimum_gib: int,
                  free_gib: int) -> None:
         super().__init__(scope, id_)
-        provider = InlineFunction(
+        resource = deploy_time_resource(
             self,
-            "Provider",
             handler="root_volume",
+            resource_type="Custom::RootVolume",
             timeout=cdk.Duration.minutes(1),
             description="aws-inference: the rig's root volume, sized from its AMI's root snapshot",
-            statements=[iam.PolicyStatement(actions=["ec2:DescribeImages"], resources=["*"])],
-        )
-        acknowledge(provider, "AwsSolutions-IAM5[Resource::*]",
-                    "ec2:DescribeImages is read-only and supports no resource-level permissions; IAM requires "
-                    "Resource * for it.")
-        resource = cdk.CustomResource(
-            self,
-            "Resource",
-            service_token=provider.function.function_arn,
-            resource_type="Custom::RootVolume",
+            read_only_actions=["ec2:DescribeImages"],
             properties={"ImageId": image_id, "Architecture": architecture, "MinimumGiB": str(minimum_gib),
                         "FreeGiB": str(free_gib)},
         )
@@ -172,24 +169,13 @@ class LaunchWatch(Construct):
     def __init__(self, scope: Construct, id_: str, *, tag_key: str, tag_value: str, launch_template_id: str,
                  launch_template_version: str, zones: str, budget: cdk.Duration) -> None:
         super().__init__(scope, id_)
-        provider = InlineFunction(
+        resource = deploy_time_resource(
             self,
-            "Provider",
             handler="launch_watch",
+            resource_type="Custom::LaunchWatch",
             timeout=budget.plus(cdk.Duration.minutes(1)),
             description="aws-inference: the rig group's first launch, or its launch error within minutes",
-            statements=[iam.PolicyStatement(
-                actions=["autoscaling:DescribeAutoScalingGroups", "autoscaling:DescribeScalingActivities"],
-                resources=["*"])],
-        )
-        acknowledge(provider, "AwsSolutions-IAM5[Resource::*]",
-                    "autoscaling:DescribeAutoScalingGroups and autoscaling:DescribeScalingActivities are "
-                    "read-only and support no resource-level permissions; IAM requires Resource * for them.")
-        resource = cdk.CustomResource(
-            self,
-            "Resource",
-            service_token=provider.function.function_arn,
-            resource_type="Custom::LaunchWatch",
+            read_only_actions=["autoscaling:DescribeAutoScalingGroups", "autoscaling:DescribeScalingActivities"],
             properties={"TagKey": tag_key, "TagValue": tag_value, "LaunchTemplateId": launch_template_id,
                         "LaunchTemplateVersion": launch_template_version, "Zones": zones,
                         "BudgetSeconds": str(int(budget.to_seconds()))},
@@ -212,19 +198,12 @@ class Deadline(Construct):
 
     def __init__(self, scope: Construct, id_: str, *, lifetime_minutes: int, revision: str = "") -> None:
         super().__init__(scope, id_)
-        provider = InlineFunction(
+        resource = deploy_time_resource(
             self,
-            "Provider",
             handler="deadline",
+            resource_type="Custom::Deadline",
             timeout=cdk.Duration.seconds(30),
             description="aws-inference: the moment a rig's lifetime ends (reads the clock at deploy)",
-            statements=[],
-        )
-        resource = cdk.CustomResource(
-            self,
-            "Resource",
-            service_token=provider.function.function_arn,
-            resource_type="Custom::Deadline",
             properties={"LifetimeMinutes": str(lifetime_minutes), "Revision": revision},
         )
         self.at: str = resource.get_att_string("At")
@@ -241,19 +220,13 @@ class EndpointChatProbe(Construct):
     def __init__(self, scope: Construct, id_: str, *, endpoint_name: str, endpoint_arn: str, model_id: str,
                  budget: cdk.Duration = cdk.Duration.minutes(10)) -> None:
         super().__init__(scope, id_)
-        provider = InlineFunction(
+        resource = deploy_time_resource(
             self,
-            "Provider",
             handler="endpoint_probe",
+            resource_type="Custom::EndpointChatProbe",
             timeout=budget.plus(cdk.Duration.minutes(2)),
             description="aws-inference: one chat completion from the SageMaker endpoint before deploy returns",
             statements=[iam.PolicyStatement(actions=["sagemaker:InvokeEndpoint"], resources=[endpoint_arn])],
-        )
-        resource = cdk.CustomResource(
-            self,
-            "Resource",
-            service_token=provider.function.function_arn,
-            resource_type="Custom::EndpointChatProbe",
             properties={"EndpointName": endpoint_name, "ModelId": model_id,
                         "BudgetSeconds": str(int(budget.to_seconds()))},
         )

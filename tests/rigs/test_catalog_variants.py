@@ -8,18 +8,11 @@ import copy
 import pytest
 import yaml
 
-from rigs.catalog import BIG_VARIANT, CATALOG_PATH, CatalogError, load_catalog, parse_catalog
+from rigs.catalog import BIG_VARIANT, load_catalog, parse_catalog
 
-RAW = yaml.safe_load(CATALOG_PATH.read_text())
+from .test_catalog import RAW, problems_for
+
 CATALOG = load_catalog()
-
-
-def problems_for(mutate) -> list[str]:
-    data = copy.deepcopy(RAW)
-    mutate(data)
-    with pytest.raises(CatalogError) as caught:
-        parse_catalog(yaml.safe_dump(data), source="test")
-    return caught.value.problems
 
 
 def test_every_deployable_rig_has_a_big_variant_or_says_why_not():
