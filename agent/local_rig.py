@@ -92,9 +92,8 @@ class LocalRigConfig:
 
 @dataclass(frozen=True, slots=True)
 class Installation:
-    """Where the server's native library and the model file are, and the server's version."""
+    """Where the model file is, and the server's version (the server itself is :data:`SERVER_PROGRAM`)."""
 
-    server: Path
     model: Path
     version: str
 
@@ -122,8 +121,9 @@ def find_model() -> Path:
     return files[0]
 
 
-def find_server() -> Path:
-    """The native library of the ``xllamacpp`` wheel (found, not loaded: the server process loads it).
+def require_server() -> None:
+    """Checks that the ``xllamacpp`` wheel's native library is there (found, not loaded: the server
+    process loads it).
 
     Raises:
         LocalRigError: the package or its library is missing.
@@ -132,7 +132,6 @@ def find_server() -> Path:
     libraries = sorted(folder.glob("xllamacpp*.so")) if folder else []
     if not libraries:
         raise LocalRigError(f"llama.cpp's server is not installed (package xllamacpp); {SETUP_HINT}")
-    return libraries[0]
 
 
 def server_version() -> str:
@@ -151,9 +150,8 @@ def server_version() -> str:
 
 def find_installation() -> Installation:
     """Locate server and model; raise LocalRigError naming what is missing and how to fix it."""
-    server = find_server()
-    model = find_model()
-    return Installation(server=server, model=model, version=server_version())
+    require_server()
+    return Installation(model=find_model(), version=server_version())
 
 
 def check_installation() -> Installation:

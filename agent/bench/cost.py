@@ -21,6 +21,12 @@ from typing import Any, Mapping, Sequence
 HOURS_PER_MONTH = 730.0
 
 
+def prices_of(prices: Mapping[str, Any], name: str) -> tuple[Mapping[str, Any] | None, Mapping[str, Any] | None]:
+    """``(hourly, per_token)`` price entries of backend ``name`` in ``run.json``'s ``prices``."""
+    entry = (prices.get("backends") or {}).get(name) or {}
+    return entry.get("hourly"), entry.get("per_token")
+
+
 def usd_per_million_output(usd_per_hour: float, output_tok_per_s: float) -> float:
     """$ per million output tokens for a rig billed by the hour at a sustained output rate."""
     if output_tok_per_s <= 0:

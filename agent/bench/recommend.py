@@ -28,7 +28,8 @@ import math
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Mapping, Sequence
 
-from .cost import HOURS_PER_MONTH, bedrock_usd_per_million_output
+from .cost import bedrock_usd_per_million_output, monthly_24x7, prices_of, usd_per_million_output
+from .slo import at_capacity
 from .stats import intervals_overlap
 from .traffic import SECONDS_PER_MONTH, Traffic, WorkloadError, describe_volume, parse_spec
 
@@ -121,7 +122,7 @@ class Offer:
             if n is None and not self.measured:
                 n = 1  # not run: its capacity is unknown, so only the floor of one instance is known
             assert n is not None and self.usd_per_hour is not None
-            return n * self.usd_per_hour * HOURS_PER_MONTH
+            return n * monthly_24x7(self.usd_per_hour)
         assert self.usd_per_m_output_effective is not None
         return volume * self.usd_per_m_output_effective / 1e6
 
@@ -132,7 +133,7 @@ class Offer:
             return cost, cost
         assert self.usd_per_hour is not None
         low_g, high_g = self.goodput_ci95 or (self.goodput_output_tok_per_s, self.goodput_output_tok_per_s)
-        unit = self.usd_per_hour * HOURS_PER_MONTH
+        unit = monthly_24x7(self.usd_per_hour)
         n_low = 1 if self.capacity_lower_bound else self.instances(volume, traffic, high_g)
         n_high = self.instances(volume, traffic, low_g) if low_g and low_g > 0 else None
         return (n_low or 1) * unit, None if n_high is None else n_high * unit
@@ -200,12 +201,12 @@ def break_even_volume(rig: Offer, per_token: Offer, traffic: Traffic) -> tuple[f
     """
     assert rig.usd_per_hour is not None and per_token.usd_per_m_output_effective
     per_token_usd = per_token.usd_per_m_output_effective / 1e6
-    full_use_usd = rig.usd_per_hour * HOURS_PER_MONTH / rig.instance_volume(traffic)
+    full_use_usd = monthly_24x7(rig.usd_per_hour) / rig.instance_volume(traffic)
     if per_token_usd <= full_use_usd:
         return None, None, (f"never: {per_token.name} costs ${per_token.usd_per_m_output_effective:.4g}/M output, "
                             f"less than {rig.name}'s ${full_use_usd * 1e6:.4g}/M with its instances fully used "
                             "at the peak")
-    bound = rig.usd_per_hour * HOURS_PER_MONTH / (per_token_usd - full_use_usd) * 1.001
+    bound = monthly_24x7(rig.usd_per_hour) / (per_token_usd - full_use_usd) * 1.001
     changes, truncated = switch_points([rig, per_token], traffic, bound)
     ups = [c["output_tokens_per_month"] for c in changes if c["above"] == rig.name]
     if not ups:
@@ -215,12 +216,6 @@ def break_even_volume(rig: Offer, per_token: Offer, traffic: Traffic) -> tuple[f
 
 
 # --- reading the summary ----------------------------------------------------------------------------
-
-
-def capacity_level(slo: Mapping[str, Any] | None) -> Mapping[str, Any] | None:
-    if not slo or slo.get("capacity_concurrency") is None:
-        return None
-    return next((lv for lv in slo.get("levels") or [] if lv.get("concurrency") == slo["capacity_concurrency"]), None)
 
 
 def _ci(level: Mapping[str, Any], key: str) -> tuple[float, float] | None:
@@ -275,11 +270,6 @@ class _Backend:
     accuracy: dict[str, Any] | None = None
 
 
-def _price(prices: Mapping[str, Any], name: str) -> tuple[Mapping[str, Any] | None, Mapping[str, Any] | None]:
-    entry = (prices.get("backends") or {}).get(name) or {}
-    return entry.get("hourly"), entry.get("per_token")
-
-
 def _effective(per_token: Mapping[str, Any], traffic: Traffic) -> float:
     return bedrock_usd_per_million_output(per_token["usd_per_m_input"], per_token["usd_per_m_output"],
                                           traffic.input_per_output)
@@ -290,8 +280,8 @@ def _assess(name: str, info: Mapping[str, Any], entry: Mapping[str, Any], prices
     """What one measured backend offers, and what keeps it from being chosen."""
     b = _Backend(name, info, entry, accuracy=accuracy_of(entry))
     slo = entry.get("slo")
-    hourly, per_token = _price(prices, name)
-    level = capacity_level(slo)
+    hourly, per_token = prices_of(prices, name)
+    level = at_capacity(slo)
     b.level = level
     if not slo:
         failures = [f for f in entry.get("failures") or [] if f.startswith("chat")]
@@ -397,16 +387,17 @@ def _slo_costs(b: _Backend, traffic: Traffic, bedrock: Offer | None, bedrock_mee
     assert g is not None
     if o.billing == "hourly":
         assert o.usd_per_hour is not None
-        per_m = lambda rate: o.usd_per_hour / (rate * 3600.0) * 1e6  # noqa: E731
-        out["usd_per_million_output_at_slo"] = round(per_m(g), 4)
+        hourly = o.usd_per_hour
+        out["usd_per_million_output_at_slo"] = round(usd_per_million_output(hourly, g), 4)
         if ci:
-            out["usd_per_million_output_at_slo_ci95"] = [round(per_m(ci[1]), 4) if ci[1] > 0 else None,
-                                                         round(per_m(ci[0]), 4) if ci[0] > 0 else None]
+            out["usd_per_million_output_at_slo_ci95"] = [
+                round(usd_per_million_output(hourly, ci[1]), 4) if ci[1] > 0 else None,
+                round(usd_per_million_output(hourly, ci[0]), 4) if ci[0] > 0 else None]
         out["instances_for_peak"] = o.instances(volume, traffic)
         if ci:
             out["instances_for_peak_ci95"] = [1 if o.capacity_lower_bound else o.instances(volume, traffic, ci[1]),
                                               o.instances(volume, traffic, ci[0]) if ci[0] > 0 else None]
-        always_on = o.usd_per_hour * HOURS_PER_MONTH
+        always_on = monthly_24x7(o.usd_per_hour)
     else:
         assert o.usd_per_m_output_effective is not None
         total = level.get("output_tok_per_s") or g
@@ -445,7 +436,7 @@ def _not_run(prices: Mapping[str, Any], run_names: set[str], traffic: Traffic) -
                                 "lower_bound_monthly_usd": None, "basis": None}
         if entry.get("hourly"):
             h = float(entry["hourly"]["usd_per_hour"])
-            item["lower_bound_monthly_usd"] = round(h * HOURS_PER_MONTH, 2)
+            item["lower_bound_monthly_usd"] = round(monthly_24x7(h), 2)
             item["basis"] = f"at least one instance at ${h}/h x 730 h"
         elif entry.get("per_token"):
             e = _effective(entry["per_token"], traffic)
@@ -460,7 +451,7 @@ def _bedrock_offer(assessed: Mapping[str, _Backend], prices: Mapping[str, Any],
     """Bedrock to break even against: the measured one when it ran, else its list price."""
     for b in assessed.values():
         if b.entry.get("kind") == "bedrock":
-            _, per_token = _price(prices, b.name)
+            _, per_token = prices_of(prices, b.name)
             meets = None if not b.entry.get("slo") else b.level is not None
             if per_token:
                 return Offer(b.name, "per_token", usd_per_m_output_effective=_effective(per_token, traffic)), meets
@@ -495,8 +486,7 @@ def recommend(summary: Mapping[str, Any], run: Mapping[str, Any]) -> tuple[dict[
         "ranking": [], "switch_points": [], "reasons": [],
         "disqualified": {n: b.disqualified for n, b in assessed.items() if b.disqualified},
         "not_run": not_run,
-        "backends": {n: {"accuracy": b.accuracy, "thin": b.thin, "caveats": b.caveats,
-                         "monthly_usd": (additions.get(n) or {}).get("monthly_usd")} for n, b in assessed.items()},
+        "backends": {n: {"accuracy": b.accuracy, "thin": b.thin, "caveats": b.caveats} for n, b in assessed.items()},
         "volume_range": [volume / VOLUME_SPAN, volume * VOLUME_SPAN],
     }
     workload_text = f"{describe_volume(volume)} output tokens a month"
@@ -615,9 +605,9 @@ def offers_for_plot(summary: Mapping[str, Any]) -> tuple[Traffic, list[tuple[Off
     prices = summary.get("prices") or {}
     curves: list[tuple[Offer, str]] = []
     for name, entry in summary["backends"].items():
-        level = capacity_level(entry.get("slo"))
+        level = at_capacity(entry.get("slo"))
         goodput = level.get("goodput_output_tok_per_s") if level else None
-        hourly, per_token = _price(prices, name)
+        hourly, per_token = prices_of(prices, name)
         if not goodput or goodput <= 0:
             continue
         why = (rec.get("disqualified") or {}).get(name)

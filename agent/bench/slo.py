@@ -489,7 +489,8 @@ def at_capacity(block: Mapping[str, Any] | None) -> Mapping[str, Any] | None:
     """The level at a backend's SLO capacity, or None."""
     if not block or block.get("capacity_concurrency") is None:
         return None
-    return next((lv for lv in block["levels"] if lv["concurrency"] == block["capacity_concurrency"]), None)
+    return next((lv for lv in block.get("levels") or [] if lv.get("concurrency") == block["capacity_concurrency"]),
+                None)
 
 
 def slo_pairs(backends: Mapping[str, Mapping[str, Any]]) -> list[dict[str, Any]]:

@@ -14,7 +14,7 @@ from typing import Any, Iterable, Mapping, Sequence
 
 from . import bfcl_summary, slo, stats
 from .ceiling import ceiling_for
-from .cost import cost_block
+from .cost import cost_block, prices_of
 from .decode import MULTI_TOKEN, PER_TOKEN, decode_rate
 from .grading import grade_counting
 from .orchestrator import check_orchestrator
@@ -190,10 +190,7 @@ def summarize_chat(records: Sequence[Mapping[str, Any]]) -> dict[str, Any] | Non
     m = [request_metrics(r) for r in timed]
     errors = Counter(str(r["error"]) for r in records if r.get("error"))
     ok_timed = [x for x in m if x["ok"]]
-    by_level: dict[int, list[Mapping[str, Any]]] = {}
-    for r in records:
-        if r.get("phase") in ("timed", "sweep"):
-            by_level.setdefault(int(r.get("concurrency", 1)), []).append(r)
+    by_level = slo.chat_levels(records)
     levels = [summarize_level(c, by_level[c]) for c in sorted(by_level)]
     cold_block = None
     if cold:
@@ -240,11 +237,6 @@ def summarize_chat(records: Sequence[Mapping[str, Any]]) -> dict[str, Any] | Non
     }
 
 
-def _price_for(prices: Mapping[str, Any], name: str) -> tuple[dict | None, dict | None]:
-    entry = (prices.get("backends") or {}).get(name) or {}
-    return entry.get("hourly"), entry.get("per_token")
-
-
 def summarize(records: Iterable[Mapping[str, Any]], run: Mapping[str, Any]) -> dict[str, Any]:
     """The whole ``summary.json`` from the request records and the run's ``run.json``."""
     records = list(records)
@@ -260,7 +252,7 @@ def summarize(records: Iterable[Mapping[str, Any]], run: Mapping[str, Any]) -> d
         counting = summarize_counting(by_part.get((name, "counting"), []), "counting")
         strict = summarize_counting(by_part.get((name, "counting_strict"), []), "counting_strict")
         chat = summarize_chat(by_part.get((name, "chat"), []))
-        hourly, per_token = _price_for(prices, name)
+        hourly, per_token = prices_of(prices, name)
         levels = chat["levels"] if chat else []
         cost = cost_block(
             hourly=hourly,

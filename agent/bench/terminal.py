@@ -15,6 +15,7 @@ from rich.table import Table
 
 from .html_report import FILE as HTML_FILE
 from .recommend import describe_target, usd
+from .slo import at_capacity
 from .traffic import describe_volume
 
 PLAIN_WIDTH = 120
@@ -46,8 +47,7 @@ def scoreboard(summary: Mapping[str, Any]) -> Table:
         table.add_column(header, justify="left" if text else "right", no_wrap=True)
     for name, b in summary["backends"].items():
         chat, slo = b.get("chat") or {}, b.get("slo") or {}
-        level = next((lv for lv in slo.get("levels") or [] if lv.get("concurrency") == slo.get("capacity_concurrency")),
-                     None)
+        level = at_capacity(slo)
         acc = ((rec.get("backends") or {}).get(name) or {}).get("accuracy")
         monthly = slo.get("monthly_usd") or {}
         status = ("chosen" if rec.get("choice") == name else "runner-up" if rec.get("runner_up") == name

@@ -8,6 +8,7 @@ from typing import Any, Mapping
 
 from . import cost_plot
 from .recommend import describe_target, usd
+from .slo import at_capacity
 from .traffic import DEFAULTS, describe_volume
 
 def _cell(value: Any) -> str:
@@ -68,8 +69,7 @@ def section(summary: Mapping[str, Any]) -> list[str]:
             be_text = "never" if be.get("note", "").startswith("never") else "-"
         status = ("**chosen**" if rec.get("choice") == name else "runner-up" if rec.get("runner_up") == name
                   else (rec.get("disqualified") or {}).get(name) or ("thin evidence" if extra.get("thin") else "qualifies"))
-        level = next((lv for lv in slo.get("levels") or [] if lv.get("concurrency") == slo.get("capacity_concurrency")),
-                     None)
+        level = at_capacity(slo)
         goodput = "-" if not level else (f"{level['goodput_output_tok_per_s']:,.1f}" + _pair(
             (level.get("ci95") or {}).get("goodput_output_tok_per_s"))
             + f" ({level.get('requests')} requests in {level.get('repeats') or 1} repeat"

@@ -102,7 +102,7 @@ def test_check_names_a_missing_openmp_runtime(tmp_path: Path) -> None:
 
 
 def test_server_command() -> None:
-    install = Installation(server=Path("/x/xllamacpp.abi3.so"), model=Path("/m/model.gguf"), version="1")
+    install = Installation(model=Path("/m/model.gguf"), version="1")
     command = server_command(install, LocalRigConfig(threads=2, parallel=4, context=8192), 5555)
     assert command[:2] == [sys.executable, str(SERVER_PROGRAM)]
     text = " ".join(command)
@@ -331,7 +331,7 @@ def test_start_failure_shows_the_servers_own_words(monkeypatch: pytest.MonkeyPat
     broken = tmp_path / "broken.gguf"
     broken.write_bytes(b"not a model")
     monkeypatch.setattr(local_rig_module, "find_installation",
-                        lambda: Installation(server=real.server, model=broken, version=real.version))
+                        lambda: Installation(model=broken, version=real.version))
     with pytest.raises(LocalRigError) as caught:
         with local_rig(LocalRigConfig(start_timeout_s=30)):
             pass
