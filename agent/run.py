@@ -213,7 +213,7 @@ def _main(args: argparse.Namespace, env: Mapping[str, str], runner: ModuleType |
     shadows = {b.name: shadow_note(b, found, catalog) for b, found in plan.shadowed}
 
     if args.list:
-        print_list(plan, account, args.profile, discovery, shadows=shadows)
+        print_list(plan, account, args.profile, discovery, shadows=shadows, stand_in=stand_in)
         return EXIT_OK
 
     _report_skips(plan, selection, ui)
@@ -358,7 +358,7 @@ def _cleanup_shielded() -> Iterator[ExitStack]:
 
 
 def print_list(plan: Plan, account: str | None, profile: str | None, discovery: Discovery | None,
-               out: Any = None, shadows: Mapping[str, str] | None = None) -> None:
+               out: Any = None, shadows: Mapping[str, str] | None = None, stand_in: StandIn | None = None) -> None:
     """``--list``: what would run, how each is reached, and why anything is skipped."""
     out = out or sys.stdout
     write = lambda line="": print(line, file=out)  # noqa: E731

@@ -12,8 +12,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Callable, Mapping, Sequence
 
-from .recommend import capacity_level
-from .stats import intervals_overlap, mean_interval, wilson_interval
+from .slo import at_capacity
+from .stats import intervals_overlap, mean_interval
 
 
 @dataclass(frozen=True, slots=True)
@@ -40,10 +40,10 @@ def _mean(path: tuple[str, str]) -> Reader:
 def _share(part: str) -> Reader:
     def read(b: Mapping[str, Any]) -> Figure:
         block = b.get(part)
-        if not block or not block.get("runs"):
+        if not block or not block.get("graded"):
             return Figure(None, None, 0)
-        ci = wilson_interval(block["correct"], block["runs"])
-        return Figure(block["correct"] / block["runs"], ci, block["runs"])
+        ci = block.get("correct_ci95")
+        return Figure(block["correct"] / block["graded"], tuple(ci) if ci else None, block["graded"])
 
     return read
 
@@ -61,7 +61,7 @@ def _capacity(b: Mapping[str, Any]) -> Figure:
 
 
 def _goodput(b: Mapping[str, Any]) -> Figure:
-    level = capacity_level(b.get("slo"))
+    level = at_capacity(b.get("slo"))
     if not level:
         return Figure(None, None)
     ci = (level.get("ci95") or {}).get("goodput_output_tok_per_s")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import io
 import json
 import sys
 import types
@@ -328,3 +329,25 @@ def test_broken_credential_setup_is_one_line(monkeypatch: pytest.MonkeyPatch, ru
     assert run_module.main(["--backends", "bedrock"], env={}) == 3
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "AWS credentials could not be loaded" in err[0]
+
+
+def test_list_warns_of_missing_ssm_tools_for_a_forward_unless_a_stand_in_plays_the_rigs(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """--list with a discovered EC2 rig says when the AWS CLI or its plugin is missing; a stand-in needs neither."""
+    from agent.forwarding import ForwardToolsMissing
+    from agent.plan import Plan
+
+    def missing() -> None:
+        raise ForwardToolsMissing("the Session Manager plugin is not installed")
+
+    monkeypatch.setattr(run_module, "check_ssm_tools", missing)
+    found = types.SimpleNamespace(describe=lambda: "SSM port forward to i-0abc in us-east-2")
+    plan = Plan(forwards=[types.SimpleNamespace(name="g6", model_id="m", found=found, local_port=8001)])
+    listed = {}
+    for stand_in in (None, types.SimpleNamespace(port=1, host="127.0.0.1")):
+        buffer = io.StringIO()
+        run_module.print_list(plan, "123456789012", None, None, out=buffer, stand_in=stand_in)
+        listed[stand_in is None] = buffer.getvalue()
+    assert "g6" in listed[True] and "SSM port forward to i-0abc in us-east-2" in listed[True]
+    assert "Warning: the Session Manager plugin is not installed" in listed[True]
+    assert "Warning" not in listed[False]

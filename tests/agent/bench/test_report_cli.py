@@ -11,7 +11,7 @@ import pytest
 from rich.console import Console
 
 from agent import report as report_cli
-from agent.bench import evidence, html_report, recommend, runner, terminal
+from agent.bench import evidence, html_report, recommend, runner, stats, terminal
 
 from .conftest import make_options, openai_backend
 from .fakes import RunningFake, Script
@@ -149,3 +149,21 @@ def test_terminal_panel_shows_the_choice_and_its_switch_points():
     assert "inf2 disqualified: no tool calls, and the workload needs them" in text
     assert "chosen" in text and "runner-up" in text
     assert "no report could be written" in text
+
+
+def test_the_comparison_counts_a_share_over_graded_runs_as_the_report_does():
+    """Failed runs are apart from the grades in the comparison too: 5 correct of 5 graded (5 more failed)
+    is 100% with the summary's own interval, not 50%."""
+    from agent.bench.compare import compare
+
+    def summary(correct: int, graded: int, failed: int) -> dict:
+        block = {"runs": graded + failed, "graded": graded, "correct": correct,
+                 "correct_ci95": list(stats.wilson_interval(correct, graded))}
+        return {"backends": {"g6": {"counting": block}}}
+
+    cmp = compare([("before", summary(5, 5, 5)), ("after", summary(1, 10, 0))])
+    [row] = [r for r in cmp["backends"]["g6"] if r["figure"] == "counting correct"]
+    before, after = row["values"]
+    assert (before["value"], before["n"]) == (1.0, 5) and (after["value"], after["n"]) == (0.1, 10)
+    assert before["ci95"] == pytest.approx(stats.wilson_interval(5, 5))
+    assert row["changes"] == [{"marked": True, "text": "lower (worse)"}]
