@@ -279,7 +279,7 @@ def cmd_status(args: argparse.Namespace) -> int:
     from .pricing import PriceBook
 
     session = _session(args)
-    inventory = discover(session, args.regions, PriceBook(session))
+    inventory = discover(session, args.regions, PriceBook(session), outlasting=True)
     if args.json:
         print(json.dumps({"resources": [r.as_dict() for r in inventory.resources],
                           "hourly_usd": round(inventory.hourly_usd, 6), "problems": list(inventory.problems),

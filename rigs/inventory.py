@@ -441,9 +441,14 @@ REGIONAL_LISTERS = (
     ("CodeBuild projects", "build_projects"),
     ("ECR repositories", "repositories"),
     ("network (security groups, subnets, route tables, gateways, VPCs)", "network"),
+)
+
+OUTLASTING_LISTERS = (
     ("SageMaker endpoint log groups", "endpoint_log_groups"),
     ("the Hugging Face token secret", "token_secret"),
 )
+"""What outlives ``cdk destroy`` and is never swept: listed for ``status`` only, so a sweep neither
+pays for these calls nor counts a permission it lacks for them as a region it could not check."""
 
 IAM_NAME_PREFIX = "Inference"
 """CloudFormation names our roles and instance profiles after their stack (``InferenceBase-…``)."""
@@ -483,28 +488,30 @@ def _iam(clients: aws.Clients) -> tuple[list[Resource], list[str]]:
 
 
 def discover(session: Any, regions: Sequence[str] = REGIONS, prices: PriceBook | None = None,
-             include_iam: bool = True, clients: aws.Clients | None = None) -> Inventory:
-    """Everything tagged ours in ``regions`` (in parallel), plus our IAM roles and profiles."""
+             include_iam: bool = True, clients: aws.Clients | None = None, outlasting: bool = False) -> Inventory:
+    """Everything tagged ours in ``regions`` (in parallel), plus our IAM roles and profiles; with
+    ``outlasting``, also what outlives ``cdk destroy`` (:data:`OUTLASTING_LISTERS`)."""
     clients = clients or aws.Clients(session)
     prices = prices or PriceBook(session)
+    listers = REGIONAL_LISTERS + (OUTLASTING_LISTERS if outlasting else ())
 
     def one_region(region: str) -> _Finder:
         finder = _Finder(clients, region, prices)
-        for what, method in REGIONAL_LISTERS:
+        for what, method in listers:
             finder.guard(what, getattr(finder, method))
         return finder
 
     resources: list[Resource] = []
     problems: list[str] = []
     notes: list[str] = []
-    outlasting: list[Outlasting] = []
+    lasting: list[Outlasting] = []
     with ThreadPoolExecutor(max_workers=max(1, len(regions)) + 1) as pool:
         iam_future = pool.submit(_iam, clients) if include_iam else None
         for finder in pool.map(one_region, regions):
             resources.extend(finder.found)
             problems.extend(finder.problems)
             notes.extend(finder.notes)
-            outlasting.extend(finder.outlasting)
+            lasting.extend(finder.outlasting)
         if iam_future is not None:
             found, trouble = iam_future.result()
             resources.extend(found)
@@ -512,7 +519,7 @@ def discover(session: Any, regions: Sequence[str] = REGIONS, prices: PriceBook |
     order = {kind: index for index, kind in enumerate(KINDS)}
     region_order = {region: index for index, region in enumerate((*REGIONS, GLOBAL))}
     resources.sort(key=lambda r: (region_order.get(r.region, 99), order.get(r.kind, 99), r.name or r.id))
-    return Inventory(tuple(resources), tuple(problems), tuple(regions), tuple(notes), tuple(outlasting))
+    return Inventory(tuple(resources), tuple(problems), tuple(regions), tuple(notes), tuple(lasting))
 
 
 # --- rendering ------------------------------------------------------------------------

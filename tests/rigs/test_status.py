@@ -100,3 +100,18 @@ def test_status_lists_what_outlives_destroy_with_its_cost(moto_estate, capsys):
     capsys.readouterr()
     assert main(["status", "--json"]) == 0
     assert len(json.loads(capsys.readouterr().out)["outlasting"]) == 4  # the sweep left them alone
+
+
+def test_what_outlives_destroy_is_asked_for_by_status_only(moto_estate, monkeypatch):
+    """Listing log groups and secrets is status's business: the sweep and the rehearsal's check never
+    call them, so a role refused those calls still has every region checked (a sweep that finds a
+    problem is not clean)."""
+    def refused(self) -> None:
+        raise RuntimeError("AccessDenied")
+
+    monkeypatch.setattr(inventory._Finder, "endpoint_log_groups", refused)
+    monkeypatch.setattr(inventory._Finder, "token_secret", refused)
+    found = inventory.discover(boto3.Session(), prices=PriceBook())
+    assert found.problems == () and found.resources
+    for_status = inventory.discover(boto3.Session(), ("us-east-2",), PriceBook(), include_iam=False, outlasting=True)
+    assert "us-east-2: could not list SageMaker endpoint log groups" in " ".join(for_status.problems)
