@@ -213,3 +213,18 @@ def test_each_kind_of_unreachable_has_its_cause(monkeypatch: pytest.MonkeyPatch,
         monkeypatch.delenv("AWS_ENDPOINT_URL", raising=False)
     assert aws.classify(error).kind == aws.UNREACHABLE
     assert aws.unreachable_error(error).cause == cause
+
+
+def test_scripts_cdk_profile_is_the_one_its_checks_and_the_app_use(endpoint: str, no_credentials: None,
+                                                                     tmp_path: Path,
+                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    """With --profile and no default credentials, the four-region check before `destroy --all` asks
+    with that profile (the CDK CLI does not hand it to the app) and finds nothing to destroy."""
+    monkeypatch.delenv("AWS_ENDPOINT_URL")
+    (tmp_path / "config").write_text(f"[profile rehearsal]\nregion = us-east-1\nendpoint_url = {endpoint}\n")
+    (tmp_path / "credentials").write_text("[rehearsal]\naws_access_key_id = testing\naws_secret_access_key = testing\n")
+    monkeypatch.setenv("AWS_CONFIG_FILE", str(tmp_path / "config"))
+    monkeypatch.setenv("AWS_SHARED_CREDENTIALS_FILE", str(tmp_path / "credentials"))
+    done = cdk("destroy", "--all", "--force", "--profile", "rehearsal")
+    assert done.returncode == 0, done.stderr
+    assert "nothing to destroy" in done.stderr and "could not" not in done.stderr
