@@ -225,6 +225,9 @@ def deployed_context(catalog: Catalog, say: Callable[[str], None]) -> dict[str, 
         return {}
     from rigs import whereabouts
 
+    if os.environ.get(whereabouts.SKIP_LOOKUP_ENV):
+        say("CloudFormation not asked: python -m rigs up chose each rig's region and records it")
+        return {}
     names = whereabouts.app_stacks()
     where = whereabouts.locate(names)
     say(f"account {account}: {where.summary()}")

@@ -42,7 +42,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Callable, Mapping, Protocol, Sequence
 
-from . import aws, placement
+from . import aws, placement, whereabouts
 from .catalog import DeployableRig, Ec2Rig, SageMakerRig
 from .contract import OutputKey
 
@@ -80,7 +80,12 @@ class CdkRunner(Protocol):
 
 
 class CdkCli:
-    """Runs the project-pinned CDK CLI (``scripts/cdk``); output goes to a log file per call."""
+    """Runs the project-pinned CDK CLI (``scripts/cdk``); output goes to a log file per call.
+
+    Its synths tell the app that this command placed the rigs (:data:`rigs.whereabouts.SKIP_LOOKUP_ENV`).
+    """
+
+    ENV = {"CI": "true", whereabouts.SKIP_LOOKUP_ENV: "1"}
 
     def __init__(self, method: str | None = None, extra_args: Sequence[str] = (), cdk: str = CDK) -> None:
         self.method = method
@@ -100,7 +105,7 @@ class CdkCli:
             handle.write(f"$ {' '.join(args)}\n")
             handle.flush()
             completed = subprocess.run(args, stdout=handle, stderr=subprocess.STDOUT, cwd=PROJECT_DIR,
-                                       env={**os.environ, "CI": "true"}, check=False)
+                                       env={**os.environ, **self.ENV}, check=False)
         return CdkResult(completed.returncode, log)
 
     def synth(self, outdir: Path, context: Mapping[str, str], log: Path) -> CdkResult:

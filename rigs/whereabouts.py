@@ -8,7 +8,8 @@ CloudFormation which of the app's stacks exist in each region, and synthesizes e
 where it really is (:func:`locate`).
 
 It asks only when the CDK CLI has resolved an account (the CLI passes ``CDK_DEFAULT_ACCOUNT``
-to the app only then), so tests, CI and every offline synth make no call at all. Each region
+to the app only then), so tests, CI and every offline synth make no call at all, and not for
+``python -m rigs up``'s own synths (:data:`SKIP_LOOKUP_ENV`). Each region
 costs one ``ListStacks`` page or a few, in parallel, with short timeouts and one retry: a
 machine that cannot reach AWS loses seconds, not minutes, and says which region it could not
 ask and why.
@@ -25,6 +26,11 @@ import botocore.exceptions
 from botocore.config import Config
 
 from .contract import REGIONS
+
+SKIP_LOOKUP_ENV = "AWS_INFERENCE_PLACED_BY_CALLER"
+"""Set (to any value) by ``python -m rigs up`` for its own synths: it chose each rig's region and
+records it itself, so the app asking CloudFormation again would only add copies of stacks that
+``up`` never deploys, and write the placement file from another process while ``up`` writes it."""
 
 # Every CloudFormation stack status but DELETE_COMPLETE: a stack in any of them exists (and
 # may bill), including failed creates (ROLLBACK_COMPLETE) that only a delete removes.

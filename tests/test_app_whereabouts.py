@@ -48,6 +48,20 @@ def test_no_account_means_no_call_and_the_placement_file_decides(state, monkeypa
     assert "CloudFormation not asked" in lines[0]
 
 
+def test_rigs_up_synths_do_not_ask_again_nor_touch_the_placement_file(state, monkeypatch):
+    """`python -m rigs up` chose the region and records it; its synths say so to the app."""
+    from rigs.up import CdkCli
+
+    monkeypatch.setenv("CDK_DEFAULT_ACCOUNT", "123456789012")
+    monkeypatch.setattr(whereabouts, "locate", lambda *a, **k: pytest.fail("CloudFormation asked for up's synth"))
+    monkeypatch.setattr(placement, "reconcile", lambda *a, **k: pytest.fail("placement written beside up"))
+    for key, value in CdkCli.ENV.items():
+        monkeypatch.setenv(key, value)
+    lines: list[str] = []
+    assert app.deployed_context(load_catalog(), lines.append) == {}
+    assert lines == ["CloudFormation not asked: python -m rigs up chose each rig's region and records it"]
+
+
 def test_after_a_failover_a_clone_without_state_finds_the_rig(state, monkeypatch):
     """The reference case: g6 failed over from us-east-2 to us-east-1; this clone has no placement."""
     monkeypatch.setenv("CDK_DEFAULT_ACCOUNT", "123456789012")

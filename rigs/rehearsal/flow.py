@@ -112,7 +112,7 @@ class RehearsalCdk(CdkCli):
             handle.write(f"$ {' '.join(args)}\n")
             handle.flush()
             process = self.running.add(processes.spawn(args, log=handle, cwd=placement.PROJECT_DIR,
-                                                       env={**os.environ, "CI": "true"}))
+                                                       env={**os.environ, **self.ENV}))
             try:
                 return CdkResult(process.wait(), log)
             finally:
