@@ -40,12 +40,14 @@ import socket
 import threading
 import time
 from dataclasses import dataclass
-from typing import Any, Callable, Mapping, TypeVar
+from typing import TYPE_CHECKING, Any, Callable, Mapping, TypeVar
 
-import boto3
 import botocore.exceptions
 import botocore.session
 from botocore.config import Config
+
+if TYPE_CHECKING:  # boto3 is imported where a session is made: `--help` and offline paths never load it
+    import boto3
 
 T = TypeVar("T")
 
@@ -400,6 +402,8 @@ def make_session(profile: str | None = None, region: str | None = None) -> boto3
     Raises:
         ProfileNotFoundError: the profile asked for does not exist (the message names it and where it came from).
     """
+    import boto3
+
     try:
         return boto3.Session(profile_name=profile or None, region_name=region or region_from_env())
     except botocore.exceptions.ProfileNotFound:

@@ -202,13 +202,11 @@ class RegionChoice:
         why: Said on stderr so a deploy says where it goes and why.
         also_deployed: Other regions where a stack of the same name exists; app.py synthesizes
             it there too, so ``cdk destroy --all`` removes every copy.
-        stale_record: The recorded region, when CloudFormation shows the rig is not there.
     """
 
     region: str
     why: str
     also_deployed: tuple[str, ...] = ()
-    stale_record: str | None = None
 
 
 def choose_region(rig: str, catalog_regions: Sequence[str], *, explicit: str | None = None,
@@ -239,7 +237,7 @@ def choose_region(rig: str, catalog_regions: Sequence[str], *, explicit: str | N
     why = f"the catalog's first region for {rig}"
     if stale:
         why += f" (not deployed anywhere; the placement file's {stale} is out of date)"
-    return RegionChoice(catalog_regions[0], why, stale_record=stale)
+    return RegionChoice(catalog_regions[0], why)
 
 
 def reconcile(deployed: Mapping[str, Sequence[str]], path: Path | None = None) -> list[str]:

@@ -30,12 +30,9 @@ import aiohttp
 
 from .bfcl_cases import Case
 from .bfcl_tools import bedrock_tool_config, constrained_prompt, constrained_schema, openai_tools
+from .timing import IDLE_KEEPALIVE_S
 
 BAD_FINISH = ("abort", "error")
-KEEPALIVE_S = 4.0
-"""How long an idle connection stays in the client's pool: less than the 5 s after which llama.cpp's
-server (``Keep-Alive: timeout=5``) and uvicorn (vLLM) close an idle connection; with aiohttp's default
-(15 s) the pool hands out connections the server has already closed."""
 
 
 @dataclass(slots=True)
@@ -271,7 +268,7 @@ class OpenAIToolClient:
     def _client(self) -> aiohttp.ClientSession:
         if self._session is None or self._session.closed:
             connector = aiohttp.TCPConnector(limit=self._max_connections, limit_per_host=self._max_connections,
-                                             keepalive_timeout=KEEPALIVE_S)
+                                             keepalive_timeout=IDLE_KEEPALIVE_S)
             self._session = aiohttp.ClientSession(connector=connector, timeout=self.timeout)
         return self._session
 

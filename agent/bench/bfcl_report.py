@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any, Callable, Mapping, Sequence
 
 from .bfcl_cases import CATEGORIES
+from .markdown import table
 
 SAME_WEIGHTS = ("g6", "sagemaker")
 """Two backends that serve the same weights with the same tool parser (vLLM, ``gemma4``)."""
@@ -44,12 +45,6 @@ def _share(k: int, n: int) -> str:
     return f"{k}/{n} ({_pct(k / n)})" if n else "-"
 
 
-def _table(header: Sequence[str], rows: Sequence[Sequence[Any]]) -> list[str]:
-    out = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
-    out += ["| " + " | ".join(str(c).replace("|", "/").replace("\n", " ") for c in row) + " |" for row in rows]
-    return out
-
-
 def section(summary: Mapping[str, Any], name: Callable[[Mapping[str, Any], str], str]) -> list[str]:
     """The section's lines; ``name`` labels a backend (constrained, toy model) as the report does."""
     blocks = {n: b["bfcl"] for n, b in summary["backends"].items() if b.get("bfcl")}
@@ -70,11 +65,11 @@ def section(summary: Mapping[str, Any], name: Callable[[Mapping[str, Any], str],
                      _rate(b), _share(b["text_calls"], b["cases"]),
                      _share(b["missed_calls"], b.get("relevant_cases", 0)),
                      _share(b["spurious_calls"], b.get("irrelevance_cases", 0)), b["errors"]])
-    out += _table(["backend", "interface", "cases sent", "accuracy", "call written as text",
+    out += table(["backend", "interface", "cases sent", "accuracy", "call written as text",
                    "no call where one was due", "a call where none was", "errors"], rows)
     out += ["", "By category (right / answered, 95% Wilson interval):", ""]
     rows = [[name(summary, n)] + [_rate(b["by_category"].get(c)) for c in CATEGORIES] for n, b in blocks.items()]
-    out += _table(["backend", *CATEGORIES], rows)
+    out += table(["backend", *CATEGORIES], rows)
     out.append("")
     notes = [f"- **{n}: constrained.** Its calls come from a reply held to a JSON schema of the offered functions "
              "by the server's grammar, not from the model's own tool calls."
@@ -92,7 +87,7 @@ def _pairs(pairs: Sequence[Mapping[str, Any]]) -> list[str]:
     out = ["", "### Paired comparison (the same cases, McNemar exact test)", ""]
     rows = [[p["a"], p["b"], p["cases"], p["only_a"], p["only_b"], f"{p['p_value']:.2g}", p["verdict"],
              p.get("same_verdict", "-"), p.get("same_calls", "-")] for p in pairs]
-    out += _table(["A", "B", "answered by both", "only A right", "only B right", "p", "verdict", "same verdict",
+    out += table(["A", "B", "answered by both", "only A right", "only B right", "p", "verdict", "same verdict",
                    "same calls"], rows)
     out.append("")
     twin = next((p for p in pairs if {p["a"], p["b"]} == set(SAME_WEIGHTS)), None)

@@ -12,6 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Callable, Mapping, Sequence
 
+from .markdown import table
 from .slo import at_capacity
 from .stats import intervals_overlap, mean_interval
 
@@ -169,11 +170,9 @@ def render(cmp: Mapping[str, Any]) -> str:
     for name, rows in cmp["backends"].items():
         out += [f"## {name}", ""]
         header = ["figure"] + [f"`{f}`" for f in folders] + [f"change in `{f}`" for f in folders[1:]]
-        out += ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
-        for row in rows:
-            cells = [row["figure"]] + [_fmt(v, row["digits"]) for v in row["values"]]
-            cells += [f"**{c['text']}**" if c["marked"] else c["text"] for c in row["changes"]]
-            out.append("| " + " | ".join(cells) + " |")
+        cells = [[row["figure"], *(_fmt(v, row["digits"]) for v in row["values"]),
+                  *(f"**{c['text']}**" if c["marked"] else c["text"] for c in row["changes"])] for row in rows]
+        out += table(header, cells)
         out.append("")
     if not cmp["backends"]:
         out += ["No backend appears in every folder: nothing to compare.", ""]

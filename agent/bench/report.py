@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any, Mapping, Sequence
 
 from . import bfcl_report, cost_plot, slo_report, which_one
+from .markdown import table
 from .stats import PERCENTILE_METHOD
 
 PLOTS = {
@@ -89,13 +90,6 @@ def _pcts(dist: Mapping[str, Any] | None, digits: int = 1) -> str:
     if not dist or not dist.get("n"):
         return "-"
     return f"{_f(dist['p50'], digits)} / {_f(dist['p90'], digits)} / {_f(dist['p99'], digits)}"
-
-
-def _table(header: Sequence[str], rows: Sequence[Sequence[Any]]) -> list[str]:
-    out = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
-    for row in rows:
-        out.append("| " + " | ".join(str(c).replace("|", "/").replace("\n", " ") for c in row) + " |")
-    return out
 
 
 def _name(summary: Mapping[str, Any], name: str) -> str:
@@ -188,7 +182,7 @@ def render(summary: Mapping[str, Any]) -> str:
             _f(c1["usd_per_m_output"], 2) if c1 else "-",
             "yes" if b.get("completed") else "**no**",
         ])
-    out += _table(["backend", "decode tok/s p50", "TTFT ms p50", "e2e ms p50", "client tok/s p50",
+    out += table(["backend", "decode tok/s p50", "TTFT ms p50", "e2e ms p50", "client tok/s p50",
                    "correct", "right filter", "strict correct", "strict right filter", "$/M out (c=1)",
                    "completed"], rows)
     out.append("")
@@ -260,7 +254,7 @@ def _grading(summary: Mapping[str, Any]) -> list[str]:
                          c["text_tool_calls"],
                          ", ".join(f"`{k}` x{v}" for k, v in c["filters_sent"].items()) or "-",
                          _f(c["seconds"]["p50"], 2)])
-        out += _table(["backend", "runs", "failed", "correct", "correct 95% CI", "wrong", "unreadable",
+        out += table(["backend", "runs", "failed", "correct", "correct 95% CI", "wrong", "unreadable",
                        "right filter", "right filter 95% CI", "first call right", "runs with several filters",
                        "tool calls", "invalid calls", "text tool calls", "filters sent", "s p50"], rows)
         out += ["", "Correct, right filter and first call right count the graded runs (failed runs apart); "
@@ -273,7 +267,7 @@ def _grading(summary: Mapping[str, Any]) -> list[str]:
                              _f(d["right_filter"]), _f(d.get("first_call_right")), d.get("distinct_filters", "-"),
                              " ".join(d["answer"].split())[-120:] or "-"])
         out += ["Every run, with the record it came from (`seq` in requests.jsonl):", ""]
-        out += _table(["backend", "run", "seq", "verdict", "count read", "how it was read / why not", "last filter",
+        out += table(["backend", "run", "seq", "verdict", "count read", "how it was read / why not", "last filter",
                        "right filter", "first call right", "filters tried", "answer (end)"], rows)
         out.append("")
         for n, c in blocks.items():
@@ -382,18 +376,18 @@ def _chat(summary: Mapping[str, Any]) -> list[str]:
                      _pcts(c["decode_tok_per_s"]), _pcts(c["client_tok_per_s"]),
                      _requested_returned(c),
                      c["usage_missing"]])
-    out += _table(["backend", "n", "errors", "streamed", "TTFT ms", "ITL ms", "e2e ms", "decode tok/s",
+    out += table(["backend", "n", "errors", "streamed", "TTFT ms", "ITL ms", "e2e ms", "decode tok/s",
                    "client tok/s", "tokens requested / returned", "usage missing"], rows)
     out += [""] + [f"- {_name(summary, n)}: decode tok/s {_decode_basis(c)}" for n, c in blocks.items()]
     out += ["", "Cold (first) request:", ""]
     rows = [[_name(summary, n), _f(c["cold"]["ttft_ms"]), _f(c["cold"]["e2e_ms"], 0), _f(c["cold"]["output_tokens"]),
              c["cold"]["error"] or "-"] for n, c in blocks.items() if c.get("cold")]
-    out += _table(["backend", "TTFT ms", "e2e ms", "output tokens", "error"], rows)
+    out += table(["backend", "TTFT ms", "e2e ms", "output tokens", "error"], rows)
     out += ["", "Aggregate output rate per concurrency level (successful requests only):", ""]
     rows = [[_name(summary, n), lv["concurrency"], lv["requests"], lv["errors"], lv.get("resends", 0),
              _f(lv["wall_s"], 2), _f(lv["output_tok_per_s"]), _f(lv["requests_per_s"], 2)]
             for n, c in blocks.items() for lv in c["levels"]]
-    out += _table(["backend", "concurrency", "requests", "errors", "resends", "wall s", "output tok/s",
+    out += table(["backend", "concurrency", "requests", "errors", "resends", "wall s", "output tok/s",
                    "requests/s"], rows)
     resent = [(n, c) for n, c in blocks.items() if c.get("resends")]
     if resent:
@@ -447,7 +441,7 @@ def _cost(summary: Mapping[str, Any]) -> list[str]:
                 else f"${price['usd_per_m_input']}/M in, ${price['usd_per_m_output']}/M out")
         rows.append([_name(summary, n), what, price.get("source"), price.get("as_of"),
                      f"{price.get('region', '')} {price.get('note', '')}".strip() or "-"])
-    out += _table(["backend", "price", "source", "as of", "region / note"], rows)
+    out += table(["backend", "price", "source", "as of", "region / note"], rows)
     ref = prices.get("bedrock_reference")
     if ref:
         out += ["", f"Break-even is against Bedrock {ref.get('model_id')}: ${ref['usd_per_m_input']}/M input, "
@@ -460,7 +454,7 @@ def _cost(summary: Mapping[str, Any]) -> list[str]:
             rows.append([_name(summary, n), lv["concurrency"], _f(lv["output_tok_per_s"]),
                          _f(lv["usd_per_m_output"], 3)])
     if rows:
-        out += _table(["backend", "concurrency", "output tok/s", "$ per M output tokens"], rows) + [""]
+        out += table(["backend", "concurrency", "output tok/s", "$ per M output tokens"], rows) + [""]
     rows = []
     for n, b in backends.items():
         cost = b["cost"]
@@ -474,7 +468,7 @@ def _cost(summary: Mapping[str, Any]) -> list[str]:
                          _f(r.get("monthly_output_tokens"))])
     if rows:
         out += ["24x7 monthly cost and break-even against Bedrock (input:output mix stated per row):", ""]
-        out += _table(["backend", "$/h", "24x7 $/month (730 h)", "mix", "input tokens per output token",
+        out += table(["backend", "$/h", "24x7 $/month (730 h)", "mix", "input tokens per output token",
                        "Bedrock $/M output at that mix", "break-even output tok/s", "break-even tokens/month"],
                       rows) + [""]
     return out
@@ -492,7 +486,7 @@ def _ceiling(summary: Mapping[str, Any]) -> list[str]:
                      "-" if c.get("chip_share") is None else f"{c['chip_share'] * 100:.0f}%",
                      c.get("reason") or ""])
         sources += [s for s in c.get("sources") or [] if s not in sources]
-    out += _table(["backend", "device", "GB/s", "basis", "precision", "GB per step", "ceiling tok/s",
+    out += table(["backend", "device", "GB/s", "basis", "precision", "GB per step", "ceiling tok/s",
                    "measured decode p50", "share", "share of whole chip", "note"], rows)
     out += ["", "Sources:", ""] + [f"- {s}" for s in sources] + [""]
     return out
@@ -505,7 +499,7 @@ def _metadata(summary: Mapping[str, Any]) -> list[str]:
         meta = b.get("metadata") or {}
         rows.append([b["name"], b["label"], b["kind"], b["model_id"],
                      "; ".join(f"{k}: {v}" for k, v in meta.items()) or "-"])
-    out += _table(["backend", "label", "kind", "model", "metadata (instance, region, zone, AMI, image, engine, "
+    out += table(["backend", "label", "kind", "model", "metadata (instance, region, zone, AMI, image, engine, "
                    "serve flags, how reached)"], rows)
     out.append("")
     return out

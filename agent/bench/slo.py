@@ -307,9 +307,9 @@ def level_block(concurrency: int, records: Sequence[Mapping[str, Any]], target: 
         rates.append((_rate(met, span), _rate(met_tokens, span), _rate(ok_tokens, span)))
         per_repeat.append({
             "repeat": k, "requests": len(rs), "errors": errors, "met": met, "wall_s": round(span, 3),
-            "goodput_req_per_s": _round(rates[-1][0], 3),
-            "goodput_output_tok_per_s": _round(rates[-1][1], 2),
-            "output_tok_per_s": _round(rates[-1][2], 2),
+            "goodput_req_per_s": stats.round_or_none(rates[-1][0], 3),
+            "goodput_output_tok_per_s": stats.round_or_none(rates[-1][1], 2),
+            "output_tok_per_s": stats.round_or_none(rates[-1][2], 2),
         })  # fmt: skip
     requests = sum(p["requests"] for p in per_repeat)
     met = sum(p["met"] for p in per_repeat)
@@ -357,10 +357,6 @@ def level_block(concurrency: int, records: Sequence[Mapping[str, Any]], target: 
         },
         "per_repeat": per_repeat,
     }
-
-
-def _round(value: float | None, digits: int) -> float | None:
-    return None if value is None else round(value, digits)
 
 
 # --- capacity -------------------------------------------------------------------------------
@@ -423,7 +419,7 @@ def capacity_reason(levels: Sequence[Mapping[str, Any]], capacity: int | None, f
             reason += (f". Level(s) {', '.join(map(str, later))} held after {first_miss} missed; the capacity "
                        "is taken below the first miss")
     else:
-        why = {"max_concurrency": "--max-concurrency", "max_levels": "the 7-level limit of the search",
+        why = {"max_concurrency": "--max-concurrency", "max_levels": f"the {search.get('max_levels')}-level limit of the search",
                "budget": "the time budget"}.get(str(search.get("stopped")))
         reason += "; every level measured held" + (f", up to {why}" if why else "")
         reason += ", so the real capacity may be higher"

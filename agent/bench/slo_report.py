@@ -6,6 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence
 
+from .markdown import table
 from .slo import ATTAINMENT_PERCENT, DEFAULT_BASIS, LABEL_OF, TARGET_KEYS, Target
 
 PLOT = "slo_latency_ms.png"
@@ -34,12 +35,6 @@ def _share(lv: Mapping[str, Any]) -> str:
     ci = lv["ci95"]["met_share"]
     text = f"{lv['met_share'] * 100:.1f}%"
     return text + (f" [{ci[0] * 100:.1f}, {ci[1] * 100:.1f}]" if ci else "")
-
-
-def _row(header: Sequence[str], rows: Sequence[Sequence[Any]]) -> list[str]:
-    out = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
-    out += ["| " + " | ".join(str(c).replace("|", "/").replace("\n", " ") for c in row) + " |" for row in rows]
-    return out
 
 
 def section(summary: Mapping[str, Any], name: Namer) -> list[str]:
@@ -74,7 +69,7 @@ def section(summary: Mapping[str, Any], name: Namer) -> list[str]:
                else "levels given: " + ", ".join(map(str, order)))
         rows.append([name(summary, n), _num(s["capacity_concurrency"], 0), how,
                      _num(search.get("seconds"), 0), s["capacity_reason"]])
-    out += _row(["backend", "SLO capacity", "levels (in the order measured)", "seconds", "why"], rows) + [""]
+    out += table(["backend", "SLO capacity", "levels (in the order measured)", "seconds", "why"], rows) + [""]
     auto = next((s["search"] for s in blocks.values() if (s.get("search") or {}).get("mode") == "auto"), None)
     if auto:
         out += [f"Search (`--concurrency auto`): {auto['rule']}; up to `--max-concurrency` "
@@ -93,7 +88,7 @@ def section(summary: Mapping[str, Any], name: Namer) -> list[str]:
                          _with_ci(lv["goodput_output_tok_per_s"], ci["goodput_output_tok_per_s"], 1, r),
                          _with_ci(lv["output_tok_per_s"], ci.get("output_tok_per_s"), 1, r),
                          _num(lv["ttft_p99_ms"], 0), _num(lv["itl_p99_ms"], 1), _num(lv["e2e_p99_ms"], 0), verdict])
-        out += _row(["concurrency", "repeats", "requests", "errors", "met", "met share", "goodput req/s",
+        out += table(["concurrency", "repeats", "requests", "errors", "met", "met share", "goodput req/s",
                      "goodput output tok/s", "output tok/s", "TTFT p99 ms", "ITL p99 ms", "e2e p99 ms", "holds"], rows)
         out.append("")
     pairs = summary.get("slo_pairs") or []

@@ -32,17 +32,18 @@ def distribution(values: Iterable[float | None], *, keep_values: bool = True, di
     ``values`` (rounded) is kept so a reader or a plot can recompute every figure.
     """
     sample = [float(v) for v in values if v is not None and math.isfinite(float(v))]
-    out: dict[str, Any] = {f"p{p}": _round(percentile(sample, p), digits) for p in PERCENTILES}
+    out: dict[str, Any] = {f"p{p}": round_or_none(percentile(sample, p), digits) for p in PERCENTILES}
     out["n"] = len(sample)
-    out["min"] = _round(min(sample), digits) if sample else None
-    out["max"] = _round(max(sample), digits) if sample else None
-    out["mean"] = _round(sum(sample) / len(sample), digits) if sample else None
+    out["min"] = round_or_none(min(sample), digits) if sample else None
+    out["max"] = round_or_none(max(sample), digits) if sample else None
+    out["mean"] = round_or_none(sum(sample) / len(sample), digits) if sample else None
     if keep_values:
-        out["values"] = [_round(v, digits) for v in sample]
+        out["values"] = [round_or_none(v, digits) for v in sample]
     return out
 
 
-def _round(value: float | None, digits: int) -> float | None:
+def round_or_none(value: float | None, digits: int) -> float | None:
+    """``round(value, digits)``, with None kept as None."""
     return None if value is None else round(value, digits)
 
 

@@ -47,7 +47,6 @@ class FailureStreak:
     def __init__(self, limit: int) -> None:
         self.limit = limit
         self._count: dict[str, int] = {}
-        self._last: dict[str, str] = {}
 
     def start(self, backend: str) -> None:
         """A new part begins for ``backend``: its count starts again."""

@@ -39,9 +39,6 @@ class TextCall:
     arguments: Any
     charged: bool
 
-    def as_dict(self) -> dict[str, Any]:
-        return {"snippet": self.snippet, "name": self.name, "arguments": self.arguments, "charged": self.charged}
-
 
 def _patterns(
     tool_names: Sequence[str], positional: Mapping[str, Sequence[str]]

@@ -7,6 +7,7 @@ from __future__ import annotations
 from typing import Any, Mapping
 
 from . import cost_plot
+from .markdown import table
 from .recommend import describe_target, usd
 from .slo import at_capacity
 from .traffic import DEFAULTS, describe_volume
@@ -92,8 +93,7 @@ def section(summary: Mapping[str, Any]) -> list[str]:
     header = ["backend", "status", "SLO capacity (concurrency)", "goodput output tok/s at capacity [95% CI] (n)",
               "$/M output at the target [95% CI]", "instances for the peak", "$/month 24x7, one instance",
               "$/month at this workload [95% CI]", "break-even against Bedrock", "tool-calling accuracy [95% CI]"]
-    out += ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
-    out += ["| " + " | ".join(str(c).replace("|", "/") for c in row) + " |" for row in rows]
+    out += table(header, rows)
     out.append("")
     if rec.get("switch_points"):
         out += ["Where the answer changes (the cheapest qualifying backend, by monthly volume):", ""]
