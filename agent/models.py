@@ -281,8 +281,7 @@ class ConstrainedToolModel(OpenAIModel):
             self.format_request_messages(_as_plain_text(messages), self._choice_prompt(tool_specs, system_prompt)),
             "tool_call", _tool_choice_schema(tool_specs, self.enums))
         yield {"messageStart": {"role": "assistant"}}
-        choice = response.choices[0] if response.choices else None
-        content = (choice.message.content if choice and choice.message else None) or ""
+        _, content = _first_choice(response)
         try:
             call = json.loads(content)
             name, args = call["tool"], call["arguments"]
@@ -290,10 +289,8 @@ class ConstrainedToolModel(OpenAIModel):
                 raise KeyError(name)
         except (ValueError, KeyError, TypeError):
             # The grammar should make this impossible; if not, it is graded as plain text.
-            yield {"contentBlockStart": {"start": {}}}
-            yield {"contentBlockDelta": {"delta": {"text": content}}}
-            yield {"contentBlockStop": {}}
-            yield {"messageStop": {"stopReason": "end_turn"}}
+            for event in _text_block(content, "end_turn"):
+                yield event
         else:
             tool_use_id = f"constrained-{uuid.uuid4().hex[:12]}"
             yield {"contentBlockStart": {"start": {"toolUse": {"name": name, "toolUseId": tool_use_id}}}}
@@ -318,20 +315,29 @@ class ConstrainedToolModel(OpenAIModel):
         """A text answer, held to :data:`ANSWER_SCHEMA`; a reply cut at the token limit stays a failure."""
         response = await self._constrained(self.format_request_messages(_as_plain_text(messages), system_prompt),
                                            "answer", ANSWER_SCHEMA)
-        choice = response.choices[0] if response.choices else None
-        content = (choice.message.content if choice and choice.message else None) or ""
+        choice, content = _first_choice(response)
         try:
             text = str(json.loads(content)["answer"])
         except (ValueError, KeyError, TypeError):
             text = content  # the grammar should make this impossible; then the raw reply is the answer
         stop = "max_tokens" if choice is not None and choice.finish_reason == "length" else "end_turn"
         yield {"messageStart": {"role": "assistant"}}
-        yield {"contentBlockStart": {"start": {}}}
-        yield {"contentBlockDelta": {"delta": {"text": text}}}
-        yield {"contentBlockStop": {}}
-        yield {"messageStop": {"stopReason": stop}}
+        for event in _text_block(text, stop):
+            yield event
         if response.usage is not None:
             yield self.format_chunk({"chunk_type": "metadata", "data": response.usage})
+
+
+def _first_choice(response: Any) -> tuple[Any, str]:
+    """A non-streamed chat completion's first choice (or None) and its text ("" when it has none)."""
+    choice = response.choices[0] if response.choices else None
+    return choice, (choice.message.content if choice and choice.message else None) or ""
+
+
+def _text_block(text: str, stop: str) -> list[StreamEvent]:
+    """The stream events of one text content block and the message's stop."""
+    return [{"contentBlockStart": {"start": {}}}, {"contentBlockDelta": {"delta": {"text": text}}},
+            {"contentBlockStop": {}}, {"messageStop": {"stopReason": stop}}]
 
 
 # --- one model per backend -----------------------------------------------------------------

@@ -180,11 +180,14 @@ class EventReader:
         self._lines(lines, now)
 
     def close(self) -> None:
-        """The stream ended: read a last line that had no newline."""
+        """The stream ended: read a last line that had no newline, then set the reply's text and
+        whether it completed (``[DONE]`` or a finish reason; anything else was cut off)."""
         rest = self._tail + self._decode(b"", True)
         self._tail = ""
         if rest.strip():
             self._lines([rest], time.perf_counter())
+        self.timing.text = "".join(self.parts)
+        self.timing.complete = self.done or self.timing.finish_reason is not None
 
     def _lines(self, lines: list[str], now: float) -> None:
         timing, parts = self.timing, self.parts

@@ -272,8 +272,6 @@ class OpenAIStreamTimer:
                     async for chunk in resp.content.iter_any():
                         reader.feed(chunk, _perf())
                     reader.close()
-                    timing.text = "".join(parts)
-                    timing.complete = reader.done or timing.finish_reason is not None
                 else:
                     raw_body = await resp.read()
                     now = _perf()
@@ -455,8 +453,6 @@ class SageMakerStreamTimer:
                 for data in _payload_parts(timing, resp["Body"]):
                     reader.feed(data, _perf())
                 reader.close()
-                timing.text = "".join(parts)
-                timing.complete = reader.done or timing.finish_reason is not None
             else:
                 resp = self.client.invoke_endpoint(
                     EndpointName=self.endpoint_name, Body=json.dumps(payload), ContentType="application/json"
