@@ -102,6 +102,18 @@ class Offer:
     capacity_lower_bound: bool = False
     measured: bool = True
 
+    @classmethod
+    def priced(cls, name: str, hourly: Mapping[str, Any] | None, per_token: Mapping[str, Any] | None,
+               traffic: Traffic, **measured: Any) -> Offer | None:
+        """From ``run.json``'s price entries: hourly when the backend has an hourly price, else per
+        token at the workload's input:output mix; None without either. ``measured`` holds the
+        goodput fields (and ``measured=False`` for a list price alone)."""
+        if hourly:
+            return cls(name, "hourly", usd_per_hour=float(hourly["usd_per_hour"]), **measured)
+        if per_token:
+            return cls(name, "per_token", usd_per_m_output_effective=_effective(per_token, traffic), **measured)
+        return None
+
     def instance_volume(self, traffic: Traffic) -> float:
         """The monthly volume one instance serves with its peak within the target."""
         assert self.goodput_output_tok_per_s
@@ -321,23 +333,19 @@ def _assess(name: str, info: Mapping[str, Any], entry: Mapping[str, Any], prices
         levels = [lv.get("concurrency") for lv in slo.get("levels") or []]
         lower_bound = level.get("concurrency") == max(levels) and all(lv.get("holds", True) for lv in slo["levels"])
     ci = _ci(level, "goodput_output_tok_per_s")
-    if hourly:
-        b.offer = Offer(name, "hourly", usd_per_hour=float(hourly["usd_per_hour"]), goodput_output_tok_per_s=goodput,
-                        goodput_ci95=ci, capacity_lower_bound=lower_bound)
-    elif per_token:
-        b.offer = Offer(name, "per_token", usd_per_m_output_effective=_effective(per_token, traffic),
-                        goodput_output_tok_per_s=goodput, goodput_ci95=ci, capacity_lower_bound=lower_bound)
-        if goodput < traffic.peak_output_tok_per_s and not lower_bound:
-            b.caveats.append(f"{name}: its goodput at the target was {goodput:,.1f} tok/s at c={level['concurrency']} "
-                             f"(the most this run measured within the target), below the workload's peak of "
-                             f"{traffic.peak_output_tok_per_s:,.1f} tok/s; a managed service scales past one client's "
-                             "concurrency, within the account's quotas")
-    else:
+    b.offer = Offer.priced(name, hourly, per_token, traffic, goodput_output_tok_per_s=goodput, goodput_ci95=ci,
+                           capacity_lower_bound=lower_bound)
+    if b.offer is None:
         b.disqualified = "no price: " + (((prices.get("backends") or {}).get(name) or {}).get("reason")
                                          or (entry.get("cost") or {}).get("reason") or "none on file")
         if entry.get("toy_model"):
             b.disqualified = "no price: a CPU-served local toy model, not a way to serve production traffic"
         return b
+    if b.offer.billing == "per_token" and goodput < traffic.peak_output_tok_per_s and not lower_bound:
+        b.caveats.append(f"{name}: its goodput at the target was {goodput:,.1f} tok/s at c={level['concurrency']} "
+                         f"(the most this run measured within the target), below the workload's peak of "
+                         f"{traffic.peak_output_tok_per_s:,.1f} tok/s; a managed service scales past one client's "
+                         "concurrency, within the account's quotas")
     requests = level.get("requests") or 0
     if requests < MIN_REQUESTS_AT_CAPACITY:
         b.thin.append(f"{name}: only {requests} requests at its capacity level c={level['concurrency']} "
@@ -454,10 +462,10 @@ def _bedrock_offer(assessed: Mapping[str, _Backend], prices: Mapping[str, Any],
             _, per_token = prices_of(prices, b.name)
             meets = None if not b.entry.get("slo") else b.level is not None
             if per_token:
-                return Offer(b.name, "per_token", usd_per_m_output_effective=_effective(per_token, traffic)), meets
+                return Offer.priced(b.name, None, per_token, traffic), meets
     ref = prices.get("bedrock_reference")
     if ref:
-        return Offer("bedrock", "per_token", usd_per_m_output_effective=_effective(ref, traffic), measured=False), None
+        return Offer.priced("bedrock", None, ref, traffic, measured=False), None
     return None, None
 
 
@@ -612,19 +620,17 @@ def offers_for_plot(summary: Mapping[str, Any]) -> tuple[Traffic, list[tuple[Off
             continue
         why = (rec.get("disqualified") or {}).get(name)
         label = name if not why else f"{name} (disqualified)"
-        if hourly:
-            curves.append((Offer(name, "hourly", usd_per_hour=float(hourly["usd_per_hour"]),
-                                 goodput_output_tok_per_s=goodput), label))
-        elif per_token:
-            curves.append((Offer(name, "per_token", usd_per_m_output_effective=_effective(per_token, traffic)), label))
+        offer = (Offer.priced(name, hourly, None, traffic, goodput_output_tok_per_s=goodput) if hourly
+                 else Offer.priced(name, None, per_token, traffic))
+        if offer is not None:
+            curves.append((offer, label))
     ref = prices.get("bedrock_reference")
     if ref and not any(e.get("kind") == "bedrock" for e in summary["backends"].values()):
-        curves.append((Offer("bedrock", "per_token", usd_per_m_output_effective=_effective(ref, traffic),
-                             measured=False), "bedrock (list price; not run)"))
+        curves.append((Offer.priced("bedrock", None, ref, traffic, measured=False), "bedrock (list price; not run)"))
     for name, entry in (prices.get("not_run") or {}).items():
         if name in summary["backends"] or not entry.get("hourly"):
             continue
-        curves.append((Offer(name, "hourly", usd_per_hour=float(entry["hourly"]["usd_per_hour"]), measured=False),
+        curves.append((Offer.priced(name, entry["hourly"], None, traffic, measured=False),
                        f"{name} (not run: at least 1 instance)"))
     return traffic, curves
 
