@@ -322,7 +322,7 @@ def test_stopped_after_an_error_inside_the_block(tmp_path: Path) -> None:
         socket.create_connection(("127.0.0.1", port), timeout=5).close()
     log = (tmp_path / "llama-server.log").read_text()
     assert f"llama_server: listening on http://127.0.0.1:{port}" in log
-    assert "main loop exited" in log  # stopped by its SIGTERM handler, not killed
+    assert "llama_server: stopped by SIGTERM" in log  # stopped by the signal, not killed
 
 
 @pytest.mark.local_rig
