@@ -237,7 +237,7 @@ def custom_backend(rig: Ec2Rig, prefix: str, base_url: str, model: str | None, i
     It is driven like the rig the variable names (the same client kind, tool-call ability and
     prompt limit: ``INF2_URL`` expects the Neuron server's API), but nothing else of the rig is
     assumed: no image, flags or instance type. The model id sent is ``<prefix>_MODEL``, else the
-    one the server reports (asked by :func:`agent.custom_server.identify` before the run; until
+    one the server reports (asked by :func:`agent.reach.custom_server.identify` before the run; until
     then the catalog's model id stands in).
 
     Raises:

@@ -33,7 +33,7 @@ from pathlib import Path
 from typing import IO, Iterator
 
 from .backends import LOCAL, Backend
-from .probe import NotReadyError, ProbeResult, wait_until_answered
+from .reach.probe import NotReadyError, ProbeResult, wait_until_answered
 from .processes import spawn, stop
 
 logger = logging.getLogger(__name__)

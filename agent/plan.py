@@ -15,7 +15,7 @@ from typing import Mapping
 from rigs.catalog import Catalog, Ec2Rig, SageMakerRig
 
 from .backends import LOCAL, ORDER, Backend, EnvConfig, bedrock_backend, catalog_metadata, kind_for, sort_key
-from .discovery import Discovery, FoundRig, Skipped
+from .reach.discovery import Discovery, FoundRig, Skipped
 
 _MODEL_VARS = {"g6": "G6_MODEL", "g5g": "G5G_MODEL", "inf2": "INF2_MODEL", "trn1": "TRN1_MODEL",
                "sagemaker": "SM_MODEL"}

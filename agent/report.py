@@ -19,8 +19,8 @@ import sys
 from pathlib import Path
 from typing import Any, Sequence
 
-from .bench import evidence
-from .bench.recommend import options_record, parse_accuracy, workload_option
+from .bench.command import evidence
+from .bench.analysis.recommend import options_record, parse_accuracy, workload_option
 
 EXIT_OK, EXIT_USAGE = 0, 2
 
@@ -81,9 +81,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     from rich.console import Console
     from rich.markdown import Markdown
 
-    from .bench import compare, html_report
-    from .bench.runner import write_outputs
-    from .bench.terminal import print_end
+    from .bench.presentation import compare, html_report
+    from .bench.command.runner import write_outputs
+    from .bench.presentation.terminal import print_end
 
     args = build_parser().parse_args(argv)
     errors = Console(stderr=True, highlight=False)

@@ -29,20 +29,20 @@ from rigs.catalog import CatalogError, load_catalog
 from rigs.contract import REGIONS
 
 from .backends import KNOWN, Backend, UnknownBackendError, from_env, parse_names, sort_key
-from .bench import evidence
-from .bench.argtypes import positive_int, positive_seconds
-from .custom_server import identify, shadow_note
-from .discovery import AwsClients, Discoverer, Discovery
-from .forwarding import READY_TIMEOUT_S, ForwardError, ForwardSet, ForwardToolsMissing, RelayPortForward, \
+from .bench.command import evidence
+from .bench.command.argtypes import positive_int, positive_seconds
+from .reach.custom_server import identify, shadow_note
+from .reach.discovery import AwsClients, Discoverer, Discovery
+from .reach.forwarding import READY_TIMEOUT_S, ForwardError, ForwardSet, ForwardToolsMissing, RelayPortForward, \
     SsmPortForward, check_ssm_tools, preferred_port
 from .local_rig import MODEL_ID, LocalRigConfig, LocalRigError, find_installation, local_rig_process, serve_flags
 from .plan import Plan, make_plan, needs_aws
-from .stand_in import StandIn, StandInError, parse_stand_in
+from .reach.stand_in import StandIn, StandInError, parse_stand_in
 from .ui import Ui
 
 logger = logging.getLogger("agent")
 
-RUNNER_MODULE = "agent.bench.runner"
+RUNNER_MODULE = "agent.bench.command.runner"
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
 EXIT_CREDENTIALS, EXIT_UNREACHABLE = aws.EXIT_CREDENTIALS, aws.EXIT_UNREACHABLE
 """The same exit codes, for the same causes, as ``python -m rigs`` and ``./scripts/cdk``."""
@@ -54,7 +54,7 @@ class UsageError(Exception):
 
 
 def _runner() -> ModuleType | None:
-    """The benchmark runner (``agent.bench.runner``), or None while it does not exist."""
+    """The benchmark runner (``agent.bench.command.runner``), or None while it does not exist."""
     try:
         return importlib.import_module(RUNNER_MODULE)
     except ModuleNotFoundError as exc:

@@ -4,7 +4,7 @@ speed (a benchmark, not a test).
 **Harness cost.** The scripted BFCL server of the tests (``tests/agent/bench/bfcl_server.py``: it
 answers every case with its ground truth at once) runs in its own process, pinned to one core where
 the machine has two; the client runs in this process, pinned to the other, and drives it exactly as
-the part does: ``agent.bench.bfcl.run_bfcl`` with ``OpenAIToolClient`` (the request with its
+the part does: ``agent.bench.parts.bfcl.run_bfcl`` with ``OpenAIToolClient`` (the request with its
 ``tools``, the HTTP round trip, decoding the reply and its tool calls) writing every record through
 ``evidence.RequestLog`` (one JSON line, flushed). Then the records are graded as the summary grades
 them (``bfcl_summary.summarize``: BFCL's AST checker per case). Reported per case: the client's CPU
@@ -62,9 +62,9 @@ def _serve(port_queue: Any, core: int | None) -> None:
 
 async def _client_pass(port: int, cases: list[Any], concurrency: int, stream: bool, log_path: Path) -> dict[str, Any]:
     from agent.backends import Backend
-    from agent.bench import evidence
-    from agent.bench.bfcl import run_bfcl
-    from agent.bench.bfcl_clients import OpenAIToolClient
+    from agent.bench.command import evidence
+    from agent.bench.parts.bfcl import run_bfcl
+    from agent.bench.clients.bfcl_clients import OpenAIToolClient
 
     backend = Backend(name="bench", label="scripted BFCL server", kind="openai", model_id="bench", tool_calls=True,
                       base_url=f"http://127.0.0.1:{port}/v1")  # fmt: skip
@@ -84,7 +84,8 @@ async def _client_pass(port: int, cases: list[Any], concurrency: int, stream: bo
 
 
 def _grade_pass(log_path: Path) -> tuple[float, dict[str, Any]]:
-    from agent.bench import bfcl_summary, evidence
+    from agent.bench.analysis import bfcl_summary
+    from agent.bench.command import evidence
 
     records = evidence.read_requests(log_path)
     cpu0 = time.process_time()
@@ -101,8 +102,8 @@ def _tokens(url: str, text: str) -> int:
 
 def case_tokens(url: str, n: int, seed: int) -> dict[str, Any]:
     """Prompt and answer tokens per case of the ``n``-case sample, counted by the server at ``url``."""
-    from agent.bench.bfcl_cases import sample_cases
-    from agent.bench.bfcl_tools import openai_tools
+    from agent.bench.tasks.bfcl_cases import sample_cases
+    from agent.bench.tasks.bfcl_tools import openai_tools
     from tests.agent.bench.bfcl_server import IRRELEVANT_REPLY, truth_calls
 
     prompt, answer = [], []
@@ -138,7 +139,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--json", type=Path, help="also write the figures as JSON here")
     args = parser.parse_args(argv)
 
-    from agent.bench.bfcl_cases import sample_cases
+    from agent.bench.tasks.bfcl_cases import sample_cases
 
     cases = sample_cases(None if args.cases >= 1240 else args.cases, 0)
     cores = sorted(os.sched_getaffinity(0))

@@ -4,7 +4,7 @@ client? (A measurement run on purpose, not a test.)
 1. A raw probe: one streamed chat request on a plain keep-alive socket. It prints the reply's
    ``Connection`` / ``Keep-Alive`` headers and whether the server closed the socket right after the
    reply's last chunk, and how soon.
-2. The harness's timing client (``agent.bench.timing.OpenAIStreamTimer``) at concurrency 1
+2. The harness's timing client (``agent.bench.clients.timing.OpenAIStreamTimer``) at concurrency 1
    (``--requests`` requests after a cold one) and 4 (four times as many): requests resent, requests
    that went out on a new connection, failures, and the range of end-to-end times.
 
@@ -65,7 +65,7 @@ def probe(url: str, model: str, max_tokens: int) -> str:
 
 
 async def client(url: str, model: str, concurrency: int, n: int, max_tokens: int) -> str:
-    from agent.bench.timing import OpenAIStreamTimer
+    from agent.bench.clients.timing import OpenAIStreamTimer
 
     timer = OpenAIStreamTimer(url, model, timeout_s=300.0)
     await timer.chat(PROMPT, max_tokens)  # the cold request

@@ -5,7 +5,7 @@ and a usage chunk when streamed; one JSON body otherwise) runs in its own proces
 one core where the machine has two. The client runs in this process, pinned to the other core,
 and drives it with:
 
-* the harness: ``agent.bench.timing.OpenAIStreamTimer`` (aiohttp, one ``json.loads`` per SSE
+* the harness: ``agent.bench.clients.timing.OpenAIStreamTimer`` (aiohttp, one ``json.loads`` per SSE
   event, timestamps on receipt) exactly as the benchmark uses it;
 * a minimal raw asyncio HTTP/1.1 loop (``asyncio.open_connection``, one keep-alive connection per
   worker, the same one parse per event), as the floor.
@@ -15,7 +15,7 @@ saw it, and as the server counted it), added milliseconds per request (wall / re
 the server answers instantly, so this is what the client and the loopback cost), client CPU ms
 per request, requests actually in flight at nominal c=64, and for the harness the mean reported
 latency (``t_done - t_sent``) against wall time per request. It also times one strands agent
-round trip through the model object ``agent/models.py`` builds (one shared client). Start-up is measured in fresh
+round trip through the model object ``agent/bench/clients/models.py`` builds (one shared client). Start-up is measured in fresh
 interpreters: to the first answered request with the timing client alone, and with the whole
 benchmark package imported (strands included).
 
@@ -166,7 +166,7 @@ async def _run_raw(port: int, total: int, c: int, stream: bool) -> dict[str, Any
 
 
 async def _run_harness(port: int, total: int, c: int, stream: bool) -> dict[str, Any]:
-    from agent.bench.timing import OpenAIStreamTimer
+    from agent.bench.clients.timing import OpenAIStreamTimer
 
     timer = OpenAIStreamTimer(f"http://127.0.0.1:{port}/v1", "bench", max_connections=max(c, 8))
     inflight, samples, reported = [0], [], []
@@ -198,7 +198,7 @@ async def _run_agent(port: int, total: int) -> dict[str, Any]:
     from strands import Agent
 
     from agent.backends import Backend
-    from agent.models import ModelPool
+    from agent.bench.clients.models import ModelPool
 
     backend = Backend(name="bench", label="instant server", kind="openai", model_id="bench", tool_calls=True,
                       base_url=f"http://127.0.0.1:{port}/v1")
@@ -245,12 +245,12 @@ def _server_count(port: int) -> int:
 
 def _startup(port: int, full: bool) -> float:
     """Seconds from launching a fresh interpreter to its first answered request."""
-    imports = "import agent.bench.runner\n" if full else ""
+    imports = "import agent.bench.command.runner\n" if full else ""
     code = (
         "import sys, asyncio\n"
         f"sys.path.insert(0, {str(ROOT)!r})\n"
         f"{imports}"
-        "from agent.bench.timing import OpenAIStreamTimer\n"
+        "from agent.bench.clients.timing import OpenAIStreamTimer\n"
         "async def main():\n"
         f"    t = OpenAIStreamTimer('http://127.0.0.1:{port}/v1', 'bench')\n"
         "    r = await t.chat('hi', 100)\n"

@@ -2,7 +2,7 @@
 (a benchmark, not a test).
 
 It runs exactly what ``python -m agent.run --demos chat --concurrency auto --slo ... --repeats 3``
-runs on one backend, through ``agent.bench.runner.run``, and reports the wall time of the whole
+runs on one backend, through ``agent.bench.command.runner.run``, and reports the wall time of the whole
 part (cold request, timed requests, every level of the search with its repeats) together with
 each level's requests, seconds and verdict, and the load average of the machine before and after.
 
@@ -65,7 +65,7 @@ def main() -> None:
     args = ap.parse_args()
 
     from agent import run
-    from agent.bench import evidence, runner
+    from agent.bench.command import evidence, runner
 
     options = run.build_parser(runner).parse_args([
         "--demos", "chat", "--concurrency", "auto", "--slo", args.slo, "--repeats", str(args.repeats),

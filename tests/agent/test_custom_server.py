@@ -12,8 +12,10 @@ import pytest
 
 from agent import run as run_module
 from agent.backends import custom_backend, from_env
-from agent.bench import report, runner, summary
-from agent.custom_server import identify, served_models
+from agent.bench.presentation import report
+from agent.bench.command import runner
+from agent.bench.analysis import summary
+from agent.reach.custom_server import identify, served_models
 from agent.plan import make_plan
 from rigs.catalog import load_catalog
 
@@ -44,7 +46,7 @@ class _ModelsHandler(_ChatHandler):
 @pytest.fixture
 def fake_runner(monkeypatch: pytest.MonkeyPatch) -> FakeRunner:
     fake = FakeRunner()
-    monkeypatch.setitem(sys.modules, "agent.bench.runner", fake)
+    monkeypatch.setitem(sys.modules, "agent.bench.command.runner", fake)
     return fake
 
 
@@ -137,7 +139,7 @@ def test_evidence_of_a_custom_server_on_a_stated_type(tmp_path):
 
 def test_a_url_over_a_deployed_rig_is_a_shadow():
     env = from_env({"G6_URL": "http://127.0.0.1:9"}, CATALOG)
-    from agent.discovery import Discovery
+    from agent.reach.discovery import Discovery
 
     found = found_g6()
     plan = make_plan(catalog=CATALOG, env=env, selection=None, local=False, aws_ok=True,

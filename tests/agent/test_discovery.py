@@ -13,7 +13,7 @@ import pytest
 from botocore.stub import ANY, Stubber
 from moto import mock_aws
 
-from agent.discovery import AwsClients, Discoverer
+from agent.reach.discovery import AwsClients, Discoverer
 from rigs.catalog import load_catalog
 from rigs.contract import MANAGED_BY, REGIONS, TAG_MANAGED_BY, TAG_RIG, OutputKey
 

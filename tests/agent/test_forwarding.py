@@ -10,9 +10,9 @@ import urllib.error
 
 import pytest
 
-from agent.forwarding import (ForwardError, ForwardSet, ForwardToolsMissing, RelayPortForward, SsmPortForward,
+from agent.reach.forwarding import (ForwardError, ForwardSet, ForwardToolsMissing, RelayPortForward, SsmPortForward,
                               check_ssm_tools, preferred_port)
-from agent.probe import NotReadyError, chat_once, describe_error, wait_until_answered
+from agent.reach.probe import NotReadyError, chat_once, describe_error, wait_until_answered
 from agent.local_rig import free_port
 
 from tests.fake_tools import AWS_CLI_V1, AWS_CLI_V2, PLUGIN, tools

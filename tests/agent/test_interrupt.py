@@ -22,20 +22,20 @@ PROJECT = Path(__file__).resolve().parents[2]
 # A benchmark stand-in that says it is running, then waits to be interrupted.
 RUN_WITH_WAITING_RUNNER = textwrap.dedent("""
     import sys, time, types
-    runner = types.ModuleType("agent.bench.runner")
+    runner = types.ModuleType("agent.bench.command.runner")
     def run(backends, options, *, out_dir, session):
         print("RUNNING " + ",".join(b.name for b in backends), flush=True)
         time.sleep(600)
         return 0
     runner.run = run
-    sys.modules["agent.bench.runner"] = runner
+    sys.modules["agent.bench.command.runner"] = runner
     from agent.run import main
     sys.exit(main(sys.argv[1:]))
 """)
 
 HOLD_FORWARDS = textwrap.dedent("""
     import sys, time
-    from agent.forwarding import ForwardSet, RelayPortForward
+    from agent.reach.forwarding import ForwardSet, RelayPortForward
     target, *ports = map(int, sys.argv[1:])
     with ForwardSet() as forwards:
         for i, port in enumerate(ports):
@@ -122,7 +122,7 @@ def test_killed_holder_takes_its_direct_child_along(tmp_path: Path, chat_server:
 
 HOLD_FORWARD_WITH_GRANDCHILD = textwrap.dedent("""
     import sys, time
-    from agent.forwarding import RelayPortForward
+    from agent.reach.forwarding import RelayPortForward
     class TwoLevel(RelayPortForward):
         # like `aws ssm start-session`, which runs session-manager-plugin as its own child
         def command(self):

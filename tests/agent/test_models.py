@@ -1,4 +1,4 @@
-"""One strands model object per backend (agent/models.py), each against a local server or a fake client."""
+"""One strands model object per backend (agent/bench/clients/models.py), each against a local server or a fake client."""
 
 from __future__ import annotations
 
@@ -14,9 +14,9 @@ from strands.models import sagemaker as sm
 from strands.models.openai import OpenAIModel
 
 from agent.backends import Backend
-from agent.bench.counting import make_tools, transcript
-from agent.bench.workload import OPS, REFERENCE_SET
-from agent.models import (
+from agent.bench.parts.counting import make_tools, transcript
+from agent.bench.tasks.workload import OPS, REFERENCE_SET
+from agent.bench.clients.models import (
     ConstrainedToolModel, ModelPool, ModelSettings, NoAgentModelError, is_constrained, sagemaker_usage_needs_patch,
     tolerate_vllm_usage,
 )

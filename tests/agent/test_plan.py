@@ -5,7 +5,7 @@ from __future__ import annotations
 from types import MappingProxyType
 
 from agent.backends import from_env
-from agent.discovery import Discovery, FoundRig, Skipped
+from agent.reach.discovery import Discovery, FoundRig, Skipped
 from agent.plan import make_plan, needs_aws
 from rigs.catalog import load_catalog
 from rigs.contract import REGIONS, RigOutputs

@@ -17,7 +17,7 @@ from moto import mock_aws
 
 from agent import run as run_module
 from agent.backends import Backend
-from agent.discovery import AwsClients
+from agent.reach.discovery import AwsClients
 from rigs.catalog import load_catalog
 from rigs.contract import MANAGED_BY, TAG_MANAGED_BY, OutputKey
 
@@ -28,10 +28,10 @@ AWS_VARS = ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN", "
 
 
 class FakeRunner(types.ModuleType):
-    """Stands in for agent.bench.runner: records the call, returns a chosen exit code."""
+    """Stands in for agent.bench.command.runner: records the call, returns a chosen exit code."""
 
     def __init__(self, code: int = 0) -> None:
-        super().__init__("agent.bench.runner")
+        super().__init__("agent.bench.command.runner")
         self.code = code
         self.calls: list[dict[str, Any]] = []
 
@@ -46,7 +46,7 @@ class FakeRunner(types.ModuleType):
 
 
 def _answers(backend: Backend) -> bool:
-    from agent.probe import chat_once
+    from agent.reach.probe import chat_once
 
     return bool(chat_once(backend.base_url, backend.model_id, timeout_s=30)["choices"])
 
@@ -54,7 +54,7 @@ def _answers(backend: Backend) -> bool:
 @pytest.fixture
 def runner(monkeypatch: pytest.MonkeyPatch) -> FakeRunner:
     fake = FakeRunner()
-    monkeypatch.setitem(sys.modules, "agent.bench.runner", fake)
+    monkeypatch.setitem(sys.modules, "agent.bench.command.runner", fake)
     return fake
 
 
@@ -277,7 +277,7 @@ def test_discovered_ec2_rig_is_reached_through_a_forward(aws: boto3.Session, run
                                                          monkeypatch: pytest.MonkeyPatch,
                                                          chat_server: ChatServer, capsys: pytest.CaptureFixture) -> None:
     """The whole path with a TCP relay in place of SSM: discover, forward, wait, run, close."""
-    from agent.forwarding import RelayPortForward
+    from agent.reach.forwarding import RelayPortForward
     from .test_discovery import make_ec2_rig
 
     instance = make_ec2_rig(aws, "us-east-2", "g6")
@@ -334,7 +334,7 @@ def test_broken_credential_setup_is_one_line(monkeypatch: pytest.MonkeyPatch, ru
 def test_list_warns_of_missing_ssm_tools_for_a_forward_unless_a_stand_in_plays_the_rigs(
         monkeypatch: pytest.MonkeyPatch) -> None:
     """--list with a discovered EC2 rig says when the AWS CLI or its plugin is missing; a stand-in needs neither."""
-    from agent.forwarding import ForwardToolsMissing
+    from agent.reach.forwarding import ForwardToolsMissing
     from agent.plan import Plan
 
     def missing() -> None:

@@ -47,7 +47,7 @@ def test_a_bad_number_is_one_line_and_exit_2(argv: list[str], says: str, capsys:
 @pytest.fixture
 def fake_runner(monkeypatch: pytest.MonkeyPatch) -> FakeRunner:
     fake = FakeRunner()
-    monkeypatch.setitem(sys.modules, "agent.bench.runner", fake)
+    monkeypatch.setitem(sys.modules, "agent.bench.command.runner", fake)
     return fake
 
 

@@ -17,7 +17,7 @@ import boto3
 import pytest
 
 from agent import run as run_module
-from agent.stand_in import StandInError, parse_stand_in
+from agent.reach.stand_in import StandInError, parse_stand_in
 from rigs.catalog import load_catalog
 
 from .conftest import _ChatHandler

@@ -24,8 +24,8 @@ from aiohttp import web
 
 from .loopback import LoopbackServer
 
-from agent.bench.bfcl_cases import Case, sample_cases
-from agent.bench.bfcl_tools import tool_name
+from agent.bench.tasks.bfcl_cases import Case, sample_cases
+from agent.bench.tasks.bfcl_tools import tool_name
 
 IRRELEVANT_REPLY = "None of the offered functions can answer this request."
 

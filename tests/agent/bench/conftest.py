@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from agent.backends import Backend
-from agent.bench import runner
+from agent.bench.command import runner
 
 from .fakes import RunningFake, Script
 

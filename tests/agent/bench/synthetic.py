@@ -1,5 +1,5 @@
 """Synthetic summaries with the ``slo`` and ``bfcl`` blocks of ``summary.json`` (their shape:
-``agent/bench/summary.schema.json``), for testing the recommendation without running those parts."""
+``agent/bench/analysis/summary.schema.json``), for testing the recommendation without running those parts."""
 
 from __future__ import annotations
 
@@ -68,7 +68,7 @@ def backend(name: str, *, kind: str = "openai", slo_block: dict | None = None, b
 def summary(backends: dict[str, tuple[dict, dict]], prices: dict[str, dict], *, workload: dict | None = None,
             min_accuracy: float | None = None, not_run: dict | None = None,
             bedrock_reference: dict | None = NOVA_MICRO) -> tuple[dict[str, Any], dict[str, Any]]:
-    """``(summary, run)`` ready for :func:`agent.bench.recommend.recommend`."""
+    """``(summary, run)`` ready for :func:`agent.bench.analysis.recommend.recommend`."""
     run = {"options": {"workload": workload or {}, "min_accuracy": min_accuracy},
            "backends": [info for _, info in backends.values()]}
     s = {"backends": {n: entry for n, (entry, _) in backends.items()},

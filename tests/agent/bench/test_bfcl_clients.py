@@ -15,10 +15,10 @@ from aiohttp import web
 from botocore.response import StreamingBody
 from botocore.stub import Stubber
 
-from agent.bench.bfcl_cases import load_cases
-from agent.bench.bfcl_clients import BedrockToolClient, OpenAIToolClient, SageMakerToolClient, chat_payload
-from agent.bench.bfcl_grading import decode_calls
-from agent.bench.bfcl_tools import bedrock_tool_config
+from agent.bench.tasks.bfcl_cases import load_cases
+from agent.bench.clients.bfcl_clients import BedrockToolClient, OpenAIToolClient, SageMakerToolClient, chat_payload
+from agent.bench.grading.bfcl_grading import decode_calls
+from agent.bench.tasks.bfcl_tools import bedrock_tool_config
 
 from .bfcl_server import RunningBfclServer, truth_calls
 

@@ -10,10 +10,10 @@ from pathlib import Path
 
 import pytest
 
-from agent.bench import bfcl_cases
-from agent.bench.bfcl_cases import CATEGORIES, allocate, load_cases, sample_cases
-from agent.bench.bfcl_grading import decode_calls, grade, text_call
-from agent.bench.bfcl_tools import bedrock_tool_config, constrained_schema, openai_tools
+from agent.bench.tasks import bfcl_cases
+from agent.bench.tasks.bfcl_cases import CATEGORIES, allocate, load_cases, sample_cases
+from agent.bench.grading.bfcl_grading import decode_calls, grade, text_call
+from agent.bench.tasks.bfcl_tools import bedrock_tool_config, constrained_schema, openai_tools
 
 from .bfcl_server import truth_calls, wrong_answer
 
@@ -122,7 +122,7 @@ def test_the_checker_runs_without_bfcls_model_handlers():
     """BFCL's checker module imports its handler registry, which imports every vendor SDK; the
     registry is replaced before the import, so no handler (and no SDK) is ever loaded."""
     code = ("import json, sys\n"
-            "from agent.bench.bfcl_grading import checker\n"
+            "from agent.bench.grading.bfcl_grading import checker\n"
             "checker()\n"
             "print(json.dumps(sorted(m for m in sys.modules if m.startswith(('bfcl_eval.model_handler', "
             "'anthropic', 'openai', 'numpy')))))\n")

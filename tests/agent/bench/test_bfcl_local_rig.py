@@ -10,8 +10,9 @@ import json
 
 import pytest
 
-from agent.bench import evidence, runner, summary
-from agent.bench.bfcl_grading import OUTCOMES
+from agent.bench.command import evidence, runner
+from agent.bench.analysis import summary
+from agent.bench.grading.bfcl_grading import OUTCOMES
 
 from .conftest import make_options
 

@@ -10,8 +10,11 @@ from pathlib import Path
 
 import pytest
 
-from agent.bench import bfcl, bfcl_summary, evidence, report, runner, stats, summary
-from agent.bench.bfcl_cases import CATEGORIES, BfclUnavailableError
+from agent.bench.parts import bfcl
+from agent.bench.analysis import bfcl_summary, stats, summary
+from agent.bench.command import evidence, runner
+from agent.bench.presentation import report
+from agent.bench.tasks.bfcl_cases import CATEGORIES, BfclUnavailableError
 from agent.run import build_parser
 
 from .bfcl_server import RunningBfclServer

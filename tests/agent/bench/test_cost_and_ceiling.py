@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from agent.bench import cost
-from agent.bench.ceiling import ceiling_for, ceiling_tok_per_s, load_devices
+from agent.bench.analysis import cost
+from agent.bench.analysis.ceiling import ceiling_for, ceiling_tok_per_s, load_devices
 
 
 def test_reference_g6_cost_per_million_and_month():

@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from agent.bench.count_reading import READ, UNREADABLE, normalize, read_count
-from agent.bench.workload import REFERENCE_SET, STRICT_SET
+from agent.bench.grading.count_reading import READ, UNREADABLE, normalize, read_count
+from agent.bench.tasks.workload import REFERENCE_SET, STRICT_SET
 
 SETS = {"counting": REFERENCE_SET, "counting_strict": STRICT_SET}
 CORPUS = yaml.safe_load((Path(__file__).parent / "data" / "count_phrasings.yaml").read_text())

@@ -10,7 +10,9 @@ from pathlib import Path
 import jsonschema
 import pytest
 
-from agent.bench import evidence, report, runner, summary
+from agent.bench.command import evidence, runner
+from agent.bench.presentation import report
+from agent.bench.analysis import summary
 
 from .conftest import make_options, openai_backend
 from .fakes import RunningFake, Script

@@ -11,11 +11,14 @@ from pathlib import Path
 
 import pytest
 
-from agent.bench import console, evidence, runner, stopping, summary
-from agent.bench.chat import timing_record
-from agent.bench.summary import request_metrics
-from agent.bench.events import EventReader
-from agent.bench.timing import BedrockStreamTimer, OpenAIStreamTimer, SageMakerStreamTimer, Timing
+from agent.bench.presentation import console
+from agent.bench.command import evidence, runner
+from agent.bench.parts import stopping
+from agent.bench.analysis import summary
+from agent.bench.parts.chat import timing_record
+from agent.bench.analysis.summary import request_metrics
+from agent.bench.clients.events import EventReader
+from agent.bench.clients.timing import BedrockStreamTimer, OpenAIStreamTimer, SageMakerStreamTimer, Timing
 
 from .conftest import make_options, openai_backend
 from .faults import CASES, OK_WORDS, POISON_TOKENS, RunningFaults

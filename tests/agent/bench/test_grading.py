@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from agent.bench.grading import grade_counting, judge_call
-from agent.bench.workload import OPS, REFERENCE_SET, STRICT_SET, select_ids
+from agent.bench.grading.grading import grade_counting, judge_call
+from agent.bench.tasks.workload import OPS, REFERENCE_SET, STRICT_SET, select_ids
 
 REF, STRICT = REFERENCE_SET, STRICT_SET
 

@@ -9,8 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from agent.bench import evidence, report, runner, summary
-from agent.bench.orchestrator import SUBMIT_TOOL, scoreboard_table, tool_name
+from agent.bench.command import evidence, runner
+from agent.bench.presentation import report
+from agent.bench.analysis import summary
+from agent.bench.parts.orchestrator import SUBMIT_TOOL, scoreboard_table, tool_name
 
 from .conftest import make_options, openai_backend
 from .fakes import RunningFake, Script

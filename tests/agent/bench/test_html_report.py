@@ -10,7 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from agent.bench import cost_plot, html_report, recommend, report, runner, summary
+from agent.bench.presentation import cost_plot, html_report, report
+from agent.bench.analysis import recommend, summary
+from agent.bench.command import runner
 
 from . import browser
 from .conftest import make_options, openai_backend

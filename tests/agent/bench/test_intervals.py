@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from agent.bench import stats
+from agent.bench.analysis import stats
 
 
 def test_wilson_four_of_five_matches_the_issue_figure() -> None:

@@ -11,7 +11,9 @@ import json
 
 import pytest
 
-from agent.bench import evidence, report, summary
+from agent.bench.command import evidence
+from agent.bench.presentation import report
+from agent.bench.analysis import summary
 
 pytestmark = pytest.mark.local_rig
 

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from agent.bench import stats
-from agent.bench.decode import decode_rate
-from agent.bench.summary import request_metrics, summarize_chat
+from agent.bench.analysis import stats
+from agent.bench.analysis.decode import decode_rate
+from agent.bench.analysis.summary import request_metrics, summarize_chat
 
 
 def test_nearest_rank_percentiles_are_measured_values():

@@ -5,11 +5,11 @@ from __future__ import annotations
 
 import pytest
 
-from agent.bench.orchestrator import (
+from agent.bench.parts.orchestrator import (
     SUBMIT_TOOL, ask_result, check_orchestrator, check_reply, measured_winner, scoreboard_table, table_quote,
     tool_name,
 )
-from agent.bench.winner import read_winner, resolve_backend
+from agent.bench.grading.winner import read_winner, resolve_backend
 
 BACKENDS = [
     {"name": "bedrock", "label": "Amazon Bedrock"},

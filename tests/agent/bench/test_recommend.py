@@ -7,8 +7,8 @@ from __future__ import annotations
 
 import pytest
 
-from agent.bench import recommend
-from agent.bench.traffic import Traffic, from_mapping
+from agent.bench.analysis import recommend
+from agent.bench.analysis.traffic import Traffic, from_mapping
 
 from .synthetic import G5G_PRICE, G6_PRICE, NOVA_MICRO, SM_PRICE, backend, bfcl, level, slo, summary
 

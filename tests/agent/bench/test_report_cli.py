@@ -11,7 +11,9 @@ import pytest
 from rich.console import Console
 
 from agent import report as report_cli
-from agent.bench import evidence, html_report, recommend, runner, stats, terminal
+from agent.bench.command import evidence, runner
+from agent.bench.presentation import html_report, terminal
+from agent.bench.analysis import recommend, stats
 
 from .conftest import make_options, openai_backend
 from .fakes import RunningFake, Script
@@ -154,7 +156,7 @@ def test_terminal_panel_shows_the_choice_and_its_switch_points():
 def test_the_comparison_counts_a_share_over_graded_runs_as_the_report_does():
     """Failed runs are apart from the grades in the comparison too: 5 correct of 5 graded (5 more failed)
     is 100% with the summary's own interval, not 50%."""
-    from agent.bench.compare import compare
+    from agent.bench.presentation.compare import compare
 
     def summary(correct: int, graded: int, failed: int) -> dict:
         block = {"runs": graded + failed, "graded": graded, "correct": correct,

@@ -8,9 +8,10 @@ import math
 import pytest
 
 from agent import run
-from agent.bench import runner, stats
-from agent.bench.capacity import MAX_LEVELS, next_level, stop_reason
-from agent.bench.slo import (
+from agent.bench.command import runner
+from agent.bench.analysis import stats
+from agent.bench.parts.capacity import MAX_LEVELS, next_level, stop_reason
+from agent.bench.analysis.slo import (
     NEURON_REASON,
     Target,
     allowed_misses,
@@ -85,7 +86,7 @@ def test_bad_options_exit_2_with_a_line_that_says_why(argv, says, capsys):
 
 
 def test_options_give_the_plan():
-    from agent.bench.capacity import Plan
+    from agent.bench.parts.capacity import Plan
 
     parse = run.build_parser(runner).parse_args
     plain = Plan.from_options(parse([]))

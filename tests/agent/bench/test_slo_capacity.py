@@ -6,7 +6,7 @@ about 20 ms. Beyond 4, the extra requests wait for a whole reply first, so their
 least 0.99 s. With a 600 ms TTFT limit the capacity is therefore 4, decided by queueing: a
 loaded machine would have to delay a request by more than half a second to flip a level that
 holds, and cannot make a queued request faster than its sleeps. Every figure checked here is
-also recomputed from ``requests.jsonl`` by hand, independently of ``agent.bench.slo``.
+also recomputed from ``requests.jsonl`` by hand, independently of ``agent.bench.analysis.slo``.
 """
 
 from __future__ import annotations
@@ -17,7 +17,9 @@ from pathlib import Path
 
 import pytest
 
-from agent.bench import evidence, report, runner, summary
+from agent.bench.command import evidence, runner
+from agent.bench.presentation import report
+from agent.bench.analysis import summary
 
 from .conftest import make_options, openai_backend
 from .paced import Pace, RunningPaced
@@ -36,7 +38,7 @@ def run_paced(tmp_path: Path, pace: Pace, *argv: str, **backend: object) -> tupl
 
 
 def recompute(records: list[dict], c: int) -> dict:
-    """A level's figures from the raw records, by the documented rule, without agent.bench.slo."""
+    """A level's figures from the raw records, by the documented rule, without agent.bench.analysis.slo."""
     level = [r for r in records if r["phase"] in ("timed", "sweep") and r["concurrency"] == c]
     by_repeat = defaultdict(list)
     for r in level:

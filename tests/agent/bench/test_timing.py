@@ -8,8 +8,8 @@ import json
 
 import pytest
 
-from agent.bench.events import EventReader
-from agent.bench.timing import BedrockStreamTimer, OpenAIStreamTimer, SageMakerStreamTimer, Timing
+from agent.bench.clients.events import EventReader
+from agent.bench.clients.timing import BedrockStreamTimer, OpenAIStreamTimer, SageMakerStreamTimer, Timing
 
 from .fakes import RunningFake, Script
 from .faults import OK_WORDS, RunningFaults

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from agent.bench.traffic import DEFAULTS, Traffic, WorkloadError, describe_volume, parse_spec
+from agent.bench.analysis.traffic import DEFAULTS, Traffic, WorkloadError, describe_volume, parse_spec
 
 from .conftest import make_options
 

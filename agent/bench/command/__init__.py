@@ -1,0 +1,1 @@
+"""The benchmark command: its options, the runner that drives the parts, and the evidence folder."""

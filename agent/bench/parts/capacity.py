@@ -1,0 +1,225 @@
+"""Finding a backend's SLO capacity: the levels to measure, their repeats, and the search.
+
+``--concurrency auto`` measures level 1, then doubles (2, 4, 8 ...) until a level misses the
+target or ``--max-concurrency`` is reached, then bisects between the highest level that held
+and the lowest that missed; never more than :data:`MAX_LEVELS` levels per backend
+(:func:`next_level`). A capacity up to 7 is found exactly, one of 8-15 to within 2, 16-31 to
+within 8, 32-63 to the bracket [32, 63]; no level is ever tried at more than twice the capacity.
+``--concurrency LIST`` measures the given levels instead, each in full.
+
+Every level runs ``--repeats`` times back to back (``c x --runs`` requests each, exactly ``c`` in
+flight) through :func:`agent.bench.parts.chat.run_level`. Level 1's first repeat is the chat part's
+own timed requests. In the search a level stops sending once more of its requests have missed
+than its planned total allows (it can no longer hold); requests in flight finish and are
+recorded. ``--slo-budget`` seconds per backend bound the whole: no repeat or request starts
+after it. What was planned and why anything stopped is recorded in ``run.json`` ``slo_search``,
+so the summary can tell a finished level from a cut one.
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+from dataclasses import dataclass
+from typing import Any, Callable, Mapping
+
+from .chat import run_chat, run_level, timing_record
+from ..analysis.slo import DEFAULT_REPEATS_WITH_TARGET, LevelTally, Target
+from ..clients.timing import Timer, Timing
+from ..tasks.workload import CHAT_PROMPT
+
+MAX_LEVELS = 7
+AUTO = "auto"
+RULE = (f"levels 1, 2, 4 ... doubling until one misses (or --max-concurrency), then bisection between the "
+        f"highest level that held and the lowest that missed; at most {MAX_LEVELS} levels")
+
+
+def next_level(verdicts: Mapping[int, bool], max_concurrency: int, max_levels: int = MAX_LEVELS) -> int | None:
+    """The next level to measure given ``{level: held}`` so far, or None when the search is done.
+
+    Done when level 1 missed, when the highest level that held is next to the lowest that missed,
+    when ``max_concurrency`` held, or after ``max_levels`` levels.
+    """
+    if not verdicts:
+        return 1
+    if len(verdicts) >= max_levels:
+        return None
+    missed = [c for c, held in verdicts.items() if not held]
+    hi = min(missed) if missed else None
+    held = [c for c, ok in verdicts.items() if ok and (hi is None or c < hi)]
+    if not held:
+        return None
+    lo = max(held)
+    if hi is None:
+        return None if lo >= max_concurrency else min(2 * lo, max_concurrency)
+    return (lo + hi) // 2 if hi - lo > 1 else None
+
+
+def stop_reason(verdicts: Mapping[int, bool], max_concurrency: int, max_levels: int = MAX_LEVELS) -> str:
+    """Why :func:`next_level` returned None: ``missed_at_1``, ``bracketed``, ``max_concurrency`` or ``max_levels``."""
+    missed = [c for c, held in verdicts.items() if not held]
+    held = [c for c, ok in verdicts.items() if ok and (not missed or c < min(missed))]
+    if not held:
+        return "missed_at_1"
+    if missed and min(missed) - max(held) <= 1:
+        return "bracketed"
+    if not missed and max(held) >= max_concurrency:
+        return "max_concurrency"
+    return "max_levels" if len(verdicts) >= max_levels else "bracketed"
+
+
+@dataclass(frozen=True)
+class Plan:
+    """How a run measures its chat levels under a target (from the command's options)."""
+
+    target: Target
+    auto: bool
+    levels: tuple[int, ...]
+    repeats: int
+    max_concurrency: int
+    budget_s: float
+
+    @classmethod
+    def from_options(cls, options: argparse.Namespace) -> Plan:
+        from ..analysis.slo import DEFAULT_BUDGET_S, DEFAULT_MAX_CONCURRENCY
+
+        given = getattr(options, "slo", None)
+        concurrency = getattr(options, "concurrency", None) or [1]
+        auto = concurrency == AUTO
+        repeats = getattr(options, "repeats", None)
+        if repeats is None:
+            repeats = DEFAULT_REPEATS_WITH_TARGET if (given is not None or auto) else 1
+        return cls(
+            target=given if given is not None else Target.default(),
+            auto=auto,
+            levels=(1,) if auto else tuple(concurrency),
+            repeats=int(repeats),
+            max_concurrency=int(getattr(options, "max_concurrency", None) or DEFAULT_MAX_CONCURRENCY),
+            budget_s=float(getattr(options, "slo_budget", None) or DEFAULT_BUDGET_S),
+        )
+
+    @property
+    def width(self) -> int:
+        """The most requests a backend may have in flight."""
+        return self.max_concurrency if self.auto else max(self.levels)
+
+    @property
+    def searched(self) -> bool:
+        """Whether the chat part runs through :func:`run_under_target` (a search or repeats)."""
+        return self.auto or self.repeats > 1
+
+    def record(self) -> dict[str, Any]:
+        """The options as ``run.json`` keeps them (the summary reads the target from there)."""
+        out: dict[str, Any] = {
+            "slo": self.target.as_dict(), "slo_source": self.target.source, "repeats": self.repeats,
+            "max_concurrency": self.max_concurrency, "slo_budget_s": self.budget_s,
+        }  # fmt: skip
+        if self.auto:
+            out["concurrency"] = AUTO
+        return out
+
+
+async def run_under_target(
+    *,
+    backend: Any,
+    timer: Timer,
+    plan: Plan,
+    runs: int,
+    max_tokens: int,
+    epoch: float,
+    emit: Callable[[dict[str, Any]], None],
+    log: dict[str, Any],
+    progress: Callable[[str], None] = lambda _: None,
+    prompt: str = CHAT_PROMPT,
+) -> None:
+    """The chat part of one backend with repeats and, with ``--concurrency auto``, the search.
+
+    ``log`` is filled as the run goes (so an interrupted run keeps what happened): the mode, the
+    rule, the levels in the order measured with what was planned and why each stopped.
+    """
+    started = time.perf_counter()
+    deadline = started + plan.budget_s
+    log.update({"mode": AUTO if plan.auto else "levels", "rule": RULE if plan.auto else None,
+                "max_concurrency": plan.max_concurrency if plan.auto else None,
+                "max_levels": MAX_LEVELS if plan.auto else None, "budget_s": plan.budget_s,
+                "repeats": plan.repeats, "order": [], "levels": [], "stopped": None, "seconds": None})  # fmt: skip
+
+    def over_budget() -> bool:
+        return time.perf_counter() >= deadline
+
+    async def measure(c: int, tally: LevelTally, entry: dict[str, Any], first_repeat: int) -> None:
+        for k in range(first_repeat, plan.repeats + 1):
+            if plan.auto and tally.decided_miss:
+                entry["stopped"] = "missed"
+                return
+            if over_budget():
+                entry["stopped"] = "budget"
+                return
+            total = c * runs
+            progress(f"{backend.name} chat concurrency {c}, repeat {k}/{plan.repeats} ({total} requests)")
+
+            def done(t: Timing, i: int, k: int = k) -> None:
+                record = timing_record(t, epoch=epoch, backend=backend.name, part="chat", phase="sweep",
+                                       concurrency=c, run=i, requested_tokens=max_tokens, prompt=prompt)
+                record["repeat"] = k
+                emit(record)
+                tally.add(record)
+
+            def keep_going() -> bool:
+                return not over_budget() and not (plan.auto and tally.decided_miss)
+
+            sent = await run_level(timer, prompt, max_tokens, c, total, done, keep_going)
+            entry["repeats_run"] = k
+            if sent < total:
+                entry["stopped"] = "budget" if over_budget() else "missed"
+                return
+
+    def open_level(c: int) -> tuple[LevelTally, dict[str, Any]]:
+        tally = LevelTally(plan.target, planned=plan.repeats * c * runs)
+        entry = {"concurrency": c, "planned_requests": tally.planned, "repeats_planned": plan.repeats,
+                 "repeats_run": 0, "stopped": None}
+        log["order"].append(c)
+        log["levels"].append(entry)
+        return tally, entry
+
+    # Level 1: the cold request and the timed requests (its repeat 1), then its other repeats.
+    first, first_entry = open_level(1)
+
+    def emit_timed(record: dict[str, Any]) -> None:
+        emit(record)
+        if record.get("phase") == "timed":
+            first.add(record)
+
+    await run_chat(backend=backend, timer=timer, runs=runs, max_tokens=max_tokens, concurrency=[1], epoch=epoch,
+                   emit=emit_timed, progress=progress, prompt=prompt)
+    first_entry["repeats_run"] = 1
+    await measure(1, first, first_entry, first_repeat=2)
+    verdicts = {1: first.holds}
+
+    if first_entry["stopped"] == "budget" and not first.decided_miss:
+        log["stopped"] = "budget"
+    elif plan.auto:
+        while (c := next_level(verdicts, plan.max_concurrency)) is not None:
+            if over_budget():
+                log["stopped"] = "budget"
+                break
+            tally, entry = open_level(c)
+            await measure(c, tally, entry, first_repeat=1)
+            if entry["stopped"] == "budget" and not tally.decided_miss:
+                log["stopped"] = "budget"
+                break
+            verdicts[c] = tally.holds
+        else:
+            log["stopped"] = stop_reason(verdicts, plan.max_concurrency)
+    else:
+        for c in plan.levels:
+            if c <= 1:
+                continue
+            if over_budget():
+                log["stopped"] = "budget"
+                break
+            tally, entry = open_level(c)
+            await measure(c, tally, entry, first_repeat=1)
+        else:
+            log["stopped"] = "levels_done"
+    log["seconds"] = round(time.perf_counter() - started, 3)

@@ -1,0 +1,74 @@
+"""Stopping a backend early: a hung or dead backend must not cost the run every timeout.
+
+At the defaults (5 runs, a 300 s request timeout) a backend that accepts connections and never
+answers would hold the run for about an hour and a half: six chat requests, ten counting runs and
+the orchestrator, each waiting out its timeout. The runner counts each part's consecutive failures
+per backend; at ``--max-consecutive-failures`` it cancels that part, records the stop in
+``run.json`` (``stopped``) and skips the backend's remaining parts.
+
+What counts: every failed timed request (a record with a ``phase``: its failure is the server's),
+and an agent run that failed on a timeout or a connection (a model that keeps writing too much or
+answering badly is graded, not stopped). A success ends the streak.
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+from typing import Any, Mapping
+
+from ..command.argtypes import non_negative_int
+
+DEFAULT_MAX_CONSECUTIVE_FAILURES = 3
+STOPS_ITSELF = frozenset({"bfcl"})
+"""Parts that stop a failing backend on their own (``bfcl``: after ``bfcl.STOP_AFTER_ERRORS`` failed
+cases in a row, reported in its own block); the runner's streak leaves them alone."""
+
+
+class BackendStopped(Exception):
+    """Raised out of the record call that reached the limit, so the part sends nothing more; the
+    runner also cancels the part's task, which ends requests still in flight."""
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--max-consecutive-failures", type=non_negative_int, default=DEFAULT_MAX_CONSECUTIVE_FAILURES,
+                        metavar="N",
+                        help="stop a backend after N failed requests in a row within a part, and skip its other "
+                             f"parts; 0 never stops (default: {DEFAULT_MAX_CONSECUTIVE_FAILURES})")  # fmt: skip
+
+
+class FailureStreak:
+    """Consecutive failed records of the part each backend is running.
+
+    Args:
+        limit: Failures in a row that stop a backend (0: never).
+    """
+
+    def __init__(self, limit: int) -> None:
+        self.limit = limit
+        self._count: dict[str, int] = {}
+
+    def start(self, backend: str) -> None:
+        """A new part begins for ``backend``: its count starts again."""
+        self._count[backend] = 0
+
+    def observe(self, backend: str, record: Mapping[str, Any]) -> dict[str, Any] | None:
+        """Count one finished record; the stop (``{"after", "reason"}``) the moment the limit is reached."""
+        if not record.get("error"):
+            self._count[backend] = 0
+            return None
+        if not backend_failure(record):
+            return None
+        count = self._count.get(backend, 0) + 1
+        self._count[backend] = count
+        if self.limit and count == self.limit:
+            return {"after": count, "reason": str(record["error"])[:200]}
+        return None
+
+
+_UNREACHABLE = re.compile(r"timeout|timed out|connect|refused|unreachable", re.IGNORECASE)
+
+
+def backend_failure(record: Mapping[str, Any]) -> bool:
+    """Whether a failed record says the backend is down or hung rather than that the model misbehaved."""
+    return "phase" in record or bool(_UNREACHABLE.search(str(record.get("error"))))

@@ -1,0 +1,299 @@
+"""Port forwards from a local port to a rig's serving port.
+
+:class:`PortForward` is the interface the rest of the agent uses. The real one,
+:class:`SsmPortForward`, runs ``aws ssm start-session --document-name
+AWS-StartPortForwardingSession`` (AWS CLI + session-manager-plugin); tests use
+:class:`RelayPortForward`, a plain TCP relay in a child process with the same
+behaviour: it accepts on the local port and drops the connection when nothing listens
+behind it (what SSM does: the client sees ``RemoteDisconnected``, not "refused").
+
+Both run their helper in its own process group and share the supervision: open waits
+until a real chat request through the forward is answered; a helper that exits while
+the forward is in use is restarted on the same local port (SSM sessions end after long
+idle or when credentials expire); close stops the whole group, so no
+session-manager-plugin outlives the command.
+"""
+
+from __future__ import annotations
+
+import logging
+import shutil
+import socket
+import subprocess
+import sys
+import threading
+from abc import ABC, abstractmethod
+from contextlib import ExitStack
+from pathlib import Path
+from types import TracebackType
+from typing import IO, AbstractSet, Callable, Iterator, Sequence
+
+from rigs import local_tools
+
+from .probe import NotReadyError, ProbeResult, wait_until_answered
+from ..processes import spawn, stop
+
+logger = logging.getLogger(__name__)
+
+HOST = "127.0.0.1"
+READY_TIMEOUT_S = 180.0
+"""Default wait for the first answered request through a new forward."""
+SUPERVISE_INTERVAL_S = 0.5
+MAX_REOPENS = 20
+"""A forward that drops more often than this in one run is given up."""
+REOPEN_BACKOFF_S = (0.5, 1.0, 2.0, 5.0, 10.0)
+
+class ForwardError(RuntimeError):
+    """A forward could not be opened, or stopped answering."""
+
+
+class ForwardToolsMissing(ForwardError):
+    """AWS CLI v2 or the session-manager-plugin is not installed (v1 of the AWS CLI is not enough)."""
+
+
+def check_ssm_tools(which: Callable[[str], str | None] = shutil.which) -> None:
+    """Fail before anything starts when SSM port forwards cannot work here.
+
+    Raises:
+        ForwardToolsMissing: the message names every missing tool (or the v1 CLI found), with links.
+    """
+    problems = [tool for tool in local_tools.ssm_tools(which) if not tool.ok]
+    if problems:
+        raise ForwardToolsMissing("SSM port forwards to the EC2 rigs need AWS CLI v2 and the Session Manager "
+                                  "plugin on PATH: " + "; ".join(f"{t.name}: {t.problem}; {t.fix}" for t in problems)
+                                  + ". Or pass the rig's URL yourself (e.g. G6_URL), or leave the EC2 rigs out "
+                                  "with --backends.")
+
+
+class PortForward(ABC):
+    """A local port that reaches a rig's serving port, usable as a context manager.
+
+    Attributes:
+        name: the backend it serves (for messages).
+        local_port: the local port; it stays the same when the forward is reopened.
+        base_url: ``http://127.0.0.1:<local_port>/v1``.
+        reopens: how many times it was reopened after dropping.
+    """
+
+    name: str
+    local_port: int
+    reopens: int
+
+    @property
+    def base_url(self) -> str:
+        return f"http://{HOST}:{self.local_port}/v1"
+
+    @abstractmethod
+    def start(self) -> None:
+        """Start the forward without waiting for it (``open`` calls it; calling it first is allowed)."""
+
+    @abstractmethod
+    def open(self, model_id: str, timeout_s: float = READY_TIMEOUT_S) -> ProbeResult:
+        """Start the forward if needed and wait until a chat request for ``model_id`` through it is answered.
+
+        Raises:
+            ForwardError: it did not come up, or the server behind it did not answer in time.
+        """
+
+    @abstractmethod
+    def close(self) -> None:
+        """Stop the forward and everything it started. Safe to call more than once."""
+
+    @abstractmethod
+    def describe(self) -> str:
+        """How the forward reaches its target, in one line (for ``--list`` and the report)."""
+
+    def __enter__(self) -> "PortForward":
+        return self
+
+    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
+                 tb: TracebackType | None) -> None:
+        self.close()
+
+
+class ProcessPortForward(PortForward):
+    """A forward kept up by a helper process in its own group, supervised by a thread."""
+
+    def __init__(self, name: str, local_port: int, log_dir: Path | None = None) -> None:
+        self.name = name
+        self.local_port = local_port
+        self.reopens = 0
+        self._log_path = (log_dir / f"forward-{name}.log") if log_dir else None
+        self._log: IO[bytes] | None = None
+        self._process: subprocess.Popen | None = None
+        self._lock = threading.Lock()
+        self._closing = threading.Event()
+        self._supervisor: threading.Thread | None = None
+        self.last_drop: str | None = None
+
+    @abstractmethod
+    def command(self) -> Sequence[str]:
+        """The helper's command line."""
+
+    @property
+    def pid(self) -> int | None:
+        return self._process.pid if self._process else None
+
+    def _start(self) -> None:
+        if self._log is None and self._log_path is not None:
+            self._log_path.parent.mkdir(parents=True, exist_ok=True)
+            self._log = open(self._log_path, "ab")
+        self._process = spawn(self.command(), log=self._log)
+        logger.info("backend=<%s>, pid=<%s>, port=<%s> | forward started", self.name,
+                    self._process.pid, self.local_port)
+
+    def _exit_reason(self) -> str | None:
+        if self._closing.is_set():
+            return "the forward was closed"
+        process = self._process
+        if process is None or process.poll() is None:
+            return None
+        return f"the forward's helper exited with status {process.returncode}"
+
+    def start(self) -> None:
+        """Start the helper without waiting (call from the main thread: see processes.spawn)."""
+        with self._lock:
+            if self._closing.is_set():
+                raise ForwardError(f"{self.name}: forward already closed")
+            if self._process is None:
+                self._start()
+
+    def open(self, model_id: str, timeout_s: float = READY_TIMEOUT_S) -> ProbeResult:
+        self.start()
+        try:
+            result = wait_until_answered(self.base_url, model_id, timeout_s, alive=self._exit_reason)
+        except NotReadyError as exc:
+            self.close()
+            raise ForwardError(f"{self.name}: {self.describe()}: {exc}") from None
+        if self._supervisor is None:
+            self._supervisor = threading.Thread(target=self._supervise, name=f"forward-{self.name}",
+                                                daemon=True)
+            self._supervisor.start()
+        return result
+
+    def _supervise(self) -> None:
+        """Reopen the forward on the same port whenever its helper exits, until closed."""
+        while not self._closing.wait(SUPERVISE_INTERVAL_S):
+            reason = self._exit_reason()
+            if reason is None:
+                continue
+            with self._lock:
+                if self._closing.is_set():
+                    return
+                if self.reopens >= MAX_REOPENS:
+                    logger.error("backend=<%s> | forward dropped %d times, giving up", self.name, self.reopens)
+                    self.last_drop = f"{reason}; gave up after {self.reopens} reopens"
+                    return
+                delay = REOPEN_BACKOFF_S[min(self.reopens, len(REOPEN_BACKOFF_S) - 1)]
+                self.last_drop = reason
+                stop(self._process)  # whatever is left of its group
+                logger.warning("backend=<%s>, reason=<%s>, delay_s=<%s> | forward dropped, reopening",
+                               self.name, reason, delay)
+            if self._closing.wait(delay):
+                return
+            with self._lock:
+                if self._closing.is_set():
+                    return
+                self.reopens += 1
+                self._start()
+
+    def close(self) -> None:
+        self._closing.set()
+        with self._lock:
+            process, self._process = self._process, None
+            if process is not None:
+                stop(process)
+                logger.info("backend=<%s>, pid=<%s> | forward closed", self.name, process.pid)
+            if self._log is not None:
+                self._log.close()
+                self._log = None
+        supervisor = self._supervisor
+        if supervisor is not None and supervisor is not threading.current_thread():
+            supervisor.join(timeout=5)
+
+
+class SsmPortForward(ProcessPortForward):
+    """``aws ssm start-session`` port forward to ``instance_id:remote_port``."""
+
+    def __init__(self, name: str, instance_id: str, remote_port: int, region: str, local_port: int,
+                 profile: str | None = None, log_dir: Path | None = None, aws: str = "aws") -> None:
+        super().__init__(name, local_port, log_dir)
+        self.instance_id = instance_id
+        self.remote_port = remote_port
+        self.region = region
+        self.profile = profile
+        self.aws = aws
+
+    def command(self) -> list[str]:
+        command = [self.aws, "ssm", "start-session",
+                   "--target", self.instance_id,
+                   "--document-name", "AWS-StartPortForwardingSession",
+                   "--parameters", f"portNumber={self.remote_port},localPortNumber={self.local_port}",
+                   "--region", self.region]
+        if self.profile:
+            command += ["--profile", self.profile]
+        return command
+
+    def describe(self) -> str:
+        return (f"SSM port forward 127.0.0.1:{self.local_port} -> {self.instance_id}:{self.remote_port} "
+                f"({self.region})")
+
+
+class RelayPortForward(ProcessPortForward):
+    """A plain TCP relay to ``target_host:target_port`` in a child process (``agent.reach.relay``)."""
+
+    def __init__(self, name: str, target_port: int, local_port: int, target_host: str = HOST,
+                 log_dir: Path | None = None) -> None:
+        super().__init__(name, local_port, log_dir)
+        self.target_host = target_host
+        self.target_port = target_port
+
+    def command(self) -> list[str]:
+        return [sys.executable, "-m", "agent.reach.relay", "--listen", f"{HOST}:{self.local_port}",
+                "--target", f"{self.target_host}:{self.target_port}"]
+
+    def describe(self) -> str:
+        return f"TCP relay 127.0.0.1:{self.local_port} -> {self.target_host}:{self.target_port}"
+
+
+class ForwardSet:
+    """Every forward of a run; closing it closes all of them (also on errors and Ctrl-C)."""
+
+    def __init__(self) -> None:
+        self._stack = ExitStack()
+        self.forwards: dict[str, PortForward] = {}
+
+    def add(self, forward: PortForward) -> PortForward:
+        self._stack.callback(forward.close)
+        self.forwards[forward.name] = forward
+        return forward
+
+    def close(self) -> None:
+        self._stack.close()
+
+    def __iter__(self) -> Iterator[PortForward]:
+        return iter(self.forwards.values())
+
+    def __enter__(self) -> "ForwardSet":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def preferred_port(preferred: int | None, taken: AbstractSet[int] = frozenset()) -> int:
+    """``preferred`` (the catalog's ``local_port``, as the reference used) when it is free, else a free port."""
+    if preferred and preferred not in taken:
+        with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+            try:
+                sock.bind((HOST, preferred))
+            except OSError:
+                pass
+            else:
+                return preferred
+    while True:
+        with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+            sock.bind((HOST, 0))
+            port = sock.getsockname()[1]
+        if port not in taken:
+            return port
