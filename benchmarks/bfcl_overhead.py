@@ -4,7 +4,7 @@ speed (a benchmark, not a test).
 **Harness cost.** The scripted BFCL server of the tests (``tests/agent/bench/bfcl_server.py``: it
 answers every case with its ground truth at once) runs in its own process, pinned to one core where
 the machine has two; the client runs in this process, pinned to the other, and drives it exactly as
-the part does: ``agent.bench.parts.bfcl.run_bfcl`` with ``OpenAIToolClient`` (the request with its
+the part does: ``agent.bench.parts.bfcl.run_bfcl`` with the OpenAI-compatible client (the request with its
 ``tools``, the HTTP round trip, decoding the reply and its tool calls) writing every record through
 ``evidence.RequestLog`` (one JSON line, flushed). Then the records are graded as the summary grades
 them (``bfcl_summary.summarize``: BFCL's AST checker per case). Reported per case: the client's CPU
@@ -63,23 +63,32 @@ def _serve(port_queue: Any, core: int | None) -> None:
 async def _client_pass(port: int, cases: list[Any], concurrency: int, stream: bool, log_path: Path) -> dict[str, Any]:
     from agent.backends import Backend
     from agent.bench.command import evidence
-    from agent.bench.parts.bfcl import run_bfcl
-    from agent.bench.clients.bfcl_clients import OpenAIToolClient
+    from agent.bench.clients.pool import ClientPool
+    from agent.bench.clients.reply import ChatRequest
+    from agent.bench.parts.bfcl import MAX_TOKENS, run_bfcl, tools_of
 
     backend = Backend(name="bench", label="scripted BFCL server", kind="openai", model_id="bench", tool_calls=True,
                       base_url=f"http://127.0.0.1:{port}/v1")  # fmt: skip
-    client = OpenAIToolClient(backend.base_url, "bench", max_tokens=512, timeout_s=60, stream=stream,
-                              max_connections=max(8, concurrency))  # fmt: skip
+    failed: list[str] = []
     log = evidence.RequestLog(log_path)
-    await client.ask(cases[0])  # open the connection pool outside the measurement
-    t0, cpu0 = time.perf_counter(), time.process_time()
-    stopped = await run_bfcl(backend=backend, client=client, cases=cases, concurrency=concurrency, seed=0,
-                             emit=log.append)  # fmt: skip
-    wall, cpu = time.perf_counter() - t0, time.process_time() - cpu0
+
+    def emit(record: dict[str, Any]) -> None:
+        log.append(record)
+        if record["error"]:
+            failed.append(record["error"])
+
+    async with ClientPool([backend], request_timeout_s=60, width=concurrency) as pool:
+        client = pool.client(backend)
+        first = cases[0]  # open the connection pool outside the measurement
+        await client.send(ChatRequest(messages=tuple(first.messages), max_tokens=MAX_TOKENS, stream=stream,
+                                      tools=tools_of(first.functions)))
+        t0, cpu0 = time.perf_counter(), time.process_time()
+        await run_bfcl(backend=backend, client=client, cases=cases, concurrency=concurrency, seed=0, stream=stream,
+                       emit=emit)  # fmt: skip
+        wall, cpu = time.perf_counter() - t0, time.process_time() - cpu0
     log.close()
-    await client.close()
-    if stopped:
-        raise RuntimeError(stopped)
+    if failed:
+        raise RuntimeError(f"{len(failed)} cases failed, e.g. {failed[0]}")
     return {"wall": wall, "cpu": cpu}
 
 
@@ -103,12 +112,14 @@ def _tokens(url: str, text: str) -> int:
 def case_tokens(url: str, n: int, seed: int) -> dict[str, Any]:
     """Prompt and answer tokens per case of the ``n``-case sample, counted by the server at ``url``."""
     from agent.bench.tasks.bfcl_cases import sample_cases
-    from agent.bench.tasks.bfcl_tools import openai_tools
+    from agent.bench.clients.openai_wire import chat_body
+    from agent.bench.clients.reply import ChatRequest
+    from agent.bench.parts.bfcl import tools_of
     from tests.agent.bench.bfcl_server import IRRELEVANT_REPLY, truth_calls
 
     prompt, answer = [], []
     for case in sample_cases(n, seed):
-        prompt.append(_tokens(url, json.dumps(case.messages) + json.dumps(openai_tools(case.functions))))
+        prompt.append(_tokens(url, json.dumps(case.messages) + json.dumps(chat_body(ChatRequest.user("", 1, tools=tools_of(case.functions)))["tools"])))
         calls = [{"name": name, "arguments": args} for name, args in truth_calls(case)]
         answer.append(_tokens(url, json.dumps(calls) if calls else IRRELEVANT_REPLY))
 

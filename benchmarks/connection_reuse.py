@@ -4,7 +4,7 @@ client? (A measurement run on purpose, not a test.)
 1. A raw probe: one streamed chat request on a plain keep-alive socket. It prints the reply's
    ``Connection`` / ``Keep-Alive`` headers and whether the server closed the socket right after the
    reply's last chunk, and how soon.
-2. The harness's timing client (``agent.bench.clients.timing.OpenAIStreamTimer``) at concurrency 1
+2. The harness's timing client (``agent.bench.clients.openai_http.OpenAIClient``) at concurrency 1
    (``--requests`` requests after a cold one) and 4 (four times as many): requests resent, requests
    that went out on a new connection, failures, and the range of end-to-end times.
 
@@ -65,20 +65,22 @@ def probe(url: str, model: str, max_tokens: int) -> str:
 
 
 async def client(url: str, model: str, concurrency: int, n: int, max_tokens: int) -> str:
-    from agent.bench.clients.timing import OpenAIStreamTimer
+    from agent.backends import Backend
+    from agent.bench.clients.pool import ClientPool
+    from agent.bench.clients.reply import ChatRequest
+    from agent.bench.parts.inflight import in_flight
 
-    timer = OpenAIStreamTimer(url, model, timeout_s=300.0)
-    await timer.chat(PROMPT, max_tokens)  # the cold request
-    queue = list(range(n))
+    backend = Backend(name="server", label="server", kind="openai", model_id=model, tool_calls=False, base_url=url)
+    request = ChatRequest.user(PROMPT, max_tokens)
     results = []
 
-    async def worker() -> None:
-        while queue:
-            queue.pop()
-            results.append(await timer.chat(PROMPT, max_tokens))
+    async def send(_: int) -> None:
+        results.append(await timer.send(request))
 
-    await asyncio.gather(*(worker() for _ in range(concurrency)))
-    await timer.close()
+    async with ClientPool([backend], request_timeout_s=300.0, width=concurrency) as pool:
+        timer = pool.client(backend)
+        await timer.send(request)  # the cold request
+        await in_flight(range(n), concurrency, send)
     e2e = sorted(r.t_done - r.t_sent for r in results if not r.error)
     spread = f"{e2e[0]:.2f}-{e2e[-1]:.2f} s" if e2e else "-"
     failed = [r.error for r in results if r.error]

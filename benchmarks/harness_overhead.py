@@ -5,7 +5,7 @@ and a usage chunk when streamed; one JSON body otherwise) runs in its own proces
 one core where the machine has two. The client runs in this process, pinned to the other core,
 and drives it with:
 
-* the harness: ``agent.bench.clients.timing.OpenAIStreamTimer`` (aiohttp, one ``json.loads`` per SSE
+* the harness: ``agent.bench.clients.openai_http.OpenAIClient`` (aiohttp, one ``json.loads`` per SSE
   event, timestamps on receipt) exactly as the benchmark uses it;
 * a minimal raw asyncio HTTP/1.1 loop (``asyncio.open_connection``, one keep-alive connection per
   worker, the same one parse per event), as the floor.
@@ -15,7 +15,7 @@ saw it, and as the server counted it), added milliseconds per request (wall / re
 the server answers instantly, so this is what the client and the loopback cost), client CPU ms
 per request, requests actually in flight at nominal c=64, and for the harness the mean reported
 latency (``t_done - t_sent``) against wall time per request. It also times one strands agent
-round trip through the model object ``agent/bench/clients/models.py`` builds (one shared client). Start-up is measured in fresh
+round trip through the model object ``agent/bench/clients/openai_http.py`` builds (one shared client). Start-up is measured in fresh
 interpreters: to the first answered request with the timing client alone, and with the whole
 benchmark package imported (strands included).
 
@@ -166,9 +166,15 @@ async def _run_raw(port: int, total: int, c: int, stream: bool) -> dict[str, Any
 
 
 async def _run_harness(port: int, total: int, c: int, stream: bool) -> dict[str, Any]:
-    from agent.bench.clients.timing import OpenAIStreamTimer
+    from agent.backends import Backend
+    from agent.bench.clients.pool import ClientPool
+    from agent.bench.clients.reply import ChatRequest
 
-    timer = OpenAIStreamTimer(f"http://127.0.0.1:{port}/v1", "bench", max_connections=max(c, 8))
+    backend = Backend(name="bench", label="instant server", kind="openai", model_id="bench", tool_calls=False,
+                      base_url=f"http://127.0.0.1:{port}/v1")
+    pool = ClientPool([backend], width=c)
+    timer = pool.client(backend)
+    request = ChatRequest.user("hi", 100, stream=stream)
     inflight, samples, reported = [0], [], []
     per = total // c
 
@@ -176,7 +182,7 @@ async def _run_harness(port: int, total: int, c: int, stream: bool) -> dict[str,
         for _ in range(per):
             inflight[0] += 1
             samples.append(inflight[0])
-            t = await timer.chat("hi", 100, stream=stream)
+            t = await timer.send(request)
             inflight[0] -= 1
             if t.error or t.completion_tokens != CHUNKS:
                 raise RuntimeError(f"bad reply: {t.error} {t.completion_tokens}")
@@ -184,11 +190,11 @@ async def _run_harness(port: int, total: int, c: int, stream: bool) -> dict[str,
                 raise RuntimeError(f"{len(t.chunk_times)} chunks")
             reported.append(t.t_done - t.t_sent)
 
-    await timer.chat("hi", 100, stream=stream)  # open the connection pool outside the timing
+    await timer.send(request)  # open the connection pool outside the timing
     t0, cpu0 = time.perf_counter(), time.process_time()
     await asyncio.gather(*(worker() for _ in range(c)))
     wall, cpu = time.perf_counter() - t0, time.process_time() - cpu0
-    await timer.close()
+    await pool.aclose()
     return {"requests": per * c, "wall": wall, "cpu": cpu, "inflight": samples, "reported": reported}
 
 
@@ -198,12 +204,12 @@ async def _run_agent(port: int, total: int) -> dict[str, Any]:
     from strands import Agent
 
     from agent.backends import Backend
-    from agent.bench.clients.models import ModelPool
+    from agent.bench.clients.pool import ClientPool
 
     backend = Backend(name="bench", label="instant server", kind="openai", model_id="bench", tool_calls=True,
                       base_url=f"http://127.0.0.1:{port}/v1")
-    async with ModelPool([backend]) as pool:
-        model = pool.model(backend)
+    async with ClientPool([backend]) as pool:
+        model = pool.client(backend).agent_model()
         await Agent(model=model, callback_handler=None).invoke_async("hi")  # warm the shared client
         t0, cpu0 = time.perf_counter(), time.process_time()
         for _ in range(total):
@@ -250,11 +256,14 @@ def _startup(port: int, full: bool) -> float:
         "import sys, asyncio\n"
         f"sys.path.insert(0, {str(ROOT)!r})\n"
         f"{imports}"
-        "from agent.bench.clients.timing import OpenAIStreamTimer\n"
+        "from agent.backends import Backend\n"
+        "from agent.bench.clients.pool import ClientPool\n"
+        "from agent.bench.clients.reply import ChatRequest\n"
         "async def main():\n"
-        f"    t = OpenAIStreamTimer('http://127.0.0.1:{port}/v1', 'bench')\n"
-        "    r = await t.chat('hi', 100)\n"
-        "    await t.close()\n"
+        f"    b = Backend(name='b', label='b', kind='openai', model_id='bench', tool_calls=False, "
+        f"base_url='http://127.0.0.1:{port}/v1')\n"
+        "    async with ClientPool([b]) as pool:\n"
+        "        r = await pool.client(b).send(ChatRequest.user('hi', 100))\n"
         "    assert r.error is None, r.error\n"
         "asyncio.run(main())\n"
     )

@@ -28,7 +28,7 @@ import pytest
 from agent import local_rig as local_rig_module
 from agent.local_rig import (MODEL_ID, SERVER_PROGRAM, Installation, LocalRigConfig, LocalRigError, RunningRig,
                              find_model, local_rig, local_rig_process, server_command)
-from agent.bench.clients.models import _tool_choice_schema
+from agent.bench.clients.constrained import _tool_choice_schema
 from agent.reach.probe import chat_once
 
 from . import conftest as agent_conftest
@@ -234,7 +234,7 @@ def test_serves_concurrent_requests_in_separate_slots(local_rig: RunningRig) -> 
 
 @pytest.mark.local_rig
 def test_constrained_tool_choice_schema_is_enforced(local_rig: RunningRig) -> None:
-    """What the constrained tool mode (agent/bench/clients/models.py) sends: the reply always fits its schema."""
+    """What the constrained tool mode (agent/bench/clients/constrained.py) sends: the reply always fits its schema."""
     specs = [{"name": "count_ids", "description": "Count ids that pass a filter.",
               "inputSchema": {"json": {"type": "object", "properties": {"op": {"type": "string"},
                                                                         "value": {"type": "integer"}},
@@ -254,7 +254,7 @@ def test_constrained_tool_choice_schema_is_enforced(local_rig: RunningRig) -> No
 def test_a_constrained_free_text_argument_is_bounded_so_the_call_completes(local_rig: RunningRig) -> None:
     """The orchestrator's ``ask_<backend>(prompt)``: without a bound SmolLM2 wrote inside ``prompt`` until
     the token limit; the schema's maxLength makes the grammar close the string and the call."""
-    from agent.bench.clients.models import CONSTRAINED_TEXT_MAX_CHARS
+    from agent.bench.clients.constrained import CONSTRAINED_TEXT_MAX_CHARS
 
     specs = [{"name": "ask_local", "description": "Ask the local backend one question.",
               "inputSchema": {"json": {"type": "object", "properties": {"prompt": {"type": "string"}},

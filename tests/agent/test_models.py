@@ -1,4 +1,5 @@
-"""One strands model object per backend (agent/bench/clients/models.py), each against a local server or a fake client."""
+"""One strands model object per backend (each kind's client in agent/bench/clients/), each against a local server
+or a fake client."""
 
 from __future__ import annotations
 
@@ -16,10 +17,10 @@ from strands.models.openai import OpenAIModel
 from agent.backends import Backend
 from agent.bench.parts.counting import make_tools, transcript
 from agent.bench.tasks.workload import OPS, REFERENCE_SET
-from agent.bench.clients.models import (
-    ConstrainedToolModel, ModelPool, ModelSettings, NoAgentModelError, is_constrained, sagemaker_usage_needs_patch,
-    tolerate_vllm_usage,
-)
+from agent.bench.clients.base import ModelSettings, NoAgentModelError
+from agent.bench.clients.constrained import ConstrainedToolModel
+from agent.bench.clients.pool import ClientPool
+from agent.bench.clients.sagemaker import sagemaker_usage_needs_patch, tolerate_vllm_usage
 
 from .bench.fakes import RunningFake, Script
 
@@ -59,10 +60,10 @@ class TestOpenAI:
         with RunningFake(script) as fake:
 
             async def go():
-                async with ModelPool([openai_backend(fake.base_url)]) as pool:
-                    model = pool.model("g6")
-                    assert model is pool.model("g6") and isinstance(model, OpenAIModel)
-                    assert model._custom_client is pool.openai_client(pool.backends["g6"])
+                async with ClientPool([openai_backend(fake.base_url)]) as pool:
+                    model = pool.client("g6").agent_model()
+                    assert model is pool.client("g6").agent_model() and isinstance(model, OpenAIModel)
+                    assert model._custom_client is pool.client("g6").openai_client()
                     assert model.client_args == {}
                     answers = []
                     for _ in range(3):
@@ -77,24 +78,25 @@ class TestOpenAI:
         assert all("8" in a for a in answers)
 
     def test_backend_without_tools_or_constrained_mode_has_no_agent_model(self):
-        pool = ModelPool([openai_backend("http://127.0.0.1:9/v1", tool_calls=False)])
+        pool = ClientPool([openai_backend("http://127.0.0.1:9/v1", tool_calls=False)])
+        assert not pool.client("g6").can_drive_agent
         with pytest.raises(NoAgentModelError):
-            pool.model("g6")
+            pool.client("g6").agent_model()
         asyncio.run(pool.aclose())
 
 
 def test_neuron_has_no_agent_model():
-    pool = ModelPool([NEURON])
-    assert not pool.can_drive_agent(NEURON)
+    pool = ClientPool([NEURON])
+    assert not pool.client(NEURON).can_drive_agent
     with pytest.raises(NoAgentModelError, match="128 tokens"):
-        pool.model("inf2")
+        pool.client("inf2").agent_model()
 
 
 def test_bedrock_model_uses_the_backends_one_client_in_its_region():
-    pool = ModelPool([BEDROCK], settings=ModelSettings(timeout_s=42.0, retries=3))
-    model = pool.model("bedrock")
+    pool = ClientPool([BEDROCK], settings=ModelSettings(timeout_s=42.0, retries=3))
+    model = pool.client("bedrock").agent_model()
     assert isinstance(model, BedrockModel)
-    assert model.client is pool.boto_client(BEDROCK)
+    assert model.client is pool.client("bedrock").client is pool.boto_client(BEDROCK, "bedrock-runtime")
     assert model.client.meta.region_name == "us-west-2"
     assert model.client.meta.config.read_timeout == 42.0
     assert model.client.meta.config.retries["total_max_attempts"] == 4
@@ -129,9 +131,9 @@ async def _collect(model):
 
 class TestSageMaker:
     def test_model_is_built_on_the_backends_client_with_usage_in_streams(self):
-        pool = ModelPool([SAGEMAKER])
-        model = pool.model("sagemaker")
-        assert model.client is pool.boto_client(SAGEMAKER)
+        pool = ClientPool([SAGEMAKER])
+        model = pool.client("sagemaker").agent_model()
+        assert model.client is pool.client("sagemaker").client is pool.boto_client(SAGEMAKER, "sagemaker-runtime")
         assert model.payload_config["additional_args"] == {"stream_options": {"include_usage": True}}
         assert model.payload_config["stream"] is True
 
@@ -140,7 +142,7 @@ class TestSageMaker:
         original = getattr(sm.UsageMetadata, "_original", sm.UsageMetadata)
         monkeypatch.setattr(sm, "UsageMetadata", original)
         needs = sagemaker_usage_needs_patch()
-        model = ModelPool([SAGEMAKER]).model("sagemaker")
+        model = ClientPool([SAGEMAKER]).client("sagemaker").agent_model()
         monkeypatch.setattr(sm, "UsageMetadata", original)  # undo the pool's patch: strands as shipped
         model.client = FakeSageMakerClient()
         if needs:
@@ -154,7 +156,7 @@ class TestSageMaker:
     def test_tolerant_usage_keeps_the_counts(self, stream):
         tolerate_vllm_usage()
         assert tolerate_vllm_usage() is sagemaker_usage_needs_patch()  # idempotent
-        model = ModelPool([SAGEMAKER]).model("sagemaker")
+        model = ClientPool([SAGEMAKER]).client("sagemaker").agent_model()
         model.payload_config["stream"] = stream
         model.client = FakeSageMakerClient()
         events = asyncio.run(_collect(model))
@@ -176,9 +178,9 @@ class TestConstrained:
             local = openai_backend(fake.base_url, tool_calls=False, constrained_tools=True)
 
             async def go():
-                async with ModelPool([local]) as pool:
-                    model = pool.model(local)
-                    assert isinstance(model, ConstrainedToolModel) and is_constrained(model)
+                async with ClientPool([local]) as pool:
+                    model = pool.client(local).agent_model()
+                    assert isinstance(model, ConstrainedToolModel) and pool.client(local).constrained
                     model.set_enums({"count_ids": {"op": list(OPS)}})
                     agent = Agent(model=model, tools=make_tools(REFERENCE_SET, "engine"), callback_handler=None)
                     answer = str(await agent.invoke_async(REFERENCE_SET.question))
@@ -203,8 +205,8 @@ class TestConstrained:
             local = openai_backend(fake.base_url, tool_calls=False, constrained_tools=True)
 
             async def go():
-                async with ModelPool([local]) as pool:
-                    agent = Agent(model=pool.model(local), tools=make_tools(REFERENCE_SET, "engine"),
+                async with ClientPool([local]) as pool:
+                    agent = Agent(model=pool.client(local).agent_model(), tools=make_tools(REFERENCE_SET, "engine"),
                                   callback_handler=None)
                     return str(await agent.invoke_async("q")), transcript(agent.messages)
 

@@ -28,7 +28,8 @@ from . import evidence
 from ..analysis import recommend, slo
 from .argtypes import positive_int, positive_seconds
 from ..analysis.stats import PERCENTILE_METHOD
-from ..tasks.workload import CHAT_MAX_TOKENS, ORCHESTRATOR_QUESTION, QUESTION_SETS
+from ..clients.reply import ChatRequest
+from ..tasks.workload import CHAT_MAX_TOKENS, CHAT_PROMPT, ORCHESTRATOR_QUESTION, QUESTION_SETS
 
 # The parts, the timers and the summary pull in strands, aiohttp and jsonschema (about
 # 1.5 s); they are imported where a run needs them so `--help` and `--list` start fast.
@@ -36,7 +37,7 @@ if TYPE_CHECKING:
     import boto3
 
     from ...backends import Backend
-    from ..clients.timing import Timer
+    from ..clients.base import BackendClient
 
 logger = logging.getLogger(__name__)
 
@@ -158,7 +159,7 @@ class Bench:
 
     def __init__(self, backends: list[Backend], options: argparse.Namespace, out_dir: Path,
                  session: boto3.Session | None) -> None:
-        from ..clients.models import ModelSettings
+        from ..clients.base import ModelSettings
         from ..parts.capacity import Plan
 
         self.backends = backends
@@ -197,7 +198,7 @@ class Bench:
         self.log.append(record)
         name = record.get("backend")
         part, task = self._running.get(name, (None, None))
-        if task is None or record.get("part") != part or part in stopping.STOPS_ITSELF:
+        if task is None or record.get("part") != part:
             return
         stop = self.streak.observe(name, record)
         if stop is not None:
@@ -250,83 +251,74 @@ class Bench:
 
     # --- the parts ----------------------------------------------------------------------
 
-    def _timer(self, b: Backend, pool: Any) -> Timer:
-        from ..clients.timing import BedrockStreamTimer, OpenAIStreamTimer, SageMakerStreamTimer
-
-        width = self.plan.width
-        if b.kind in ("openai", "neuron"):
-            return OpenAIStreamTimer(str(b.base_url), b.model_id, timeout_s=self.timeout_s,
-                                     max_connections=max(8, width), ignore_eos=bool(getattr(self.options, "ignore_eos", False)))  # fmt: skip
-        if b.kind == "bedrock":
-            return BedrockStreamTimer(pool.boto_client(b), b.model_id, max_workers=max(4, width))
-        if b.kind == "sagemaker":
-            return SageMakerStreamTimer(pool.boto_client(b), str(b.endpoint_name), model=b.model_id,
-                                        max_workers=max(4, width))
-        raise ValueError(f"unknown backend kind {b.kind!r}")
+    def _chat_request(self) -> ChatRequest:
+        return ChatRequest.user(CHAT_PROMPT, self.max_tokens, ignore_eos=bool(getattr(self.options, "ignore_eos", False)))
 
     async def main(self) -> None:
-        from ..clients.models import ModelPool, NoAgentModelError, is_constrained
-        from ..parts.chat import run_chat
-        from ..parts.counting import run_counting
+        from ..clients.pool import ClientPool
 
-        async with ModelPool(self.backends, self.session, self.settings) as pool:
-            timers: dict[str, Timer] = {}
+        async with ClientPool(self.backends, self.session, self.settings, request_timeout_s=self.timeout_s,
+                              width=max(self.plan.width, max(self.levels))) as pool:
+            clients: dict[str, BackendClient] = {}
             for b in self.backends:
                 try:
-                    timers[b.name] = self._timer(b, pool)
+                    clients[b.name] = pool.client(b)
                 except Exception as exc:  # e.g. no credentials for a boto3 client
                     self.skipped[b.name]["chat"] = f"failed: {type(exc).__name__}: {exc}"[:300]
             try:
                 if "chat" in self.demos:
-                    for b in self.backends:
-                        if b.name not in timers:
-                            continue
-                        if self.plan.searched:
-                            await self._guard(b, "chat", self._chat_under_target(b, timers[b.name]))
-                            continue
-                        await self._guard(b, "chat", run_chat(
-                            backend=b, timer=timers[b.name], runs=self.runs, max_tokens=self.max_tokens,
-                            concurrency=self.levels, epoch=self.epoch, emit=self.emit, progress=self.progress))
+                    await self._chat(clients)
                 if "counting" in self.demos:
-                    tools = _opt(self.options, "tools", "engine")
-                    for b in self.backends:
-                        if not pool.can_drive_agent(b):
-                            reason = ("no tool calls (the Neuron server ignores tools); it takes part in the chat "
-                                      "benchmark and as a tool of the orchestrator" if b.kind == "neuron"
-                                      else "no tool calls")  # fmt: skip
-                            for q in QUESTION_SETS:
-                                self.skipped[b.name][q.name] = reason
-                            continue
-                        try:
-                            model = pool.model(b)
-                        except (NoAgentModelError, Exception) as exc:
-                            for q in QUESTION_SETS:
-                                self.skipped[b.name][q.name] = f"failed: {exc}"[:300]
-                            continue
-                        for q in QUESTION_SETS:
-                            await self._guard(b, q.name, run_counting(
-                                backend=b, model=model, qset=q, tools=tools, runs=self.runs,
-                                constrained=is_constrained(model), emit=self.emit, timeout_s=self.timeout_s,
-                                progress=self.progress))
+                    await self._counting(clients)
                 if "bfcl" in self.demos:
                     await bfcl.run_part(backends=self.backends, pool=pool, namespace=self.options,
-                                        concurrency=max(self.levels), timeout_s=self.timeout_s, skipped=self.skipped,
-                                        emit=self.emit, progress=self.progress, guard=self._guard)
+                                        concurrency=max(self.levels), skipped=self.skipped, emit=self.emit,
+                                        progress=self.progress, guard=self._guard)  # fmt: skip
                 if "orchestrator" in self.demos:
-                    await self._orchestrate(pool, timers)
+                    await self._orchestrate(clients)
             finally:
-                for name, t in timers.items():
-                    self.run_info["notes"] += [f"{name}: {note}" for note in getattr(t, "notes", [])]
-                    await t.close()
+                self.run_info["notes"] += pool.notes()
         if sys.stderr.isatty():
             print("", file=sys.stderr)
 
-    async def _chat_under_target(self, b: Backend, timer: Timer) -> None:
+    async def _chat(self, clients: dict[str, BackendClient]) -> None:
         from ..parts.capacity import run_under_target
+        from ..parts.chat import run_chat
 
-        log = self.run_info.setdefault("slo_search", {}).setdefault(b.name, {})
-        await run_under_target(backend=b, timer=timer, plan=self.plan, runs=self.runs, max_tokens=self.max_tokens,
-                               epoch=self.epoch, emit=self.emit, log=log, progress=self.progress)
+        request = self._chat_request()
+        for b in self.backends:
+            if b.name not in clients:
+                continue
+            if self.plan.searched:
+                log = self.run_info.setdefault("slo_search", {}).setdefault(b.name, {})
+                await self._guard(b, "chat", run_under_target(
+                    backend=b, client=clients[b.name], request=request, plan=self.plan, runs=self.runs,
+                    epoch=self.epoch, emit=self.emit, log=log, progress=self.progress))
+                continue
+            await self._guard(b, "chat", run_chat(
+                backend=b, client=clients[b.name], request=request, runs=self.runs, concurrency=self.levels,
+                epoch=self.epoch, emit=self.emit, progress=self.progress))
+
+    async def _counting(self, clients: dict[str, BackendClient]) -> None:
+        from ..parts.counting import run_counting
+
+        tools = _opt(self.options, "tools", "engine")
+        for b in self.backends:
+            client = clients.get(b.name)
+            if client is None or client.no_tools:
+                for q in QUESTION_SETS:
+                    self.skipped[b.name][q.name] = client.no_tools if client else "failed: no client"
+                continue
+            try:
+                model = client.agent_model()
+            except Exception as exc:
+                for q in QUESTION_SETS:
+                    self.skipped[b.name][q.name] = f"failed: {exc}"[:300]
+                continue
+            for q in QUESTION_SETS:
+                await self._guard(b, q.name, run_counting(
+                    backend=b, model=model, qset=q, tools=tools, runs=self.runs, constrained=client.constrained,
+                    emit=self.emit, timeout_s=self.timeout_s, progress=self.progress))
 
     async def _guard(self, b: Backend, part: str, coro: Any) -> None:
         """Run one part for one backend; a crash is recorded and the run goes on. A backend that was
@@ -355,29 +347,30 @@ class Bench:
         finally:
             self._running.pop(b.name, None)
 
-    async def _orchestrate(self, pool: Any, timers: dict[str, Timer]) -> None:
-        from ..clients.models import is_constrained
+    async def _orchestrate(self, clients: dict[str, BackendClient]) -> None:
         from ..parts.orchestrator import run_orchestrator
 
-        candidates = [b for b in self.backends if pool.can_drive_agent(b) and b.name not in self.stopped]
+        agents = [b for b in self.backends if b.name in clients and clients[b.name].can_drive_agent]
+        candidates = [b for b in agents if b.name not in self.stopped]
         chosen = next((b for b in candidates if b.kind == "bedrock"), candidates[0] if candidates else None)
         if chosen is None:
-            stopped = [b.name for b in self.backends if pool.can_drive_agent(b) and b.name in self.stopped]
+            stopped = [b.name for b in agents if b.name in self.stopped]
             self.run_info["orchestrator"] = {"reason": "no selected backend can drive an agent (tool calls needed)"
                                              + (f"; stopped after failures: {', '.join(stopped)}" if stopped else "")}
             return
-        offered = [b for b in self.backends if b.name in timers and b.name not in self.stopped]
+        offered = [b for b in self.backends if b.name in clients and b.name not in self.stopped]
         self.progress(f"orchestrator on {chosen.name}, asking {len(offered)} backend(s)")
+        client = clients[chosen.name]
         try:
-            model = pool.model(chosen)
+            model = client.agent_model()
         except Exception as exc:
             self.skipped[chosen.name]["orchestrator"] = f"failed: {exc}"[:300]
             self.run_info["orchestrator"] = {"reason": f"the orchestrator model failed: {exc}"[:300]}
             return
-        if is_constrained(model) and hasattr(model, "set_enums"):
+        if client.constrained and hasattr(model, "set_enums"):
             model.set_enums({})
         await self._guard(chosen, "orchestrator", run_orchestrator(
-            orchestrator=chosen, model=model, constrained=is_constrained(model), backends=offered, timers=timers,
+            orchestrator=chosen, model=model, constrained=client.constrained, backends=offered, clients=clients,
             epoch=self.epoch, emit=self.emit, question=_opt(self.options, "question", ORCHESTRATOR_QUESTION),
             timeout_s=self.timeout_s * 2))
 

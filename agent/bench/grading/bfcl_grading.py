@@ -10,8 +10,8 @@ The rules are BFCL's for function-calling models:
   counts as no call.
 
 Beside the grade, each case says whether the answer wrote a call as text instead of making it
-(an offered function's name followed by ``(``, a JSON ``"name": "<function>"``, or a tool-call
-marker such as ``<tool_call>``), which is what a broken tool parser looks like from outside.
+(the same detector as the counting grade, :mod:`agent.bench.grading.text_calls`), which is what a
+broken tool parser looks like from outside.
 
 The checker runs with what this project installs: ``bfcl_eval``'s checker module imports
 ``bfcl_eval.constants.model_config`` only to ask whether a model's tool names had their dots
@@ -23,7 +23,6 @@ answers the one question: yes, dots became underscores (see :mod:`agent.bench.ta
 from __future__ import annotations
 
 import json
-import re
 import sys
 import types
 from dataclasses import dataclass
@@ -32,14 +31,13 @@ from typing import Any, Callable, Final, Mapping, Sequence
 
 from ..tasks.bfcl_cases import SETUP_HINT, BfclUnavailableError
 from ..tasks.bfcl_tools import tool_name
+from .text_calls import find_text_calls
 
 CHECKER_MODEL: Final = "aws-inference"
 """The model name handed to BFCL's checker; mapped to "tool names had '.' replaced by '_'"."""
 _MODEL_CONFIG: Final = "bfcl_eval.constants.model_config"
 
 OUTCOMES: Final = ("correct", "wrong_call", "missed_call", "spurious_call", "error")
-
-_MARKERS: Final = re.compile(r"<\|?tool_call\|?>|\[TOOL_CALLS\]|<function=|<\|python_tag\|>|\"tool_calls\"\s*:")
 
 
 class DecodeError(ValueError):
@@ -116,18 +114,13 @@ def decode_calls(calls: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
 
 
 def text_call(text: str | None, functions: Sequence[Mapping[str, Any]]) -> str | None:
-    """A snippet of a tool call written in ``text``, or None."""
+    """A snippet of a tool call written in ``text`` instead of made, or None (the one detector,
+    :func:`agent.bench.grading.text_calls.find_text_calls`)."""
     if not text:
         return None
-    names = sorted({n for f in functions for n in (f["name"], tool_name(f["name"]))}, key=len, reverse=True)
-    alternatives = "|".join(re.escape(n) for n in names)
-    pattern = re.compile(rf"(?<![\w.])(?:{alternatives})\s*\(|\"(?:name|function)\"\s*:\s*\"(?:{alternatives})\""
-                         rf"|call:(?:{alternatives})\b")  # fmt: skip
-    match = pattern.search(text) or _MARKERS.search(text)
-    if match is None:
-        return None
-    start = max(0, match.start() - 20)
-    return text[start:match.end() + 80].strip()
+    names = sorted({n for f in functions for n in (f["name"], tool_name(f["name"]))})
+    found = find_text_calls([text], [], names)
+    return found[0].snippet if found else None
 
 
 def grade(record: Mapping[str, Any]) -> Grade:

@@ -4,7 +4,8 @@ A model without a working tool parser writes its call into the reply (``count_id
 value=10)``, ``{"name": "count_ids", "arguments": {...}}``, ``<tool_call>...</tool_call>``,
 Gemma 4's ``<|tool_call>call:count_ids{op:<|"|>>=<|"|>,value:10}<tool_call|>`` (or, with the
 special tokens skipped, ``call:count_ids{...}``), ``[TOOL_CALLS]``, ``<|python_tag|>``, a
-``tool_code`` block). :func:`find_text_calls` finds each
+``tool_code`` block, Llama's ``<function=...>``, an OpenAI-style ``"tool_calls": [...]`` written out).
+This is the one detector: the counting grade and the BFCL grade both use it. :func:`find_text_calls` finds each
 such call once, however many of these marks it carries (one JSON call has a name key and an
 argument object: it is one call), and tells a call written *instead of* being made from a
 description of a call that *was* made ("I called count_ids(op='>=', value=10) and got 8"):
@@ -63,8 +64,11 @@ _MARKERS = [
     re.compile(r"\[TOOL_CALLS\]"),
     re.compile(r"<\|python_tag\|>"),
     re.compile(r"```\s*tool_code\b"),
+    re.compile(r"<function="),
+    re.compile(r"\"tool_calls\"\s*:"),
 ]
-_CLOSERS = {"<|": re.compile(r"<tool_call\|>"), "<": re.compile(r"<\s*/\s*tool_call\s*>"), "`": re.compile(r"```")}
+_CLOSERS = {"<|": re.compile(r"<tool_call\|>"), "<f": re.compile(r"</function>"),
+            "<": re.compile(r"<\s*/\s*tool_call\s*>"), "`": re.compile(r"```")}
 
 
 def _balanced(text: str, start: int, open_ch: str, close_ch: str) -> int:

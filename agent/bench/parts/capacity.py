@@ -23,10 +23,10 @@ import time
 from dataclasses import dataclass
 from typing import Any, Callable, Mapping
 
-from .chat import run_chat, run_level, timing_record
 from ..analysis.slo import DEFAULT_REPEATS_WITH_TARGET, LevelTally, Target
-from ..clients.timing import Timer, Timing
-from ..tasks.workload import CHAT_PROMPT
+from ..clients.base import BackendClient
+from ..clients.reply import ChatRequest, Reply
+from .chat import run_chat, run_level, timing_record
 
 MAX_LEVELS = 7
 AUTO = "auto"
@@ -119,107 +119,124 @@ class Plan:
         return out
 
 
+class _Search:
+    """One backend's chat part under a target: its levels, their repeats, and the budget."""
+
+    def __init__(self, *, backend: Any, client: BackendClient, request: ChatRequest, plan: Plan, runs: int,
+                 epoch: float, emit: Callable[[dict[str, Any]], None], log: dict[str, Any],
+                 progress: Callable[[str], None]) -> None:
+        self.backend, self.client, self.request, self.plan = backend, client, request, plan
+        self.runs, self.epoch, self.emit, self.log, self.progress = runs, epoch, emit, log, progress
+        self.started = time.perf_counter()
+        self.deadline = self.started + plan.budget_s
+
+    def over_budget(self) -> bool:
+        return time.perf_counter() >= self.deadline
+
+    def open_level(self, c: int) -> tuple[LevelTally, dict[str, Any]]:
+        tally = LevelTally(self.plan.target, planned=self.plan.repeats * c * self.runs)
+        entry = {"concurrency": c, "planned_requests": tally.planned, "repeats_planned": self.plan.repeats,
+                 "repeats_run": 0, "stopped": None}  # fmt: skip
+        self.log["order"].append(c)
+        self.log["levels"].append(entry)
+        return tally, entry
+
+    async def measure(self, c: int, tally: LevelTally, entry: dict[str, Any], first_repeat: int) -> None:
+        """The level's repeats from ``first_repeat`` on; ``entry["stopped"]`` says why it ended early."""
+        plan = self.plan
+        for k in range(first_repeat, plan.repeats + 1):
+            if plan.auto and tally.decided_miss:
+                entry["stopped"] = "missed"
+                return
+            if self.over_budget():
+                entry["stopped"] = "budget"
+                return
+            total = c * self.runs
+            self.progress(f"{self.backend.name} chat concurrency {c}, repeat {k}/{plan.repeats} ({total} requests)")
+
+            def done(reply: Reply, i: int, k: int = k) -> None:
+                record = timing_record(reply, epoch=self.epoch, backend=self.backend.name, part="chat", phase="sweep",
+                                       concurrency=c, run=i, request=self.request)  # fmt: skip
+                record["repeat"] = k
+                self.emit(record)
+                tally.add(record)
+
+            def keep_going() -> bool:
+                return not self.over_budget() and not (plan.auto and tally.decided_miss)
+
+            sent = await run_level(self.client, self.request, c, total, done, keep_going)
+            entry["repeats_run"] = k
+            if sent < total:
+                entry["stopped"] = "budget" if self.over_budget() else "missed"
+                return
+
+    async def level_one(self) -> tuple[LevelTally, dict[str, Any]]:
+        """Level 1: the cold request and the timed requests (its repeat 1), then its other repeats."""
+        first, entry = self.open_level(1)
+
+        def emit_timed(record: dict[str, Any]) -> None:
+            self.emit(record)
+            if record.get("phase") == "timed":
+                first.add(record)
+
+        await run_chat(backend=self.backend, client=self.client, request=self.request, runs=self.runs,
+                       concurrency=[1], epoch=self.epoch, emit=emit_timed, progress=self.progress)  # fmt: skip
+        entry["repeats_run"] = 1
+        await self.measure(1, first, entry, first_repeat=2)
+        return first, entry
+
+    async def search(self, verdicts: dict[int, bool]) -> str:
+        """``--concurrency auto``: the next level until the search is done; why it ended."""
+        while (c := next_level(verdicts, self.plan.max_concurrency)) is not None:
+            if self.over_budget():
+                return "budget"
+            tally, entry = self.open_level(c)
+            await self.measure(c, tally, entry, first_repeat=1)
+            if entry["stopped"] == "budget" and not tally.decided_miss:
+                return "budget"
+            verdicts[c] = tally.holds
+        return stop_reason(verdicts, self.plan.max_concurrency)
+
+    async def given_levels(self) -> str:
+        """``--concurrency LIST``: each level in full; why the part ended."""
+        for c in self.plan.levels:
+            if c <= 1:
+                continue
+            if self.over_budget():
+                return "budget"
+            tally, entry = self.open_level(c)
+            await self.measure(c, tally, entry, first_repeat=1)
+        return "levels_done"
+
+
 async def run_under_target(
     *,
     backend: Any,
-    timer: Timer,
+    client: BackendClient,
+    request: ChatRequest,
     plan: Plan,
     runs: int,
-    max_tokens: int,
     epoch: float,
     emit: Callable[[dict[str, Any]], None],
     log: dict[str, Any],
     progress: Callable[[str], None] = lambda _: None,
-    prompt: str = CHAT_PROMPT,
 ) -> None:
     """The chat part of one backend with repeats and, with ``--concurrency auto``, the search.
 
     ``log`` is filled as the run goes (so an interrupted run keeps what happened): the mode, the
     rule, the levels in the order measured with what was planned and why each stopped.
     """
-    started = time.perf_counter()
-    deadline = started + plan.budget_s
     log.update({"mode": AUTO if plan.auto else "levels", "rule": RULE if plan.auto else None,
                 "max_concurrency": plan.max_concurrency if plan.auto else None,
                 "max_levels": MAX_LEVELS if plan.auto else None, "budget_s": plan.budget_s,
                 "repeats": plan.repeats, "order": [], "levels": [], "stopped": None, "seconds": None})  # fmt: skip
-
-    def over_budget() -> bool:
-        return time.perf_counter() >= deadline
-
-    async def measure(c: int, tally: LevelTally, entry: dict[str, Any], first_repeat: int) -> None:
-        for k in range(first_repeat, plan.repeats + 1):
-            if plan.auto and tally.decided_miss:
-                entry["stopped"] = "missed"
-                return
-            if over_budget():
-                entry["stopped"] = "budget"
-                return
-            total = c * runs
-            progress(f"{backend.name} chat concurrency {c}, repeat {k}/{plan.repeats} ({total} requests)")
-
-            def done(t: Timing, i: int, k: int = k) -> None:
-                record = timing_record(t, epoch=epoch, backend=backend.name, part="chat", phase="sweep",
-                                       concurrency=c, run=i, requested_tokens=max_tokens, prompt=prompt)
-                record["repeat"] = k
-                emit(record)
-                tally.add(record)
-
-            def keep_going() -> bool:
-                return not over_budget() and not (plan.auto and tally.decided_miss)
-
-            sent = await run_level(timer, prompt, max_tokens, c, total, done, keep_going)
-            entry["repeats_run"] = k
-            if sent < total:
-                entry["stopped"] = "budget" if over_budget() else "missed"
-                return
-
-    def open_level(c: int) -> tuple[LevelTally, dict[str, Any]]:
-        tally = LevelTally(plan.target, planned=plan.repeats * c * runs)
-        entry = {"concurrency": c, "planned_requests": tally.planned, "repeats_planned": plan.repeats,
-                 "repeats_run": 0, "stopped": None}
-        log["order"].append(c)
-        log["levels"].append(entry)
-        return tally, entry
-
-    # Level 1: the cold request and the timed requests (its repeat 1), then its other repeats.
-    first, first_entry = open_level(1)
-
-    def emit_timed(record: dict[str, Any]) -> None:
-        emit(record)
-        if record.get("phase") == "timed":
-            first.add(record)
-
-    await run_chat(backend=backend, timer=timer, runs=runs, max_tokens=max_tokens, concurrency=[1], epoch=epoch,
-                   emit=emit_timed, progress=progress, prompt=prompt)
-    first_entry["repeats_run"] = 1
-    await measure(1, first, first_entry, first_repeat=2)
-    verdicts = {1: first.holds}
-
-    if first_entry["stopped"] == "budget" and not first.decided_miss:
+    run = _Search(backend=backend, client=client, request=request, plan=plan, runs=runs, epoch=epoch, emit=emit,
+                  log=log, progress=progress)  # fmt: skip
+    first, entry = await run.level_one()
+    if entry["stopped"] == "budget" and not first.decided_miss:
         log["stopped"] = "budget"
     elif plan.auto:
-        while (c := next_level(verdicts, plan.max_concurrency)) is not None:
-            if over_budget():
-                log["stopped"] = "budget"
-                break
-            tally, entry = open_level(c)
-            await measure(c, tally, entry, first_repeat=1)
-            if entry["stopped"] == "budget" and not tally.decided_miss:
-                log["stopped"] = "budget"
-                break
-            verdicts[c] = tally.holds
-        else:
-            log["stopped"] = stop_reason(verdicts, plan.max_concurrency)
+        log["stopped"] = await run.search({1: first.holds})
     else:
-        for c in plan.levels:
-            if c <= 1:
-                continue
-            if over_budget():
-                log["stopped"] = "budget"
-                break
-            tally, entry = open_level(c)
-            await measure(c, tally, entry, first_repeat=1)
-        else:
-            log["stopped"] = "levels_done"
-    log["seconds"] = round(time.perf_counter() - started, 3)
+        log["stopped"] = await run.given_levels()
+    log["seconds"] = round(time.perf_counter() - run.started, 3)

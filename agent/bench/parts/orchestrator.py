@@ -32,7 +32,8 @@ from .chat import timing_record
 from .counting import run_agent, transcript, usage_of
 from ..command.evidence import utc_iso
 from ..grading.grading import run_failure
-from ..clients.timing import Timer
+from ..clients.base import BackendClient
+from ..clients.reply import ChatRequest
 from ..grading.winner import NAMED, read_winner, resolve_backend
 from ..tasks.workload import ORCHESTRATOR_ASK_MAX_TOKENS, ORCHESTRATOR_SYSTEM_PROMPT, orchestrator_user_turn
 
@@ -220,7 +221,7 @@ async def run_orchestrator(
     model: Any,
     constrained: bool,
     backends: Sequence[Any],
-    timers: Mapping[str, Timer],
+    clients: Mapping[str, BackendClient],
     epoch: float,
     emit: Callable[[dict[str, Any]], None],
     question: str,
@@ -233,10 +234,10 @@ async def run_orchestrator(
 
     def make_ask(b: Any) -> Any:
         async def ask(prompt: str) -> dict:
+            request = ChatRequest.user(prompt, ORCHESTRATOR_ASK_MAX_TOKENS)
             record = timing_record(
-                await timers[b.name].chat(prompt, ORCHESTRATOR_ASK_MAX_TOKENS, stream=True),
-                epoch=epoch, backend=b.name, part="orchestrator_ask", phase="ask", concurrency=1,
-                run=len(asks) + 1, requested_tokens=ORCHESTRATOR_ASK_MAX_TOKENS, prompt=prompt,
+                await clients[b.name].send(request), epoch=epoch, backend=b.name, part="orchestrator_ask",
+                phase="ask", concurrency=1, run=len(asks) + 1, request=request,
             )  # fmt: skip
             emit(record)
             result = ask_result(record, b.label)

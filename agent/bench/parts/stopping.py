@@ -6,9 +6,10 @@ the orchestrator, each waiting out its timeout. The runner counts each part's co
 per backend; at ``--max-consecutive-failures`` it cancels that part, records the stop in
 ``run.json`` (``stopped``) and skips the backend's remaining parts.
 
-What counts: every failed timed request (a record with a ``phase``: its failure is the server's),
-and an agent run that failed on a timeout or a connection (a model that keeps writing too much or
-answering badly is graded, not stopped). A success ends the streak.
+The same rule in every part: what counts is every failed request (a record of a part that sends
+requests, :data:`REQUEST_PARTS`: its failure is the server's), and an agent run that failed on a
+timeout or a connection (a model that keeps writing too much or answering badly is graded, not
+stopped). A success ends the streak.
 """
 
 from __future__ import annotations
@@ -20,9 +21,8 @@ from typing import Any, Mapping
 from ..command.argtypes import non_negative_int
 
 DEFAULT_MAX_CONSECUTIVE_FAILURES = 3
-STOPS_ITSELF = frozenset({"bfcl"})
-"""Parts that stop a failing backend on their own (``bfcl``: after ``bfcl.STOP_AFTER_ERRORS`` failed
-cases in a row, reported in its own block); the runner's streak leaves them alone."""
+REQUEST_PARTS = frozenset({"chat", "orchestrator_ask", "bfcl", "quality"})
+"""Parts whose records are one request each (the others' records are agent runs)."""
 
 
 class BackendStopped(Exception):
@@ -71,4 +71,4 @@ _UNREACHABLE = re.compile(r"timeout|timed out|connect|refused|unreachable", re.I
 
 def backend_failure(record: Mapping[str, Any]) -> bool:
     """Whether a failed record says the backend is down or hung rather than that the model misbehaved."""
-    return "phase" in record or bool(_UNREACHABLE.search(str(record.get("error"))))
+    return record.get("part") in REQUEST_PARTS or bool(_UNREACHABLE.search(str(record.get("error"))))

@@ -17,13 +17,14 @@ METHOD = [
     "(`bfcl-eval`'s own files), the same cases for every backend, drawn evenly across the categories.",
     "Each case is sent through the backend's own tool interface: the OpenAI `tools` field for vLLM and "
     "llama.cpp (the server's tool parser makes the calls), Converse `toolConfig` for Bedrock, the same "
-    "OpenAI payload through `InvokeEndpoint` for SageMaker. Tool names have `.` replaced by `_` (as "
+    "OpenAI payload through `InvokeEndpoint` for SageMaker (streamed with `--bfcl-stream`, `ConverseStream` on "
+    "Bedrock). Tool names have `.` replaced by `_` (as "
     "BFCL's own OpenAI handler does).",
     "Grade: BFCL's AST checker on the calls made (not on the text); an irrelevance case is right when "
     "no call is made. Accuracy is over the cases a backend answered; a failed request is an error, "
     "counted apart and never graded.",
     "Call written as text: no call made, and the text names an offered function followed by `(`, or "
-    "holds a JSON `\"name\": \"<function>\"` or a tool-call marker.",
+    "holds a JSON `\"name\": \"<function>\"` or a tool-call marker (the same detector as the counting grade).",
     "Intervals: 95% Wilson score. Pairs: McNemar's exact test on the cases both backends answered; "
     "p < 0.05 is called a measurable difference (each pair on its own, no correction for the number "
     "of pairs).",

@@ -37,7 +37,7 @@ CASES = {
     "http500": "HTTP 500: ",
     "disconnect": "ClientPayloadError",
     "hang": "timeout after",
-    "empty": "empty completion",
+    "empty": "empty reply (no text and no tool call)",
     "zero_tokens": "zero completion tokens (200 OK)",
     "no_usage": None,
     "text_tool_call": None,

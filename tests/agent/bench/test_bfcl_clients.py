@@ -1,6 +1,7 @@
-"""The BFCL part's tool-call clients: OpenAI-compatible servers (streamed and not, and the
-constrained mode), Bedrock Converse and SageMaker InvokeEndpoint request and reply shapes, and
-every broken reply recorded as a failure with its reason."""
+"""Tool requests through each backend kind's client (the BFCL part's cases): OpenAI-compatible
+servers (streamed and not, and the constrained mode), Bedrock Converse and ConverseStream,
+SageMaker InvokeEndpoint, and every broken reply recorded as a failure with its reason, exactly as
+the same broken reply is in a chat request."""
 
 from __future__ import annotations
 
@@ -15,47 +16,48 @@ from aiohttp import web
 from botocore.response import StreamingBody
 from botocore.stub import Stubber
 
-from agent.bench.tasks.bfcl_cases import load_cases
-from agent.bench.clients.bfcl_clients import BedrockToolClient, OpenAIToolClient, SageMakerToolClient, chat_payload
+from agent.bench.clients.bedrock import converse_args
+from agent.bench.clients.openai_wire import chat_body
+from agent.bench.clients.reply import ChatRequest
 from agent.bench.grading.bfcl_grading import decode_calls
-from agent.bench.tasks.bfcl_tools import bedrock_tool_config
+from agent.bench.parts.bfcl import tools_of
+from agent.bench.tasks.bfcl_cases import load_cases
 
 from .bfcl_server import RunningBfclServer, truth_calls
+from .clients import bedrock_client, openai_client, sagemaker_client, send
 
 PARALLEL = next(c for c in load_cases()["parallel_multiple"] if c.id == "parallel_multiple_0")
 SIMPLE = next(c for c in load_cases()["simple"] if c.id == "simple_python_1")
 
 
-def ask(client, case):
-    async def go():
-        try:
-            return await client.ask(case)
-        finally:
-            await client.close()
+def tool_request(case, max_tokens=64, stream=False):
+    return ChatRequest(messages=tuple(case.messages), max_tokens=max_tokens, stream=stream, tools=tools_of(case.functions))
 
-    return asyncio.run(go())
+
+def ask(client, case, max_tokens=64, stream=False):
+    return send(client, tool_request(case, max_tokens, stream))
 
 
 @pytest.mark.parametrize("stream", [False, True])
 def test_openai_tools_bring_back_the_calls_the_server_made(stream):
     with RunningBfclServer("truth") as server:
-        reply = ask(OpenAIToolClient(server.base_url, "gemma", max_tokens=64, timeout_s=30, stream=stream), PARALLEL)
+        reply = ask(openai_client(server.base_url, timeout_s=30), PARALLEL, stream=stream)
     sent = server.requests[0]
-    assert sent["tool_choice"] == "auto" and sent["model"] == "gemma" and sent["stream"] is stream
+    assert sent["tool_choice"] == "auto" and sent["model"] == "fake" and sent["stream"] is stream
     assert [t["function"]["name"] for t in sent["tools"]] == ["math_toolkit_sum_of_multiples",
                                                              "math_toolkit_product_of_primes"]
     assert "response_format" not in sent
     assert reply.error is None and reply.streamed is stream and reply.finish_reason == "tool_calls"
     assert decode_calls(reply.calls) == [{n: a} for n, a in truth_calls(PARALLEL)]
     assert all(isinstance(c["arguments"], str) for c in reply.calls)  # kept exactly as received
-    assert reply.prompt_tokens and reply.output_tokens and reply.request_id
+    assert reply.prompt_tokens and reply.completion_tokens and reply.request_id
 
 
 @pytest.mark.parametrize("stream", [False, True])
 def test_the_constrained_mode_sends_a_schema_instead_of_tools(stream):
     with RunningBfclServer("truth") as server:
-        reply = ask(OpenAIToolClient(server.base_url, "smol", max_tokens=64, timeout_s=30, stream=stream,
-                                     constrained=True), SIMPLE)  # fmt: skip
+        reply = ask(openai_client(server.base_url, timeout_s=30, tool_calls=False, constrained=True), SIMPLE,
+                    stream=stream)
     sent = server.requests[0]
     assert "tools" not in sent and sent["response_format"]["type"] == "json_schema"
     assert sent["messages"][0]["role"] == "system" and "math_factorial" in sent["messages"][0]["content"]
@@ -77,18 +79,23 @@ def finish(reason):
     return {"id": "c1", "choices": [{"index": 0, "delta": {}, "finish_reason": reason}]}
 
 
+def whole(finish_reason, **message):
+    return json.dumps({"choices": [{"message": {"content": "", **message}, "finish_reason": finish_reason}]}).encode()
+
+
+FACTORIAL = [{"id": "x", "type": "function", "function": {"name": "math_factorial", "arguments": '{"number": 5}'}}]
 FAULTS = {
     "http_500": (500, "application/json", b'{"error": "boom"}', "HTTP 500"),
     "error_event": (200, "text/event-stream", sse(CHUNK, {"error": {"message": "engine died"}}), "error event"),
-    "cut_off": (200, "text/event-stream", sse(CHUNK), "ended without a finish reason"),
-    "abort": (200, "text/event-stream", sse(CHUNK, finish("abort"), b"[DONE]"), "finish_reason abort"),
-    "malformed_event": (200, "text/event-stream", sse(CHUNK, b"{oops", finish("stop"), b"[DONE]"), "malformed SSE"),
+    "cut_off": (200, "text/event-stream", sse(CHUNK), "cut off: the stream ended"),
+    "abort": (200, "text/event-stream", sse(CHUNK, finish("abort"), b"[DONE]"), "finish_reason 'abort'"),
+    "content_filter": (200, "application/json", whole("content_filter", tool_calls=FACTORIAL),
+                       "finish_reason 'content_filter'"),
+    "malformed_event": (200, "text/event-stream", sse(CHUNK, b"{oops", finish("stop"), b"[DONE]"), "malformed event"),
     "empty_stream": (200, "text/event-stream", sse(finish("stop"), b"[DONE]"), "empty reply"),
     "malformed_json": (200, "application/json", b"{not json", "malformed JSON"),
-    "empty_json": (200, "application/json",
-                   json.dumps({"choices": [{"message": {"content": ""}, "finish_reason": "stop"}]}).encode(),
-                   "empty reply"),
-    "choices_null": (200, "application/json", b'{"choices": [null]}', "without choices"),
+    "empty_json": (200, "application/json", whole("stop"), "empty reply"),
+    "choices_null": (200, "application/json", b'{"choices": [null]}', "malformed reply: choices"),
 }
 
 
@@ -106,7 +113,7 @@ class Faulty:
         return web.Response(status=self.status, body=self.body, content_type=self.content_type)
 
 
-async def serve_and_ask(handler, stream):
+async def serve_and_ask(handler, stream, request=None):
     app = web.Application()
     app.router.add_post("/v1/chat/completions", handler.handle)
     runner = web.AppRunner(app, access_log=None)
@@ -114,19 +121,24 @@ async def serve_and_ask(handler, stream):
     site = web.TCPSite(runner, "127.0.0.1", 0)
     await site.start()
     port = site._server.sockets[0].getsockname()[1]
-    client = OpenAIToolClient(f"http://127.0.0.1:{port}/v1", "m", max_tokens=8, timeout_s=10, stream=stream)
+    client = openai_client(f"http://127.0.0.1:{port}/v1")
     try:
-        return await client.ask(SIMPLE)
+        return await client.send(request or tool_request(SIMPLE, 8, stream))
     finally:
         await client.close()
         await runner.cleanup()
 
 
 @pytest.mark.parametrize("fault", list(FAULTS))
-def test_every_broken_reply_is_a_failure_with_its_reason(fault):
+def test_every_broken_reply_is_a_failure_with_its_reason_in_every_part(fault):
+    """One rule for every part: the same broken reply fails a tool request (BFCL) and a chat request
+    alike, with the same reason (a content-filtered reply is a failed request in both)."""
     status, content_type, body, reason = FAULTS[fault]
-    reply = asyncio.run(serve_and_ask(Faulty(status, content_type, body), stream=content_type == "text/event-stream"))
-    assert reply.error and reason in reply.error
+    stream = content_type == "text/event-stream"
+    tools = asyncio.run(serve_and_ask(Faulty(status, content_type, body), stream))
+    chat = asyncio.run(serve_and_ask(Faulty(status, content_type, body), stream, ChatRequest.user("hi", 8, stream=stream)))
+    assert tools.error and reason in tools.error, tools.error
+    assert chat.error == tools.error
 
 
 def test_arguments_sent_as_an_object_are_kept():
@@ -137,18 +149,20 @@ def test_arguments_sent_as_an_object_are_kept():
     assert reply.error is None and decode_calls(reply.calls) == [{"math_factorial": {"number": 5}}]
 
 
-def test_a_connection_closed_before_any_answer_is_sent_again_once():
+def test_a_new_connection_dropped_before_any_answer_is_a_failure_not_a_resend():
+    """The one resend rule: only a request written on a reused connection the server had closed is
+    sent again; a brand-new connection dropped unanswered is a failed request, in every part."""
     body = json.dumps({"choices": [{"message": {"content": "No function fits."}, "finish_reason": "stop"}]}).encode()
     reply = asyncio.run(serve_and_ask(Faulty(200, "application/json", body, drop_first=True), stream=False))
-    assert reply.error is None and reply.resends == 1 and reply.text == "No function fits."
+    assert reply.error and "ServerDisconnected" in reply.error and reply.reconnects == 0
 
 
 def test_a_refused_connection_fails_at_once_and_is_not_resent():
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
-    reply = ask(OpenAIToolClient(f"http://127.0.0.1:{port}/v1", "m", max_tokens=8, timeout_s=10), SIMPLE)
-    assert reply.error and "Connect" in reply.error and reply.resends == 0 and reply.status is None
+    reply = ask(openai_client(f"http://127.0.0.1:{port}/v1"), SIMPLE, 8)
+    assert reply.error and "Connect" in reply.error and reply.reconnects == 0 and reply.status is None
 
 
 # --- Bedrock --------------------------------------------------------------------------------------
@@ -171,24 +185,37 @@ def test_bedrock_converse_sends_tool_config_and_reads_tool_use_blocks():
             "stopReason": "tool_use",
             "usage": {"inputTokens": 310, "outputTokens": 41, "totalTokens": 351},
             "metrics": {"latencyMs": 420},
-        }, {
-            "modelId": "us.amazon.nova-micro-v1:0",
-            "messages": [{"role": "user", "content": [{"text": PARALLEL.messages[0]["content"]}]}],
-            "toolConfig": bedrock_tool_config(PARALLEL.functions),
-            "inferenceConfig": {"maxTokens": 256, "temperature": 0.0},
-        })
-        reply = ask(BedrockToolClient(client, "us.amazon.nova-micro-v1:0", max_tokens=256), PARALLEL)
+        }, converse_args(tool_request(PARALLEL, 256), "us.amazon.nova-micro-v1:0"))
+        reply = ask(bedrock_client(client), PARALLEL, 256)
         stub.assert_no_pending_responses()
     assert reply.error is None and reply.finish_reason == "tool_use"
-    assert (reply.prompt_tokens, reply.output_tokens, reply.text) == (310, 41, "Let me compute both.")
+    assert (reply.prompt_tokens, reply.completion_tokens, reply.text) == (310, 41, "Let me compute both.")
     assert decode_calls(reply.calls) == [{n: a} for n, a in truth_calls(PARALLEL)]
+    config = converse_args(tool_request(PARALLEL), "m")["toolConfig"]
+    assert config["toolChoice"] == {"auto": {}} and config["tools"][0]["toolSpec"]["name"] == "math_toolkit_sum_of_multiples"
+
+
+def test_bedrock_converse_stream_assembles_tool_use_from_its_pieces():
+    class Streaming:
+        def converse_stream(self, **kwargs):
+            events = [{"messageStart": {"role": "assistant"}},
+                      {"contentBlockStart": {"contentBlockIndex": 0, "start": {"toolUse": {"toolUseId": "t",
+                                                                                          "name": "math_factorial"}}}},
+                      {"contentBlockDelta": {"contentBlockIndex": 0, "delta": {"toolUse": {"input": '{"numb'}}}},
+                      {"contentBlockDelta": {"contentBlockIndex": 0, "delta": {"toolUse": {"input": 'er": 5}'}}}},
+                      {"contentBlockStop": {"contentBlockIndex": 0}}, {"messageStop": {"stopReason": "tool_use"}},
+                      {"metadata": {"usage": {"inputTokens": 40, "outputTokens": 9}}}]
+            return {"ResponseMetadata": {"HTTPStatusCode": 200}, "stream": iter(events)}
+
+    reply = ask(bedrock_client(Streaming()), SIMPLE, stream=True)
+    assert reply.error is None and reply.streamed and reply.calls == [{"name": "math_factorial", "arguments": {"number": 5}}]
 
 
 def test_a_bedrock_error_is_a_failure_with_its_code():
     client = bedrock()
     with Stubber(client) as stub:
         stub.add_client_error("converse", "ThrottlingException", "Too many requests", http_status_code=429)
-        reply = ask(BedrockToolClient(client, "us.amazon.nova-micro-v1:0", max_tokens=256), SIMPLE)
+        reply = ask(bedrock_client(client), SIMPLE, 256)
     assert "ThrottlingException" in reply.error
 
 
@@ -210,20 +237,20 @@ def completion(calls):
 def test_sagemaker_sends_the_openai_payload_through_invoke_endpoint():
     client = sagemaker()
     raw = json.dumps(completion(truth_calls(PARALLEL))).encode()
-    body = json.dumps(chat_payload(PARALLEL, max_tokens=128, stream=False, constrained=False))
+    body = json.dumps(chat_body(tool_request(PARALLEL, 128)))
     with Stubber(client) as stub:
         stub.add_response("invoke_endpoint", {"Body": StreamingBody(io.BytesIO(raw), len(raw)),
                                               "ContentType": "application/json"},
                           {"EndpointName": "ep", "Body": body, "ContentType": "application/json",
                            "Accept": "application/json"})  # fmt: skip
-        sm = SageMakerToolClient(client, "ep", max_tokens=128)
-        reply = ask(sm, PARALLEL)
+        sm = sagemaker_client(client)
+        reply = ask(sm, PARALLEL, 128)
         stub.assert_no_pending_responses()
     sent = json.loads(body)
     assert sent["tool_choice"] == "auto" and "model" not in sent and sent["tools"][0]["type"] == "function"
-    assert reply.error is None and sm.interface == "sagemaker-invoke" and not reply.streamed
+    assert reply.error is None and sm.interface(tool_request(PARALLEL)) == "sagemaker-invoke" and not reply.streamed
     assert decode_calls(reply.calls) == [{n: a} for n, a in truth_calls(PARALLEL)]
-    assert (reply.prompt_tokens, reply.output_tokens, reply.finish_reason) == (300, 40, "tool_calls")
+    assert (reply.prompt_tokens, reply.completion_tokens, reply.finish_reason) == (300, 40, "tool_calls")
 
 
 class FakeStreamingSageMaker:
@@ -248,16 +275,16 @@ def test_sagemaker_streamed_replies_are_read_across_payload_parts():
         b"[DONE]")
     parts = [{"PayloadPart": {"Bytes": events[i:i + 37]}} for i in range(0, len(events), 37)]  # lines split mid-way
     fake = FakeStreamingSageMaker(parts)
-    reply = ask(SageMakerToolClient(fake, "ep", max_tokens=128, stream=True), SIMPLE)
+    reply = ask(sagemaker_client(fake), SIMPLE, 128, stream=True)
     assert json.loads(fake.calls[0]["Body"])["stream_options"] == {"include_usage": True}
     assert reply.error is None and reply.streamed and reply.request_id == "r1"
-    assert decode_calls(reply.calls) == [{"math_factorial": {"number": 5}}] and reply.output_tokens == 9
+    assert decode_calls(reply.calls) == [{"math_factorial": {"number": 5}}] and reply.completion_tokens == 9
 
 
 def test_a_sagemaker_stream_error_is_a_failure():
     fake = FakeStreamingSageMaker([{"PayloadPart": {"Bytes": sse(CHUNK)}},
                                    {"ModelStreamError": {"Message": "CUDA error", "ErrorCode": "500"}}])
-    reply = ask(SageMakerToolClient(fake, "ep", max_tokens=128, stream=True), SIMPLE)
+    reply = ask(sagemaker_client(fake), SIMPLE, 128, stream=True)
     assert "CUDA error" in reply.error
 
 
@@ -288,9 +315,9 @@ def test_a_server_that_closes_after_every_streamed_reply_loses_no_case():
         site = web.TCPSite(runner, "127.0.0.1", 0)
         await site.start()
         port = site._server.sockets[0].getsockname()[1]
-        client = OpenAIToolClient(f"http://127.0.0.1:{port}/v1", "m", max_tokens=8, timeout_s=10, stream=True)
+        client = openai_client(f"http://127.0.0.1:{port}/v1")
         try:
-            return [await client.ask(SIMPLE) for _ in range(10)], server.seen
+            return [await client.send(tool_request(SIMPLE, 8, stream=True)) for _ in range(10)], server.seen
         finally:
             await client.close()
             await runner.cleanup()
@@ -299,4 +326,4 @@ def test_a_server_that_closes_after_every_streamed_reply_loses_no_case():
     assert [r.error for r in replies] == [None] * 10 and all(r.text == "Hi" for r in replies)
     # each case answered once; a case written to a connection the server had closed never reached it, and
     # was sent once more (how many of the ten depends on when the close reaches the client)
-    assert seen == 10 and {r.resends for r in replies} <= {0, 1}
+    assert seen == 10 and {r.reconnects for r in replies} <= {0, 1}

@@ -13,7 +13,22 @@ import pytest
 from agent.bench.tasks import bfcl_cases
 from agent.bench.tasks.bfcl_cases import CATEGORIES, allocate, load_cases, sample_cases
 from agent.bench.grading.bfcl_grading import decode_calls, grade, text_call
-from agent.bench.tasks.bfcl_tools import bedrock_tool_config, constrained_schema, openai_tools
+from agent.bench.clients.bedrock import converse_args
+from agent.bench.clients.constrained import calls_schema
+from agent.bench.clients.openai_wire import chat_body
+from agent.bench.clients.reply import ChatRequest
+from agent.bench.grading.text_calls import find_text_calls
+from agent.bench.parts.bfcl import tools_of
+
+
+def openai_tools(functions):
+    request = ChatRequest.user("q", 8, tools=tools_of(functions))
+    return chat_body(request)["tools"]
+
+
+def bedrock_tool_config(functions):
+    request = ChatRequest.user("q", 8, tools=tools_of(functions))
+    return converse_args(request, "m")["toolConfig"]
 
 from .bfcl_server import truth_calls, wrong_answer
 
@@ -107,7 +122,7 @@ def test_bedrock_tool_config_carries_the_same_schema_under_tool_spec():
 
 def test_the_constrained_schema_allows_no_call_and_only_offered_names():
     c = case("parallel_multiple_1")
-    schema = constrained_schema(c.functions)
+    schema = calls_schema(tools_of(c.functions))
     options = schema["properties"]["calls"]["items"]["anyOf"]
     assert [o["properties"]["name"]["const"] for o in options] == [t["function"]["name"]
                                                                    for t in openai_tools(c.functions)]
@@ -187,24 +202,35 @@ def test_a_failed_request_is_an_error_never_a_grade():
     assert (g.outcome, g.correct, g.reason) == ("error", None, "HTTP 500: boom")
 
 
-@pytest.mark.parametrize("text", [
+TEXT_CALLS = [
     "I'll use math.factorial(number=5) for that.",
     "math_factorial(5)",
     '{"name": "math_factorial", "arguments": {"number": 5}}',
     "<tool_call>\n{\"name\": \"math_factorial\"}\n</tool_call>",
     "<|tool_call>call:math_factorial{number:5}<tool_call|>",
-])
+    '<function=math_factorial>{"number": 5}</function>',
+    '{"tool_calls": [{"function": {"name": "math_factorial", "arguments": "{\\"number\\": 5}"}}]}',
+    "[TOOL_CALLS] [{\"name\": \"math_factorial\", \"arguments\": {\"number\": 5}}]",
+]
+PLAIN = ["The factorial of 5 is 120.", "You can use a math factorial function (it multiplies 1 to n).", ""]
+
+
+@pytest.mark.parametrize("text", TEXT_CALLS)
 def test_a_call_written_as_text_is_seen(text):
     c = case("simple_python_1")
     g = grade(record(c, [], text))
     assert g.outcome == "missed_call" and g.text_call
 
 
-@pytest.mark.parametrize("text", [
-    "The factorial of 5 is 120.",
-    "You can use a math factorial function (it multiplies 1 to n).",
-    "",
-])
+@pytest.mark.parametrize("text", TEXT_CALLS + PLAIN)
+def test_bfcl_and_the_counting_grade_see_the_same_text_calls(text):
+    """One detector: a reply is a text call in the BFCL grade exactly when the counting grade's detector
+    (which also reads the orchestrator's and the quality lane's replies) finds one."""
+    names = ["math.factorial", "math_factorial"]
+    assert (text_call(text, case("simple_python_1").functions) is not None) == bool(find_text_calls([text], [], names))
+
+
+@pytest.mark.parametrize("text", PLAIN)
 def test_plain_answers_are_not_text_calls(text):
     assert text_call(text, case("simple_python_1").functions) is None
 

@@ -17,9 +17,10 @@ from agent.bench.parts import stopping
 from agent.bench.analysis import summary
 from agent.bench.parts.chat import timing_record
 from agent.bench.analysis.summary import request_metrics
-from agent.bench.clients.events import EventReader
-from agent.bench.clients.timing import BedrockStreamTimer, OpenAIStreamTimer, SageMakerStreamTimer, Timing
+from agent.bench.clients.openai_wire import EventReader
+from agent.bench.clients.reply import ChatRequest, Reply
 
+from .clients import bedrock_client, openai_client, sagemaker_client, send
 from .conftest import make_options, openai_backend
 from .faults import CASES, OK_WORDS, POISON_TOKENS, RunningFaults
 
@@ -27,20 +28,16 @@ FAILURES = [case for case, error in CASES.items() if error is not None]
 SUCCESSES = [case for case, error in CASES.items() if error is None]
 
 
-def time_one(url: str, timeout_s: float = 10.0) -> Timing:
-    async def go() -> Timing:
-        timer = OpenAIStreamTimer(url, "fault", timeout_s=timeout_s)
-        try:
-            return await timer.chat("Write a short paragraph about the ocean.", 100)
-        finally:
-            await timer.close()
-
-    return asyncio.run(go())
+OCEAN = ChatRequest.user("Write a short paragraph about the ocean.", 100)
 
 
-def record_of(t: Timing) -> dict:
+def time_one(url: str, timeout_s: float = 10.0) -> Reply:
+    return send(openai_client(url, timeout_s=timeout_s), OCEAN)
+
+
+def record_of(t: Reply) -> dict:
     return timing_record(t, epoch=t.t_sent, backend="x", part="chat", phase="timed", concurrency=1, run=1,
-                         requested_tokens=100, prompt="p")  # fmt: skip
+                         request=ChatRequest.user("p", 100))  # fmt: skip
 
 
 @pytest.mark.parametrize("case", FAILURES)
@@ -81,14 +78,14 @@ def test_odd_but_whole_replies_succeed(case):
     ],
 )
 def test_odd_json_fails_the_request_and_the_reader_goes_on(event, reason):
-    timing, parts = Timing(t_sent=0.0, wall_sent=0.0), []
-    reader = EventReader(timing, parts)
+    timing = Reply(t_sent=0.0, wall_sent=0.0)
+    reader = EventReader(timing)
     good = 'data: {"choices": [{"delta": {"content": "a"}, "finish_reason": null}]}\n\n'
     stream = good + good + f"data: {event}\n\n" + good + 'data: {"choices": [{"delta": {}, "finish_reason": "stop"}]}\n\n'
     reader.feed(stream.encode(), 1.0)
     reader.close()
     assert reason in (timing.error or ""), timing.error
-    assert parts == ["a", "a", "a"] and timing.finish_reason == "stop"  # the rest of the stream was read
+    assert reader.parts == ["a", "a", "a"] and timing.finish_reason == "stop"  # the rest of the stream was read
 
 
 def test_a_nan_in_any_record_is_written_as_null(tmp_path):
@@ -120,15 +117,8 @@ class Bedrock:
         return {"ResponseMetadata": {"HTTPStatusCode": 200, "RequestId": "rid"}, "stream": stream()}
 
 
-def bedrock(events) -> Timing:
-    async def go():
-        timer = BedrockStreamTimer(Bedrock(events), "m")
-        try:
-            return await timer.chat("hi", 100)
-        finally:
-            await timer.close()
-
-    return asyncio.run(go())
+def bedrock(events) -> Reply:
+    return send(bedrock_client(Bedrock(events), "m"), ChatRequest.user("hi", 100))
 
 
 DELTAS = [{"contentBlockDelta": {"delta": {"text": f"w{i} "}}} for i in range(3)]
@@ -168,15 +158,8 @@ class SageMaker:
         return {"ResponseMetadata": {"HTTPStatusCode": 200}, "Body": io.BytesIO(self.events)}
 
 
-def sagemaker(events, stream=True) -> Timing:
-    async def go():
-        timer = SageMakerStreamTimer(SageMaker(events), "ep")
-        try:
-            return await timer.chat("hi", 100, stream=stream)
-        finally:
-            await timer.close()
-
-    return asyncio.run(go())
+def sagemaker(events, stream=True) -> Reply:
+    return send(sagemaker_client(SageMaker(events)), ChatRequest.user("hi", 100, stream=stream))
 
 
 def part(obj) -> dict:
@@ -262,7 +245,7 @@ def test_a_run_against_a_faulty_server_records_every_failure_and_computes_no_fig
     assert s["backends"]["g6"]["cost"]["per_concurrency"][0]["usd_per_m_output"] is None
     report = (out / "REPORT.md").read_text()
     for reason in ("CUDA out of memory", "cut off", "finish_reason 'abort'", "choices[0] is null", "HTTP 500",
-                   "ClientPayloadError", "timeout after 2.0 s", "empty completion", "zero completion tokens"):
+                   "ClientPayloadError", "timeout after 2.0 s", "empty reply", "zero completion tokens"):
         assert reason in report, reason
     assert "1 reply that came in multi-token chunks left out" in report and "successful requests only" in report
     assert code == 0  # some requests failed, none of the parts failed as a whole

@@ -9,7 +9,7 @@ from pathlib import Path
 from agent.bench.command import evidence, runner
 from agent.bench.presentation import report
 from agent.bench.analysis import summary
-from agent.bench.clients.models import CONSTRAINED_ANSWER_MAX_CHARS
+from agent.bench.clients.constrained import CONSTRAINED_ANSWER_MAX_CHARS
 
 from .conftest import make_options, openai_backend
 from .fakes import RunningFake, Script

@@ -1,4 +1,5 @@
-"""The timing clients against a local fake server and fake AWS clients: timestamps, usage, failure modes."""
+"""Each backend kind's client against a local fake server and fake AWS clients: timestamps, usage,
+failure modes, resends."""
 
 from __future__ import annotations
 
@@ -8,22 +9,21 @@ import json
 
 import pytest
 
-from agent.bench.clients.events import EventReader
-from agent.bench.clients.timing import BedrockStreamTimer, OpenAIStreamTimer, SageMakerStreamTimer, Timing
+from agent.bench.clients.openai_wire import EventReader
+from agent.bench.clients.reply import ChatRequest, Reply
 
+from .clients import bedrock_client, openai_client, sagemaker_client, send
 from .fakes import RunningFake, Script
 from .faults import OK_WORDS, RunningFaults
 
 
-def chat(url, **kw):
-    async def go():
-        timer = OpenAIStreamTimer(url, "fake", timeout_s=kw.pop("timeout_s", 10.0))
-        try:
-            return await timer.chat("Write a short paragraph about the ocean.", 100, **kw)
-        finally:
-            await timer.close()
+def chat(url, timeout_s=10.0, stream=True):
+    request = ChatRequest.user("Write a short paragraph about the ocean.", 100, stream=stream)
+    return send(openai_client(url, timeout_s=timeout_s), request)
 
-    return asyncio.run(go())
+
+def hi(max_tokens):
+    return ChatRequest.user("hi", max_tokens)
 
 
 def test_streamed_timings_follow_the_server_delays():
@@ -71,11 +71,11 @@ def test_failure_modes_are_recorded_not_raised(mode, error):
 
 def test_a_reused_connection_the_server_closed_is_resent_once_on_a_new_one():
     async def go(url):
-        timer = OpenAIStreamTimer(url, "fake", timeout_s=10.0)
+        client = openai_client(url)
         try:
-            return [await timer.chat("hi", 10) for _ in range(3)], timer.notes
+            return [await client.send(hi(10)) for _ in range(3)], client.notes
         finally:
-            await timer.close()
+            await client.close()
 
     with RunningFaults(["ok"], close_reused=True) as fake:
         (first, second, third), notes = asyncio.run(go(fake.base_url))
@@ -89,11 +89,11 @@ def test_a_reused_connection_the_server_closed_is_resent_once_on_a_new_one():
 
 def test_a_server_that_keeps_connections_alive_gets_them_reused():
     async def go(url):
-        timer = OpenAIStreamTimer(url, "fake", timeout_s=10.0)
+        client = openai_client(url)
         try:
-            return [await timer.chat("hi", 10) for _ in range(3)], timer.fresh_connections
+            return [await client.send(hi(10)) for _ in range(3)], client.transport.fresh_connections
         finally:
-            await timer.close()
+            await client.close()
 
     with RunningFaults(["ok"]) as fake:
         results, fresh = asyncio.run(go(fake.base_url))
@@ -106,11 +106,11 @@ def test_a_server_that_closes_after_every_reply_costs_at_most_one_resend():
     keep-alive; whether the client sees the close before it reuses the connection is a race."""
 
     async def go(url):
-        timer = OpenAIStreamTimer(url, "fake", timeout_s=10.0)
+        client = openai_client(url)
         try:
-            return [await timer.chat("hi", 10) for _ in range(6)]
+            return [await client.send(hi(10)) for _ in range(6)]
         finally:
-            await timer.close()
+            await client.close()
 
     with RunningFaults(["ok"], close_after_reply=True) as fake:
         results = asyncio.run(go(fake.base_url))
@@ -141,12 +141,12 @@ def test_timeout_and_refused_connection():
 
 def test_one_session_for_many_requests():
     async def go(url):
-        timer = OpenAIStreamTimer(url, "fake")
-        await timer.chat("a", 5)
-        first = timer._session
-        results = await asyncio.gather(*(timer.chat("b", 5) for _ in range(8)))
-        assert timer._session is first
-        await timer.close()
+        client = openai_client(url)
+        await client.send(hi(5))
+        first = client.transport._session
+        results = await asyncio.gather(*(client.send(hi(5)) for _ in range(8)))
+        assert client.transport._session is first
+        await client.close()
         return results
 
     with RunningFake() as fake:
@@ -155,14 +155,14 @@ def test_one_session_for_many_requests():
 
 
 def test_event_reader_joins_events_split_across_reads_and_stamps_each_read():
-    timing, parts = Timing(t_sent=0.0, wall_sent=0.0), []
-    reader = EventReader(timing, parts)
+    timing = Reply(t_sent=0.0, wall_sent=0.0)
+    reader = EventReader(timing)
     event = b'data: {"choices": [{"delta": {"content": "h\xc3\xa9"}, "finish_reason": null}]}\r\n\r\n'
     reader.feed(b": ping\n\n" + event[:20], 1.0)
     reader.feed(event[20:31], 2.0)  # splits the two bytes of one character
     reader.feed(event[31:] + event + b"data: [DONE]", 3.0)
     reader.close()
-    assert parts == ["h\u00e9", "h\u00e9"] and timing.chunk_times == [3.0, 3.0] and timing.chunk_chars == [2, 2]
+    assert reader.parts == ["h\u00e9", "h\u00e9"] and timing.chunk_times == [3.0, 3.0] and timing.chunk_chars == [2, 2]
     assert reader.done and timing.error is None
 
 
@@ -184,28 +184,15 @@ def test_bedrock_converse_stream():
                {"metadata": {"usage": {"inputTokens": 9, "outputTokens": 100}, "metrics": {"latencyMs": 800}}}]
     client = FakeBedrock(events)
 
-    async def go():
-        timer = BedrockStreamTimer(client, "us.amazon.nova-micro-v1:0")
-        try:
-            return await timer.chat("hi", 100)
-        finally:
-            await timer.close()
-
-    t = asyncio.run(go())
+    t = send(bedrock_client(client), hi(100))
     assert t.error is None and t.completion_tokens == 100 and t.prompt_tokens == 9 and len(t.chunk_times) == 5
     assert t.finish_reason == "max_tokens" and t.request_id == "rid-1" and t.server_timings == {"latencyMs": 800}
     assert client.calls[0]["inferenceConfig"] == {"maxTokens": 100, "temperature": 0.0}
 
 
 def test_bedrock_error_is_recorded():
-    async def go():
-        timer = BedrockStreamTimer(FakeBedrock(exc=RuntimeError("ThrottlingException")), "m")
-        try:
-            return await timer.chat("hi", 10)
-        finally:
-            await timer.close()
-
-    assert asyncio.run(go()).error == "RuntimeError: ThrottlingException"
+    reply = send(bedrock_client(FakeBedrock(exc=RuntimeError("ThrottlingException"))), hi(10))
+    assert reply.error == "RuntimeError: ThrottlingException"
 
 
 class FakeSageMaker:
@@ -233,16 +220,12 @@ def test_sagemaker_stream_with_split_payload_parts_and_vllm_usage():
     parts = [raw[i : i + 37] for i in range(0, len(raw), 37)]  # events split across parts
     client = FakeSageMaker(parts)
 
-    async def go(stream=True):
-        timer = SageMakerStreamTimer(client, "ep")
-        try:
-            return await timer.chat("hi", 100, stream=stream)
-        finally:
-            await timer.close()
+    def go(stream=True):
+        return send(sagemaker_client(client), ChatRequest.user("hi", 100, stream=stream))
 
-    t = asyncio.run(go())
+    t = go()
     assert t.error is None and t.text == "The sea is" and t.completion_tokens == 3 and len(t.chunk_times) == 3
     payload = json.loads(client.calls[0]["Body"])
     assert payload["stream_options"] == {"include_usage": True} and client.calls[0]["EndpointName"] == "ep"
-    t = asyncio.run(go(stream=False))
+    t = go(stream=False)
     assert t.error is None and not t.streamed and t.completion_tokens == 2

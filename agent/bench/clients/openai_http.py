@@ -1,0 +1,104 @@
+"""OpenAI-compatible servers (vLLM on g6 and g5g, llama.cpp on the local rig, any ``*_URL``) and the
+Neuron server: chat and tool requests over :class:`~agent.bench.clients.transport.HttpTransport`,
+and the strands model.
+
+* Strands: ``OpenAIModel`` with **one shared** ``AsyncOpenAI`` passed as ``client=``.
+  ``client_args=`` would build (and SSL-initialise) a new ``AsyncOpenAI`` on every request (strands
+  ``OpenAIModel._get_client``): 29 ms each on the 2-core development machine, 2026-11-30, openai
+  2.54.0, nearly all of it in ``ssl.create_default_context`` (``python -m timeit -s "from openai
+  import AsyncOpenAI" "AsyncOpenAI(base_url='http://127.0.0.1:9/v1', api_key='x')"``, best of 3).
+* A server whose model has no tool-call template (the local rig, ``constrained_tools``): tool
+  requests list the tools in a system turn and hold the reply to ``{"calls": [...]}`` with
+  ``response_format`` (:mod:`agent.bench.clients.constrained`); its agent model is
+  :class:`~agent.bench.clients.constrained.ConstrainedToolModel`. Labelled **constrained** everywhere.
+* Neuron: plain chat only. The server ignores tools and has a 128-token prompt bucket; it takes part
+  in the chat benchmark, the quality lane and as a tool of the orchestrator, never as an agent.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from .base import BackendClient, ClientContext, NoAgentModelError
+from .openai_wire import chat_body
+from .reply import ChatRequest, Reply, check
+from .transport import HttpTransport
+
+if TYPE_CHECKING:
+    from strands.models.model import Model
+
+    from ...backends import Backend
+
+
+class OpenAIClient(BackendClient):
+    """An OpenAI-compatible ``.../v1`` server."""
+
+    def __init__(self, backend: Backend, context: ClientContext) -> None:
+        super().__init__(backend, context)
+        self.constrained = backend.constrained_tools
+        self.transport = HttpTransport(str(backend.base_url).rstrip("/") + "/chat/completions",
+                                       timeout_s=context.request_timeout_s, max_connections=max(8, context.width),
+                                       api_key=backend.metadata.get("api_key"))  # fmt: skip
+        self.notes = self.transport.notes
+        self._openai: Any = None
+
+    def interface(self, request: ChatRequest) -> str:
+        if not request.tools:
+            return "openai-chat"
+        return "openai-constrained" if self.constrained else "openai-tools"
+
+    async def send(self, request: ChatRequest) -> Reply:
+        held = self.constrained and bool(request.tools)
+        if held:  # strands comes with the constrained module: imported where the local rig needs it
+            from . import constrained
+        body = constrained.chat_body(request, self.backend.model_id) if held else chat_body(request, self.backend.model_id)
+        reply = await self.transport.post(body, stream=request.stream)
+        if held and not reply.error:
+            constrained.read_calls(reply)
+        check(reply)
+        return reply
+
+    def openai_client(self) -> Any:
+        """The backend's one ``AsyncOpenAI`` (agents only; timed requests use the lean transport)."""
+        if self._openai is None:
+            import httpx
+            import openai
+
+            s = self.context.settings
+            limits = httpx.Limits(max_connections=s.max_connections, max_keepalive_connections=s.max_connections)
+            self._openai = openai.AsyncOpenAI(
+                base_url=self.backend.base_url, api_key=self.backend.metadata.get("api_key", "unused"),
+                timeout=httpx.Timeout(s.timeout_s, connect=s.connect_timeout_s), max_retries=s.retries,
+                http_client=openai.DefaultAsyncHttpxClient(limits=limits))  # fmt: skip
+        return self._openai
+
+    def _make_model(self) -> Model:
+        if self.no_tools:
+            raise NoAgentModelError(f"{self.backend.label} ({self.backend.name}): {self.no_tools}")
+        s = self.context.settings
+        params = {"temperature": s.temperature, "max_tokens": s.max_tokens}
+        if self.constrained:
+            from . import constrained
+
+            return constrained.ConstrainedToolModel(client=self.openai_client(), model_id=self.backend.model_id,
+                                                    params=params)  # fmt: skip
+        from strands.models.openai import OpenAIModel
+
+        return OpenAIModel(client=self.openai_client(), model_id=self.backend.model_id, params=params)
+
+    async def close(self) -> None:
+        await self.transport.close()
+        if self._openai is not None:
+            await self._openai.close()
+
+
+class NeuronClient(OpenAIClient):
+    """The hand-ported Neuron server: OpenAI-compatible chat, no tools."""
+
+    no_tools = "no tool calls (the Neuron server ignores tools); it takes part through plain chat only"
+
+    def _make_model(self) -> Model:
+        raise NoAgentModelError(
+            f"{self.backend.label} ({self.backend.name}) cannot drive a strands agent: the Neuron server ignores tools "
+            f"and takes prompts of at most {self.backend.max_prompt_tokens or 128} tokens; it is reached over plain "
+            "HTTP (chat benchmark, orchestrator tool) only")
