@@ -6,11 +6,51 @@ from __future__ import annotations
 
 import asyncio
 import time
+from abc import abstractmethod
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable, ClassVar
 
+from .base import BackendClient, ClientContext
 from .openai_wire import short
-from .reply import Reply
+from .reply import ChatRequest, Reply, check
+
+if TYPE_CHECKING:
+    from ...backends import Backend
+
+
+class SdkClient(BackendClient):
+    """A backend reached through one boto3 client; a kind says which service, how a request is written,
+    and how a streamed and a whole reply are read."""
+
+    service: ClassVar[str]
+    interfaces: ClassVar[tuple[str, str]]
+    """How a request goes out, whole and streamed, as the records name it."""
+
+    def __init__(self, backend: Backend, context: ClientContext) -> None:
+        super().__init__(backend, context)
+        self.client = context.boto_client(backend, self.service)
+        self._calls = ThreadedCalls(max(4, context.width), backend.kind)
+
+    def interface(self, request: ChatRequest) -> str:
+        return self.interfaces[request.stream]
+
+    async def send(self, request: ChatRequest) -> Reply:
+        args = self._arguments(request)
+        reply = await self._calls.run(lambda r: self._stream(r, args) if request.stream else self._whole(r, args))
+        check(reply)
+        return reply
+
+    @abstractmethod
+    def _arguments(self, request: ChatRequest) -> Any: ...
+
+    @abstractmethod
+    def _stream(self, reply: Reply, arguments: Any) -> None: ...
+
+    @abstractmethod
+    def _whole(self, reply: Reply, arguments: Any) -> None: ...
+
+    async def close(self) -> None:
+        self._calls.close()
 
 
 class ThreadedCalls:

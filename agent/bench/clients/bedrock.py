@@ -11,15 +11,12 @@ import json
 import time
 from typing import TYPE_CHECKING, Any
 
-from .aws import ThreadedCalls, response_metadata, stream_error
-from .base import BackendClient, ClientContext
+from .aws import SdkClient, response_metadata, stream_error
 from .openai_wire import count, short
-from .reply import ChatRequest, Reply, add_call_piece, check, joined_calls
+from .reply import ChatRequest, Reply, add_call_piece, joined_calls
 
 if TYPE_CHECKING:
     from strands.models.model import Model
-
-    from ...backends import Backend
 
 SERVICE = "bedrock-runtime"
 
@@ -42,22 +39,14 @@ def converse_args(request: ChatRequest, model_id: str) -> dict[str, Any]:
     return args
 
 
-class BedrockClient(BackendClient):
+class BedrockClient(SdkClient):
     """A Bedrock model (an inference profile id) in the backend's region."""
 
-    def __init__(self, backend: Backend, context: ClientContext) -> None:
-        super().__init__(backend, context)
-        self.client = context.boto_client(backend, SERVICE)
-        self._calls = ThreadedCalls(max(4, context.width), "bedrock")
+    service = SERVICE
+    interfaces = ("bedrock-converse", "bedrock-converse-stream")
 
-    def interface(self, request: ChatRequest) -> str:
-        return "bedrock-converse-stream" if request.stream else "bedrock-converse"
-
-    async def send(self, request: ChatRequest) -> Reply:
-        args = converse_args(request, self.backend.model_id)
-        reply = await self._calls.run(lambda r: self._stream(r, args) if request.stream else self._whole(r, args))
-        check(reply)
-        return reply
+    def _arguments(self, request: ChatRequest) -> dict[str, Any]:
+        return converse_args(request, self.backend.model_id)
 
     def _stream(self, reply: Reply, args: dict[str, Any]) -> None:
         resp = self.client.converse_stream(**args)
@@ -94,8 +83,6 @@ class BedrockClient(BackendClient):
         model.client = self.client  # the backend's one client, in its own region
         return model
 
-    async def close(self) -> None:
-        self._calls.close()
 
 
 def _usage(reply: Reply, usage: Any) -> None:

@@ -124,15 +124,22 @@ def _choice_problem(choice: Any, pieces: dict[int, dict[str, Any]]) -> tuple[str
     return content, _tool_calls(delta.get("tool_calls") if delta else None, pieces)
 
 
+def _is_completion(reply: Reply, obj: Any, what: str, error_prefix: str) -> bool:
+    """Whether ``obj`` is a chat-completion object; if not, or if it is an error object, the reply fails."""
+    if not isinstance(obj, dict):
+        reply.fail(f"malformed {what}: {kind(obj)} instead of an object")
+        return False
+    message = error_message(obj)
+    if message is not None:
+        reply.fail(f"{error_prefix}: {message}")
+        return False
+    return True
+
+
 def apply_event(reply: Reply, event: Any, now: float, parts: list[str], pieces: dict[int, dict[str, Any]]) -> None:
     """Fold one decoded chat-completion chunk into ``reply``, checking its shape; a chunk that is
     not one, or an error event, fails the request with its reason."""
-    if not isinstance(event, dict):
-        reply.fail(f"malformed event: {kind(event)} instead of an object")
-        return
-    message = error_message(event)
-    if message is not None:
-        reply.fail(f"error event after {len(reply.chunk_times)} content chunks: {message}")
+    if not _is_completion(reply, event, "event", f"error event after {len(reply.chunk_times)} content chunks"):
         return
     choices = event.get("choices")
     if choices is not None and not isinstance(choices, list):
@@ -156,12 +163,7 @@ def apply_event(reply: Reply, event: Any, now: float, parts: list[str], pieces: 
 def apply_message(reply: Reply, body: Any, now: float) -> None:
     """Fold a non-streamed chat completion into ``reply``, checking its shape."""
     reply.streamed = False
-    if not isinstance(body, dict):
-        reply.fail(f"malformed reply: {kind(body)} instead of an object")
-        return
-    message = error_message(body)
-    if message is not None:
-        reply.fail(f"error reply: {message}")
+    if not _is_completion(reply, body, "reply", "error reply"):
         return
     choices = body.get("choices")
     if not isinstance(choices, list) or not choices or not isinstance(choices[0], dict):

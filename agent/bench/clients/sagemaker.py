@@ -14,35 +14,24 @@ import json
 import time
 from typing import TYPE_CHECKING, Any, Iterable
 
-from .aws import ThreadedCalls, response_metadata, stream_error
-from .base import BackendClient, ClientContext
+from .aws import SdkClient, response_metadata, stream_error
 from .openai_wire import EventReader, apply_body, chat_body
-from .reply import ChatRequest, Reply, check
+from .reply import ChatRequest, Reply
 
 if TYPE_CHECKING:
     from strands.models.model import Model
 
-    from ...backends import Backend
-
 SERVICE = "sagemaker-runtime"
 
 
-class SageMakerClient(BackendClient):
+class SageMakerClient(SdkClient):
     """A SageMaker real-time endpoint serving the vLLM container."""
 
-    def __init__(self, backend: Backend, context: ClientContext) -> None:
-        super().__init__(backend, context)
-        self.client = context.boto_client(backend, SERVICE)
-        self._calls = ThreadedCalls(max(4, context.width), "sagemaker")
+    service = SERVICE
+    interfaces = ("sagemaker-invoke", "sagemaker-invoke-stream")
 
-    def interface(self, request: ChatRequest) -> str:
-        return "sagemaker-invoke-stream" if request.stream else "sagemaker-invoke"
-
-    async def send(self, request: ChatRequest) -> Reply:
-        body = json.dumps(chat_body(request))
-        reply = await self._calls.run(lambda r: self._stream(r, body) if request.stream else self._whole(r, body))
-        check(reply)
-        return reply
+    def _arguments(self, request: ChatRequest) -> str:
+        return json.dumps(chat_body(request))
 
     def _stream(self, reply: Reply, body: str) -> None:
         resp = self.client.invoke_endpoint_with_response_stream(
@@ -76,8 +65,6 @@ class SageMakerClient(BackendClient):
         model.client = self.client
         return model
 
-    async def close(self) -> None:
-        self._calls.close()
 
 
 def payload_parts(reply: Reply, events: Iterable[Any]) -> Iterable[bytes]:

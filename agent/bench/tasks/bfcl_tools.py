@@ -11,7 +11,7 @@ note in the description, ``tuple`` -> array, ``any`` and unknown types -> string
 from __future__ import annotations
 
 import copy
-from typing import Any, Final, Mapping, Sequence
+from typing import Any, Final, Mapping
 
 JSON_TYPES: Final = {
     "integer": "integer", "number": "number", "float": "number", "string": "string", "boolean": "boolean",

@@ -3,7 +3,6 @@ computed from one, a run against a faulty server completes, and a dead backend i
 
 from __future__ import annotations
 
-import asyncio
 import io
 import json
 import math
