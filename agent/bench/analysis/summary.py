@@ -16,8 +16,8 @@ from . import bfcl_summary, slo, stats
 from .ceiling import ceiling_for
 from .cost import cost_block, prices_of
 from .decode import MULTI_TOKEN, PER_TOKEN, decode_rate
-from ..grading.grading import grade_counting
-from ..parts.orchestrator import check_orchestrator
+from ..grading.counting import grade_counting
+from ..grading.orchestrator import check_orchestrator
 from .recommend import attach as attach_recommendation
 from ..tasks.workload import QUESTION_SETS, QuestionSet
 

@@ -1,6 +1,6 @@
 """Run the counting demo: the same strands agent, tools and question on every tool-capable
 backend, ``--runs N`` times per question set. Grading is done later, from the records
-(:mod:`agent.bench.grading.grading`)."""
+(:mod:`agent.bench.grading.counting`)."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from strands import Agent, tool
 from strands.types.exceptions import MaxTokensReachedException
 
 from ..command.evidence import utc_iso
-from ..grading.grading import run_failure
+from ..grading.counting import run_failure
 from ..tasks.workload import COUNTING_SYSTEM_PROMPT, OPS, QuestionSet, select_ids
 
 

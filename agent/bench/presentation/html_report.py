@@ -40,8 +40,8 @@ def _inline(html_text: str, out_dir: Path) -> str:
     def replace(match: re.Match[str]) -> str:
         src, alt = html.unescape(match.group(1)), match.group(2)
         path = out_dir / src
-        missing = (f"this.replaceWith(Object.assign(document.createElement('p'), {{className: 'missing-plot', "
-                   f"textContent: 'Plot could not be displayed: ' + this.alt}}))")
+        missing = ("this.replaceWith(Object.assign(document.createElement('p'), {className: 'missing-plot', "
+                   "textContent: 'Plot could not be displayed: ' + this.alt}))")
         rendered = "this.dataset.rendered = this.naturalWidth + 'x' + this.naturalHeight"
         if "/" in src or not path.is_file():
             return f'<img data-missing="{html.escape(src)}" src="" onerror="{missing}" alt="{alt}"'

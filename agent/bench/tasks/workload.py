@@ -8,8 +8,9 @@ with its recorded ones.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
-from typing import Final
+from typing import Final, Sequence
 
 OPS: Final[tuple[str, ...]] = (">=", ">", "<=", "<", "==")
 """The comparison operators ``count_ids`` accepts (the reference's ``OPS``)."""
@@ -108,3 +109,29 @@ ORCHESTRATOR_ASK_MAX_TOKENS: Final = 64
 def orchestrator_user_turn(question: str = ORCHESTRATOR_QUESTION) -> str:
     """The orchestrator's user turn (the reference's wording)."""
     return f"Ask every backend this question and show the scoreboard: {question}"
+
+
+# --- the orchestrator's tools and turns -------------------------------------------------------
+
+SCOREBOARD_HEADER = "| backend | answer | seconds | tokens/s |"
+SUBMIT_TOOL = "submit_summary"
+FOLLOW_UP_SYSTEM_PROMPT = f"You record, with the {SUBMIT_TOOL} tool, an answer you have already given."
+
+
+def tool_name(backend_name: str) -> str:
+    """``ask_<name>`` with anything but letters, digits and ``_`` replaced."""
+    return "ask_" + re.sub(r"[^A-Za-z0-9_]", "_", backend_name)
+
+
+def submit_instruction(names: Sequence[str]) -> str:
+    """What the system prompt adds to the reference's: commit the answer with ``submit_summary``."""
+    return (f"When you have quoted the scoreboard, call {SUBMIT_TOOL} once, last, with winner = the name of the "
+            f"backend the scoreboard puts first (one of: {', '.join(names)}) and table = the scoreboard table "
+            "exactly as it was returned.")
+
+
+def follow_up_turn(user_turn: str, reply: str, names: Sequence[str]) -> str:
+    """The one follow-up turn for a run that ended without ``submit_summary``: commit what it said."""
+    return (f"You were asked: {user_turn}\n\nYour reply was:\n{reply}\n\nCommit that answer now: call {SUBMIT_TOOL} "
+            f"once, with winner = the name of the backend your reply names as fastest (one of: {', '.join(names)}) "
+            "and table = the table your reply quoted, exactly as written there.")

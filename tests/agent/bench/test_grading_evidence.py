@@ -12,7 +12,8 @@ import pytest
 from agent.bench.command import evidence, runner
 from agent.bench.presentation import report
 from agent.bench.analysis import summary
-from agent.bench.parts.orchestrator import SUBMIT_TOOL, scoreboard_table, tool_name
+from agent.bench.parts.orchestrator import scoreboard_table
+from agent.bench.tasks.workload import SUBMIT_TOOL, tool_name
 
 from .conftest import make_options, openai_backend
 from .fakes import RunningFake, Script

@@ -5,10 +5,9 @@ from __future__ import annotations
 
 import pytest
 
-from agent.bench.parts.orchestrator import (
-    SUBMIT_TOOL, ask_result, check_orchestrator, check_reply, measured_winner, scoreboard_table, table_quote,
-    tool_name,
-)
+from agent.bench.grading.orchestrator import check_orchestrator, check_reply, measured_winner, table_quote
+from agent.bench.parts.orchestrator import ask_result, scoreboard_table
+from agent.bench.tasks.workload import SUBMIT_TOOL, tool_name
 from agent.bench.grading.winner import read_winner, resolve_backend
 
 BACKENDS = [
