@@ -10,7 +10,6 @@ The reference's environment variables work unchanged (``BEDROCK_MODEL``, ``G6_UR
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any, Iterable, Mapping
@@ -31,7 +30,15 @@ DEFAULT_SAGEMAKER_REGION = "us-east-2"
 
 _URL_VARS = {"g6": "G6", "g5g": "G5G", "inf2": "INF2", "trn1": "TRN1"}
 
-_INSTANCE_TYPE = re.compile(r"^(ml\.)?[a-z][a-z0-9-]*\.[a-z0-9]+$")
+
+def is_instance_type(name: str) -> bool:
+    """Whether ``name`` is an EC2 instance type or a SageMaker endpoint instance type, as the installed
+    botocore's service models list them (read offline, from the models botocore ships)."""
+    import botocore.session
+
+    session = botocore.session.get_session()
+    shape = ("sagemaker", "ProductionVariantInstanceType") if name.startswith("ml.") else ("ec2", "InstanceType")
+    return name in (session.get_service_model(shape[0]).shape_for(shape[1]).enum or ())
 
 
 @dataclass(frozen=True, slots=True)
@@ -252,8 +259,9 @@ def custom_backend(rig: Ec2Rig, prefix: str, base_url: str, model: str | None, i
     }
     label = f"custom server at {variable}"
     if instance_type is not None:
-        if not _INSTANCE_TYPE.match(instance_type):
-            raise ValueError(f"{prefix}_INSTANCE_TYPE={instance_type!r} is not an instance type (e.g. g6.xlarge)")
+        if not is_instance_type(instance_type):
+            raise ValueError(f"{prefix}_INSTANCE_TYPE={instance_type!r} is not an EC2 or SageMaker instance type "
+                             f"(e.g. {rig.instance_type}); the list is botocore's")
         metadata["instance_type"] = instance_type
         metadata["instance_type_source"] = f"stated by {prefix}_INSTANCE_TYPE"
         label += f" on {instance_type} (stated)"

@@ -70,14 +70,17 @@ def test_a_stated_instance_type_prices_it():
     (g6,) = from_env({"G6_URL": "http://h:1", "G6_INSTANCE_TYPE": "g6.xlarge"}, CATALOG).backends
     assert g6.metadata["instance_type"] == "g6.xlarge" and g6.metadata["instance_type_source"] == "stated by G6_INSTANCE_TYPE"
     assert g6.label == "custom server at G6_URL on g6.xlarge (stated)" and "unpriced" not in g6.metadata
-    with pytest.raises(ValueError, match="G6_INSTANCE_TYPE='a big one' is not an instance type"):
-        from_env({"G6_URL": "http://h:1", "G6_INSTANCE_TYPE": "a big one"}, CATALOG)
+    for wrong in ("a big one", "g6.xl", "g6.xlarge2", "ml.g6.xl"):  # g6.xl looks like one, and is not
+        with pytest.raises(ValueError, match=f"G6_INSTANCE_TYPE='{wrong}' is not an EC2 or SageMaker instance type"):
+            from_env({"G6_URL": "http://h:1", "G6_INSTANCE_TYPE": wrong}, CATALOG)
+    (sm,) = from_env({"G6_URL": "http://h:1", "G6_INSTANCE_TYPE": "ml.g6.xlarge"}, CATALOG).backends
+    assert sm.metadata["instance_type"] == "ml.g6.xlarge"
 
 
 def test_a_bad_instance_type_is_one_line_and_exit_2(no_aws, fake_runner, capsys):  # noqa: F811
     assert run_module.main(["--list"], env={"G6_URL": "http://127.0.0.1:9", "G6_INSTANCE_TYPE": "huge"}) == 2
     err = capsys.readouterr().err.strip().splitlines()
-    assert len(err) == 1 and "G6_INSTANCE_TYPE='huge' is not an instance type" in err[0]
+    assert len(err) == 1 and "G6_INSTANCE_TYPE='huge' is not an EC2 or SageMaker instance type" in err[0]
 
 
 def test_the_server_names_its_model(models_server):
