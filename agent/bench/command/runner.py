@@ -188,11 +188,15 @@ class Bench:
 
     # --- progress -----------------------------------------------------------------------
 
-    def progress(self, message: str) -> None:
+    def progress(self, message: str, *, milestone: bool = False) -> None:
+        """What the run is doing: on a terminal, one line rewritten in place for every request; otherwise
+        (a log, a pipe, CI) one plain line per part and per concurrency level (``milestone``)."""
         elapsed = time.perf_counter() - self.epoch
         logger.info("elapsed=<%.1f> | %s", elapsed, message)
         if sys.stderr.isatty():
             print(f"\r\033[K[{elapsed:6.1f}s] {message}", end="", file=sys.stderr, flush=True)
+        elif milestone:
+            print(f"[{elapsed:6.1f}s] {message}", file=sys.stderr, flush=True)
 
     def emit(self, record: dict[str, Any]) -> None:
         self.log.append(record)
@@ -329,6 +333,7 @@ class Bench:
             self.skipped[b.name][part] = f"not run: {b.name} was stopped after failures in a row"
             return
         self.streak.start(b.name)
+        self.progress(f"{b.name}: {part}", milestone=True)
         task = asyncio.ensure_future(coro)
         self._running[b.name] = (part, task)
         try:
@@ -359,7 +364,7 @@ class Bench:
                                              + (f"; stopped after failures: {', '.join(stopped)}" if stopped else "")}
             return
         offered = [b for b in self.backends if b.name in clients and b.name not in self.stopped]
-        self.progress(f"orchestrator on {chosen.name}, asking {len(offered)} backend(s)")
+        self.progress(f"orchestrator on {chosen.name}, asking {len(offered)} backend(s)", milestone=True)
         client = clients[chosen.name]
         try:
             model = client.agent_model()

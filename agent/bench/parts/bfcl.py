@@ -118,7 +118,7 @@ async def run_bfcl(
     seed: int,
     stream: bool,
     emit: Callable[[dict[str, Any]], None],
-    progress: Callable[[str], None] = lambda _: None,
+    progress: Callable[..., None] = lambda *_, **__: None,
 ) -> None:
     """Send every case to ``backend`` with ``concurrency`` in flight; one record per case. A backend that
     keeps failing is stopped by the runner's failure streak (``--max-consecutive-failures``), as in
@@ -145,7 +145,7 @@ async def run_part(
     concurrency: int,
     skipped: Mapping[str, dict[str, str]],
     emit: Callable[[dict[str, Any]], None],
-    progress: Callable[[str], None],
+    progress: Callable[..., None],
     guard: Callable[[Backend, str, Awaitable[None]], Awaitable[None]],
 ) -> None:
     """The part on every backend in turn; a backend that takes no part is recorded in ``skipped``."""

@@ -124,7 +124,7 @@ class _Search:
 
     def __init__(self, *, backend: Any, client: BackendClient, request: ChatRequest, plan: Plan, runs: int,
                  epoch: float, emit: Callable[[dict[str, Any]], None], log: dict[str, Any],
-                 progress: Callable[[str], None]) -> None:
+                 progress: Callable[..., None]) -> None:
         self.backend, self.client, self.request, self.plan = backend, client, request, plan
         self.runs, self.epoch, self.emit, self.log, self.progress = runs, epoch, emit, log, progress
         self.started = time.perf_counter()
@@ -152,7 +152,7 @@ class _Search:
                 entry["stopped"] = "budget"
                 return
             total = c * self.runs
-            self.progress(f"{self.backend.name} chat concurrency {c}, repeat {k}/{plan.repeats} ({total} requests)")
+            self.progress(f"{self.backend.name} chat concurrency {c}, repeat {k}/{plan.repeats} ({total} requests)", milestone=True)
 
             def done(reply: Reply, i: int, k: int = k) -> None:
                 record = timing_record(reply, epoch=self.epoch, backend=self.backend.name, part="chat", phase="sweep",
@@ -219,7 +219,7 @@ async def run_under_target(
     epoch: float,
     emit: Callable[[dict[str, Any]], None],
     log: dict[str, Any],
-    progress: Callable[[str], None] = lambda _: None,
+    progress: Callable[..., None] = lambda *_, **__: None,
 ) -> None:
     """The chat part of one backend with repeats and, with ``--concurrency auto``, the search.
 

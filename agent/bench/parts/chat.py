@@ -62,7 +62,7 @@ async def run_chat(
     concurrency: Sequence[int],
     epoch: float,
     emit: Callable[[dict[str, Any]], None],
-    progress: Callable[[str], None] = lambda _: None,
+    progress: Callable[..., None] = lambda *_, **__: None,
 ) -> None:
     """Cold request, ``runs`` timed requests at concurrency 1, then each other level of the sweep.
 
@@ -83,7 +83,7 @@ async def run_chat(
         if c <= 1:
             continue
         total = c * runs
-        progress(f"{backend.name} chat concurrency {c} ({total} requests)")
+        progress(f"{backend.name} chat concurrency {c} ({total} requests)", milestone=True)
         await run_level(client, request, c, total, lambda reply, i, c=c: record(reply, "sweep", c, i))
 
 

@@ -119,7 +119,7 @@ async def run_counting(
     constrained: bool,
     emit: Callable[[dict[str, Any]], None],
     timeout_s: float = 300.0,
-    progress: Callable[[str], None] = lambda _: None,
+    progress: Callable[..., None] = lambda *_, **__: None,
 ) -> None:
     """``runs`` fresh agents answer ``qset`` on ``backend``; each run becomes one record."""
     if constrained and hasattr(model, "set_enums"):

@@ -64,6 +64,16 @@ def test_evidence_folder_on_fake_backends(tmp_path, fake_agent_server, fake_neur
     assert report.render(s) == (out / "REPORT.md").read_text()
 
 
+def test_without_a_terminal_progress_is_one_line_per_part_and_level(tmp_path, fake_agent_server, capsys):
+    """A run whose stderr is a log or a pipe (here pytest's capture) says what it is doing, a line per
+    part and per concurrency level, not one per request."""
+    g6 = openai_backend("g6", fake_agent_server.base_url)
+    code, _ = run_fake(tmp_path, [g6], "--runs", "3", "--concurrency", "1,2", "--demos", "chat,counting")
+    lines = [ln.split("] ", 1)[1] for ln in capsys.readouterr().err.splitlines() if ln.startswith("[")]
+    assert code == 0
+    assert lines == ["g6: chat", "g6 chat concurrency 2 (6 requests)", "g6: counting", "g6: counting_strict"]
+
+
 def test_failing_backend_is_recorded_and_the_others_go_on(tmp_path, fake_agent_server):
     good = openai_backend("g6", fake_agent_server.base_url)
     dead = openai_backend("g5g", "http://127.0.0.1:9/v1", metadata={"instance_type": "g5g.2xlarge"})
