@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
 from typing import Any, Callable, Sequence
 
-from . import aws, placement
+from . import aws, placement, utc
 from .contract import BASE_STACK_PREFIX, REGIONS
 from .inventory import (ASG, BUILD_PROJECT, ENDPOINT, ENDPOINT_CONFIG, GLOBAL, INSTANCE, INSTANCE_PROFILE,
                         INTERNET_GATEWAY, LAUNCH_TEMPLATE, MODEL, REPOSITORY, ROLE, ROUTE_TABLE, SECURITY_GROUP,
@@ -171,10 +171,10 @@ class Sweeper:
         try:
             started = datetime.fromisoformat(str(created))
         except (TypeError, ValueError):
-            started = datetime.now(timezone.utc)
+            started = utc.now()
         if started.tzinfo is None:
             started = started.replace(tzinfo=timezone.utc)
-        at = max(started + timedelta(minutes=CAPACITY_WAIT_MINUTES), datetime.now(timezone.utc) + timedelta(minutes=5))
+        at = max(started + timedelta(minutes=CAPACITY_WAIT_MINUTES), utc.now() + timedelta(minutes=5))
         return at.strftime("%H:%M UTC")
 
     # --- stacks ------------------------------------------------------------------------

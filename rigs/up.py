@@ -38,11 +38,11 @@ import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field
-from datetime import datetime, timezone
+from datetime import datetime
 from pathlib import Path
 from typing import Any, Callable, Mapping, Protocol, Sequence
 
-from . import aws, placement, whereabouts
+from . import aws, placement, utc, whereabouts
 from .catalog import DeployableRig, Ec2Rig, SageMakerRig
 from .contract import OutputKey
 
@@ -50,15 +50,6 @@ PROJECT_DIR = placement.PROJECT_DIR
 CDK = str(PROJECT_DIR / "scripts" / "cdk")
 FAILOVER_KINDS = (aws.CAPACITY, aws.QUOTA, aws.UNSUPPORTED)
 BOOTSTRAP_STACK = "CDKToolkit"
-
-
-def utc_now() -> datetime:
-    return datetime.now(timezone.utc)
-
-
-def stamp(moment: datetime | None) -> str | None:
-    return moment.astimezone(timezone.utc).replace(microsecond=0).isoformat().replace("+00:00", "Z") \
-        if moment else None
 
 
 # --- the CDK CLI ---------------------------------------------------------------------------
@@ -239,7 +230,7 @@ class Evidence:
         with self._lock:
             self._say(text)
             with self.log.open("a", encoding="utf-8") as handle:
-                handle.write(f"{stamp(utc_now())} {text}\n")
+                handle.write(f"{utc.iso_seconds()} {text}\n")
 
     def write_json(self, name: str, data: Any) -> Path:
         path = self.directory / name
@@ -248,7 +239,7 @@ class Evidence:
 
 
 def default_evidence_dir() -> Path:
-    return placement.state_dir() / "runs" / f"{utc_now().strftime('%Y%m%dT%H%M%SZ')}-up"
+    return placement.state_dir() / "runs" / f"{utc.folder_stamp()}-up"
 
 
 # --- the watcher: what happened to the compute ------------------------------------------------
@@ -268,7 +259,7 @@ class Watcher:
     """Reads the state of a deployed rig from AWS (tests use moto or stubs)."""
 
     def __init__(self, clients: aws.Clients, settings: WatchSettings, sleep: Callable[[float], None] = time.sleep,
-                 clock: Callable[[], datetime] = utc_now) -> None:
+                 clock: Callable[[], datetime] = utc.now) -> None:
         self.clients = clients
         self.settings = settings
         self.sleep = sleep
@@ -388,9 +379,9 @@ class Watcher:
                 timeline.zone = instance.get("Placement", {}).get("AvailabilityZone")
                 launched = instance.get("LaunchTime")
                 if launched and not timeline.instance_launched:
-                    timeline.instance_launched = stamp(launched)
+                    timeline.instance_launched = utc.iso_seconds(launched)
                 if instance.get("State", {}).get("Name") == "running":
-                    timeline.instance_running = timeline.instance_running or stamp(self.clock())
+                    timeline.instance_running = timeline.instance_running or utc.iso_seconds(self.clock())
                     return None
             failures = [(zone, f) for zone, f in self._scaling_failures(region, group) if f.kind in FAILOVER_KINDS]
             if failures and not live:
@@ -417,7 +408,7 @@ class Watcher:
                 timeline.notes.append(f"SSM online not measurable here ({aws.classify(exc).code})")
                 break
             if any(i.get("PingStatus") == "Online" for i in info.get("InstanceInformationList", [])):
-                timeline.ssm_online = stamp(self.clock())
+                timeline.ssm_online = utc.iso_seconds(self.clock())
                 break
             if time.monotonic() >= deadline:
                 timeline.notes.append("SSM agent not online before the ready timeout")
@@ -441,7 +432,7 @@ class Watcher:
                     return
                 status = "Pending"
             if status == "Success":
-                timeline.ready = stamp(self.clock())
+                timeline.ready = utc.iso_seconds(self.clock())
                 return
             if time.monotonic() >= deadline:
                 timeline.notes.append(f"server did not answer /health within {timeout / 60:.0f} min")
@@ -472,10 +463,10 @@ class Watcher:
         status = described.get("EndpointStatus")
         created = described.get("CreationTime")
         if created:
-            timeline.instance_launched = stamp(created)
+            timeline.instance_launched = utc.iso_seconds(created)
         if status == "InService":
             modified = described.get("LastModifiedTime")
-            timeline.ready = stamp(modified) if modified else stamp(self.clock())
+            timeline.ready = utc.iso_seconds(modified) if modified else utc.iso_seconds(self.clock())
             timeline.notes.append("SageMaker: ready = InService; SSM does not apply")
             return None
         if status == "Failed":
@@ -533,8 +524,7 @@ class DeployMonitor:
 def _seconds(start: str | None, end: str | None) -> float | None:
     if not start or not end:
         return None
-    parse = lambda s: datetime.fromisoformat(s.replace("Z", "+00:00"))  # noqa: E731
-    return round((parse(end) - parse(start)).total_seconds(), 1)
+    return round((utc.parse(end) - utc.parse(start)).total_seconds(), 1)
 
 
 # --- the orchestration ----------------------------------------------------------------------
@@ -637,14 +627,14 @@ class Up:
             return RigResult(rig.name, False, None, attempts, timeline, reason=reason)
         for number, candidate in enumerate(candidates, start=1):
             following = candidates[number] if number < len(candidates) else None
-            attempt = Attempt(rig.name, number, candidate.region, tuple(candidate.zones), started=stamp(utc_now()))
+            attempt = Attempt(rig.name, number, candidate.region, tuple(candidate.zones), started=utc.iso_seconds())
             attempts.append(attempt)
             zones = ",".join(candidate.zones) or "any zone"
             head = f"{rig.name}: attempt {number}/{len(candidates)}: {candidate.region} ({zones})"
             self.evidence.line(f"{head}: deploying {rig.stack_name}")
             timeline = Timeline(rig.name, region=candidate.region)
             failure, outputs = self._attempt(rig, candidate, number, timeline)
-            attempt.ended = stamp(utc_now())
+            attempt.ended = utc.iso_seconds()
             if failure is None:
                 attempt.outcome = "up"
                 placement.record_deployed(rig.name, candidate.region, candidate.zones, rig.stack_name)
@@ -693,7 +683,7 @@ class Up:
         if failure is not None:
             return failure, {}
         outputs_file = self.evidence.directory / f"outputs-{rig.name}.json"
-        timeline.deploy_start = stamp(utc_now())
+        timeline.deploy_start = utc.iso_seconds()
         monitor = None
         if isinstance(rig, Ec2Rig):
             monitor = DeployMonitor(self.watcher, candidate.region, cfn_name, candidate.zones,
@@ -711,7 +701,7 @@ class Up:
                 return cli_failure(result.log or log, f"cdk deploy {rig.stack_name} failed before CloudFormation "
                                                       "created it"), {}
             return self.watcher.stack_failure(candidate.region, cfn_name), {}
-        timeline.stack_complete = stamp(utc_now())
+        timeline.stack_complete = utc.iso_seconds()
         outputs = self._outputs(outputs_file, rig.stack_name) or self._stack_outputs(candidate.region, cfn_name)
         if isinstance(rig, SageMakerRig):
             endpoint = outputs.get(OutputKey.ENDPOINT_NAME)

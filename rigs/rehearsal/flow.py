@@ -32,7 +32,6 @@ import sys
 import threading
 from contextlib import ExitStack
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Mapping, Sequence, TextIO
 
@@ -40,7 +39,7 @@ from . import estimate as estimating
 from . import processes, timeline
 from .down import Destroyer, created_since, destroy_commands, shown
 from .offline import OfflineAws, OfflineError
-from .. import aws, local_tools, placement, whereabouts
+from .. import aws, local_tools, placement, utc, whereabouts
 from ..catalog import BIG_VARIANT, BedrockBackend, DeployableRig, Ec2Rig, load_catalog
 from ..contract import REGIONS
 from ..pricing import PriceBook, PriceError
@@ -132,7 +131,7 @@ def bench_arguments(text: str) -> list[str]:
 
 
 def evidence_folder(given: Path | None) -> Path:
-    folder = given or Path("results") / f"rehearsal-{datetime.now(timezone.utc):%Y-%m-%dT%H%M%SZ}"
+    folder = given or Path("results") / f"rehearsal-{utc.folder_stamp()}"
     if folder.exists() and (not folder.is_dir() or any(folder.iterdir())):
         raise UsageError(f"--evidence {folder}: exists and is not an empty folder; name a new one")
     try:
@@ -169,7 +168,7 @@ class Rehearsal:
         self.notes: list[str] = []
         self.left: dict[str, Any] = {}
         """What the down step found left: billing, not billing, not checked, stacks it could not destroy."""
-        self.started = datetime.now(timezone.utc)
+        self.started = utc.now()
         self._log: TextIO | None = None
 
     # --- output ---------------------------------------------------------------------------------
@@ -652,7 +651,7 @@ class Rehearsal:
         assert self.folder is not None
         from rich.table import Table
 
-        now = datetime.now(timezone.utc)
+        now = utc.now()
         lines = [line for phase in self.phases for line in phase.timelines]
         notes = list(self.notes)
         if self.options.offline:
@@ -673,7 +672,7 @@ class Rehearsal:
                                         if self.options.offline else "")
         (self.folder / "TIMELINE.md").write_text(timeline.markdown(lines, title, notes, now), encoding="utf-8")
         (self.folder / "timeline.json").write_text(json.dumps({
-            "offline": self.options.offline, "started": timeline.utc(self.started), "finished": timeline.utc(now),
+            "offline": self.options.offline, "started": utc.iso_seconds(self.started), "finished": utc.iso_seconds(now),
             "phases": [line.as_dict(now) for line in lines], "cost_usd": round(cost, 6),
             "benchmarks": {phase.name: {"exit": phase.bench_exit,
                                         "folder": str(phase.bench_folder) if phase.bench_folder else None}
