@@ -201,7 +201,9 @@ def cmd_preflight(args: argparse.Namespace) -> int:
 
 def cmd_up(args: argparse.Namespace) -> int:
     from .preflight import run_preflight, select_rigs
-    from .up import CdkCli, Up, UpSettings, WatchSettings
+    from .deploy.cdk_cli import CdkCli
+    from .deploy.up import Up, UpSettings
+    from .deploy.watch import WatchSettings
 
     rigs, nothing = select_rigs(args.rigs)
     for name in nothing:

@@ -38,7 +38,7 @@ from botocore.config import Config
 
 from . import aws, local_tools
 from .catalog import Catalog, DeployableRig, Ec2Rig, SageMakerRig, load_catalog
-from .contract import HF_TOKEN_SECRET, REGIONS
+from .contract import BOOTSTRAP_STACK, HF_TOKEN_SECRET, REGIONS
 from .deploy_options import OWN_IMAGE_PREFIX, ecr_image
 from .preflight import EC2_QUOTAS, NOT_LISTED, OK as PREFLIGHT_OK, UNPINNED, RegionCheck, quota_class, run_preflight
 from .pricing import PriceBook
@@ -54,7 +54,6 @@ DOCTOR_CONFIG = Config(
 MAX_WORKERS = 16
 """Calls in flight at once: enough to overlap network latency, few enough not to be throttled."""
 
-BOOTSTRAP_STACK = "CDKToolkit"
 BOOTSTRAP_VERSION_PARAMETER = "/cdk-bootstrap/hnb659fds/version"
 """Where the default bootstrap (qualifier ``hnb659fds``, which ``cdk.json`` keeps) records its version."""
 MIN_BOOTSTRAP_VERSION = 6

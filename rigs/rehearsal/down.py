@@ -25,7 +25,7 @@ from .. import aws, utc
 from ..catalog import load_catalog
 from ..contract import BASE_STACK_PREFIX, REGIONS
 from ..placement import PROJECT_DIR
-from ..up import CDK
+from ..deploy.cdk_cli import CDK
 from ..whereabouts import Whereabouts
 
 ATTEMPTS = 4

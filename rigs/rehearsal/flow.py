@@ -5,7 +5,7 @@
    where each rig goes first; the estimate (:mod:`.estimate`) says what it may cost and how long
    it may take. Nothing is created before the user says yes (``--yes``).
 2. **Up** with the small model (the catalog's), every rig in parallel with region failover
-   (:class:`rigs.up.Up`).
+   (:class:`rigs.deploy.up.Up`).
 3. **Benchmark** every rig that came up (and Bedrock), with ``python -m agent.run`` run as a
    command into the rehearsal's evidence folder.
 4. **Big** (``--big``): the small rigs are destroyed, the rigs with a ``big`` catalog variant come
@@ -43,7 +43,10 @@ from .. import aws, local_tools, placement, utc, whereabouts
 from ..catalog import BIG_VARIANT, BedrockBackend, DeployableRig, Ec2Rig, load_catalog
 from ..contract import REGIONS
 from ..pricing import PriceBook, PriceError
-from ..up import CdkCli, CdkResult, RigResult, Up, UpSettings, WatchSettings
+from ..deploy.cdk_cli import CdkCli, CdkResult
+from ..deploy.records import RigResult
+from ..deploy.up import Up, UpSettings
+from ..deploy.watch import WatchSettings
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
 BENCH_WAIT_S = 120.0

@@ -1,7 +1,7 @@
 """The rehearsal's timeline per rig and phase, and what the rehearsal itself cost.
 
 Per rig and phase: deploy start, instance (or endpoint) launched, running, SSM online and ready
-come from ``rigs up`` (:class:`rigs.up.Timeline`); the first answer from the benchmark's evidence
+come from ``rigs up`` (:class:`rigs.deploy.records.Timeline`); the first answer from the benchmark's evidence
 (the earliest request of that backend in ``requests.jsonl`` that did not fail: a chat request's
 first token, or the end of a counting or orchestrator run); destroyed from the down step
 (CloudFormation's deletion time where it gives one, else when ``cdk destroy`` returned with the
@@ -71,7 +71,7 @@ class PhaseTimeline:
 
 
 def from_up(rig: str, phase: str, model_id: str, up_timeline: Any, outcome: str) -> PhaseTimeline:
-    """A phase's timeline from what ``rigs up`` recorded (:class:`rigs.up.Timeline`)."""
+    """A phase's timeline from what ``rigs up`` recorded (:class:`rigs.deploy.records.Timeline`)."""
     return PhaseTimeline(rig=rig, phase=phase, model_id=model_id, region=up_timeline.region,
                          deploy_start=up_timeline.deploy_start, instance_launched=up_timeline.instance_launched,
                          instance_running=up_timeline.instance_running, ssm_online=up_timeline.ssm_online,
