@@ -200,10 +200,11 @@ def cmd_preflight(args: argparse.Namespace) -> int:
 
 
 def cmd_up(args: argparse.Namespace) -> int:
-    from .preflight import run_preflight, select_rigs
     from .deploy.cdk_cli import CdkCli
+    from .deploy.sequence import DeploySequence
     from .deploy.up import Up, UpSettings
     from .deploy.watch import WatchSettings
+    from .preflight import select_rigs
 
     rigs, nothing = select_rigs(args.rigs)
     for name in nothing:
@@ -218,28 +219,23 @@ def cmd_up(args: argparse.Namespace) -> int:
             return EXIT_USAGE
         context[key] = value
     session = _session(args)
-    allowed: dict[str, list[str]] | None = None
+    sequence = DeploySequence(session, _console().print)
     if args.doctor:
-        allowed = _doctor_first(rigs, session, ignore=("CDK bootstrap",) if args.bootstrap else ())
-        if allowed is None:
+        allowed = sequence.doctor(rigs, ignore=("CDK bootstrap",) if args.bootstrap else ())
+        stuck = [name for name, regions in allowed.items() if not regions]
+        if stuck:
+            print(f"doctor: {', '.join(stuck)} cannot deploy anywhere (see the FAIL rows); nothing deployed",
+                  file=sys.stderr)
             return EXIT_FAILED
-    recorded = placement.load()
-    need_preflight = [r for r in rigs if args.preflight or recorded.get(r.name) is None]
-    if need_preflight:
-        print(f"preflight for {', '.join(r.name for r in need_preflight)} (nothing recorded yet)"
-              if not args.preflight else "preflight first (--preflight)")
-        run_preflight(need_preflight, session)
-        recorded = placement.load()
-    method = args.method or ("direct" if aws.endpoint_url() else None)
+    plans = sequence.plans(rigs, fresh=args.preflight, announce=lambda need: print(
+        "preflight first (--preflight)" if args.preflight
+        else f"preflight for {', '.join(r.name for r in need)} (nothing recorded yet)"))
     settings = UpSettings(
         max_hours=args.max_hours, context=context, evidence_dir=args.evidence,
         watch=WatchSettings(capacity_grace=args.capacity_grace * 60, wait_ready=not args.no_wait,
                             ready_timeout=args.ready_timeout * 60 if args.ready_timeout else None,
                             poll=2.0 if aws.endpoint_url() else 10.0))
-    runner = CdkCli(method=method)
-    up = Up(session, runner, settings)
-    plans = {r.name: (r, [c for c in recorded.get(r.name).candidates
-                          if allowed is None or c.region in allowed[r.name]]) for r in rigs}
+    up = Up(session, CdkCli(method=args.method or ("direct" if aws.endpoint_url() else None)), settings)
     regions = sorted({c.region for _, candidates in plans.values() for c in candidates})
     missing = up.missing_bootstrap(regions)
     if missing:
@@ -259,21 +255,6 @@ def cmd_up(args: argparse.Namespace) -> int:
         where = f"up in {result.region}" if result.ok else f"NOT up: {result.reason}"
         print(f"{result.rig}: {where}")
     return EXIT_OK if all(r.ok for r in results) else EXIT_FAILED
-
-
-def _doctor_first(rigs: Sequence[Any], session: Any, ignore: Sequence[str]) -> dict[str, list[str]] | None:
-    """``up --doctor``: the doctor's table; the regions each rig may use, or None when one can deploy nowhere."""
-    from .doctor import render, run_doctor
-
-    report = run_doctor(rigs, lambda: session)
-    _console().print(render(report))
-    allowed = {rig.name: report.deployable(rig.name, ignore) for rig in rigs}
-    stuck = [name for name, regions in allowed.items() if not regions]
-    if stuck:
-        print(f"doctor: {', '.join(stuck)} cannot deploy anywhere (see the FAIL rows); nothing deployed",
-              file=sys.stderr)
-        return None
-    return allowed
 
 
 def cmd_status(args: argparse.Namespace) -> int:

@@ -40,7 +40,8 @@ from . import aws, local_tools
 from .catalog import Catalog, DeployableRig, Ec2Rig, SageMakerRig, load_catalog
 from .contract import BOOTSTRAP_STACK, HF_TOKEN_SECRET, REGIONS
 from .deploy_options import OWN_IMAGE_PREFIX, ecr_image
-from .preflight import EC2_QUOTAS, NOT_LISTED, OK as PREFLIGHT_OK, UNPINNED, RegionCheck, quota_class, run_preflight
+from .preflight import EC2_QUOTAS, NOT_LISTED, OK as PREFLIGHT_OK, UNPINNED, RegionCheck, quota_class
+from .preflight import check as preflight_check
 from .pricing import PriceBook
 
 OK, WARN, FAIL = "ok", "warn", "FAIL"
@@ -98,6 +99,9 @@ class DoctorReport:
     seconds: float = 0.0
     stopped: aws.RigsError | None = None
     """Why the AWS checks did not run (no usable credentials, or AWS unreachable), or None."""
+    preflight: tuple[RegionCheck, ...] = ()
+    """Preflight's checks of each rig in each region checked (offerings, quotas): the placement they give
+    is recorded from them (:func:`rigs.preflight.place`) without asking AWS again."""
 
     def deployable(self, rig: str, ignore: Iterable[str] = ()) -> list[str]:
         """The regions ``rig`` can deploy in: nothing blocks it there (catalog order).
@@ -473,8 +477,8 @@ def run_doctor(rigs: Sequence[DeployableRig], session: Callable[[], Any], region
         bootstrap = [pool.submit(checks.bootstrap, region) for region in used_regions]
         zones = {region: pool.submit(checks.zones, region) for region in used_regions}
         resolved = {key: pool.submit(resolve_ami, clients, *key) for key in amis}
-        preflight = {region: pool.submit(run_preflight, checks.rigs_in(region), session, [region],
-                                         PriceBook(None), False, clients)
+        preflight = {region: pool.submit(preflight_check, checks.rigs_in(region), session, [region],
+                                         PriceBook(None), clients)
                      for region in used_regions}
         images = [pool.submit(checks.sagemaker_image, rig, region) for rig in rigs if isinstance(rig, SageMakerRig)
                   for region in rig_regions[rig.name]]
@@ -493,10 +497,10 @@ def run_doctor(rigs: Sequence[DeployableRig], session: Callable[[], Any], region
             if isinstance(rig, Ec2Rig):
                 for region in rig_regions[rig.name]:
                     findings += _ami_findings(rig, region, resolved[(rig.ami_ssm_parameter, region)].result())
-        for region, future in preflight.items():
-            for check in future.result().checks:
-                if check.in_catalog and check.region in rig_regions.get(check.rig, ()):
-                    findings.append(_preflight_findings(check, networks.get(region) if check.kind == "ec2" else None))
+        placed = [check for future in preflight.values() for check in future.result()
+                  if check.in_catalog and check.region in rig_regions.get(check.rig, ())]
+        findings += [_preflight_findings(check, networks.get(check.region) if check.kind == "ec2" else None)
+                     for check in placed]
         for future in images + secrets:
             findings += future.result()
         builds = []
@@ -510,7 +514,7 @@ def run_doctor(rigs: Sequence[DeployableRig], session: Callable[[], Any], region
     report = DoctorReport(tuple(findings), rig_regions, account, 0.0)
     for rig in rigs:
         findings.append(_verdict(report, rig.name))
-    return DoctorReport(tuple(findings), rig_regions, account, time.monotonic() - started)
+    return DoctorReport(tuple(findings), rig_regions, account, time.monotonic() - started, preflight=tuple(placed))
 
 
 def _verdict(report: DoctorReport, rig: str) -> Finding:

@@ -2,7 +2,8 @@
 
 1. **Plan.** The rigs already deployed are left out (a rehearsal never touches a stack it did not
    create); ``doctor`` checks the account and rules out what cannot deploy; ``preflight`` records
-   where each rig goes first; the estimate (:mod:`.estimate`) says what it may cost and how long
+   where each rig goes first, from the doctor's own checks (the sequence ``up --doctor`` uses too:
+   :mod:`rigs.deploy.sequence`); the estimate (:mod:`.estimate`) says what it may cost and how long
    it may take. Nothing is created before the user says yes (``--yes``).
 2. **Up** with the small model (the catalog's), every rig in parallel with region failover
    (:class:`rigs.deploy.up.Up`).
@@ -44,6 +45,7 @@ from ..catalog import BIG_VARIANT, BedrockBackend, DeployableRig, Ec2Rig, load_c
 from ..contract import REGIONS
 from ..pricing import PriceBook, PriceError
 from ..deploy.cdk_cli import CdkCli, CdkResult
+from ..deploy.sequence import DeploySequence
 from ..deploy.records import RigResult
 from ..deploy.up import Up, UpSettings
 from ..deploy.watch import WatchSettings
@@ -243,10 +245,6 @@ class Rehearsal:
     # --- 1. the plan ----------------------------------------------------------------------------
 
     def _plan(self, selected: Sequence[Any]) -> estimating.Estimate | None:
-        from ..doctor import render as render_doctor
-        from ..doctor import run_doctor
-        from ..preflight import render_placement, run_preflight
-
         self.session = aws.make_session(self.options.profile, self.options.region)
         account = aws.check_credentials(self.session, self.options.region or self.session.region_name or "us-east-1")
         self.say(f"account {account}" + (f" (moto's, at {aws.endpoint_url()})" if self.options.offline else ""))
@@ -268,44 +266,14 @@ class Rehearsal:
                 self.skipped[rig.name] = (f"{rig.stack_name} is already deployed in {', '.join(regions)}: not created "
                                           "by this rehearsal, so left alone (leave the rig out, or remove it first)")
                 rigs.remove(rig)
-        candidates: dict[str, list[placement.Candidate]] = {}
         if rigs and self.options.offline:
             regions = [r for r in REGIONS if any(r in rig.regions for rig in rigs)]
             self.say(f"offline: bootstrapping moto's account for the CDK in {', '.join(regions)}")
             self._bootstrap(regions)
-        if rigs:
-            report = run_doctor(rigs, lambda: self.session)
-            self.show(render_doctor(report))
-            ignore = ("CDK bootstrap",) if self.options.bootstrap else ()
-            if ignore:
-                self.say("--bootstrap: a region without the CDK bootstrap is bootstrapped once you say yes")
-            for rig in list(rigs):
-                if not report.deployable(rig.name, ignore):
-                    checks = sorted({f.check for region in report.rig_regions.get(rig.name, ())
-                                     for f in report.blockers(rig.name, region) if f.check not in ignore})
-                    self.skipped[rig.name] = f"doctor: cannot deploy anywhere: {', '.join(checks)} (see its table)"
-                    rigs.remove(rig)
-            if rigs and not self.options.offline and any(isinstance(r, Ec2Rig) for r in rigs):
-                missing = [t for t in local_tools.ssm_tools() if not t.ok]
-                if missing:
-                    self.say("error: the benchmark reaches the EC2 rigs through SSM port forwards, which need "
-                             + "; ".join(f"{t.name} ({t.problem}; {t.fix})" for t in missing)
-                             + ": install them, or leave the EC2 rigs out; nothing created")
-                    return None
-            if rigs:
-                preflight = run_preflight(rigs, self.session)
-                for line in render_placement(preflight):
-                    self.say(line)
-                recorded = placement.load()
-                for rig in list(rigs):
-                    allowed = report.deployable(rig.name, ignore)
-                    entry = recorded.get(rig.name)
-                    found = [c for c in (entry.candidates if entry else ()) if c.region in allowed]
-                    if found:
-                        candidates[rig.name] = found
-                    else:
-                        self.skipped[rig.name] = "no region where preflight and doctor both allow it"
-                        rigs.remove(rig)
+        candidates = self._regions_to_try(rigs) if rigs else {}
+        if candidates is None:
+            return None
+        rigs = [rig for rig in rigs if rig.name in candidates]
         small = Phase(estimating.SMALL, {r.name: (r, candidates[r.name]) for r in rigs})
         self.phases.append(small)
         if self.options.big:
@@ -322,6 +290,38 @@ class Rehearsal:
             self.say("nothing to rehearse: " + ("; ".join(f"{n}: {r}" for n, r in self.skipped.items()) or "no rig"))
             return None
         return result
+
+    def _regions_to_try(self, rigs: list[DeployableRig]) -> dict[str, list[placement.Candidate]] | None:
+        """Doctor, then preflight (once: :mod:`rigs.deploy.sequence`): the regions each rig may try; a rig with
+        none is left out, with why. None when the benchmark could not reach the EC2 rigs (nothing created)."""
+        from ..preflight import render_placement
+
+        sequence = DeploySequence(self.session, self.show)
+        ignore = ("CDK bootstrap",) if self.options.bootstrap else ()
+        allowed = sequence.doctor(rigs, ignore)
+        if ignore:
+            self.say("--bootstrap: a region without the CDK bootstrap is bootstrapped once you say yes")
+        for rig in list(rigs):
+            if not allowed[rig.name]:
+                self.skipped[rig.name] = (f"doctor: cannot deploy anywhere: {', '.join(sequence.blockers(rig.name))} "
+                                          "(see its table)")
+                rigs.remove(rig)
+        if rigs and not self.options.offline and any(isinstance(r, Ec2Rig) for r in rigs):
+            missing = [t for t in local_tools.ssm_tools() if not t.ok]
+            if missing:
+                self.say("error: the benchmark reaches the EC2 rigs through SSM port forwards, which need "
+                         + "; ".join(f"{t.name} ({t.problem}; {t.fix})" for t in missing)
+                         + ": install them, or leave the EC2 rigs out; nothing created")
+                return None
+        if not rigs:
+            return {}
+        plans = sequence.plans(rigs, fresh=True)
+        for line in render_placement(sequence.preflight_report):
+            self.say(line)
+        for name, (_, found) in plans.items():
+            if not found:
+                self.skipped[name] = "no region where preflight and doctor both allow it"
+        return {name: found for name, (_, found) in plans.items() if found}
 
     def _bedrock(self) -> bool:
         return not self.options.offline and any(isinstance(self.catalog.get(n), BedrockBackend)
