@@ -43,6 +43,7 @@ from .deploy_options import OWN_IMAGE_PREFIX, ecr_image
 from .preflight import EC2_QUOTAS, NOT_LISTED, OK as PREFLIGHT_OK, UNPINNED, RegionCheck, quota_class
 from .preflight import check as preflight_check
 from .pricing import PriceBook
+from .zone_choice import choose_zones, offer_counts, usable_zones
 
 OK, WARN, FAIL = "ok", "warn", "FAIL"
 
@@ -186,7 +187,8 @@ class _Checks:
         return [Finding("CDK bootstrap", "", region, OK, f"{BOOTSTRAP_STACK} {status}, version {version}")]
 
     def zones(self, region: str) -> tuple[list[Finding], tuple[str, ...]]:
-        """The region's zones; also the zones the base network gets (see :func:`base_network_zones`)."""
+        """The region's zones; also the zones the base network gets, as its deploy-time custom resource
+        chooses them (:mod:`rigs.zone_choice`, which that handler inlines)."""
         blocks = self.names_in(region, Ec2Rig)
         if not blocks:
             return [], ()
@@ -199,17 +201,10 @@ class _Checks:
                                   Filters=[{"Name": "instance-type", "Values": types}])
         except Exception as exc:  # noqa: BLE001
             return [_unknown("Zones", "", region, exc, "ec2")], ()
-        available = sorted(z["ZoneName"] for z in zones if z.get("State") == "available"
-                           and z.get("ZoneType", "availability-zone") == "availability-zone"
-                           and z.get("OptInStatus", "opt-in-not-required") != "not-opted-in")
+        available = usable_zones(zones)
         impaired = sorted(z["ZoneName"] for z in zones if z.get("State") != "available")
         spec = self.catalog.regions.get(region)
-        count = spec.availability_zones if spec else len(available)
-        offered = {zone: 0 for zone in available}
-        for offer in offers:
-            if offer.get("Location") in offered:
-                offered[offer["Location"]] += 1
-        network = base_network_zones(offered, count)
+        network = choose_zones(offer_counts(zones, offers), spec.availability_zones if spec else len(available))
         if not network:
             return [Finding("Zones", "", region, FAIL,
                             f"no available zone offers any of {', '.join(types)} (available: "
@@ -345,17 +340,6 @@ def resolve_ami(clients: aws.Clients, parameter: str, region: str) -> tuple[str,
             size = mapping["Ebs"].get("VolumeSize")
             return ami, int(size) if size is not None else None
     return ami, None
-
-
-def base_network_zones(offered: Mapping[str, int], slots: int) -> tuple[str, ...]:
-    """The zones the base network's subnets go in, as its deploy-time custom resource chooses them
-    (``stacks/parts/handlers/usable_zones.py``): of the available zones, the ``slots`` that offer
-    the most of the region's rig types (a zone offering none is never used), repeated when fewer
-    zones than slots qualify. ``offered`` maps an available zone to how many rig types it offers.
-    """
-    ranked = sorted((z for z in offered if offered[z]), key=lambda z: (-offered[z], z))
-    chosen = sorted(ranked[:slots])
-    return tuple(chosen[index % len(chosen)] for index in range(slots)) if chosen else ()
 
 
 def _preflight_findings(check: RegionCheck, network: tuple[str, ...] | None) -> Finding:
