@@ -20,6 +20,13 @@ from .. import aws, placement, whereabouts
 
 PROJECT_DIR = placement.PROJECT_DIR
 CDK = str(PROJECT_DIR / "scripts" / "cdk")
+DEPLOY_METHODS = ("change-set", "direct")
+"""``cdk deploy --method`` values."""
+
+
+def default_method() -> str | None:
+    """``direct`` (no change sets, as moto needs) against a custom endpoint (``AWS_ENDPOINT_URL``), else the CLI's."""
+    return "direct" if aws.endpoint_url() else None
 
 
 @dataclass(frozen=True, slots=True)

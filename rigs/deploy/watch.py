@@ -19,11 +19,22 @@ from ..catalog import Ec2Rig
 from .diagnosis import FAILOVER_KINDS, Diagnosis, live_instances
 from .records import Timeline
 
+CAPACITY_GRACE_MINUTES = 5.0
+"""How long a group whose launches fail for capacity gets before the next region, by default (``--capacity-grace``)."""
+POLL_S = 10.0
+"""How often AWS is asked how a rig is doing."""
+ENDPOINT_POLL_S = 2.0
+"""The same against a custom endpoint (``AWS_ENDPOINT_URL``: moto's server on loopback answers in milliseconds)."""
+
+
+def default_poll_s() -> float:
+    return ENDPOINT_POLL_S if aws.endpoint_url() else POLL_S
+
 
 @dataclass(frozen=True, slots=True)
 class WatchSettings:
-    poll: float = 10.0
-    capacity_grace: float = 300.0
+    poll: float = POLL_S
+    capacity_grace: float = CAPACITY_GRACE_MINUTES * 60
     """How long a group whose launches fail for capacity gets before the region is given up."""
     ready_timeout: float | None = None
     """Seconds to wait for the server to answer (None: the catalog's ready_timeout_minutes)."""

@@ -44,16 +44,18 @@ from .. import aws, local_tools, placement, utc, whereabouts
 from ..catalog import BIG_VARIANT, BedrockBackend, DeployableRig, Ec2Rig, load_catalog
 from ..contract import REGIONS
 from ..pricing import PriceBook, PriceError
-from ..deploy.cdk_cli import CdkCli, CdkResult
+from ..deploy.cdk_cli import CdkCli, CdkResult, default_method
 from ..deploy.sequence import DeploySequence
 from ..deploy.records import RigResult
 from ..deploy.up import Up, UpSettings
-from ..deploy.watch import WatchSettings
+from ..deploy.watch import CAPACITY_GRACE_MINUTES, WatchSettings, default_poll_s
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
 BENCH_WAIT_S = 120.0
 """How long the benchmark gets to stop and write its evidence after an interrupt."""
 RESERVED_BENCH_OPTIONS = ("--backends", "--out", "--stand-in", "--local", "--list")
+OFFLINE_CAPACITY_GRACE_MINUTES = 0.0
+"""Offline, a failed launch is the injected one (``--inject-capacity``): the next region at once."""
 NO_OFFLINE_BEDROCK = "no offline stand-in for Bedrock (moto has no Bedrock runtime): left out of an offline rehearsal"
 
 
@@ -463,7 +465,7 @@ class Rehearsal:
                 raise RuntimeError(failure.message)
 
     def _cdk(self) -> RehearsalCdk:
-        return RehearsalCdk(self.running, self.cancelled, "direct" if self.options.offline else None)
+        return RehearsalCdk(self.running, self.cancelled, default_method())
 
     def _sleep(self, seconds: float) -> None:
         if self.cancelled.wait(seconds):
@@ -473,9 +475,10 @@ class Rehearsal:
         if not phase.plans:
             return
         grace = self.options.capacity_grace_minutes
-        grace = (0.0 if self.options.offline else 5.0) if grace is None else grace
+        if grace is None:
+            grace = OFFLINE_CAPACITY_GRACE_MINUTES if self.options.offline else CAPACITY_GRACE_MINUTES
         settings = UpSettings(max_hours=self.options.max_hours, context=dict(context), evidence_dir=folder,
-                              watch=WatchSettings(capacity_grace=grace * 60, poll=2.0 if self.options.offline else 10.0))
+                              watch=WatchSettings(capacity_grace=grace * 60, poll=default_poll_s()))
         up = Up(self.session, self._cdk(), settings, say=self.say, sleep=self._sleep)
         together = " in parallel" if len(phase.plans) > 1 else ""
         self.say(f"up ({phase.name} model): {', '.join(phase.plans)}{together}; evidence {folder}")
