@@ -36,7 +36,7 @@ def _die_with_parent() -> None:  # runs in the child between fork and exec
         _prctl(_PR_SET_PDEATHSIG, int(signal.SIGTERM), 0, 0, 0)
 
 
-GUARD = Path(__file__).with_name("guard.py")
+GUARD = Path(__file__).resolve().parent.parent / "rigs" / "guard.py"
 
 
 def spawn(command: Sequence[str], log: IO[bytes] | None = None,

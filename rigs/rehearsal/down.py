@@ -20,8 +20,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Callable, Mapping, Sequence
 
-from . import processes
-from .. import aws, utc
+from .. import aws, processes, utc
 from ..catalog import load_catalog
 from ..contract import BASE_STACK_PREFIX, REGIONS
 from ..placement import PROJECT_DIR

@@ -37,10 +37,10 @@ from pathlib import Path
 from typing import Any, Mapping, Sequence, TextIO
 
 from . import estimate as estimating
-from . import processes, timeline
+from . import timeline
 from .down import Destroyer, created_since, destroy_commands, shown
 from .offline import OfflineAws, OfflineError
-from .. import aws, local_tools, placement, utc, whereabouts
+from .. import aws, local_tools, placement, processes, utc, whereabouts
 from ..catalog import BIG_VARIANT, BedrockBackend, DeployableRig, Ec2Rig, load_catalog
 from ..contract import REGIONS
 from ..pricing import PriceBook, PriceError
@@ -529,7 +529,8 @@ class Rehearsal:
             command += ["--profile", self.options.profile]
         command += bench
         self.say(f"benchmark ({phase.name} model): python {' '.join(command[1:])}")
-        process = self.running.add(processes.spawn(command, stdin=None, cwd=os.getcwd(), env=dict(os.environ)))
+        process = self.running.add(processes.spawn(command, log=None, stdin=None, cwd=os.getcwd(),
+                                                   env=dict(os.environ)))
         phase.bench_folder = folder
         try:
             phase.bench_exit = process.wait()
@@ -540,7 +541,7 @@ class Rehearsal:
                 process.wait(timeout=BENCH_WAIT_S)
             except Exception:  # noqa: BLE001 - then it is stopped
                 pass
-            phase.bench_exit = processes.stop(process)
+            phase.bench_exit = processes.stop(process, grace_s=processes.COMMAND_GRACE_S)
             raise
         finally:
             self.running.discard(process)

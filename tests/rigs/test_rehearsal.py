@@ -19,12 +19,11 @@ from types import SimpleNamespace
 
 import pytest
 
-from rigs import aws, placement
+from rigs import aws, placement, processes
 from rigs.catalog import load_catalog
 from rigs.contract import REGIONS
 from rigs.deploy.sequence import DeploySequence
 from rigs.rehearsal import estimate as estimating
-from rigs.rehearsal import processes
 from rigs.rehearsal import timeline
 from rigs.rehearsal.down import Destroyer, created_since, destroy_commands, shown
 from rigs.rehearsal.flow import Options, Rehearsal, UsageError, bench_arguments
