@@ -37,7 +37,7 @@ from pathlib import Path
 from typing import Any, Mapping, Sequence, TextIO
 
 from . import estimate as estimating
-from . import timeline
+from . import plan, timeline
 from .down import Destroyer, created_since, destroy_commands, shown
 from .offline import OfflineAws, OfflineError
 from .. import aws, local_tools, placement, processes, utc, whereabouts
@@ -224,11 +224,11 @@ class Rehearsal:
                         self.offline.start(self.say)
                         os.environ.update(self.offline.environment())
                         os.environ.pop("AWS_PROFILE", None)
-                    plan = self._plan(selected)
+                    estimate = self._plan(selected)
                 except KeyboardInterrupt:
                     self.say("interrupted before anything was created: nothing to clean up")
                     return EXIT_INTERRUPTED
-                if plan is None:
+                if estimate is None:
                     return EXIT_FAILED
                 if not self._consent():
                     self.say("nothing created")
@@ -352,52 +352,24 @@ class Rehearsal:
 
     def _write_plan(self, result: estimating.Estimate, account: str) -> None:
         assert self.folder is not None
-        lines = ["Rehearsal plan" + (" (offline: a rehearsal of the flow in moto, not of the hardware; nothing is "
-                                     "billed, and the estimate is what a real account would pay)"
-                                     if self.options.offline else "")]
-        table = []
-        for plan in self.price_plans:
-            _, candidates = next(p.plans[plan.rig] for p in self.phases if p.name == plan.phase)
-            then = [c.region for c in candidates[1:]]
-            table.append([plan.rig, plan.phase, plan.region + (f" (then {', '.join(then)})" if then else ""),
-                          plan.instance_type, plan.model_id, f"ready within {plan.ready_timeout_minutes} min",
-                          f"${plan.usd_per_hour:.4f}/h" if plan.usd_per_hour is not None else "no price"])
-        widths = [max(len(row[i]) for row in table) for i in range(len(table[0]))] if table else []
-        lines += ["  " + "  ".join(cell.ljust(width) for cell, width in zip(row, widths)).rstrip() for row in table]
+        then = {(name, phase.name): [c.region for c in candidates[1:]]
+                for phase in self.phases for name, (_, candidates) in phase.plans.items()}
+        bedrock_price = None
         if self._bedrock():
             bedrock = self.catalog.get("bedrock")
             try:
-                price = self._prices().bedrock_token_prices(bedrock.model_id, bedrock.regions[0]).describe()
+                bedrock_price = self._prices().bedrock_token_prices(bedrock.model_id, bedrock.regions[0]).describe()
             except PriceError as exc:
-                price = str(exc)
-            lines.append(f"  {'bedrock':<10} {'':<5} benchmarked, nothing to deploy; billed per token ({price}), "
-                         "not in the estimate")
-        for name, reason in self.skipped.items():
-            lines.append(f"  {name}: skipped: {reason}")
-        for name, reason in self.big_skipped.items():
-            lines.append(f"  {name}: no big model: {reason}")
-        benchmark = ("python -m agent.run " + (self.options.bench_options or "(its default options)"))
-        lines.append(f"benchmark: {benchmark}")
-        lines.append("estimate, an upper bound (every rig takes its full ready timeout):")
-        lines += [f"  {line}" for line in estimating.describe(result)]
-        prices = sorted({p.price for p in self.price_plans if p.price})
-        lines += [f"  price: {p}" for p in prices]
-        for line in lines:
+                bedrock_price = str(exc)
+        benchmark = "python -m agent.run " + (self.options.bench_options or "(its default options)")
+        for line in plan.lines(self.price_plans, then, result, offline=self.options.offline,
+                               bedrock_price=bedrock_price, skipped=self.skipped, no_big_model=self.big_skipped,
+                               benchmark=benchmark):
             self.say(line)
-        (self.folder / "plan.json").write_text(json.dumps({
-            "account": account, "offline": self.options.offline, "big": self.options.big,
-            "phases": [{"rig": p.rig, "phase": p.phase, "region": p.region, "instance_type": p.instance_type,
-                        "model_id": p.model_id, "ready_timeout_minutes": p.ready_timeout_minutes,
-                        "max_hours": p.max_hours, "usd_per_hour": p.usd_per_hour, "price": p.price}
-                       for p in self.price_plans],
-            "skipped": self.skipped, "no_big_model": self.big_skipped, "benchmark": benchmark,
-            "estimate": {"minutes": result.minutes, "usd": round(result.usd, 4),
-                         "backstop_usd": round(result.backstop_usd, 4),
-                         "benchmark_allowance_minutes": result.benchmark_minutes,
-                         "destroy_allowance_minutes": result.destroy_minutes,
-                         "phases": [{"phase": p.phase, "rigs": list(p.rigs), "ready_minutes": p.ready_minutes,
-                                     "minutes": p.minutes, "usd": round(p.usd, 4)} for p in result.phases]},
-        }, indent=2) + "\n", encoding="utf-8")
+        record = plan.record(self.price_plans, result, account=account, offline=self.options.offline,
+                             big=self.options.big, skipped=self.skipped, no_big_model=self.big_skipped,
+                             benchmark=benchmark)
+        (self.folder / "plan.json").write_text(json.dumps(record, indent=2) + "\n", encoding="utf-8")
 
     def _consent(self) -> bool:
         if self.options.yes:
@@ -656,8 +628,6 @@ class Rehearsal:
 
     def _report(self) -> None:
         assert self.folder is not None
-        from rich.table import Table
-
         now = utc.now()
         lines = [line for phase in self.phases for line in phase.timelines]
         notes = list(self.notes)
@@ -665,13 +635,8 @@ class Rehearsal:
             notes.append("offline: moto's server and the local rig stood in for AWS and the rigs' servers; the times "
                          "are those of the flow on this machine, and the cost is what these minutes would cost at the "
                          "prices shown (nothing was billed)")
-        table = Table(title="Timeline (UTC: the deploy start, then +m:ss after it)", header_style="bold")
-        for heading in timeline.HEADER:
-            table.add_column(heading, overflow="fold")
-        for row in timeline.rows(lines, now, compact=True):
-            table.add_row(*row)
         if lines:
-            self.show(table)
+            self.show(timeline.table(lines, now))
         cost = timeline.total_cost(lines, now)
         self.say(f"the rehearsal's own cost: ${cost:.4f} (instance-hours x price"
                  + ("; offline: nothing was billed" if self.options.offline else "") + ")")
@@ -684,7 +649,8 @@ class Rehearsal:
             "benchmarks": {phase.name: {"exit": phase.bench_exit,
                                         "folder": str(phase.bench_folder) if phase.bench_folder else None}
                            for phase in self.phases},
-            "skipped": self.skipped, "no_big_model": self.big_skipped, "left": self.left, "notes": notes}, indent=2) + "\n", encoding="utf-8")
+            "skipped": self.skipped, "no_big_model": self.big_skipped, "left": self.left, "notes": notes},
+            indent=2) + "\n", encoding="utf-8")
         for phase in self.phases:
             if phase.bench_folder is not None:
                 self.say(f"report ({phase.name} model): {phase.bench_folder / 'REPORT.md'}")

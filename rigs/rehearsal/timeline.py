@@ -145,6 +145,18 @@ def rows(phases: Sequence[PhaseTimeline], now: datetime | None = None, compact: 
 HEADER = ["rig", "phase", "region", *(HEADINGS[e] for e in EVENTS), "hours", "cost"]
 
 
+def table(phases: Sequence[PhaseTimeline], now: datetime | None = None) -> Any:
+    """The timeline as a rich Table for the terminal (compact: the deploy start, then offsets)."""
+    from rich.table import Table
+
+    shown = Table(title="Timeline (UTC: the deploy start, then +m:ss after it)", header_style="bold")
+    for heading in HEADER:
+        shown.add_column(heading, overflow="fold")
+    for row in rows(phases, now, compact=True):
+        shown.add_row(*row)
+    return shown
+
+
 def markdown(phases: Sequence[PhaseTimeline], title: str, notes: Sequence[str] = (),
              now: datetime | None = None) -> str:
     """TIMELINE.md: the table, the total, and the notes."""
