@@ -1,5 +1,6 @@
 """Child processes (rigs/processes.py): a group of their own, stopped as a group, the first signal
-escalated to SIGKILL, every process in flight stopped at once; and under the guard, nothing left behind."""
+escalated to SIGKILL, every process in flight stopped at once; and under the guard (the agent's helpers), the
+whole group stopped and nothing left behind when the helper exits by itself."""
 
 from __future__ import annotations
 
@@ -56,3 +57,36 @@ def test_output_goes_to_the_log_unless_stdout_is_taken(tmp_path: Path):
         process = spawn(script, log=log, stdout=subprocess.PIPE)
         assert process.communicate(timeout=10)[0] == b"out\n"
     assert (tmp_path / "err.log").read_text() == "err\n"
+
+
+# --- under the guard (the agent's helpers) ---------------------------------------------------------
+
+
+def test_stop_takes_the_whole_guarded_group():
+    process = spawn(["/bin/sh", "-c", "sleep 300 & sleep 300 & wait"], guard=True)
+    tree = wait_for_children(process, 3)  # the guard is a Python process: slow to start on a loaded machine
+    assert len(tree) >= 4  # guard, sh, 2 sleeps
+    stop(process)
+    assert alive(tree) == set()
+
+
+def test_leftovers_of_a_helper_that_exits_are_cleared():
+    """Like the AWS CLI exiting while its session-manager-plugin still runs."""
+    process = spawn(["/bin/sh", "-c", "sleep 300 & sleep 0.3; exit 3"], guard=True)
+    time.sleep(0.1)
+    tree = descendants(process.pid)
+    assert process.wait(timeout=10) in (3, -9)  # -9: the guard cleared the group, itself included
+    deadline = time.monotonic() + 5
+    while alive(tree) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert alive(tree) == set()
+
+
+def test_exit_status_passes_through_the_guard():
+    assert spawn(["/bin/sh", "-c", "exit 7"], guard=True).wait(timeout=10) == 7
+
+
+def test_stop_is_idempotent():
+    process = spawn(["/bin/true"], guard=True)
+    assert process.wait(timeout=10) == 0
+    assert stop(process) == stop(process) == 0
