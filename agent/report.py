@@ -19,6 +19,8 @@ import sys
 from pathlib import Path
 from typing import Any, Sequence
 
+from rigs import utc
+
 from .bench.command import evidence
 from .bench.analysis.recommend import options_record, parse_accuracy, workload_option
 
@@ -72,7 +74,7 @@ def set_options(folder: Path, run: dict[str, Any], args: argparse.Namespace) -> 
         options["min_accuracy"] = record["min_accuracy"]
         changed.append("min_accuracy")
     run.setdefault("notes", []).append(f"Recommendation options ({', '.join(changed)}) set afterwards by "
-                                       f"python -m agent.report on {evidence.utc_now()}.")
+                                       f"python -m agent.report on {utc.iso_millis()}.")
     evidence.write_json(folder / evidence.RUN, run)
 
 

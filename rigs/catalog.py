@@ -101,7 +101,8 @@ class RegionSpec:
     """A region's base network: how many zones (subnets) it spans at most.
 
     Which zones is decided at deploy time from the zones the account can use there
-    (``stacks/parts/handlers/usable_zones.py``); the count is what synth must know.
+    (``rigs/zone_choice.py``, run by ``stacks/parts/handlers/usable_zones.py``); the count is what
+    synth must know.
     """
 
     name: str

@@ -66,7 +66,15 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--profile", help="AWS profile (default: the standard SDK configuration)")
     parser.add_argument("--region", help="region for global calls (default: the SDK's)")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    for add in (_add_doctor, _add_preflight, _add_up, _add_status, _add_sweep, _add_prices, _add_rehearse):
+        add(sub)
+    from .pins import add_parser as add_pins_parser
 
+    add_pins_parser(sub, _regions)
+    return parser
+
+
+def _add_doctor(sub: Any) -> None:
     p = sub.add_parser("doctor", help="check the account before spending: read-only, one table with the fix for "
                        "each failure")
     p.add_argument("rigs", nargs="*", metavar="RIG", help="rigs to check (default: every deployable rig)")
@@ -74,11 +82,18 @@ def build_parser() -> argparse.ArgumentParser:
                    "catalog regions)")
     p.add_argument("--json", action="store_true", help="print JSON instead of the table")
 
+
+def _add_preflight(sub: Any) -> None:
     p = sub.add_parser("preflight", help="zones, quotas and prices per rig and region; records the placement")
     p.add_argument("rigs", nargs="*", metavar="RIG", help="rigs to check (default: every deployable rig)")
     p.add_argument("--regions", type=_regions, default=list(REGIONS), help="regions to check (default: all four)")
     p.add_argument("--no-record", action="store_true", help="do not write the placement file")
     p.add_argument("--json", action="store_true", help="print JSON instead of the table")
+
+
+def _add_up(sub: Any) -> None:
+    from .deploy.cdk_cli import DEPLOY_METHODS
+    from .deploy.watch import CAPACITY_GRACE_MINUTES
 
     p = sub.add_parser("up", help="deploy rigs with region failover; records the timeline")
     p.add_argument("rigs", nargs="+", metavar="RIG")
@@ -90,36 +105,52 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--no-wait", action="store_true", help="return once the instance runs; do not await SSM and "
                    "the server's /health")
     p.add_argument("--ready-timeout", type=float, help="minutes to wait for /health (default: the catalog's)")
-    p.add_argument("--capacity-grace", type=float, default=5.0,
-                   help="minutes a group that fails to launch for capacity gets before the next region (default 5)")
-    p.add_argument("--method", choices=("change-set", "direct"),
+    p.add_argument("--capacity-grace", type=float, default=CAPACITY_GRACE_MINUTES,
+                   help="minutes a group that fails to launch for capacity gets before the next region "
+                        f"(default {CAPACITY_GRACE_MINUTES:g})")
+    p.add_argument("--method", choices=DEPLOY_METHODS,
                    help="cdk deploy --method (default: direct when AWS_ENDPOINT_URL is set, else the CLI's)")
     p.add_argument("--bootstrap", action="store_true", help="run `cdk bootstrap` in candidate regions that lack it")
     p.add_argument("-c", "--context", action="append", default=[], metavar="KEY=VALUE",
                    help="extra CDK context, passed on")
     p.add_argument("--evidence", type=Path, help="evidence directory (default: .rigs/runs/<time>-up)")
 
+
+def _add_status(sub: Any) -> None:
     p = sub.add_parser("status", help="everything of ours in the four regions, with $/h")
     p.add_argument("--regions", type=_regions, default=list(REGIONS))
     p.add_argument("--all-resources", action="store_true",
                    help="list every resource (default: stacks, what bills, and what no stack manages)")
     p.add_argument("--json", action="store_true")
 
+
+def _add_sweep(sub: Any) -> None:
+    from .sweep import MAX_WAIT_MINUTES
+
     p = sub.add_parser("sweep", help="find (and with --yes delete) everything tagged ours")
     p.add_argument("--regions", type=_regions, default=list(REGIONS))
     p.add_argument("--yes", action="store_true", help="delete; without it, only list")
     p.add_argument("--all", action="store_true", dest="everything",
                    help="also the base stacks, security groups, network, IAM role and instance profile")
-    p.add_argument("--max-wait", type=float, default=15.0,
-                   help="minutes to wait for an endpoint still Creating, and for each deletion (default 15)")
+    p.add_argument("--max-wait", type=float, default=MAX_WAIT_MINUTES,
+                   help="minutes to wait for an endpoint still Creating, and for each deletion "
+                        f"(default {MAX_WAIT_MINUTES:g})")
     p.add_argument("--all-resources", action="store_true", help="list every resource, not only stacks, what "
                    "bills and what no stack manages")
 
+
+def _add_prices(sub: Any) -> None:
     p = sub.add_parser("prices", help="the prices used for each rig, and where they come from")
     p.add_argument("rigs", nargs="*", metavar="RIG")
     p.add_argument("--regions", type=_regions, default=None, help="default: each rig's catalog regions")
     p.add_argument("--live", action="store_true", help="ask the Pricing API (needs credentials)")
     p.add_argument("--json", action="store_true")
+
+
+def _add_rehearse(sub: Any) -> None:
+    from .deploy.watch import CAPACITY_GRACE_MINUTES
+    from .rehearsal.estimate import BENCHMARK_ALLOWANCE_MINUTES, DESTROY_ALLOWANCE_MINUTES
+    from .rehearsal.flow import OFFLINE_CAPACITY_GRACE_MINUTES
 
     p = sub.add_parser("rehearse", help="from nothing to a report to nothing: doctor, estimate, up (small model), "
                        "benchmark, --big, down, timeline and cost")
@@ -136,18 +167,13 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--evidence", type=Path, help="evidence folder (default: results/rehearsal-<UTC time>)")
     p.add_argument("--max-hours", type=float, help="lifetime limit of each rig, the backstop (default: the catalog's)")
     p.add_argument("--capacity-grace", type=float, help="minutes a group that cannot launch for capacity gets before "
-                   "the next region (default 5; offline 0)")
+                   f"the next region (default {CAPACITY_GRACE_MINUTES:g}; offline {OFFLINE_CAPACITY_GRACE_MINUTES:g})")
     p.add_argument("--inject-capacity", action="append", default=[], type=_type_at_region, metavar="TYPE@REGION",
                    help="--offline only: no capacity for that instance type in that region (shows a failover)")
-    p.add_argument("--bench-minutes", type=float, default=None, metavar="MIN",
-                   help="the benchmark's time allowance in the estimate (default 20)")
-    p.add_argument("--destroy-minutes", type=float, default=None, metavar="MIN",
-                   help="the destroy's time allowance in the estimate (default 10)")
-
-    from .pins import add_parser as add_pins_parser
-
-    add_pins_parser(sub, _regions)
-    return parser
+    p.add_argument("--bench-minutes", type=float, default=BENCHMARK_ALLOWANCE_MINUTES, metavar="MIN",
+                   help=f"the benchmark's time allowance in the estimate (default {BENCHMARK_ALLOWANCE_MINUTES:g})")
+    p.add_argument("--destroy-minutes", type=float, default=DESTROY_ALLOWANCE_MINUTES, metavar="MIN",
+                   help=f"the destroy's time allowance in the estimate (default {DESTROY_ALLOWANCE_MINUTES:g})")
 
 
 # --- commands -------------------------------------------------------------------------
@@ -200,8 +226,11 @@ def cmd_preflight(args: argparse.Namespace) -> int:
 
 
 def cmd_up(args: argparse.Namespace) -> int:
-    from .preflight import run_preflight, select_rigs
-    from .up import CdkCli, Up, UpSettings, WatchSettings
+    from .deploy.cdk_cli import CdkCli, default_method
+    from .deploy.sequence import DeploySequence
+    from .deploy.up import Up, UpSettings
+    from .deploy.watch import WatchSettings, default_poll_s
+    from .preflight import select_rigs
 
     rigs, nothing = select_rigs(args.rigs)
     for name in nothing:
@@ -216,28 +245,23 @@ def cmd_up(args: argparse.Namespace) -> int:
             return EXIT_USAGE
         context[key] = value
     session = _session(args)
-    allowed: dict[str, list[str]] | None = None
+    sequence = DeploySequence(session, _console().print)
     if args.doctor:
-        allowed = _doctor_first(rigs, session, ignore=("CDK bootstrap",) if args.bootstrap else ())
-        if allowed is None:
+        allowed = sequence.doctor(rigs, ignore=("CDK bootstrap",) if args.bootstrap else ())
+        stuck = [name for name, regions in allowed.items() if not regions]
+        if stuck:
+            print(f"doctor: {', '.join(stuck)} cannot deploy anywhere (see the FAIL rows); nothing deployed",
+                  file=sys.stderr)
             return EXIT_FAILED
-    recorded = placement.load()
-    need_preflight = [r for r in rigs if args.preflight or recorded.get(r.name) is None]
-    if need_preflight:
-        print(f"preflight for {', '.join(r.name for r in need_preflight)} (nothing recorded yet)"
-              if not args.preflight else "preflight first (--preflight)")
-        run_preflight(need_preflight, session)
-        recorded = placement.load()
-    method = args.method or ("direct" if aws.endpoint_url() else None)
+    plans = sequence.plans(rigs, fresh=args.preflight, announce=lambda need: print(
+        "preflight first (--preflight)" if args.preflight
+        else f"preflight for {', '.join(r.name for r in need)} (nothing recorded yet)"))
     settings = UpSettings(
         max_hours=args.max_hours, context=context, evidence_dir=args.evidence,
         watch=WatchSettings(capacity_grace=args.capacity_grace * 60, wait_ready=not args.no_wait,
                             ready_timeout=args.ready_timeout * 60 if args.ready_timeout else None,
-                            poll=2.0 if aws.endpoint_url() else 10.0))
-    runner = CdkCli(method=method)
-    up = Up(session, runner, settings)
-    plans = {r.name: (r, [c for c in recorded.get(r.name).candidates
-                          if allowed is None or c.region in allowed[r.name]]) for r in rigs}
+                            poll=default_poll_s()))
+    up = Up(session, CdkCli(method=args.method or default_method()), settings)
     regions = sorted({c.region for _, candidates in plans.values() for c in candidates})
     missing = up.missing_bootstrap(regions)
     if missing:
@@ -257,21 +281,6 @@ def cmd_up(args: argparse.Namespace) -> int:
         where = f"up in {result.region}" if result.ok else f"NOT up: {result.reason}"
         print(f"{result.rig}: {where}")
     return EXIT_OK if all(r.ok for r in results) else EXIT_FAILED
-
-
-def _doctor_first(rigs: Sequence[Any], session: Any, ignore: Sequence[str]) -> dict[str, list[str]] | None:
-    """``up --doctor``: the doctor's table; the regions each rig may use, or None when one can deploy nowhere."""
-    from .doctor import render, run_doctor
-
-    report = run_doctor(rigs, lambda: session)
-    _console().print(render(report))
-    allowed = {rig.name: report.deployable(rig.name, ignore) for rig in rigs}
-    stuck = [name for name, regions in allowed.items() if not regions]
-    if stuck:
-        print(f"doctor: {', '.join(stuck)} cannot deploy anywhere (see the FAIL rows); nothing deployed",
-              file=sys.stderr)
-        return None
-    return allowed
 
 
 def cmd_status(args: argparse.Namespace) -> int:
@@ -308,13 +317,13 @@ def cmd_status(args: argparse.Namespace) -> int:
 
 def cmd_sweep(args: argparse.Namespace) -> int:
     from .inventory import render
-    from .sweep import Sweeper
+    from .sweep import Sweeper, default_poll_s
 
     session = _session(args)
     console = _console()
     sweeper = Sweeper(session, args.regions, everything=args.everything, max_wait=args.max_wait * 60,
                       say=lambda line: console.print(line, markup=False),
-                      poll=1.0 if aws.endpoint_url() else 5.0)
+                      poll=default_poll_s())
     if not args.yes:
         inventory = sweeper.inventory()
         to_delete = [r for r in inventory.resources if inventory.swept(r, args.everything)]
@@ -409,14 +418,11 @@ def cmd_pins(args: argparse.Namespace) -> int:
 def cmd_rehearse(args: argparse.Namespace) -> int:
     from .rehearsal import flow
 
-    defaults = flow.Options()
     options = flow.Options(
         rigs=args.rigs, big=args.big, yes=args.yes, offline=args.offline, bootstrap=args.bootstrap,
         evidence=args.evidence, max_hours=args.max_hours, capacity_grace_minutes=args.capacity_grace,
-        inject_capacity=args.inject_capacity, bench_options=args.bench_options,
-        bench_minutes=defaults.bench_minutes if args.bench_minutes is None else args.bench_minutes,
-        destroy_minutes=defaults.destroy_minutes if args.destroy_minutes is None else args.destroy_minutes,
-        profile=args.profile, region=args.region)
+        inject_capacity=args.inject_capacity, bench_options=args.bench_options, bench_minutes=args.bench_minutes,
+        destroy_minutes=args.destroy_minutes, profile=args.profile, region=args.region)
     try:
         return flow.main(options, console=_console())
     except flow.UsageError as exc:

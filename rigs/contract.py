@@ -20,6 +20,8 @@ HF_TOKEN_SECRET = f"{MANAGED_BY}/hf-token"
 """Secrets Manager secret a rig reads its optional Hugging Face token from at boot (by name only)."""
 
 BASE_STACK_PREFIX = "InferenceBase-"
+BOOTSTRAP_STACK = "CDKToolkit"
+"""The stack ``cdk bootstrap`` creates in each environment (the default qualifier, which ``cdk.json`` keeps)."""
 
 
 def base_stack_name(region: str) -> str:

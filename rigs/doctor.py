@@ -38,10 +38,12 @@ from botocore.config import Config
 
 from . import aws, local_tools
 from .catalog import Catalog, DeployableRig, Ec2Rig, SageMakerRig, load_catalog
-from .contract import HF_TOKEN_SECRET, REGIONS
+from .contract import BOOTSTRAP_STACK, HF_TOKEN_SECRET, REGIONS
 from .deploy_options import OWN_IMAGE_PREFIX, ecr_image
-from .preflight import EC2_QUOTAS, NOT_LISTED, OK as PREFLIGHT_OK, UNPINNED, RegionCheck, quota_class, run_preflight
+from .preflight import EC2_QUOTAS, NOT_LISTED, OK as PREFLIGHT_OK, UNPINNED, RegionCheck, quota_class
+from .preflight import check as preflight_check
 from .pricing import PriceBook
+from .zone_choice import choose_zones, offer_counts, usable_zones
 
 OK, WARN, FAIL = "ok", "warn", "FAIL"
 
@@ -54,7 +56,6 @@ DOCTOR_CONFIG = Config(
 MAX_WORKERS = 16
 """Calls in flight at once: enough to overlap network latency, few enough not to be throttled."""
 
-BOOTSTRAP_STACK = "CDKToolkit"
 BOOTSTRAP_VERSION_PARAMETER = "/cdk-bootstrap/hnb659fds/version"
 """Where the default bootstrap (qualifier ``hnb659fds``, which ``cdk.json`` keeps) records its version."""
 MIN_BOOTSTRAP_VERSION = 6
@@ -99,6 +100,9 @@ class DoctorReport:
     seconds: float = 0.0
     stopped: aws.RigsError | None = None
     """Why the AWS checks did not run (no usable credentials, or AWS unreachable), or None."""
+    preflight: tuple[RegionCheck, ...] = ()
+    """Preflight's checks of each rig in each region checked (offerings, quotas): the placement they give
+    is recorded from them (:func:`rigs.preflight.place`) without asking AWS again."""
 
     def deployable(self, rig: str, ignore: Iterable[str] = ()) -> list[str]:
         """The regions ``rig`` can deploy in: nothing blocks it there (catalog order).
@@ -183,7 +187,8 @@ class _Checks:
         return [Finding("CDK bootstrap", "", region, OK, f"{BOOTSTRAP_STACK} {status}, version {version}")]
 
     def zones(self, region: str) -> tuple[list[Finding], tuple[str, ...]]:
-        """The region's zones; also the zones the base network gets (see :func:`base_network_zones`)."""
+        """The region's zones; also the zones the base network gets, as its deploy-time custom resource
+        chooses them (:mod:`rigs.zone_choice`, which that handler inlines)."""
         blocks = self.names_in(region, Ec2Rig)
         if not blocks:
             return [], ()
@@ -196,17 +201,10 @@ class _Checks:
                                   Filters=[{"Name": "instance-type", "Values": types}])
         except Exception as exc:  # noqa: BLE001
             return [_unknown("Zones", "", region, exc, "ec2")], ()
-        available = sorted(z["ZoneName"] for z in zones if z.get("State") == "available"
-                           and z.get("ZoneType", "availability-zone") == "availability-zone"
-                           and z.get("OptInStatus", "opt-in-not-required") != "not-opted-in")
+        available = usable_zones(zones)
         impaired = sorted(z["ZoneName"] for z in zones if z.get("State") != "available")
         spec = self.catalog.regions.get(region)
-        count = spec.availability_zones if spec else len(available)
-        offered = {zone: 0 for zone in available}
-        for offer in offers:
-            if offer.get("Location") in offered:
-                offered[offer["Location"]] += 1
-        network = base_network_zones(offered, count)
+        network = choose_zones(offer_counts(zones, offers), spec.availability_zones if spec else len(available))
         if not network:
             return [Finding("Zones", "", region, FAIL,
                             f"no available zone offers any of {', '.join(types)} (available: "
@@ -344,17 +342,6 @@ def resolve_ami(clients: aws.Clients, parameter: str, region: str) -> tuple[str,
     return ami, None
 
 
-def base_network_zones(offered: Mapping[str, int], slots: int) -> tuple[str, ...]:
-    """The zones the base network's subnets go in, as its deploy-time custom resource chooses them
-    (``stacks/parts/handlers/usable_zones.py``): of the available zones, the ``slots`` that offer
-    the most of the region's rig types (a zone offering none is never used), repeated when fewer
-    zones than slots qualify. ``offered`` maps an available zone to how many rig types it offers.
-    """
-    ranked = sorted((z for z in offered if offered[z]), key=lambda z: (-offered[z], z))
-    chosen = sorted(ranked[:slots])
-    return tuple(chosen[index % len(chosen)] for index in range(slots)) if chosen else ()
-
-
 def _preflight_findings(check: RegionCheck, network: tuple[str, ...] | None) -> Finding:
     """Offerings and quotas of one rig in one region, from :mod:`rigs.preflight`."""
     rig, region = check.rig, check.region
@@ -474,8 +461,8 @@ def run_doctor(rigs: Sequence[DeployableRig], session: Callable[[], Any], region
         bootstrap = [pool.submit(checks.bootstrap, region) for region in used_regions]
         zones = {region: pool.submit(checks.zones, region) for region in used_regions}
         resolved = {key: pool.submit(resolve_ami, clients, *key) for key in amis}
-        preflight = {region: pool.submit(run_preflight, checks.rigs_in(region), session, [region],
-                                         PriceBook(None), False, clients)
+        preflight = {region: pool.submit(preflight_check, checks.rigs_in(region), session, [region],
+                                         PriceBook(None), clients)
                      for region in used_regions}
         images = [pool.submit(checks.sagemaker_image, rig, region) for rig in rigs if isinstance(rig, SageMakerRig)
                   for region in rig_regions[rig.name]]
@@ -494,10 +481,10 @@ def run_doctor(rigs: Sequence[DeployableRig], session: Callable[[], Any], region
             if isinstance(rig, Ec2Rig):
                 for region in rig_regions[rig.name]:
                     findings += _ami_findings(rig, region, resolved[(rig.ami_ssm_parameter, region)].result())
-        for region, future in preflight.items():
-            for check in future.result().checks:
-                if check.in_catalog and check.region in rig_regions.get(check.rig, ()):
-                    findings.append(_preflight_findings(check, networks.get(region) if check.kind == "ec2" else None))
+        placed = [check for future in preflight.values() for check in future.result()
+                  if check.in_catalog and check.region in rig_regions.get(check.rig, ())]
+        findings += [_preflight_findings(check, networks.get(check.region) if check.kind == "ec2" else None)
+                     for check in placed]
         for future in images + secrets:
             findings += future.result()
         builds = []
@@ -511,7 +498,7 @@ def run_doctor(rigs: Sequence[DeployableRig], session: Callable[[], Any], region
     report = DoctorReport(tuple(findings), rig_regions, account, 0.0)
     for rig in rigs:
         findings.append(_verdict(report, rig.name))
-    return DoctorReport(tuple(findings), rig_regions, account, time.monotonic() - started)
+    return DoctorReport(tuple(findings), rig_regions, account, time.monotonic() - started, preflight=tuple(placed))
 
 
 def _verdict(report: DoctorReport, rig: str) -> Finding:

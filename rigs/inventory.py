@@ -14,13 +14,12 @@ from dataclasses import dataclass
 from typing import Any, Callable, Iterable, Sequence
 
 from . import aws
-from .contract import (BASE_STACK_PREFIX, HF_TOKEN_SECRET, MANAGED_BY, REGIONS, TAG_MANAGED_BY, TAG_RIG, OutputKey,
-                       base_stack_name)
+from .contract import (BASE_STACK_PREFIX, BOOTSTRAP_STACK, HF_TOKEN_SECRET, MANAGED_BY, REGIONS, TAG_MANAGED_BY,
+                       TAG_RIG, OutputKey, base_stack_name)
 from .pricing import PriceBook, PriceError
 
 GLOBAL = "global"
 STACK_TAG = "aws:cloudformation:stack-name"
-BOOTSTRAP_STACK = "CDKToolkit"
 ENDPOINT_LOG_PREFIX = "/aws/sagemaker/Endpoints/"
 
 # Kinds, in the order status lists them.

@@ -16,9 +16,10 @@ import os
 import tempfile
 import threading
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Mapping, Sequence
+
+from . import utc
 
 PROJECT_DIR = Path(__file__).resolve().parent.parent
 STATE_DIR_ENV = "RIGS_STATE_DIR"
@@ -137,10 +138,6 @@ def _write(placement: Placement, path: Path) -> None:
     os.replace(handle.name, path)  # atomic: an interrupted write never leaves half a file
 
 
-def now() -> str:
-    return datetime.now(timezone.utc).replace(microsecond=0).isoformat().replace("+00:00", "Z")
-
-
 def record_candidates(rig: str, candidates: Sequence[Candidate], skipped: Mapping[str, str],
                       path: Path | None = None) -> Placement:
     """Record preflight's verdict for one rig, keeping where it is deployed."""
@@ -149,7 +146,7 @@ def record_candidates(rig: str, candidates: Sequence[Candidate], skipped: Mappin
         current = load(path)
         previous = current.rigs.get(rig)
         rigs = dict(current.rigs)
-        rigs[rig] = RigPlacement(tuple(candidates), dict(skipped), now(), previous.deployed if previous else None)
+        rigs[rig] = RigPlacement(tuple(candidates), dict(skipped), utc.iso_seconds(), previous.deployed if previous else None)
         updated = Placement(rigs)
         _write(updated, path)
         return updated
@@ -163,7 +160,7 @@ def record_deployed(rig: str, region: str, zones: Sequence[str], stack: str, pat
         previous = current.rigs.get(rig) or RigPlacement()
         rigs = dict(current.rigs)
         rigs[rig] = RigPlacement(previous.candidates, previous.skipped, previous.checked_at,
-                                 Deployed(region, tuple(zones), stack, now()))
+                                 Deployed(region, tuple(zones), stack, utc.iso_seconds()))
         updated = Placement(rigs)
         _write(updated, path)
         return updated
@@ -264,7 +261,7 @@ def reconcile(deployed: Mapping[str, Sequence[str]], path: Path | None = None) -
                 changes.append(f"{name}: not deployed in any region; cleared the record of {entry.deployed.region}")
             elif entry.deployed.region not in regions:
                 rigs[name] = RigPlacement(entry.candidates, entry.skipped, entry.checked_at,
-                                          Deployed(regions[0], (), entry.deployed.stack, now()))
+                                          Deployed(regions[0], (), entry.deployed.stack, utc.iso_seconds()))
                 changes.append(f"{name}: deployed in {regions[0]}, not {entry.deployed.region}; record updated")
         if changes:
             _write(Placement(rigs), path)

@@ -320,10 +320,16 @@ def _check_sagemaker(rig: SageMakerRig, region: str, probe: _Probe) -> RegionChe
                        price_error=price_error, notes=tuple(notes))
 
 
-def run_preflight(rigs: Sequence[DeployableRig], session: Any, regions: Sequence[str] = REGIONS,
-                  prices: PriceBook | None = None, record: bool = True,
-                  clients: aws.Clients | None = None) -> PreflightReport:
-    """Check every rig in every region (regions in parallel) and, with ``record``, write the placement.
+def check_rig(rig: DeployableRig, region: str, probe: _Probe) -> RegionCheck:
+    """Preflight of one rig in one region."""
+    if isinstance(rig, Ec2Rig):
+        return _check_ec2(rig, region, probe)
+    return _check_sagemaker(rig, region, probe)
+
+
+def check(rigs: Sequence[DeployableRig], session: Any, regions: Sequence[str] = REGIONS,
+          prices: PriceBook | None = None, clients: aws.Clients | None = None) -> tuple[RegionCheck, ...]:
+    """Check every rig in every region (regions in parallel), in the order of ``rigs``, then ``regions``.
 
     ``clients`` shares clients (and their timeouts) with a caller such as ``doctor``.
     """
@@ -332,19 +338,18 @@ def run_preflight(rigs: Sequence[DeployableRig], session: Any, regions: Sequence
     probes = {region: _Probe(clients, prices) for region in regions}
 
     def check_region(region: str) -> list[RegionCheck]:
-        out = []
-        for rig in rigs:
-            if isinstance(rig, Ec2Rig):
-                out.append(_check_ec2(rig, region, probes[region]))
-            else:
-                out.append(_check_sagemaker(rig, region, probes[region]))
-        return out
+        return [check_rig(rig, region, probes[region]) for rig in rigs]
 
     with ThreadPoolExecutor(max_workers=len(regions) or 1) as pool:
         per_region = dict(zip(regions, pool.map(check_region, regions)))
-    checks = tuple(check for rig in rigs for region in regions for check in per_region[region]
-                   if check.rig == rig.name)
+    return tuple(check for rig in rigs for region in regions for check in per_region[region]
+                 if check.rig == rig.name)
 
+
+def place(rigs: Sequence[DeployableRig], checks: Sequence[RegionCheck], record: bool = True) -> PreflightReport:
+    """The placement the checks give each rig: its catalog regions that passed, in the catalog's order,
+    with their offering zones; with ``record``, written to the placement file."""
+    checks = tuple(c for c in checks if c.rig in {rig.name for rig in rigs})
     placements: dict[str, tuple[placement.Candidate, ...]] = {}
     skipped: dict[str, dict[str, str]] = {}
     for rig in rigs:
@@ -356,6 +361,13 @@ def run_preflight(rigs: Sequence[DeployableRig], session: Any, regions: Sequence
         if record:
             placement.record_candidates(rig.name, placements[rig.name], skipped[rig.name])
     return PreflightReport(checks, placements, skipped)
+
+
+def run_preflight(rigs: Sequence[DeployableRig], session: Any, regions: Sequence[str] = REGIONS,
+                  prices: PriceBook | None = None, record: bool = True,
+                  clients: aws.Clients | None = None) -> PreflightReport:
+    """Check every rig in every region (:func:`check`) and, with ``record``, write the placement (:func:`place`)."""
+    return place(rigs, check(rigs, session, regions, prices, clients), record)
 
 
 def select_rigs(names: Iterable[str], catalog: Catalog | None = None) -> tuple[list[DeployableRig], list[str]]:

@@ -24,14 +24,14 @@ from __future__ import annotations
 import json
 import threading
 from dataclasses import dataclass, field
-from datetime import date, datetime, timezone
+from datetime import date
 from functools import lru_cache
 from pathlib import Path
 from typing import Any, Iterable
 
 import yaml
 
-from . import aws
+from . import aws, utc
 from .catalog import BedrockBackend, Ec2Rig, Rig, SageMakerRig, load_catalog
 
 PRICES_PATH = Path(__file__).with_name("prices.yaml")
@@ -345,7 +345,7 @@ class PriceBook:
                  today: date | None = None) -> None:
         self.session = session
         self.offline = offline or load_offline_prices()
-        self.today = today or datetime.now(timezone.utc).date()
+        self.today = today or utc.now().date()
         self._client: Any = None
         self._api_failure: str | None = None if session is not None else "no AWS session given"
         self._cache: dict[tuple[str, str, str], Any] = {}

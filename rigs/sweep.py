@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
 from typing import Any, Callable, Sequence
 
-from . import aws, placement
+from . import aws, placement, utc
 from .contract import BASE_STACK_PREFIX, REGIONS
 from .inventory import (ASG, BUILD_PROJECT, ENDPOINT, ENDPOINT_CONFIG, GLOBAL, INSTANCE, INSTANCE_PROFILE,
                         INTERNET_GATEWAY, LAUNCH_TEMPLATE, MODEL, REPOSITORY, ROLE, ROUTE_TABLE, SECURITY_GROUP,
@@ -40,6 +40,16 @@ ENDPOINT_BUSY = ("Creating", "Updating", "SystemUpdating", "RollingBack", "Updat
 STACK_BUSY_SUFFIX = "_IN_PROGRESS"
 TYPICAL_ENDPOINT_MINUTES = 10
 CAPACITY_WAIT_MINUTES = 31
+MAX_WAIT_MINUTES = 15.0
+"""How long a sweep waits, by default, for an endpoint still Creating and for each deletion (``--max-wait``)."""
+POLL_S = 5.0
+"""How often a sweep asks whether a deletion is done."""
+ENDPOINT_POLL_S = 1.0
+"""The same against a custom endpoint (``AWS_ENDPOINT_URL``: moto's server answers at once)."""
+
+
+def default_poll_s() -> float:
+    return ENDPOINT_POLL_S if aws.endpoint_url() else POLL_S
 
 
 @dataclass
@@ -80,7 +90,7 @@ class SweepResult:
 
 class Sweeper:
     def __init__(self, session: Any, regions: Sequence[str] = REGIONS, everything: bool = False,
-                 max_wait: float = 900.0, say: Say = print, poll: float = 5.0,
+                 max_wait: float = MAX_WAIT_MINUTES * 60, say: Say = print, poll: float = POLL_S,
                  sleep: Callable[[float], None] = time.sleep, prices: PriceBook | None = None) -> None:
         self.session = session
         self.clients = aws.Clients(session)
@@ -171,10 +181,10 @@ class Sweeper:
         try:
             started = datetime.fromisoformat(str(created))
         except (TypeError, ValueError):
-            started = datetime.now(timezone.utc)
+            started = utc.now()
         if started.tzinfo is None:
             started = started.replace(tzinfo=timezone.utc)
-        at = max(started + timedelta(minutes=CAPACITY_WAIT_MINUTES), datetime.now(timezone.utc) + timedelta(minutes=5))
+        at = max(started + timedelta(minutes=CAPACITY_WAIT_MINUTES), utc.now() + timedelta(minutes=5))
         return at.strftime("%H:%M UTC")
 
     # --- stacks ------------------------------------------------------------------------

@@ -50,7 +50,7 @@ def test_no_account_means_no_call_and_the_placement_file_decides(state, monkeypa
 
 def test_rigs_up_synths_do_not_ask_again_nor_touch_the_placement_file(state, monkeypatch):
     """`python -m rigs up` chose the region and records it; its synths say so to the app."""
-    from rigs.up import CdkCli
+    from rigs.deploy.cdk_cli import CdkCli
 
     monkeypatch.setenv("CDK_DEFAULT_ACCOUNT", "123456789012")
     monkeypatch.setattr(whereabouts, "locate", lambda *a, **k: pytest.fail("CloudFormation asked for up's synth"))

@@ -29,9 +29,9 @@ from types import TracebackType
 from typing import IO, AbstractSet, Callable, Iterator, Sequence
 
 from rigs import local_tools
+from rigs.processes import spawn, stop
 
 from .probe import NotReadyError, ProbeResult, wait_until_answered
-from ..processes import spawn, stop
 
 logger = logging.getLogger(__name__)
 
@@ -138,7 +138,7 @@ class ProcessPortForward(PortForward):
         if self._log is None and self._log_path is not None:
             self._log_path.parent.mkdir(parents=True, exist_ok=True)
             self._log = open(self._log_path, "ab")
-        self._process = spawn(self.command(), log=self._log)
+        self._process = spawn(self.command(), log=self._log or subprocess.DEVNULL, guard=True)
         logger.info("backend=<%s>, pid=<%s>, port=<%s> | forward started", self.name,
                     self._process.pid, self.local_port)
 

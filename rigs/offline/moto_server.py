@@ -298,11 +298,11 @@ def failing_launches(blocked: dict[tuple[str, str], tuple[str, str]]) -> Callabl
     """
     if not blocked:
         return lambda: None
-    from datetime import datetime, timezone
-
     from moto.autoscaling import models as autoscaling_models
     from moto.autoscaling import responses as autoscaling_responses
     from moto.core.responses import ActionResult
+
+    from rigs import utc
 
     activities_by_group: dict[tuple[str, str], list[dict]] = {}
     INJECTED_ACTIVITIES.append(activities_by_group)
@@ -321,7 +321,7 @@ def failing_launches(blocked: dict[tuple[str, str], tuple[str, str]]) -> Callabl
             zones = sorted({subnet.availability_zone for subnet in subnets})
         if code not in LAUNCH_ERRORS:
             zones = zones[:1]
-        now = datetime.now(timezone.utc)
+        now = utc.now()
         activities = activities_by_group.setdefault((self.region, self.name), [])
         for zone in zones:
             text = (LAUNCH_ERRORS.get(code) or message).format(type=self.instance_type, zone=zone)
@@ -329,7 +329,7 @@ def failing_launches(blocked: dict[tuple[str, str], tuple[str, str]]) -> Callabl
                 "ActivityId": f"injected-{len(activities)}", "AutoScalingGroupName": self.name,
                 "Description": f"Launching a new EC2 instance.  Status Reason: Could not launch On-Demand Instances. "
                                f"{code} - {text} Launching EC2 instance failed.",
-                "Cause": f"At {now:%Y-%m-%dT%H:%M:%SZ} an instance was started in response to a difference "
+                "Cause": f"At {utc.iso_seconds(now)} an instance was started in response to a difference "
                          "between desired and actual capacity, increasing the capacity from 0 to 1.",
                 "StartTime": now, "EndTime": now, "StatusCode": "Failed", "Progress": 100,
                 "StatusMessage": f"Could not launch On-Demand Instances. {code} - {text} Launching EC2 instance failed.",

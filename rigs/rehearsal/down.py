@@ -16,16 +16,15 @@ import shlex
 import signal
 import threading
 from collections import defaultdict
-from datetime import datetime, timezone
+from datetime import datetime
 from pathlib import Path
-from typing import Any, Callable, Mapping, Sequence
+from typing import Callable, Mapping, Sequence
 
-from . import processes
-from .. import aws
+from .. import aws, processes, utc
 from ..catalog import load_catalog
 from ..contract import BASE_STACK_PREFIX, REGIONS
 from ..placement import PROJECT_DIR
-from ..up import CDK
+from ..deploy.cdk_cli import CDK
 from ..whereabouts import Whereabouts
 
 ATTEMPTS = 4
@@ -110,11 +109,11 @@ class Destroyer:
                 self.say(f"down: {shown(command)} (attempt {attempt}, log: {log.name})")
                 self._run(command, log)
             where = self.locate()
-            now = datetime.now(timezone.utc)
+            now = utc.iso_seconds()
             for name, regions in list(self.left.items()):
                 still = [r for r in regions if r in where.regions_of(name)] if where.complete else regions
                 for region in set(regions) - set(still):
-                    gone[(name, region)] = self._deleted_at(name, region, started) or _stamp(now)
+                    gone[(name, region)] = self._deleted_at(name, region, started) or now
                 if still:
                     self.left[name] = still
                 else:
@@ -147,8 +146,4 @@ class Destroyer:
             return None
         times = [s["DeletionTime"] for s in summaries if s.get("StackName") == name and s.get("DeletionTime")
                  and (since is None or s["DeletionTime"] >= since)]
-        return _stamp(max(times)) if times else None
-
-
-def _stamp(moment: Any) -> str:
-    return moment.astimezone(timezone.utc).isoformat(timespec="seconds").replace("+00:00", "Z")
+        return utc.iso_seconds(max(times)) if times else None

@@ -2,10 +2,11 @@
 
 1. **Plan.** The rigs already deployed are left out (a rehearsal never touches a stack it did not
    create); ``doctor`` checks the account and rules out what cannot deploy; ``preflight`` records
-   where each rig goes first; the estimate (:mod:`.estimate`) says what it may cost and how long
+   where each rig goes first, from the doctor's own checks (the sequence ``up --doctor`` uses too:
+   :mod:`rigs.deploy.sequence`); the estimate (:mod:`.estimate`) says what it may cost and how long
    it may take. Nothing is created before the user says yes (``--yes``).
 2. **Up** with the small model (the catalog's), every rig in parallel with region failover
-   (:class:`rigs.up.Up`).
+   (:class:`rigs.deploy.up.Up`).
 3. **Benchmark** every rig that came up (and Bedrock), with ``python -m agent.run`` run as a
    command into the rehearsal's evidence folder.
 4. **Big** (``--big``): the small rigs are destroyed, the rigs with a ``big`` catalog variant come
@@ -32,24 +33,29 @@ import sys
 import threading
 from contextlib import ExitStack
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Mapping, Sequence, TextIO
 
 from . import estimate as estimating
-from . import processes, timeline
+from . import plan, timeline
 from .down import Destroyer, created_since, destroy_commands, shown
 from .offline import OfflineAws, OfflineError
-from .. import aws, local_tools, placement, whereabouts
+from .. import aws, local_tools, placement, processes, utc, whereabouts
 from ..catalog import BIG_VARIANT, BedrockBackend, DeployableRig, Ec2Rig, load_catalog
 from ..contract import REGIONS
 from ..pricing import PriceBook, PriceError
-from ..up import CdkCli, CdkResult, RigResult, Up, UpSettings, WatchSettings
+from ..deploy.cdk_cli import CdkCli, CdkResult, default_method
+from ..deploy.sequence import DeploySequence
+from ..deploy.records import RigResult
+from ..deploy.up import Up, UpSettings
+from ..deploy.watch import CAPACITY_GRACE_MINUTES, WatchSettings, default_poll_s
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
 BENCH_WAIT_S = 120.0
 """How long the benchmark gets to stop and write its evidence after an interrupt."""
 RESERVED_BENCH_OPTIONS = ("--backends", "--out", "--stand-in", "--local", "--list")
+OFFLINE_CAPACITY_GRACE_MINUTES = 0.0
+"""Offline, a failed launch is the injected one (``--inject-capacity``): the next region at once."""
 NO_OFFLINE_BEDROCK = "no offline stand-in for Bedrock (moto has no Bedrock runtime): left out of an offline rehearsal"
 
 
@@ -132,7 +138,7 @@ def bench_arguments(text: str) -> list[str]:
 
 
 def evidence_folder(given: Path | None) -> Path:
-    folder = given or Path("results") / f"rehearsal-{datetime.now(timezone.utc):%Y-%m-%dT%H%M%SZ}"
+    folder = given or Path("results") / f"rehearsal-{utc.folder_stamp()}"
     if folder.exists() and (not folder.is_dir() or any(folder.iterdir())):
         raise UsageError(f"--evidence {folder}: exists and is not an empty folder; name a new one")
     try:
@@ -169,7 +175,7 @@ class Rehearsal:
         self.notes: list[str] = []
         self.left: dict[str, Any] = {}
         """What the down step found left: billing, not billing, not checked, stacks it could not destroy."""
-        self.started = datetime.now(timezone.utc)
+        self.started = utc.now()
         self._log: TextIO | None = None
 
     # --- output ---------------------------------------------------------------------------------
@@ -218,11 +224,11 @@ class Rehearsal:
                         self.offline.start(self.say)
                         os.environ.update(self.offline.environment())
                         os.environ.pop("AWS_PROFILE", None)
-                    plan = self._plan(selected)
+                    estimate = self._plan(selected)
                 except KeyboardInterrupt:
                     self.say("interrupted before anything was created: nothing to clean up")
                     return EXIT_INTERRUPTED
-                if plan is None:
+                if estimate is None:
                     return EXIT_FAILED
                 if not self._consent():
                     self.say("nothing created")
@@ -241,10 +247,6 @@ class Rehearsal:
     # --- 1. the plan ----------------------------------------------------------------------------
 
     def _plan(self, selected: Sequence[Any]) -> estimating.Estimate | None:
-        from ..doctor import render as render_doctor
-        from ..doctor import run_doctor
-        from ..preflight import render_placement, run_preflight
-
         self.session = aws.make_session(self.options.profile, self.options.region)
         account = aws.check_credentials(self.session, self.options.region or self.session.region_name or "us-east-1")
         self.say(f"account {account}" + (f" (moto's, at {aws.endpoint_url()})" if self.options.offline else ""))
@@ -266,44 +268,14 @@ class Rehearsal:
                 self.skipped[rig.name] = (f"{rig.stack_name} is already deployed in {', '.join(regions)}: not created "
                                           "by this rehearsal, so left alone (leave the rig out, or remove it first)")
                 rigs.remove(rig)
-        candidates: dict[str, list[placement.Candidate]] = {}
         if rigs and self.options.offline:
             regions = [r for r in REGIONS if any(r in rig.regions for rig in rigs)]
             self.say(f"offline: bootstrapping moto's account for the CDK in {', '.join(regions)}")
             self._bootstrap(regions)
-        if rigs:
-            report = run_doctor(rigs, lambda: self.session)
-            self.show(render_doctor(report))
-            ignore = ("CDK bootstrap",) if self.options.bootstrap else ()
-            if ignore:
-                self.say("--bootstrap: a region without the CDK bootstrap is bootstrapped once you say yes")
-            for rig in list(rigs):
-                if not report.deployable(rig.name, ignore):
-                    checks = sorted({f.check for region in report.rig_regions.get(rig.name, ())
-                                     for f in report.blockers(rig.name, region) if f.check not in ignore})
-                    self.skipped[rig.name] = f"doctor: cannot deploy anywhere: {', '.join(checks)} (see its table)"
-                    rigs.remove(rig)
-            if rigs and not self.options.offline and any(isinstance(r, Ec2Rig) for r in rigs):
-                missing = [t for t in local_tools.ssm_tools() if not t.ok]
-                if missing:
-                    self.say("error: the benchmark reaches the EC2 rigs through SSM port forwards, which need "
-                             + "; ".join(f"{t.name} ({t.problem}; {t.fix})" for t in missing)
-                             + ": install them, or leave the EC2 rigs out; nothing created")
-                    return None
-            if rigs:
-                preflight = run_preflight(rigs, self.session)
-                for line in render_placement(preflight):
-                    self.say(line)
-                recorded = placement.load()
-                for rig in list(rigs):
-                    allowed = report.deployable(rig.name, ignore)
-                    entry = recorded.get(rig.name)
-                    found = [c for c in (entry.candidates if entry else ()) if c.region in allowed]
-                    if found:
-                        candidates[rig.name] = found
-                    else:
-                        self.skipped[rig.name] = "no region where preflight and doctor both allow it"
-                        rigs.remove(rig)
+        candidates = self._regions_to_try(rigs) if rigs else {}
+        if candidates is None:
+            return None
+        rigs = [rig for rig in rigs if rig.name in candidates]
         small = Phase(estimating.SMALL, {r.name: (r, candidates[r.name]) for r in rigs})
         self.phases.append(small)
         if self.options.big:
@@ -320,6 +292,38 @@ class Rehearsal:
             self.say("nothing to rehearse: " + ("; ".join(f"{n}: {r}" for n, r in self.skipped.items()) or "no rig"))
             return None
         return result
+
+    def _regions_to_try(self, rigs: list[DeployableRig]) -> dict[str, list[placement.Candidate]] | None:
+        """Doctor, then preflight (once: :mod:`rigs.deploy.sequence`): the regions each rig may try; a rig with
+        none is left out, with why. None when the benchmark could not reach the EC2 rigs (nothing created)."""
+        from ..preflight import render_placement
+
+        sequence = DeploySequence(self.session, self.show)
+        ignore = ("CDK bootstrap",) if self.options.bootstrap else ()
+        allowed = sequence.doctor(rigs, ignore)
+        if ignore:
+            self.say("--bootstrap: a region without the CDK bootstrap is bootstrapped once you say yes")
+        for rig in list(rigs):
+            if not allowed[rig.name]:
+                self.skipped[rig.name] = (f"doctor: cannot deploy anywhere: {', '.join(sequence.blockers(rig.name))} "
+                                          "(see its table)")
+                rigs.remove(rig)
+        if rigs and not self.options.offline and any(isinstance(r, Ec2Rig) for r in rigs):
+            missing = [t for t in local_tools.ssm_tools() if not t.ok]
+            if missing:
+                self.say("error: the benchmark reaches the EC2 rigs through SSM port forwards, which need "
+                         + "; ".join(f"{t.name} ({t.problem}; {t.fix})" for t in missing)
+                         + ": install them, or leave the EC2 rigs out; nothing created")
+                return None
+        if not rigs:
+            return {}
+        plans = sequence.plans(rigs, fresh=True)
+        for line in render_placement(sequence.preflight_report):
+            self.say(line)
+        for name, (_, found) in plans.items():
+            if not found:
+                self.skipped[name] = "no region where preflight and doctor both allow it"
+        return {name: found for name, (_, found) in plans.items() if found}
 
     def _bedrock(self) -> bool:
         return not self.options.offline and any(isinstance(self.catalog.get(n), BedrockBackend)
@@ -348,52 +352,24 @@ class Rehearsal:
 
     def _write_plan(self, result: estimating.Estimate, account: str) -> None:
         assert self.folder is not None
-        lines = ["Rehearsal plan" + (" (offline: a rehearsal of the flow in moto, not of the hardware; nothing is "
-                                     "billed, and the estimate is what a real account would pay)"
-                                     if self.options.offline else "")]
-        table = []
-        for plan in self.price_plans:
-            _, candidates = next(p.plans[plan.rig] for p in self.phases if p.name == plan.phase)
-            then = [c.region for c in candidates[1:]]
-            table.append([plan.rig, plan.phase, plan.region + (f" (then {', '.join(then)})" if then else ""),
-                          plan.instance_type, plan.model_id, f"ready within {plan.ready_timeout_minutes} min",
-                          f"${plan.usd_per_hour:.4f}/h" if plan.usd_per_hour is not None else "no price"])
-        widths = [max(len(row[i]) for row in table) for i in range(len(table[0]))] if table else []
-        lines += ["  " + "  ".join(cell.ljust(width) for cell, width in zip(row, widths)).rstrip() for row in table]
+        then = {(name, phase.name): [c.region for c in candidates[1:]]
+                for phase in self.phases for name, (_, candidates) in phase.plans.items()}
+        bedrock_price = None
         if self._bedrock():
             bedrock = self.catalog.get("bedrock")
             try:
-                price = self._prices().bedrock_token_prices(bedrock.model_id, bedrock.regions[0]).describe()
+                bedrock_price = self._prices().bedrock_token_prices(bedrock.model_id, bedrock.regions[0]).describe()
             except PriceError as exc:
-                price = str(exc)
-            lines.append(f"  {'bedrock':<10} {'':<5} benchmarked, nothing to deploy; billed per token ({price}), "
-                         "not in the estimate")
-        for name, reason in self.skipped.items():
-            lines.append(f"  {name}: skipped: {reason}")
-        for name, reason in self.big_skipped.items():
-            lines.append(f"  {name}: no big model: {reason}")
-        benchmark = ("python -m agent.run " + (self.options.bench_options or "(its default options)"))
-        lines.append(f"benchmark: {benchmark}")
-        lines.append("estimate, an upper bound (every rig takes its full ready timeout):")
-        lines += [f"  {line}" for line in estimating.describe(result)]
-        prices = sorted({p.price for p in self.price_plans if p.price})
-        lines += [f"  price: {p}" for p in prices]
-        for line in lines:
+                bedrock_price = str(exc)
+        benchmark = "python -m agent.run " + (self.options.bench_options or "(its default options)")
+        for line in plan.lines(self.price_plans, then, result, offline=self.options.offline,
+                               bedrock_price=bedrock_price, skipped=self.skipped, no_big_model=self.big_skipped,
+                               benchmark=benchmark):
             self.say(line)
-        (self.folder / "plan.json").write_text(json.dumps({
-            "account": account, "offline": self.options.offline, "big": self.options.big,
-            "phases": [{"rig": p.rig, "phase": p.phase, "region": p.region, "instance_type": p.instance_type,
-                        "model_id": p.model_id, "ready_timeout_minutes": p.ready_timeout_minutes,
-                        "max_hours": p.max_hours, "usd_per_hour": p.usd_per_hour, "price": p.price}
-                       for p in self.price_plans],
-            "skipped": self.skipped, "no_big_model": self.big_skipped, "benchmark": benchmark,
-            "estimate": {"minutes": result.minutes, "usd": round(result.usd, 4),
-                         "backstop_usd": round(result.backstop_usd, 4),
-                         "benchmark_allowance_minutes": result.benchmark_minutes,
-                         "destroy_allowance_minutes": result.destroy_minutes,
-                         "phases": [{"phase": p.phase, "rigs": list(p.rigs), "ready_minutes": p.ready_minutes,
-                                     "minutes": p.minutes, "usd": round(p.usd, 4)} for p in result.phases]},
-        }, indent=2) + "\n", encoding="utf-8")
+        record = plan.record(self.price_plans, result, account=account, offline=self.options.offline,
+                             big=self.options.big, skipped=self.skipped, no_big_model=self.big_skipped,
+                             benchmark=benchmark)
+        (self.folder / "plan.json").write_text(json.dumps(record, indent=2) + "\n", encoding="utf-8")
 
     def _consent(self) -> bool:
         if self.options.yes:
@@ -461,7 +437,7 @@ class Rehearsal:
                 raise RuntimeError(failure.message)
 
     def _cdk(self) -> RehearsalCdk:
-        return RehearsalCdk(self.running, self.cancelled, "direct" if self.options.offline else None)
+        return RehearsalCdk(self.running, self.cancelled, default_method())
 
     def _sleep(self, seconds: float) -> None:
         if self.cancelled.wait(seconds):
@@ -471,9 +447,10 @@ class Rehearsal:
         if not phase.plans:
             return
         grace = self.options.capacity_grace_minutes
-        grace = (0.0 if self.options.offline else 5.0) if grace is None else grace
+        if grace is None:
+            grace = OFFLINE_CAPACITY_GRACE_MINUTES if self.options.offline else CAPACITY_GRACE_MINUTES
         settings = UpSettings(max_hours=self.options.max_hours, context=dict(context), evidence_dir=folder,
-                              watch=WatchSettings(capacity_grace=grace * 60, poll=2.0 if self.options.offline else 10.0))
+                              watch=WatchSettings(capacity_grace=grace * 60, poll=default_poll_s()))
         up = Up(self.session, self._cdk(), settings, say=self.say, sleep=self._sleep)
         together = " in parallel" if len(phase.plans) > 1 else ""
         self.say(f"up ({phase.name} model): {', '.join(phase.plans)}{together}; evidence {folder}")
@@ -524,7 +501,8 @@ class Rehearsal:
             command += ["--profile", self.options.profile]
         command += bench
         self.say(f"benchmark ({phase.name} model): python {' '.join(command[1:])}")
-        process = self.running.add(processes.spawn(command, stdin=None, cwd=os.getcwd(), env=dict(os.environ)))
+        process = self.running.add(processes.spawn(command, log=None, stdin=None, cwd=os.getcwd(),
+                                                   env=dict(os.environ)))
         phase.bench_folder = folder
         try:
             phase.bench_exit = process.wait()
@@ -535,7 +513,7 @@ class Rehearsal:
                 process.wait(timeout=BENCH_WAIT_S)
             except Exception:  # noqa: BLE001 - then it is stopped
                 pass
-            phase.bench_exit = processes.stop(process)
+            phase.bench_exit = processes.stop(process, grace_s=processes.COMMAND_GRACE_S)
             raise
         finally:
             self.running.discard(process)
@@ -650,22 +628,15 @@ class Rehearsal:
 
     def _report(self) -> None:
         assert self.folder is not None
-        from rich.table import Table
-
-        now = datetime.now(timezone.utc)
+        now = utc.now()
         lines = [line for phase in self.phases for line in phase.timelines]
         notes = list(self.notes)
         if self.options.offline:
             notes.append("offline: moto's server and the local rig stood in for AWS and the rigs' servers; the times "
                          "are those of the flow on this machine, and the cost is what these minutes would cost at the "
                          "prices shown (nothing was billed)")
-        table = Table(title="Timeline (UTC: the deploy start, then +m:ss after it)", header_style="bold")
-        for heading in timeline.HEADER:
-            table.add_column(heading, overflow="fold")
-        for row in timeline.rows(lines, now, compact=True):
-            table.add_row(*row)
         if lines:
-            self.show(table)
+            self.show(timeline.table(lines, now))
         cost = timeline.total_cost(lines, now)
         self.say(f"the rehearsal's own cost: ${cost:.4f} (instance-hours x price"
                  + ("; offline: nothing was billed" if self.options.offline else "") + ")")
@@ -673,12 +644,13 @@ class Rehearsal:
                                         if self.options.offline else "")
         (self.folder / "TIMELINE.md").write_text(timeline.markdown(lines, title, notes, now), encoding="utf-8")
         (self.folder / "timeline.json").write_text(json.dumps({
-            "offline": self.options.offline, "started": timeline.utc(self.started), "finished": timeline.utc(now),
+            "offline": self.options.offline, "started": utc.iso_seconds(self.started), "finished": utc.iso_seconds(now),
             "phases": [line.as_dict(now) for line in lines], "cost_usd": round(cost, 6),
             "benchmarks": {phase.name: {"exit": phase.bench_exit,
                                         "folder": str(phase.bench_folder) if phase.bench_folder else None}
                            for phase in self.phases},
-            "skipped": self.skipped, "no_big_model": self.big_skipped, "left": self.left, "notes": notes}, indent=2) + "\n", encoding="utf-8")
+            "skipped": self.skipped, "no_big_model": self.big_skipped, "left": self.left, "notes": notes},
+            indent=2) + "\n", encoding="utf-8")
         for phase in self.phases:
             if phase.bench_folder is not None:
                 self.say(f"report ({phase.name} model): {phase.bench_folder / 'REPORT.md'}")

@@ -24,7 +24,7 @@ import time
 from pathlib import Path
 from typing import IO, Callable, Sequence
 
-from . import processes
+from .. import processes
 from ..placement import PROJECT_DIR
 
 START_TIMEOUT_S = 180.0
@@ -111,8 +111,8 @@ class OfflineAws:
                 self._moto.stdin.close()
             except OSError:
                 pass
-        processes.stop(self._moto)
-        processes.stop(self._local)
+        processes.stop(self._moto, grace_s=processes.COMMAND_GRACE_S)
+        processes.stop(self._local, grace_s=processes.COMMAND_GRACE_S)
         for process in (self._moto, self._local):
             if process is not None and process.stdout is not None:
                 process.stdout.close()

@@ -1,7 +1,7 @@
 """The rehearsal's timeline per rig and phase, and what the rehearsal itself cost.
 
 Per rig and phase: deploy start, instance (or endpoint) launched, running, SSM online and ready
-come from ``rigs up`` (:class:`rigs.up.Timeline`); the first answer from the benchmark's evidence
+come from ``rigs up`` (:class:`rigs.deploy.records.Timeline`); the first answer from the benchmark's evidence
 (the earliest request of that backend in ``requests.jsonl`` that did not fail: a chat request's
 first token, or the end of a counting or orchestrator run); destroyed from the down step
 (CloudFormation's deletion time where it gives one, else when ``cdk destroy`` returned with the
@@ -17,24 +17,16 @@ from __future__ import annotations
 
 import json
 from dataclasses import asdict, dataclass, field
-from datetime import datetime, timezone
+from datetime import datetime
 from pathlib import Path
 from typing import Any, Iterable, Sequence
+
+from .. import utc
 
 EVENTS = ("deploy_start", "instance_launched", "instance_running", "ssm_online", "ready", "first_answer", "destroyed")
 """The columns of the timeline, in order."""
 HEADINGS = {"deploy_start": "deploy start", "instance_launched": "launched", "instance_running": "running",
             "ssm_online": "SSM online", "ready": "ready", "first_answer": "first answer", "destroyed": "destroyed"}
-
-
-def parse(stamp: str | None) -> datetime | None:
-    if not stamp:
-        return None
-    return datetime.fromisoformat(stamp.replace("Z", "+00:00")).astimezone(timezone.utc)
-
-
-def utc(moment: datetime) -> str:
-    return moment.astimezone(timezone.utc).isoformat(timespec="seconds").replace("+00:00", "Z")
 
 
 @dataclass
@@ -61,10 +53,10 @@ class PhaseTimeline:
 
     def billed_hours(self, now: datetime | None = None) -> float:
         """Hours from the instance's launch (the endpoint's creation) to the deletion; 0 when none launched."""
-        start = parse(self.instance_launched) or parse(self.instance_running)
+        start = utc.parse(self.instance_launched) or utc.parse(self.instance_running)
         if start is None:
             return 0.0
-        end = parse(self.destroyed) or now or datetime.now(timezone.utc)
+        end = utc.parse(self.destroyed) or now or utc.now()
         return max(0.0, (end - start).total_seconds() / 3600.0)
 
     def cost_usd(self, now: datetime | None = None) -> float | None:
@@ -79,7 +71,7 @@ class PhaseTimeline:
 
 
 def from_up(rig: str, phase: str, model_id: str, up_timeline: Any, outcome: str) -> PhaseTimeline:
-    """A phase's timeline from what ``rigs up`` recorded (:class:`rigs.up.Timeline`)."""
+    """A phase's timeline from what ``rigs up`` recorded (:class:`rigs.deploy.records.Timeline`)."""
     return PhaseTimeline(rig=rig, phase=phase, model_id=model_id, region=up_timeline.region,
                          deploy_start=up_timeline.deploy_start, instance_launched=up_timeline.instance_launched,
                          instance_running=up_timeline.instance_running, ssm_online=up_timeline.ssm_online,
@@ -102,20 +94,20 @@ def first_answers(requests: Path) -> dict[str, str]:
         backend = record.get("backend")
         if answered is not None and backend and (backend not in earliest or answered < earliest[backend]):
             earliest[backend] = answered
-    return {backend: utc(moment) for backend, moment in earliest.items()}
+    return {backend: utc.iso_seconds(moment) for backend, moment in earliest.items()}
 
 
 def _answered_at(record: dict[str, Any]) -> datetime | None:
     if record.get("error") or not record.get("started"):
         return None
-    started = parse(record["started"])
+    started = utc.parse(record["started"])
     if record.get("first_ms") is not None:
         offset_s = float(record["first_ms"]) / 1000.0
     elif record.get("seconds") is not None:
         offset_s = float(record["seconds"])
     else:
         return None
-    return datetime.fromtimestamp(started.timestamp() + offset_s, timezone.utc)
+    return utc.at_epoch(started.timestamp() + offset_s)
 
 
 def total_cost(phases: Iterable[PhaseTimeline], now: datetime | None = None) -> float:
@@ -123,7 +115,7 @@ def total_cost(phases: Iterable[PhaseTimeline], now: datetime | None = None) -> 
 
 
 def _clock(stamp: str | None, start: datetime | None, compact: bool) -> str:
-    moment = parse(stamp)
+    moment = utc.parse(stamp)
     if moment is None:
         return "-"
     if start is None or moment <= start:
@@ -142,7 +134,7 @@ def rows(phases: Sequence[PhaseTimeline], now: datetime | None = None, compact: 
     deploy start's time, then only offsets), billed hours, cost."""
     out = []
     for p in phases:
-        start = parse(p.deploy_start)
+        start = utc.parse(p.deploy_start)
         cost = p.cost_usd(now)
         left = "" if p.destroyed or not p.deploy_start else " (not destroyed: counted to now)"
         out.append([p.rig, p.phase, p.region or "-", *(_clock(getattr(p, e), start, compact) for e in EVENTS),
@@ -151,6 +143,18 @@ def rows(phases: Sequence[PhaseTimeline], now: datetime | None = None, compact: 
 
 
 HEADER = ["rig", "phase", "region", *(HEADINGS[e] for e in EVENTS), "hours", "cost"]
+
+
+def table(phases: Sequence[PhaseTimeline], now: datetime | None = None) -> Any:
+    """The timeline as a rich Table for the terminal (compact: the deploy start, then offsets)."""
+    from rich.table import Table
+
+    shown = Table(title="Timeline (UTC: the deploy start, then +m:ss after it)", header_style="bold")
+    for heading in HEADER:
+        shown.add_column(heading, overflow="fold")
+    for row in rows(phases, now, compact=True):
+        shown.add_row(*row)
+    return shown
 
 
 def markdown(phases: Sequence[PhaseTimeline], title: str, notes: Sequence[str] = (),

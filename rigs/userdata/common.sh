@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Boot steps shared by every EC2 rig. rigs/userdata.py renders the user data as:
+# Boot steps shared by every EC2 rig. rigs/userdata (__init__.py) renders the user data as:
 #   generated RIG_* preamble + this file + the runtime's file (vllm.sh or neuronx.sh).
 # The runtime file defines check_accelerator and start_server, then calls main.
 #

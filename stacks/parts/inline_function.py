@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import ast
+import re
+import sys
 from pathlib import Path
 from typing import Sequence, cast
 
@@ -11,20 +14,53 @@ from aws_cdk import aws_lambda as lambda_
 from aws_cdk import aws_logs as logs
 from constructs import Construct
 
+import rigs
+
 from .checks import skip_checkov
 
 HANDLER_DIR = Path(__file__).with_name("handlers")
+SHARED_DIR = Path(rigs.__file__).parent
+SHARED_IMPORT = re.compile(r"^from rigs\.(\w+) import [\w, ]+$", re.MULTILINE)
+"""A handler's import of a pure module of ``rigs/``, replaced by the module's code when inlined."""
 INLINE_LIMIT = 4096
 RUNTIME = lambda_.Runtime.PYTHON_3_14
 
 
 def inline_source(handler: str) -> str:
-    """The handler module followed by ``respond.py``: one self-contained inline file."""
+    """The handler module followed by ``respond.py``: one self-contained inline file.
+
+    A handler may share a pure function with ``rigs/`` (the doctor makes the same choice): its
+    ``from rigs.<module> import ...`` line is replaced by that module's code (:func:`shared_code`).
+    """
     source = (HANDLER_DIR / f"{handler}.py").read_text(encoding="utf-8")
+    source = SHARED_IMPORT.sub(lambda match: shared_code(match.group(1)), source)
     source += "\n\n" + (HANDLER_DIR / "respond.py").read_text(encoding="utf-8")
     if len(source) > INLINE_LIMIT:
         raise ValueError(f"handler {handler}: {len(source)} characters, over Lambda's inline limit of {INLINE_LIMIT}")
     return source
+
+
+def shared_code(module: str) -> str:
+    """``rigs/<module>.py`` without its docstring, for a handler's inline file.
+
+    Raises ValueError when the module imports anything outside the standard library, or from
+    ``__future__`` (which must open a file): the Lambda has neither ``rigs`` nor the project's
+    packages, and the code lands in the middle of the handler.
+    """
+    path = SHARED_DIR / f"{module}.py"
+    source = path.read_text(encoding="utf-8")
+    tree = ast.parse(source, filename=str(path))
+    for node in ast.walk(tree):
+        names = ([alias.name for alias in node.names] if isinstance(node, ast.Import)
+                 else [node.module or ""] if isinstance(node, ast.ImportFrom) else [])
+        foreign = [name for name in names if name == "__future__" or name.split(".")[0] not in sys.stdlib_module_names]
+        if foreign or getattr(node, "level", 0):
+            raise ValueError(f"rigs/{module}.py imports {', '.join(foreign) or 'a relative module'}: a handler can "
+                             "inline only code that needs the standard library alone")
+    body = tree.body[1:] if tree.body and isinstance(tree.body[0], ast.Expr) and \
+        isinstance(tree.body[0].value, ast.Constant) and isinstance(tree.body[0].value.value, str) else tree.body
+    first = body[0].lineno if body else len(source.splitlines()) + 1
+    return f"# rigs/{module}.py\n" + "\n".join(source.splitlines()[first - 1:]).strip("\n") + "\n"
 
 
 class InlineFunction(Construct):

@@ -21,6 +21,7 @@ from rigs.catalog import load_catalog
 from rigs.cli import main
 from rigs.doctor import DOCTOR_CONFIG, FAIL, OK, WARN, G5G_BUILD_QUOTA, run_doctor
 from rigs.preflight import EC2_QUOTAS
+from rigs.zone_choice import choose_zones
 from tests.fake_tools import AWS_CLI_V1, tools
 
 from .answers import CannedAnswers
@@ -217,11 +218,12 @@ def test_unreadable_quotas_and_refused_calls_warn_without_blocking(endpoint: str
 
 
 def test_the_base_network_takes_the_zones_offering_most_rig_types():
-    """As the base stack's deploy-time custom resource chooses them (stacks/parts/handlers/usable_zones.py)."""
+    """rigs/zone_choice.py, which the base stack's deploy-time handler inlines (tests/stacks/test_deploy_time_handlers.py
+    runs both on the same account)."""
     offered = {"us-west-2a": 3, "us-west-2b": 4, "us-west-2c": 3, "us-west-2d": 3, "us-west-2e": 0}
-    assert doctor.base_network_zones(offered, 2) == ("us-west-2a", "us-west-2b")
-    assert doctor.base_network_zones({"us-west-2a": 1, "us-west-2e": 0}, 3) == ("us-west-2a",) * 3  # repeated
-    assert doctor.base_network_zones({"us-west-2e": 0}, 2) == ()
+    assert choose_zones(offered, 2) == ("us-west-2a", "us-west-2b")
+    assert choose_zones({"us-west-2a": 1, "us-west-2e": 0}, 3) == ("us-west-2a",) * 3  # repeated
+    assert choose_zones({"us-west-2e": 0}, 2) == ()
 
 
 def test_offered_zones_outside_the_base_network(endpoint: str, which: Any) -> None:

@@ -19,7 +19,9 @@ from moto import mock_aws
 from rigs import placement
 from rigs.catalog import load_catalog
 from rigs.placement import Candidate
-from rigs.up import CdkResult, Up, UpSettings, WatchSettings, stack_dependencies
+from rigs.deploy.cdk_cli import CdkResult, stack_dependencies
+from rigs.deploy.up import Up, UpSettings
+from rigs.deploy.watch import WatchSettings
 
 from .awsfakes import StubSession, plain_client
 
@@ -372,14 +374,14 @@ def test_group_that_cannot_launch_is_given_up_during_the_deploy_not_at_its_timeo
     said: list[str] = []
     up = Up(session, HangingCdk({"us-east-1": "ok"}),
             UpSettings(watch=WatchSettings(poll=0, capacity_grace=600)), say=said.append, sleep=lambda _s: None)
-    original = up.watcher.signal_failure
+    original = up.diagnosis.signal_failure
 
     def signal_failure(*args):
         refused = original(*args)
         signalled.set()
         return refused
 
-    up.watcher.signal_failure = signal_failure
+    up.diagnosis.signal_failure = signal_failure
     (result,) = up.run({"g6": (G6, [Candidate("us-east-2", ("us-east-2a", "us-east-2b")), Candidate("us-east-1", ())])})
     cfn_stub.assert_no_pending_responses()
     assert result.ok and result.region == "us-east-1"

@@ -1,10 +1,11 @@
-"""``rigs rehearse``'s parts that need no AWS: the estimate and the rehearsal's own cost against
+"""``rigs rehearse``'s parts: the estimate and the rehearsal's own cost against
 hand-computed values, the first answer read from the benchmark's evidence, what it destroys and
 how, and the input it refuses before doing anything."""
 
 from __future__ import annotations
 
 import io
+import os
 import json
 import signal
 import subprocess
@@ -12,14 +13,17 @@ import sys
 import threading
 import time
 from datetime import datetime, timezone
+from collections import Counter
 from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
 
+from rigs import aws, placement, processes
+from rigs.catalog import load_catalog
 from rigs.contract import REGIONS
+from rigs.deploy.sequence import DeploySequence
 from rigs.rehearsal import estimate as estimating
-from rigs.rehearsal import processes
 from rigs.rehearsal import timeline
 from rigs.rehearsal.down import Destroyer, created_since, destroy_commands, shown
 from rigs.rehearsal.flow import Options, Rehearsal, UsageError, bench_arguments
@@ -27,6 +31,7 @@ from rigs.whereabouts import Whereabouts
 from tests.conftest import PROJECT_DIR
 
 G6, INF2, SAGEMAKER = 0.8048, 0.7582, 1.1267  # $/h, rigs/prices.yaml
+CATALOG = load_catalog()
 
 
 def plan(rig: str, phase: str, ready: int, usd: float | None, hours: float = 4) -> estimating.PhasePlan:
@@ -231,3 +236,55 @@ def test_an_interrupt_while_destroying_stops_the_destroy_command_and_says_what_i
         destroyer.destroy({"InferenceG6": ["us-east-1"]})
     assert alive({int(started.read_text())}) == set()
     assert destroyer.left == {"InferenceG6": ["us-east-1"]}
+
+
+@pytest.fixture
+def counted_preflight(endpoint: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Counter:
+    """(rig, region) -> how often preflight checked it, against moto's server, with a fresh placement file
+    and the AWS CLI and Session Manager plugin as fakes on PATH."""
+    from rigs import preflight
+    from tests.fake_tools import tools
+
+    monkeypatch.setenv("RIGS_STATE_DIR", str(tmp_path / "state"))
+    tools(tmp_path / "bin")
+    monkeypatch.setenv("PATH", f"{tmp_path / 'bin'}:{os.environ['PATH']}")
+    checked: Counter = Counter()
+    check_rig = preflight.check_rig
+
+    def counted(rig, region, probe):
+        checked[(rig.name, region)] += 1
+        return check_rig(rig, region, probe)
+
+    monkeypatch.setattr(preflight, "check_rig", counted)
+    return checked
+
+
+def test_a_rehearsal_checks_each_rig_in_each_region_once(counted_preflight: Counter, tmp_path: Path):
+    """Doctor, then preflight: the placement is recorded from the doctor's own preflight checks."""
+    g6, sagemaker = CATALOG.get("g6"), CATALOG.get("sagemaker")
+    out = io.StringIO()
+    rehearsal = Rehearsal(Options(rigs=["g6", "sagemaker"], yes=True, bootstrap=True), out=out)
+    rehearsal.folder = tmp_path / "evidence"
+    rehearsal.folder.mkdir()
+    assert rehearsal._plan([g6, sagemaker]) is not None
+    assert counted_preflight == {(rig.name, region): 1 for rig in (g6, sagemaker) for region in rig.regions}
+    assert [c.region for c in placement.load().get("g6").candidates] == list(g6.regions)
+    assert f"g6: try {g6.regions[0]} (" in out.getvalue()
+    # moto has no SageMaker image in AWS's registry: the doctor rules the rig out, and says why
+    assert "sagemaker: skipped: doctor: cannot deploy anywhere: SageMaker image" in out.getvalue()
+
+
+def test_up_runs_preflight_once_and_only_for_a_rig_with_nothing_recorded(counted_preflight: Counter):
+    g6 = CATALOG.get("g6")
+    session = aws.make_session()
+    with_doctor = DeploySequence(session, show=lambda _table: None)
+    assert with_doctor.doctor([g6], ignore=("CDK bootstrap",)) == {"g6": list(g6.regions)}
+    announced: list[list[str]] = []
+    plans = with_doctor.plans([g6], fresh=False, announce=lambda need: announced.append([r.name for r in need]))
+    assert announced == [["g6"]] and [c.region for c in plans["g6"][1]] == list(g6.regions)
+    assert counted_preflight == {("g6", region): 1 for region in g6.regions}  # the doctor's checks, recorded
+    again = DeploySequence(session, show=lambda _table: None).plans([g6], fresh=False, announce=announced.append)
+    assert again == plans and len(announced) == 1  # recorded: no preflight
+    fresh = DeploySequence(session, show=lambda _table: None).plans([g6], fresh=True)
+    assert fresh == plans  # --preflight without --doctor: preflight in the four regions, once more
+    assert counted_preflight == {("g6", region): 2 if region in g6.regions else 1 for region in REGIONS}

@@ -17,7 +17,9 @@ from moto import mock_aws
 from rigs import aws, placement
 from rigs.catalog import load_catalog
 from rigs.placement import Candidate
-from rigs.up import CdkResult, Up, UpSettings, WatchSettings, cli_failure
+from rigs.deploy.cdk_cli import CdkResult, cli_failure
+from rigs.deploy.up import Up, UpSettings
+from rigs.deploy.watch import WatchSettings
 
 G6 = load_catalog().get("g6")
 

@@ -14,8 +14,9 @@ import pytest
 from moto import mock_aws
 from moto.ec2.models import ec2_backends
 
-from rigs import aws
+from rigs import aws, doctor
 from rigs.catalog import load_catalog
+from rigs.contract import base_stack_name
 from stacks.parts.handlers import launch_watch, root_volume, usable_zones
 from rigs.offline.moto_server import failing_launches
 
@@ -84,6 +85,71 @@ def test_a_named_zone_the_account_cannot_use_fails_with_the_usable_ones(moto):
 def test_a_region_where_no_zone_offers_a_rig_type_fails_with_the_reason(moto):
     with pytest.raises(RuntimeError, match=r"no zone of us-east-2 .* offers any of g5g.2xlarge"):
         zones_for("us-east-2", 3, types=["g5g.2xlarge"])
+
+
+# --- the doctor and the deployed handler choose the same zones ---------------------------------------
+
+
+def deployed_usable_zones(template: dict) -> tuple[dict, dict]:
+    """The UsableZones resource's properties and its Lambda's inline code, run as Lambda runs it."""
+    [resource] = [r for r in template["Resources"].values() if r["Type"] == "Custom::UsableZones"]
+    function_id = resource["Properties"]["ServiceToken"]["Fn::GetAtt"][0]
+    namespace: dict = {}
+    exec(compile(template["Resources"][function_id]["Properties"]["Code"]["ZipFile"], "index.py", "exec"), namespace)
+    return resource["Properties"], namespace
+
+
+def doctors_zones(region: str, clients) -> str:
+    _, network = doctor._Checks(clients, ACCOUNT, CATALOG.deployable(), CATALOG).zones(region)
+    return ",".join(network)
+
+
+@pytest.mark.parametrize("region", CATALOG.rig_regions())
+@pytest.mark.parametrize("change", ["none", "a zone impaired, another a local zone"])
+def test_the_doctor_and_the_deployed_handler_choose_the_same_zones(templates, moto, region, change):
+    properties, handler = deployed_usable_zones(templates[base_stack_name(region)])
+    if change != "none":
+        first, second = sorted(ec2_backends[ACCOUNT][region].zones[region], key=lambda z: z.name)[1:3]
+        first.state, second.zone_type = "impaired", "local-zone"
+    deployed = handler["compute"](properties, ec2=ec2(region))["Zones"]
+    assert doctors_zones(region, aws.Clients(boto3.Session(region_name=region))) == deployed
+    assert len(deployed.split(",")) == CATALOG.regions[region].availability_zones
+
+
+ZONES = [  # (name, state, opt-in status, zone type, how many of the region's rig types it offers)
+    ("a", "available", "opt-in-not-required", "availability-zone", 2), ("b", "impaired", "opt-in-not-required",
+    "availability-zone", 4), ("c", "available", "opted-in", "availability-zone", 1), ("d", "available",
+    "not-opted-in", "availability-zone", 4), ("e", "available", "opt-in-not-required", "local-zone", 4),
+    ("f", "available", "opt-in-not-required", "availability-zone", 0), ("g", "available", "opt-in-not-required",
+    "availability-zone", 3), ("h", "available", "opt-in-not-required", "availability-zone", 2)]
+
+
+@pytest.mark.parametrize("region", CATALOG.rig_regions())
+@pytest.mark.parametrize("usable", [8, 3, 1, 0])
+def test_the_doctor_and_the_deployed_handler_rank_zones_alike(templates, region, usable):
+    """The same answers (zones in every state, more or fewer usable than the network's slots) to both."""
+    from botocore.stub import Stubber
+
+    properties, handler = deployed_usable_zones(templates[base_stack_name(region)])
+    types = properties["InstanceTypes"]
+    zones = ZONES[:usable] + [(name, "impaired", *rest) for name, _, *rest in ZONES[usable:]]
+    described = {"AvailabilityZones": [{"ZoneName": f"{region}{name}", "State": state, "OptInStatus": opt_in,
+                                        "ZoneType": kind, "RegionName": region} for name, state, opt_in, kind, _ in zones]}
+    offered = {"InstanceTypeOfferings": [{"InstanceType": types[n % len(types)], "LocationType": "availability-zone",
+                                          "Location": f"{region}{name}"} for name, *_, count in zones
+                                         for n in range(min(count, len(types)))]}
+    client = boto3.client("ec2", region_name=region)
+    answers = Stubber(client)
+    for _ in ("handler", "doctor"):
+        answers.add_response("describe_availability_zones", described)
+        answers.add_response("describe_instance_type_offerings", offered)
+    with answers:
+        deployed = handler["compute"](properties, ec2=client)["Zones"] if usable else ""
+        if not usable:
+            with pytest.raises(RuntimeError, match="no zone of"):
+                handler["compute"](properties, ec2=client)
+        assert doctors_zones(region, lambda service, where: client) == deployed
+    answers.assert_no_pending_responses()
 
 
 # --- the root volume ------------------------------------------------------------------------

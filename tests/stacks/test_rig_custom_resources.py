@@ -10,7 +10,8 @@ from unittest import mock
 import pytest
 
 from stacks.parts.handlers import deadline, endpoint_probe, offered_subnets
-from stacks.parts.inline_function import INLINE_LIMIT, inline_source
+from stacks.parts import inline_function
+from stacks.parts.inline_function import INLINE_LIMIT, inline_source, shared_code
 
 
 class FakeEc2:
@@ -148,3 +149,17 @@ def test_inline_code_fits_lambda_and_answers_cloudformation(handler):
     assert failed["Status"] == "FAILED" and failed["Reason"] == "RuntimeError: no zone offers it"
     assert deleted["PhysicalResourceId"] == "p" and deleted["Data"] == {}
     assert all(r.get_method() == "PUT" for r in sent)
+
+
+def test_a_handler_inlines_only_standard_library_code_of_rigs(tmp_path, monkeypatch):
+    """The Lambda has neither rigs nor the project's packages; a __future__ import must open a file."""
+    monkeypatch.setattr(inline_function, "SHARED_DIR", tmp_path)
+    (tmp_path / "pure.py").write_text('"""Why."""\nimport json\n\n\ndef f():\n    return json.dumps(1)\n')
+    assert shared_code("pure") == "# rigs/pure.py\nimport json\n\n\ndef f():\n    return json.dumps(1)\n"
+    for name, text, problem in (("heavy", "import boto3\n", "imports boto3"),
+                                ("future", "from __future__ import annotations\n", "imports __future__"),
+                                ("sibling", "from . import aws\n", "imports a relative module"),
+                                ("late", "def f():\n    from rigs import aws\n", "imports rigs")):
+        (tmp_path / f"{name}.py").write_text(text)
+        with pytest.raises(ValueError, match=f"rigs/{name}.py {problem}: a handler can inline only"):
+            shared_code(name)

@@ -51,7 +51,8 @@ class OpenAIClient(BackendClient):
         held = self.constrained and bool(request.tools)
         if held:  # strands comes with the constrained module: imported where the local rig needs it
             from . import constrained
-        body = constrained.chat_body(request, self.backend.model_id) if held else chat_body(request, self.backend.model_id)
+        model = self.backend.model_id
+        body = constrained.chat_body(request, model) if held else chat_body(request, model)
         reply = await self.transport.post(body, stream=request.stream)
         if held and not reply.error:
             constrained.read_calls(reply)

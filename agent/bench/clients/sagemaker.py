@@ -56,7 +56,8 @@ class SageMakerClient(SdkClient):
         tolerate_vllm_usage()
         s = self.context.settings
         model = SageMakerAIModel(
-            endpoint_config={"endpoint_name": str(self.backend.endpoint_name), "region_name": str(self.client.meta.region_name)},
+            endpoint_config={"endpoint_name": str(self.backend.endpoint_name),
+                             "region_name": str(self.client.meta.region_name)},
             payload_config={"max_tokens": s.max_tokens, "temperature": s.temperature, "stream": True,
                             "additional_args": {"stream_options": {"include_usage": True}}},
             boto_session=self.context.session(),

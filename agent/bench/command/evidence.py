@@ -18,9 +18,11 @@ import json
 import math
 import os
 import tempfile
-from datetime import datetime, timezone
+from datetime import datetime
 from pathlib import Path
 from typing import Any, Iterator
+
+from rigs import utc
 
 REQUESTS = "requests.jsonl"
 RUN = "run.json"
@@ -35,15 +37,6 @@ class FolderInUse(ValueError):
 
 _claimed: dict[Path, bool] = {}
 """Folders this process claimed, and whether it created them."""
-
-
-def utc_now() -> str:
-    """Now, as an ISO-8601 UTC timestamp with milliseconds."""
-    return datetime.now(timezone.utc).isoformat(timespec="milliseconds").replace("+00:00", "Z")
-
-
-def utc_iso(epoch_s: float) -> str:
-    return datetime.fromtimestamp(epoch_s, timezone.utc).isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
 def claim_folder(path: Path) -> Path:
@@ -81,7 +74,7 @@ def _claim_new(path: Path) -> Path:
 def fresh_results_dir(root: Path, started: datetime | None = None) -> Path:
     """A new claimed folder ``<root>/<UTC timestamp>/`` (``-2``, ``-3`` ... when that name is taken,
     e.g. by another run started in the same second)."""
-    stamp = (started or datetime.now(timezone.utc)).strftime("%Y-%m-%dT%H%M%SZ")
+    stamp = utc.folder_stamp(started)
     names = itertools.chain([stamp], (f"{stamp}-{n}" for n in itertools.count(2)))
     while True:
         try:

@@ -27,6 +27,8 @@ from ..presentation import console
 from . import evidence
 from ..analysis import recommend, slo
 from .argtypes import positive_int, positive_seconds
+from rigs import utc
+
 from ..analysis.stats import PERCENTILE_METHOD
 from ..clients.reply import ChatRequest
 from ..tasks.workload import CHAT_MAX_TOKENS, CHAT_PROMPT, ORCHESTRATOR_QUESTION, QUESTION_SETS
@@ -233,7 +235,7 @@ class Bench:
         if "bfcl" in self.demos:
             options.update(bfcl.options(self.options, max(self.levels)))
         info = {
-            "started": evidence.utc_now(),
+            "started": utc.iso_millis(),
             "finished": None,
             "git_sha": git_sha(),
             "versions": versions(),
@@ -256,7 +258,8 @@ class Bench:
     # --- the parts ----------------------------------------------------------------------
 
     def _chat_request(self) -> ChatRequest:
-        return ChatRequest.user(CHAT_PROMPT, self.max_tokens, ignore_eos=bool(getattr(self.options, "ignore_eos", False)))
+        ignore_eos = bool(getattr(self.options, "ignore_eos", False))
+        return ChatRequest.user(CHAT_PROMPT, self.max_tokens, ignore_eos=ignore_eos)
 
     async def main(self) -> None:
         from ..clients.pool import ClientPool
@@ -387,7 +390,7 @@ class Bench:
             return self._result
         self._finished = True
         self.log.close()
-        self.run_info["finished"] = evidence.utc_now()
+        self.run_info["finished"] = utc.iso_millis()
         self.run_info["interrupted"] = self.interrupted
         evidence.write_json(self.out_dir / evidence.RUN, self.run_info)
         try:
@@ -460,7 +463,7 @@ def prices_for(backends: Sequence[Backend], session: Any) -> dict[str, Any]:
     except ImportError as exc:  # pragma: no cover - the price module ships with the project
         return {"offline": True, "offline_reason": f"no price module: {exc}", "backends": {}}
     book = PriceBook(session)
-    out: dict[str, Any] = {"fetched": evidence.utc_now(), "backends": {}}
+    out: dict[str, Any] = {"fetched": utc.iso_millis(), "backends": {}}
     reasons = set()
     for b in backends:
         meta = b.metadata

@@ -13,9 +13,10 @@ from __future__ import annotations
 import argparse
 from typing import TYPE_CHECKING, Any, Awaitable, Callable, Mapping, Sequence
 
+from rigs import utc
+
 from ..clients.base import BackendClient
 from ..clients.reply import ChatRequest, Reply, Tool
-from ..command.evidence import utc_iso
 from ..tasks.bfcl_cases import PINNED_VERSION, BfclUnavailableError, Case, installed_version, sample_cases
 from ..tasks.bfcl_tools import parameters, tool_name
 from .inflight import in_flight
@@ -89,7 +90,7 @@ def case_record(b: Backend, client: BackendClient, request: ChatRequest, case: C
         "case": case.id,
         "category": case.category,
         "seed": seed,
-        "started": utc_iso(reply.wall_sent),
+        "started": utc.iso_millis(utc.at_epoch(reply.wall_sent)),
         "interface": client.interface(request),
         "constrained": client.constrained,
         "messages": case.messages,

@@ -7,9 +7,10 @@ from __future__ import annotations
 
 from typing import Any, Callable, Sequence
 
+from rigs import utc
+
 from ..clients.base import BackendClient
 from ..clients.reply import ChatRequest, Reply
-from ..command.evidence import utc_iso
 from .inflight import in_flight
 
 
@@ -29,7 +30,7 @@ def timing_record(
         "phase": phase,
         "concurrency": concurrency,
         "run": run,
-        "started": utc_iso(reply.wall_sent),
+        "started": utc.iso_millis(utc.at_epoch(reply.wall_sent)),
         "sent_s": round(sent - epoch, 6),
         "prompt": request.messages[-1]["content"],
         "requested_tokens": request.max_tokens,

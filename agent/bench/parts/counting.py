@@ -11,7 +11,8 @@ from typing import Any, Callable
 from strands import Agent, tool
 from strands.types.exceptions import MaxTokensReachedException
 
-from ..command.evidence import utc_iso
+from rigs import utc
+
 from ..grading.counting import run_failure
 from ..tasks.workload import COUNTING_SYSTEM_PROMPT, OPS, QuestionSet, select_ids
 
@@ -138,7 +139,7 @@ async def run_counting(
                 "part": qset.name,
                 "backend": backend.name,
                 "run": i,
-                "started": utc_iso(wall),
+                "started": utc.iso_millis(utc.at_epoch(wall)),
                 "tools": tools,
                 "constrained": constrained,
                 "question": qset.question,

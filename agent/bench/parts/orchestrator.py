@@ -14,9 +14,10 @@ from typing import Any, Callable, Mapping, Sequence
 from strands import Agent, tool
 from strands.tools.executors import SequentialToolExecutor
 
+from rigs import utc
+
 from ..clients.base import BackendClient
 from ..clients.reply import ChatRequest
-from ..command.evidence import utc_iso
 from ..tasks.workload import (FOLLOW_UP_SYSTEM_PROMPT, ORCHESTRATOR_ASK_MAX_TOKENS, ORCHESTRATOR_SYSTEM_PROMPT,
                               SCOREBOARD_HEADER, SUBMIT_TOOL, follow_up_turn, orchestrator_user_turn,
                               submit_instruction, tool_name)
@@ -132,8 +133,8 @@ async def run_orchestrator(
     if not error and reply.strip() and not any(c.get("name") == SUBMIT_TOOL for c in calls):
         follow_up = await _follow_up(model, submit, user_turn, reply, names, timeout_s)
     emit({
-        "part": "orchestrator", "backend": orchestrator.name, "run": 1, "started": utc_iso(wall),
-        "constrained": constrained, "question": question, "system_prompt": system_prompt,
+        "part": "orchestrator", "backend": orchestrator.name, "run": 1,
+        "started": utc.iso_millis(utc.at_epoch(wall)), "constrained": constrained, "question": question, "system_prompt": system_prompt,
         "offered": [{"name": b.name, "label": b.label, "tool": tool_name(b.name)} for b in backends],
         "asks": tools.asks, "scoreboards": tools.scoreboards, "reply": reply, "calls": calls, "texts": texts,
         "error": error, "seconds": round(seconds, 4), "usage": usage_of(agent), "follow_up": follow_up,

@@ -1,15 +1,12 @@
 """Custom resource: the zones the base network's subnets go in, chosen at deploy time.
 
-Fn::GetAZs lists only zones with a default subnet when the account has any, and some
-accounts cannot use every listed zone, so zones are not taken by index. This reads the
-zones available to the account (DescribeAvailabilityZones: standard zones, state
-available, opted in) and how many of the region's rig types each offers
-(DescribeInstanceTypeOfferings), and takes the Slots best (a zone offering none is never
-used), or exactly the named Zones after checking each is available. Properties: Slots,
-InstanceTypes, Zones (may be empty). Returns Zones: one zone per slot, comma-separated;
-with fewer usable zones than slots the zones repeat (a second subnet in a zone is free).
+Not Fn::GetAZs (it lists only zones with a default subnet when an account has any): the zones
+available to the account that offer the most rig types, as the doctor chooses them too
+(rigs/zone_choice.py, inlined here at synth), or the named Zones once checked available.
+Properties: Slots, InstanceTypes, Zones (may be empty). Returns Zones: one per slot, comma-separated.
 """
 import boto3
+from rigs.zone_choice import choose_zones, fill, offer_counts
 
 
 def compute(properties, ec2=None):
@@ -18,27 +15,17 @@ def compute(properties, ec2=None):
     slots = int(properties["Slots"])
     types = list(properties.get("InstanceTypes") or [])
     named = list(properties.get("Zones") or [])
-    zones = ec2.describe_availability_zones()["AvailabilityZones"]
-    offers = {z["ZoneName"]: 0 for z in zones if z.get("State") == "available"
-              and z.get("ZoneType", "availability-zone") == "availability-zone"
-              and z.get("OptInStatus", "opt-in-not-required") != "not-opted-in"}
     pages = ec2.get_paginator("describe_instance_type_offerings").paginate(
         LocationType="availability-zone", Filters=[{"Name": "instance-type", "Values": types}])
-    for page in pages:
-        for offer in page["InstanceTypeOfferings"]:
-            if offer["Location"] in offers:
-                offers[offer["Location"]] += 1
+    offers = offer_counts(ec2.describe_availability_zones()["AvailabilityZones"],
+                          [offer for page in pages for offer in page["InstanceTypeOfferings"]])
     usable = ", ".join(sorted(offers)) or "none"
-    if named:
-        bad = [zone for zone in named if zone not in offers]
-        if bad:
-            raise RuntimeError(f"-c zones.{region}: {', '.join(bad)} not available to this account; "
-                               f"available zones: {usable}")
-        chosen = named
-    else:
-        ranked = sorted((z for z in offers if offers[z]), key=lambda z: (-offers[z], z))
-        chosen = sorted(ranked[:slots])
+    bad = [zone for zone in named if zone not in offers]
+    if bad:
+        raise RuntimeError(f"-c zones.{region}: {', '.join(bad)} not available to this account; "
+                           f"available zones: {usable}")
+    chosen = fill(named, slots) if named else choose_zones(offers, slots)
     if not chosen:
         raise RuntimeError(f"no zone of {region} available to this account offers any of {', '.join(types)} "
                            f"(available zones: {usable}); rigs cannot run in {region}")
-    return {"Zones": ",".join(chosen[index % len(chosen)] for index in range(slots))}
+    return {"Zones": ",".join(chosen)}

@@ -1,17 +1,18 @@
-"""``python -m agent.guard -- COMMAND...``: run COMMAND, and take its whole process group down with it.
+"""``python rigs/guard.py -- COMMAND...``: run COMMAND, and take its whole process group down with it.
 
-The agent starts each helper (llama-server, ``aws ssm start-session``) through this
-guard, as the leader of a new process group. The guard runs the command in that group
-and, when any of these happens, stops the whole group (SIGTERM, then SIGKILL):
+:func:`rigs.processes.spawn` with ``guard=True`` starts a helper (the agent's llama-server and
+``aws ssm start-session``) through this guard, as the leader of a new process group. The guard
+runs the command in that group and, when any of these happens, stops the whole group (SIGTERM,
+then SIGKILL):
 
-* it gets SIGTERM or SIGINT (the agent closing the forward or the rig);
-* the agent dies without cleaning up (SIGKILL, a crash): noticed by the parent-death
+* it gets SIGTERM or SIGINT (its parent closing the forward or the rig);
+* its parent dies without cleaning up (SIGKILL, a crash): noticed by the parent-death
   signal and by the parent pid changing;
 * the command exits by itself: anything it left behind in the group (the
   session-manager-plugin started by the AWS CLI) is stopped too.
 
-So no helper's children outlive the agent, whatever happens to it. Only the standard
-library is imported here, to keep start-up short.
+So no helper's children outlive the program that started it, whatever happens to that program.
+Run as a script, and only the standard library is imported here, to keep start-up short.
 """
 
 from __future__ import annotations
@@ -70,7 +71,7 @@ def main(argv: list[str]) -> int:
     if argv[:1] == ["--"]:
         argv = argv[1:]
     if not argv:
-        print("usage: python -m agent.guard -- COMMAND [ARG...]", file=sys.stderr)
+        print("usage: python rigs/guard.py -- COMMAND [ARG...]", file=sys.stderr)
         return 2
     parent = os.getppid()
     signal.signal(signal.SIGTERM, _raise_stop)
@@ -82,7 +83,7 @@ def main(argv: list[str]) -> int:
             try:
                 code = child.wait(timeout=POLL_S)
             except subprocess.TimeoutExpired:
-                if os.getppid() != parent:  # the agent is gone
+                if os.getppid() != parent:  # the program that started it is gone
                     raise _Stop from None
                 continue
             _stop_group(child)  # the command ended: clear out what it left behind

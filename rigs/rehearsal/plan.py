@@ -1,0 +1,57 @@
+"""The rehearsal's plan, said before anything is created: each rig's phase, region (and the regions
+after it), instance type, model and price; the rigs left out and why; the benchmark's command; the
+estimate (:mod:`.estimate`). Printed, and written as ``plan.json`` in the evidence folder."""
+
+from __future__ import annotations
+
+from typing import Any, Mapping, Sequence
+
+from .estimate import Estimate, PhasePlan, describe
+
+OFFLINE_NOTE = ("offline: a rehearsal of the flow in moto, not of the hardware; nothing is billed, and the estimate "
+                "is what a real account would pay")
+
+
+def lines(plans: Sequence[PhasePlan], then: Mapping[tuple[str, str], Sequence[str]], result: Estimate, *,
+          offline: bool, bedrock_price: str | None, skipped: Mapping[str, str], no_big_model: Mapping[str, str],
+          benchmark: str) -> list[str]:
+    """The plan as the terminal shows it. ``then``: (rig, phase) -> the regions tried after the first;
+    ``bedrock_price``: Bedrock's token prices when it is benchmarked too (None: it is not)."""
+    out = ["Rehearsal plan" + (f" ({OFFLINE_NOTE})" if offline else "")]
+    table = [_row(plan, then[(plan.rig, plan.phase)]) for plan in plans]
+    widths = [max(len(row[i]) for row in table) for i in range(len(table[0]))] if table else []
+    out += ["  " + "  ".join(cell.ljust(width) for cell, width in zip(row, widths)).rstrip() for row in table]
+    if bedrock_price is not None:
+        out.append(f"  {'bedrock':<10} {'':<5} benchmarked, nothing to deploy; billed per token ({bedrock_price}), "
+                   "not in the estimate")
+    out += [f"  {name}: skipped: {reason}" for name, reason in skipped.items()]
+    out += [f"  {name}: no big model: {reason}" for name, reason in no_big_model.items()]
+    out.append(f"benchmark: {benchmark}")
+    out.append("estimate, an upper bound (every rig takes its full ready timeout):")
+    out += [f"  {line}" for line in describe(result)]
+    out += [f"  price: {price}" for price in sorted({p.price for p in plans if p.price})]
+    return out
+
+
+def _row(plan: PhasePlan, after: Sequence[str]) -> list[str]:
+    return [plan.rig, plan.phase, plan.region + (f" (then {', '.join(after)})" if after else ""),
+            plan.instance_type, plan.model_id, f"ready within {plan.ready_timeout_minutes} min",
+            f"${plan.usd_per_hour:.4f}/h" if plan.usd_per_hour is not None else "no price"]
+
+
+def record(plans: Sequence[PhasePlan], result: Estimate, *, account: str, offline: bool, big: bool,
+           skipped: Mapping[str, str], no_big_model: Mapping[str, str], benchmark: str) -> dict[str, Any]:
+    """``plan.json``."""
+    return {
+        "account": account, "offline": offline, "big": big,
+        "phases": [{"rig": p.rig, "phase": p.phase, "region": p.region, "instance_type": p.instance_type,
+                    "model_id": p.model_id, "ready_timeout_minutes": p.ready_timeout_minutes,
+                    "max_hours": p.max_hours, "usd_per_hour": p.usd_per_hour, "price": p.price} for p in plans],
+        "skipped": dict(skipped), "no_big_model": dict(no_big_model), "benchmark": benchmark,
+        "estimate": {"minutes": result.minutes, "usd": round(result.usd, 4),
+                     "backstop_usd": round(result.backstop_usd, 4),
+                     "benchmark_allowance_minutes": result.benchmark_minutes,
+                     "destroy_allowance_minutes": result.destroy_minutes,
+                     "phases": [{"phase": p.phase, "rigs": list(p.rigs), "ready_minutes": p.ready_minutes,
+                                 "minutes": p.minutes, "usd": round(p.usd, 4)} for p in result.phases]},
+    }

@@ -1,0 +1,37 @@
+"""No function longer than 80 lines (docs/ARCHITECTURE.md): a longer one does several things, split it."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import PROJECT_DIR
+
+MAX_LINES = 80
+"""From a function's ``def`` line to its last line (decorators left out; docstring and comments count)."""
+CHECKED = ("rigs", "stacks")
+"""The folders held to the limit: one more folder is one more name here."""
+
+
+def long_functions(path: Path, root: Path = PROJECT_DIR) -> list[str]:
+    """``file:line name (N lines)`` for each function or method in ``path`` over the limit."""
+    tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+    return [f"{path.relative_to(root)}:{node.lineno} {node.name} ({node.end_lineno - node.lineno + 1} lines)"
+            for node in ast.walk(tree) if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))
+            and node.end_lineno - node.lineno + 1 > MAX_LINES]
+
+
+@pytest.mark.parametrize("folder", CHECKED)
+def test_no_function_is_longer_than_80_lines(folder: str) -> None:
+    files = sorted((PROJECT_DIR / folder).rglob("*.py"))
+    assert files, f"{folder}/ has no Python files"
+    assert [hit for path in files for hit in long_functions(path)] == []
+
+
+def test_a_method_one_line_over_is_found(tmp_path: Path) -> None:
+    body = "\n".join(f"        x{n} = {n}" for n in range(MAX_LINES))  # def + 80 lines: 81
+    path = tmp_path / "long.py"
+    path.write_text(f"class A:\n    def short(self):\n        return 1\n\n    async def long(self):\n{body}\n")
+    assert long_functions(path, tmp_path) == ["long.py:5 long (81 lines)"]
