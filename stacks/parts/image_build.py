@@ -83,8 +83,11 @@ class ImageBuild(Construct):
             logging=codebuild.LoggingOptions(cloud_watch=codebuild.CloudWatchLoggingOptions(log_group=log_group)),
         )
         self.repository.grant_pull_push(self.project)
+        # The project's ARN spelled out from its name (a Ref), not read with Fn::GetAtt: the same ARN, and
+        # moto's CloudFormation, which has no CodeBuild projects, resolves a Ref but not a GetAtt.
         BuildStop(self, "StopBuildsOnDelete", project_name=self.project.project_name,
-                  project_arn=self.project.project_arn)
+                  project_arn=stack.format_arn(service="codebuild", resource="project",
+                                               resource_name=self.project.project_name))
         self.image_uri: str = self.repository.repository_uri_for_tag(image_tag)
         self.start_build_command: str = cdk.Fn.join("", [
             "aws codebuild start-build --region ", stack.region, " --project-name ", self.project.project_name])

@@ -163,7 +163,7 @@ def test_patch_says_it_is_unverified_against_the_real_file():
     assert "UNVERIFIED" in header and "v0.27.2rc0" in header
 
 
-def test_deleting_the_stack_stops_a_build_still_running(template):
+def test_deleting_the_stack_stops_a_build_still_running(template, stack_regions):
     """The stop runs before the project is deleted (it references the project), with rights on that project only."""
     project_id = next(iter(resources_of(template, "AWS::CodeBuild::Project")))
     stop = one(template, "Custom::BuildStop")["Properties"]
@@ -173,4 +173,5 @@ def test_deleting_the_stack_stops_a_build_still_running(template):
     statements = [s for p in role["Policies"] for s in p["PolicyDocument"]["Statement"]]
     assert [s for s in statements if s["Action"] != ["logs:CreateLogStream", "logs:PutLogEvents"]] == [{
         "Action": ["codebuild:BatchGetBuilds", "codebuild:ListBuildsForProject", "codebuild:StopBuild"],
-        "Effect": "Allow", "Resource": {"Fn::GetAtt": [project_id, "Arn"]}}]
+        "Effect": "Allow", "Resource": {"Fn::Join": ["", [
+            f"arn:aws:codebuild:{stack_regions[STACK]}:", {"Ref": "AWS::AccountId"}, ":project/", {"Ref": project_id}]]}}]
