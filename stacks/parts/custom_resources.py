@@ -162,8 +162,9 @@ class LaunchWatch(Construct):
       earlier launch failures are not judged (a retry is under way);
     - a failed launch that another zone would not change (``InvalidBlockDeviceMapping``, an
       AMI or instance profile that does not exist, ``VcpuLimitExceeded``): failure at once;
-    - ``InsufficientInstanceCapacity`` or ``Unsupported``: failure once every zone of the
-      group has failed so;
+    - ``InsufficientInstanceCapacity``, ``Unsupported`` or a message without an error code
+      (``LaunchFailed``; it may be one zone's shortage): failure once every zone of the group
+      has failed so, with a coded failure as the reason when there is one;
     - nothing in service within ``budget``: failure with the last launch error.
 
     A failure's reason, ``launch failed in <zone>: <Code>: <message>``, is in the stack
