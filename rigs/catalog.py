@@ -339,7 +339,7 @@ _VARIANT_FIELDS = {
     "sagemaker-vllm": {"model_id", "model_source", "container_env", "ready_timeout_minutes"},
 }
 """What a variant may replace, by runtime: a Neuron server's model is built into its image, and the
-SageMaker image is pinned per region, so neither is a variant's to change."""
+SageMaker image is AWS's, with optional pins per region, so neither is a variant's to change."""
 def _ready_timeout_check(minutes: int) -> str | None:
     return None if 5 <= minutes <= 120 else "must be 5 to 120 minutes"
 
