@@ -211,12 +211,27 @@ def recorded_placement() -> dict[str, str]:
     return placement.recorded_context({rig.name: rig.regions for rig in load_catalog().deployable()})
 
 
+class WrongAccountError(Exception):
+    """The app's own AWS credentials are another account's than the one the CDK CLI works in."""
+
+
+def lookup_account_fix(cli_account: str, found: str) -> str:
+    """The one-line error, with its fix, for credentials of account ``found`` under a CLI in ``cli_account``."""
+    profile = os.environ.get("AWS_PROFILE")
+    credentials = f"AWS_PROFILE={profile}" if profile else "the default credentials"
+    return (f"the CDK CLI works in account {cli_account}, but this app's AWS credentials ({credentials}) are account "
+            f"{found}: the CLI passes the app its account, not its --profile. Run it through ./scripts/cdk (it "
+            "hands --profile to the app), or set AWS_PROFILE to the profile you gave the CLI")
+
+
 def deployed_context(catalog: Catalog, say: Callable[[str], None]) -> dict[str, Any]:
     """Where CloudFormation says each of the app's stacks is, as context (rigs/whereabouts.py).
 
     Asked only when the CDK CLI has resolved an account: it passes ``CDK_DEFAULT_ACCOUNT`` to the
     app only then, so offline synths (tests, CI, no credentials) make no call and stay as fast.
-    When every region answered, the recorded placement is corrected to match.
+    Asked only with credentials of that account (the CLI does not pass ``--profile``; raises
+    :class:`WrongAccountError` otherwise), in the regions the app deploys to. When every region
+    answered, the recorded placement is corrected to match.
     """
     account = os.environ.get("CDK_DEFAULT_ACCOUNT")
     if not account:
@@ -228,6 +243,14 @@ def deployed_context(catalog: Catalog, say: Callable[[str], None]) -> dict[str, 
     if os.environ.get(whereabouts.SKIP_LOOKUP_ENV):
         say("CloudFormation not asked: python -m rigs up chose each rig's region and records it")
         return {}
+    try:
+        found = whereabouts.caller_account()
+    except whereabouts.AccountUnknown as exc:
+        say(f"could not ask which account this app's credentials are in ({exc}): "
+            "CloudFormation not asked; stacks go where the placement file or the catalog says")
+        return {}
+    if found != account:
+        raise WrongAccountError(lookup_account_fix(account, found))
     names = whereabouts.app_stacks()
     where = whereabouts.locate(names)
     say(f"account {account}: {where.summary()}")
@@ -252,6 +275,9 @@ def main() -> None:
     except placement.PlacementError as exc:
         say(str(exc))
         raise SystemExit(1) from None
+    except WrongAccountError as exc:
+        say(str(exc))
+        raise SystemExit(2) from None
     build_app(context=context, say=say).synth()
 
 

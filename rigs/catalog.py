@@ -59,10 +59,10 @@ class ContainerImage:
     A registry that is one for the world (Docker Hub) has one digest per tag: ``digest``.
     A regional registry (a ``{region}`` placeholder in the repository, such as AWS's
     SageMaker DLC registry) is a separate registry per region, and a digest read in one
-    region is not guaranteed in another, so its pins are per region: ``digests``
-    (region -> digest, written by ``python -m rigs pins refresh``). A region without a
-    pin has no digest: the stacks refuse to deploy the image there (see
-    ``stacks/endpoint_stack.py``) and name the command that pins it.
+    region is not guaranteed in another, so its pins are per region and optional:
+    ``digests`` (region -> digest, written by ``python -m rigs pins refresh``). Where a
+    region has no pin, the stack reads the digest its tag points to there at deploy time
+    (``stacks/parts/image_pin.py``) and runs the image by that digest.
     """
 
     repository: str
@@ -340,7 +340,7 @@ _VARIANT_FIELDS = {
     "sagemaker-vllm": {"model_id", "model_source", "container_env", "ready_timeout_minutes"},
 }
 """What a variant may replace, by runtime: a Neuron server's model is built into its image, and the
-SageMaker image is pinned per region, so neither is a variant's to change."""
+SageMaker image is AWS's, with optional pins per region, so neither is a variant's to change."""
 def _ready_timeout_check(minutes: int) -> str | None:
     return None if 5 <= minutes <= 120 else "must be 5 to 120 minutes"
 
@@ -439,10 +439,6 @@ class _Checker:
         if regional and stray:
             self.fail(f"{path}.image_digests", f"pins for {', '.join(stray)}, which the rig does not run in "
                                                f"(its regions: {', '.join(map(str, regions))})")
-            return None
-        if regional and regions and regions[0] not in digests:
-            self.fail(f"{path}.image_digests", f"no pin for {regions[0]}, the rig's default region; run "
-                                               f"`python -m rigs pins refresh --regions {regions[0]}`")
             return None
         return ContainerImage(repository=repository, tag=tag, digest=digest, digests=digests)
 

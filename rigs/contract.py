@@ -45,6 +45,9 @@ class OutputKey:
     """EC2 rigs: the zones the Auto Scaling group may launch in (offering the type), comma-separated."""
     EXPIRES_AT = "ExpiresAt"
     """When the rig's lifetime ends and its compute is released (UTC, ISO 8601)."""
+    IMAGE_DIGEST = "ImageDigest"
+    """SageMaker rigs: the digest of the image the model runs (the catalog's pin for the region, else
+    the one its tag pointed to in the region's registry when the stack deployed)."""
 
 
 class ImageOutputKey:
@@ -78,6 +81,7 @@ class RigOutputs:
     log_group: str | None
     zones: tuple[str, ...] = ()
     expires_at: str | None = None
+    image_digest: str | None = None
 
     @classmethod
     def parse(cls, outputs: Mapping[str, str]) -> "RigOutputs":
@@ -110,4 +114,5 @@ class RigOutputs:
             log_group=outputs.get(OutputKey.LOG_GROUP) or None,
             zones=tuple(z for z in (outputs.get(OutputKey.ZONES) or "").split(",") if z),
             expires_at=outputs.get(OutputKey.EXPIRES_AT) or None,
+            image_digest=outputs.get(OutputKey.IMAGE_DIGEST) or None,
         )

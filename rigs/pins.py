@@ -1,14 +1,15 @@
 """``python -m rigs pins refresh``: pin regional images by digest, region by region, from their registry.
 
 AWS's SageMaker DLC registry (account 763104351884) is a separate registry in every
-region, and a digest read in one region is not guaranteed in another. So the catalog pins
-such an image per region (``image_digests``), and this command reads, in each region, the
-digest its tag points to there (ECR ``DescribeImages``; ``BatchGetImage`` when the caller
-may pull but not describe) and rewrites those lines of ``rigs/catalog.yaml``, nothing else:
+region, and a digest read in one region is not guaranteed in another. The stacks read the
+digest a tag points to in their region at deploy time; a pin (``image_digests``) overrides
+that with one chosen digest per region. This command reads, in each region, the digest its
+tag points to there (ECR ``DescribeImages``; ``BatchGetImage`` when the caller may pull but
+not describe) and rewrites those lines of ``rigs/catalog.yaml``, nothing else:
 
 - a tag the region's registry has: pinned to the digest read there;
 - a tag the region's registry does not have (``ImageNotFoundException``): its pin, if any,
-  is removed, and the stacks then refuse that region (a tag alone may mean anything there);
+  is removed (a deploy there then fails at once, reading the same registry, with that reason);
 - any other error (access denied, throttling, no network): that region's pin is kept as it
   was, the error is reported, and the command exits 1.
 
@@ -81,7 +82,7 @@ class PinResult:
             return f"{head} {self.digest} ({change})"
         if self.missing:
             return (f"{head} not in this region's registry ({self.error}); "
-                    + ("pin removed" if self.previous else "left unpinned") + ": the stacks refuse this region")
+                    + ("pin removed" if self.previous else "left unpinned") + ": a deploy here fails on it")
         return f"{head} not read ({self.error}); " + ("pin kept as it was" if self.previous else "left unpinned")
 
 

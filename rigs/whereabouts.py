@@ -1,4 +1,4 @@
-"""Where this app's stacks really are: CloudFormation asked in the four regions.
+"""Where this app's stacks really are: CloudFormation asked in the regions the app deploys to.
 
 The CDK app synthesizes each rig stack in one region. After ``python -m rigs up`` moved a rig
 to another region, a clone without that run's ``.rigs/placement.json`` would synthesize the
@@ -9,10 +9,16 @@ where it really is (:func:`locate`).
 
 It asks only when the CDK CLI has resolved an account (the CLI passes ``CDK_DEFAULT_ACCOUNT``
 to the app only then), so tests, CI and every offline synth make no call at all, and not for
-``python -m rigs up``'s own synths (:data:`SKIP_LOOKUP_ENV`). Each region
-costs one ``ListStacks`` page or a few, in parallel, with short timeouts and one retry: a
-machine that cannot reach AWS loses seconds, not minutes, and says which region it could not
-ask and why.
+``python -m rigs up``'s own synths (:data:`SKIP_LOOKUP_ENV`). It asks the regions a rig of the
+catalog can run in (:func:`app_regions`), not all four of the contract: the app never places a
+stack in the others, and an organisation that denies one of them would otherwise leave every
+lookup incomplete (``python -m rigs sweep`` still looks in all four). Each region costs one
+``ListStacks`` page or a few, in parallel, with short timeouts and one retry: a machine that
+cannot reach AWS loses seconds, not minutes, and says which region it could not ask and why.
+
+The CDK CLI passes the app its account but not its ``--profile``, so the app's own credentials
+may be another account's; :func:`caller_account` says which account they are, for the app to
+compare before it trusts (and records) what the lookup found.
 """
 
 from __future__ import annotations
@@ -70,7 +76,7 @@ class Whereabouts:
         return not self.failed
 
     def regions_of(self, stack_name: str) -> tuple[str, ...]:
-        """The regions a stack of that name exists in, in the four regions' order."""
+        """The regions a stack of that name exists in, in the contract's order of regions."""
         return tuple(r for r in REGIONS if stack_name in self.stacks.get(r, {}))
 
     def summary(self) -> str:
@@ -99,6 +105,32 @@ def reason(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {' '.join(str(exc).split())[:160]}"
 
 
+def app_regions() -> tuple[str, ...]:
+    """The regions the app can place a stack in (every region of a deployable rig), in the contract's order."""
+    from .catalog import load_catalog
+
+    used = {region for rig in load_catalog().deployable() for region in rig.regions}
+    return tuple(region for region in REGIONS if region in used)
+
+
+class AccountUnknown(Exception):
+    """STS could not say which account the credentials are in; the message says why."""
+
+
+def caller_account(session: Any = None, *, connect_timeout_s: float = CONNECT_TIMEOUT_S,
+                   read_timeout_s: float = READ_TIMEOUT_S) -> str:
+    """The account of the credentials a lookup with ``session`` uses (STS ``GetCallerIdentity``, which
+    needs no permission). Raises :class:`AccountUnknown` when it cannot be asked."""
+    session = session or boto3.Session()
+    config = Config(connect_timeout=connect_timeout_s, read_timeout=read_timeout_s,
+                    retries={"max_attempts": 2, "mode": "standard"})
+    try:
+        sts = session.client("sts", region_name=session.region_name or REGIONS[0], config=config)
+        return sts.get_caller_identity()["Account"]
+    except (botocore.exceptions.BotoCoreError, botocore.exceptions.ClientError) as exc:
+        raise AccountUnknown(reason(exc)) from None
+
+
 def _list_region(session: boto3.Session, region: str, names: frozenset[str], config: Config) -> dict[str, str]:
     cloudformation = session.client("cloudformation", region_name=region, config=config)
     found: dict[str, str] = {}
@@ -112,15 +144,17 @@ def _list_region(session: boto3.Session, region: str, names: frozenset[str], con
 def locate(
     stack_names: Iterable[str],
     *,
-    regions: Sequence[str] = REGIONS,
+    regions: Sequence[str] | None = None,
     session: Any = None,
     connect_timeout_s: float = CONNECT_TIMEOUT_S,
     read_timeout_s: float = READ_TIMEOUT_S,
 ) -> Whereabouts:
-    """Ask CloudFormation in ``regions`` (in parallel) which of ``stack_names`` exist there.
+    """Ask CloudFormation in ``regions`` (default: :func:`app_regions`), in parallel, which of
+    ``stack_names`` exist there.
 
     Never raises for an AWS failure: a region that cannot be asked is listed in ``failed``.
     """
+    regions = app_regions() if regions is None else regions
     names = frozenset(stack_names)
     session = session or boto3.Session()
     config = Config(connect_timeout=connect_timeout_s, read_timeout=read_timeout_s,
@@ -154,7 +188,7 @@ NONE_DEPLOYED = 3
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """``python -m rigs.whereabouts [--expect-none]``: where the app's stacks are, in the four regions.
+    """``python -m rigs.whereabouts [--expect-none]``: where the app's stacks are, in the regions it deploys to.
 
     ``./scripts/cdk`` runs it before ``destroy --all`` (nothing deployed: nothing to destroy) and
     after it (``--expect-none``), so a destroy cannot end on "destroyed" while a stack of the app is

@@ -4,6 +4,9 @@ export CDK_DISABLE_VERSION_CHECK=1        # the CLI's npm version check (TTY onl
 export CDK_DISABLE_CLI_TELEMETRY=true     # also off in cdk.json ("cli-telemetry": false)
 export NPM_CONFIG_UPDATE_NOTIFIER=false   # npm/npx's registry check for a newer npm (also in .npmrc)
 export JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION=20
+# The AWS SDK for JavaScript inside the pinned CLI says on every call to AWS that its releases after
+# January 2027 need Node 22; the pinned CLI runs on Node 20 (scripts/check-node says so once, at setup).
+export AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED=true
 PROJECT_DIR="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 export PROJECT_DIR
 export CDK_HOME="${CDK_HOME:-$PROJECT_DIR/.cdk-home}"

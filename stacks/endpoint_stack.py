@@ -1,4 +1,4 @@
-"""The SageMaker endpoint stack: AWS's vLLM container on one ml.* instance."""
+"""The SageMaker endpoint stack: AWS's vLLM container on one ml.* instance, in any region of the rig."""
 
 from __future__ import annotations
 
@@ -7,11 +7,10 @@ from constructs import Construct
 
 from rigs.catalog import SageMakerRig
 from rigs.contract import MANAGED_BY, TAG_MANAGED_BY, TAG_RIG, OutputKey
-from rigs.deploy_options import RigOptions, ecr_image
+from rigs.deploy_options import RigOptions
 
 from .parts.custom_resources import EndpointChatProbe
-from .parts.image_pin import RequirePinnedImage
-from .parts.image_pull import ecr_repository_arn
+from .parts.image_pin import PinnedImage
 from .parts.lifetime import Lifetime, ReleaseAction
 from .parts.rig_outputs import add_rig_outputs
 from .parts.sagemaker_endpoint import SageMakerEndpoint
@@ -31,27 +30,12 @@ class InferenceEndpointStack(cdk.Stack):
             raise TypeError(f"InferenceEndpointStack needs a SageMaker rig, got {rig.name} ({rig.kind})")
         super().__init__(scope, id_, tags={TAG_MANAGED_BY: MANAGED_BY, TAG_RIG: rig.name}, **kwargs)
         cdk.Tags.of(self).add(TAG_RIG, rig.name)
-        repository = rig.image.repository_in(options.region)
-        registry = ecr_image(f"{repository}:{rig.image.tag}")
-        if registry is None:
-            raise ValueError(f"rig {rig.name}: {repository} is not an ECR repository")
-        # SageMaker takes registry/repository:tag or registry/repository@digest, not both.
-        digest = rig.image.digest_for(options.region)
-        image = f"{repository}@{digest}" if digest else f"{repository}:{rig.image.tag}"
-        if digest is None and rig.image.regional:
-            RequirePinnedImage(self, "ImagePin", region=options.region, message=(
-                f"{rig.name}: no digest of {repository}:{rig.image.tag} is pinned for "
-                f"{options.region}, and a tag alone may resolve to another image there. Pin it from the "
-                f"registry with `python -m rigs pins refresh --regions {options.region}` (needs AWS "
-                f"credentials; rewrites rigs/catalog.yaml), or deploy to a pinned region: "
-                f"{', '.join(r for r in rig.regions if rig.image.digest_for(r))}."))
-
+        image = PinnedImage(self, "Image", image=rig.image, region=options.region)
         endpoint = SageMakerEndpoint(
             self,
             "Endpoint",
-            image=image,
-            image_repository_arn=ecr_repository_arn(repository=registry.repository, account=registry.account,
-                                                    region=registry.region),
+            image=image.uri,
+            image_repository_arn=image.repository_arn,
             environment=container_environment(rig),
             instance_type=rig.instance_type,
             startup_timeout_seconds=rig.startup_timeout_seconds,
@@ -68,4 +52,4 @@ class InferenceEndpointStack(cdk.Stack):
         )
         add_rig_outputs(self, rig=rig, region=options.region, lifetime_expires_at=lifetime.expires_at,
                         log_group_name=endpoint.log_group_name,
-                        specific={OutputKey.ENDPOINT_NAME: endpoint.endpoint_name})
+                        specific={OutputKey.ENDPOINT_NAME: endpoint.endpoint_name, OutputKey.IMAGE_DIGEST: image.digest})

@@ -61,3 +61,44 @@ def stack_regions(manifest: dict) -> dict[str, str]:
 def templates(assembly_dir: Path, stack_regions: dict[str, str]) -> dict[str, dict]:
     """Stack name -> synthesized template."""
     return {name: json.loads((assembly_dir / f"{name}.template.json").read_text()) for name in stack_regions}
+
+
+def unpinned_sagemaker_rig():
+    """The catalog's SageMaker rig with no per-region pin: its digest is read at deploy time everywhere."""
+    import dataclasses
+
+    from rigs.catalog import load_catalog
+
+    rig = load_catalog().get("sagemaker")
+    return dataclasses.replace(rig, image=dataclasses.replace(rig.image, digests={}))
+
+
+@pytest.fixture(scope="session")
+def unpinned_endpoint_dirs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    """Region -> a cloud assembly of the SageMaker stack alone, with no pin, in each of the rig's regions
+    (with cdk-nag, as the app has it). The app's own synth has the pinned default region."""
+    import aws_cdk as cdk
+
+    from app import project_context
+    from rigs.deploy_options import parse_rig_options
+    from stacks.endpoint_stack import InferenceEndpointStack
+    from stacks.parts.checks import add_nag_checks
+
+    rig = unpinned_sagemaker_rig()
+    dirs = {}
+    for region in rig.regions:
+        outdir = tmp_path_factory.mktemp(f"endpoint-{region}")
+        app = cdk.App(context=project_context(), outdir=str(outdir))
+        InferenceEndpointStack(app, rig.stack_name, options=parse_rig_options(rig, region=region),
+                               env=cdk.Environment(region=region), stack_name=rig.stack_name)
+        add_nag_checks(app)
+        app.synth()
+        dirs[region] = outdir
+    return dirs
+
+
+@pytest.fixture(scope="session")
+def unpinned_endpoint_templates(unpinned_endpoint_dirs: dict[str, Path]) -> dict[str, dict]:
+    """Region -> the SageMaker stack's template with no pin (see ``unpinned_endpoint_dirs``)."""
+    return {region: json.loads((outdir / "InferenceSageMaker.template.json").read_text())
+            for region, outdir in unpinned_endpoint_dirs.items()}

@@ -7,6 +7,7 @@ import socket
 
 import boto3
 import pytest
+from botocore.stub import Stubber
 from moto import mock_aws
 
 import app
@@ -73,7 +74,7 @@ def test_after_a_failover_a_clone_without_state_finds_the_rig(state, monkeypatch
         context = app.deployed_context(load_catalog(), lines.append)
     assert context == {"deployed_regions.InferenceG6": "us-east-1", "deployed_regions.InferenceSageMaker": "us-east-2",
                        app.LOOKED_UP_KEY: True}
-    assert lines[0] == ("account 123456789012: asked CloudFormation in us-east-1, us-east-2, us-west-1, us-west-2 for "
+    assert lines[0] == ("account 123456789012: asked CloudFormation in us-east-1, us-east-2, us-west-2 for "
                         "this app's stacks: InferenceG6 in us-east-1 (CREATE_COMPLETE); InferenceSageMaker in "
                         "us-east-2 (CREATE_COMPLETE)")
     synth_lines: list[str] = []
@@ -107,7 +108,7 @@ def test_deleted_stacks_are_not_found():
     assert where.regions_of("InferenceTrn1") == ("us-east-2",)
 
 
-def test_an_unreachable_endpoint_is_named_per_region_and_not_trusted(state, monkeypatch):
+def test_an_unreachable_endpoint_is_named_and_not_trusted(state, monkeypatch):
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         port = sock.getsockname()[1]  # closed once the block ends: connections are refused
@@ -116,8 +117,10 @@ def test_an_unreachable_endpoint_is_named_per_region_and_not_trusted(state, monk
     placement.record_deployed("g6", "us-east-1", (), "InferenceG6")
     lines: list[str] = []
     context = app.deployed_context(load_catalog(), lines.append)
-    assert app.LOOKED_UP_KEY not in context  # not every region answered: nothing is concluded
-    assert f"us-east-1 (cannot reach http://127.0.0.1:{port}/)" in lines[0]
+    assert context == {}  # nothing asked, nothing concluded
+    assert lines == [f"could not ask which account this app's credentials are in (cannot reach "
+                     f"http://127.0.0.1:{port}/): CloudFormation not asked; stacks go where the placement file or the "
+                     "catalog says"]
     assert placement.load().deployed_region("g6") == "us-east-1"  # the record is kept
     choice = app.region_choice(app.build_app(context={**app.recorded_placement(), **context}),
                                load_catalog().rigs["g6"])
@@ -141,3 +144,65 @@ def test_without_a_complete_lookup_a_destroy_keeps_every_stack(tmp_path):
     app.build_app(context=context, outdir=str(tmp_path)).synth()
     artifacts = json.loads((tmp_path / "manifest.json").read_text())["artifacts"]
     assert {"InferenceInf2", "InferenceBase-us-west-2", "InferenceG5gImage"} <= set(artifacts)
+
+
+def test_credentials_of_another_account_stop_synth_with_the_fix(state, monkeypatch, capsys):
+    """`npx cdk destroy --all --profile X`: the CLI passes the app X's account, not the profile; the app's
+    default credentials are another account's. Asking there would find nothing and clear the record."""
+    monkeypatch.setenv("CDK_DEFAULT_ACCOUNT", "111122223333")
+    monkeypatch.setattr(whereabouts, "locate", lambda *a, **k: pytest.fail("CloudFormation asked in another account"))
+    placement.record_deployed("g6", "us-east-1", (), "InferenceG6")
+    with mock_aws(), pytest.raises(SystemExit) as stopped:
+        app.main()
+    assert stopped.value.code == 2
+    assert capsys.readouterr().err.splitlines()[-1] == (
+        "app: the CDK CLI works in account 111122223333, but this app's AWS credentials (the default credentials) "
+        "are account 123456789012: the CLI passes the app its account, not its --profile. Run it through "
+        "./scripts/cdk (it hands --profile to the app), or set AWS_PROFILE to the profile you gave the CLI")
+    assert placement.load().deployed_region("g6") == "us-east-1"  # the record is kept
+
+
+def test_the_fix_names_the_profile_the_app_used(monkeypatch):
+    monkeypatch.setenv("AWS_PROFILE", "other")
+    assert "this app's AWS credentials (AWS_PROFILE=other) are account 2" in app.lookup_account_fix("1", "2")
+
+
+def test_the_same_account_is_looked_up(state, monkeypatch):
+    monkeypatch.setenv("CDK_DEFAULT_ACCOUNT", "123456789012")
+    with mock_aws():
+        create_stack("InferenceTrn1", "us-east-2")
+        context = app.deployed_context(load_catalog(), lambda _line: None)
+    assert context == {"deployed_regions.InferenceTrn1": "us-east-2", app.LOOKED_UP_KEY: True}
+
+
+class DeniesUsWest1:
+    """A session whose CloudFormation refuses every call in us-west-1, as an organisation policy denying that
+    region does; the other regions are moto's. Records the regions asked."""
+
+    def __init__(self) -> None:
+        self.asked: list[str] = []
+        self.stubbers: list[Stubber] = []
+
+    def client(self, service: str, region_name: str, config=None):
+        self.asked.append(region_name)
+        client = boto3.client(service, region_name=region_name, config=config)
+        if region_name == "us-west-1":
+            stubber = Stubber(client)
+            stubber.add_client_error("list_stacks", "AccessDenied", "explicit deny in a service control policy", 403)
+            stubber.activate()
+            self.stubbers.append(stubber)
+        return client
+
+
+def test_the_lookup_asks_only_the_regions_the_app_deploys_to():
+    """No rig runs in us-west-1: a policy denying it does not leave every destroy "not verified"."""
+    assert whereabouts.app_regions() == ("us-east-1", "us-east-2", "us-west-2")
+    session = DeniesUsWest1()
+    with mock_aws():
+        create_stack("InferenceG6", "us-west-2")
+        where = whereabouts.locate(whereabouts.app_stacks(), session=session)
+    assert sorted(session.asked) == ["us-east-1", "us-east-2", "us-west-2"]
+    assert where.complete and where.regions_of("InferenceG6") == ("us-west-2",)
+    assert where.summary().startswith("asked CloudFormation in us-east-1, us-east-2, us-west-2 for this app's stacks")
+    denied = whereabouts.locate(["InferenceG6"], regions=("us-west-1",), session=session)
+    assert denied.failed == {"us-west-1": "AccessDenied: explicit deny in a service control policy"}

@@ -90,7 +90,53 @@ def test_scripts_cdk_never_asks_the_registry(tmp_path: Path, registry: CountingR
     assert registry.connections == 0
 
 
-@pytest.mark.parametrize("script", ["cdk", "env.sh"])
+def node_reporting(directory: Path, version: str) -> dict[str, str]:
+    """An environment whose ``node`` reports ``version`` as its own and is the real Node for the rest."""
+    real = shutil.which("node")
+    assert real is not None
+    directory.mkdir(parents=True)
+    fake = directory / "node"
+    fake.write_text(f'#!/bin/sh\ncase "$2" in\n  process.versions.node) echo {version} ;;\n  *) exec {real} "$@" ;;\n'
+                    "esac\n", encoding="utf-8")
+    fake.chmod(0o755)
+    return {"PATH": f"{directory}:{os.environ['PATH']}"}
+
+
+def check_node(env: dict[str, str]) -> subprocess.CompletedProcess:
+    return subprocess.run([str(PROJECT_DIR / "scripts" / "check-node")], capture_output=True, text=True, env=env,
+                          timeout=60)
+
+
+def test_setup_refuses_a_node_older_than_the_cli_and_jsii_support(tmp_path: Path) -> None:
+    done = check_node(node_reporting(tmp_path / "bin", "18.20.4"))
+    assert done.returncode == 1 and done.stdout == ""
+    assert done.stderr == ("setup: Node.js 18.20.4 is too old: the pinned CDK CLI needs node >= 18.0.0 and jsii Node 20 "
+                           "or later; install Node.js 22 or later and rerun\n")
+
+
+def test_setup_takes_node_20_and_says_what_updating_the_cli_will_need(tmp_path: Path) -> None:
+    done = check_node(node_reporting(tmp_path / "bin", "20.20.2"))
+    assert done.returncode == 0 and done.stderr == ""
+    assert done.stdout == ("setup: Node.js 20.20.2 runs the pinned CDK CLI (node >= 18.0.0); Node 22 or later will be "
+                           "needed to update it (its AWS SDK requires node >=22 after January 2027)\n")
+    newer = check_node(node_reporting(tmp_path / "bin22", "22.11.0"))
+    assert (newer.returncode, newer.stdout, newer.stderr) == (0, "", "")
+
+
+def test_setup_without_node_says_what_to_install(tmp_path: Path) -> None:
+    tools = tmp_path / "bin"
+    tools.mkdir()
+    for tool in ("bash", "dirname"):
+        found = shutil.which(tool)
+        assert found is not None
+        (tools / tool).symlink_to(found)
+    done = check_node({"PATH": str(tools)})
+    assert done.returncode == 1
+    assert done.stderr == ("setup: Node.js 20 or later is needed for the CDK CLI and is not installed: install "
+                           "Node.js 22 (https://nodejs.org/en/download) and rerun\n")
+
+
+@pytest.mark.parametrize("script", ["cdk", "env.sh", "check-node", "setup"])
 def test_wrapper_scripts_are_shellcheck_clean(script: str) -> None:
     result = subprocess.run([str(SHELLCHECK), "-x", "--severity=style", f"scripts/{script}"],
                             capture_output=True, text=True, cwd=PROJECT_DIR)

@@ -38,9 +38,13 @@ Patches, always on:
    for each of their zones in their scaling activities, as AWS does, to exercise the launch
    watch and ``python -m rigs up``'s failover against the real CLI. :func:`failing_launches`
    injects any other launch error code the same way (the handler tests use it in process).
-7. **Reset keeps the seeds.** ``POST /moto-api/reset`` empties every backend; the seeds are
+7. **AWS's SageMaker image.** The catalog's SageMaker image tag is in a stand-in for AWS's own
+   registry (account ``763104351884``) in every region of the rig, at the region's pinned digest where
+   the catalog pins one: the SageMaker stack reads the tag's digest there at deploy time, and
+   ``rigs doctor`` checks the pins. The repository does not carry our tag.
+8. **Reset keeps the seeds.** ``POST /moto-api/reset`` empties every backend; the seeds are
    applied again (and injected activities forgotten), so a test can start from a clean account.
-8. **One CloudFormation call at a time.** moto creates a stack's resources in the thread of the
+9. **One CloudFormation call at a time.** moto creates a stack's resources in the thread of the
    call that creates the stack, and creates any resource not created yet on a read
    (``DescribeStackResources``, outputs), so a read from another thread during the creation (``rigs
    up`` watches the stack while it deploys) can create a resource twice. Seen here once without
@@ -50,20 +54,18 @@ With ``--stand-in URL`` (what ``python -m rigs rehearse --offline`` runs), an Op
 server at URL (the local rig) plays every rig's server, and the account is one a rehearsal can
 run in:
 
-9. **SSM agents.** ``DescribeInstanceInformation`` (which moto does not implement) lists every
-   running instance of the region as ``Online``.
-10. **Readiness.** A ``SendCommand`` that runs the rigs' readiness check (``curl ... /health``)
-   succeeds only when the stand-in answers ``GET /health``; moto would report every command a
-   success without running it.
-11. **SageMaker endpoints answer from the stand-in.** ``InvokeEndpoint`` and
+10. **SSM agents.** ``DescribeInstanceInformation`` (which moto does not implement) lists every
+    running instance of the region as ``Online``.
+11. **Readiness.** A ``SendCommand`` that runs the rigs' readiness check (``curl ... /health``)
+    succeeds only when the stand-in answers ``GET /health``; moto would report every command a
+    success without running it.
+12. **SageMaker endpoints answer from the stand-in.** ``InvokeEndpoint`` and
     ``InvokeEndpointWithResponseStream`` (which moto does not implement) on an ``InService``
     endpoint send the request body to the stand-in's ``/v1/chat/completions`` and return its
     answer; the stream as the AWS event stream of ``PayloadPart`` events SageMaker sends. An
     endpoint that does not exist is refused as SageMaker refuses it.
-12. **Images present.** The catalog's SageMaker image, at each region's pinned digest, is in a
-    stand-in for AWS's own registry (account ``763104351884``), and the g5g image is in the
-    account's ECR as if ``InferenceG5gImage`` had built it, so ``rigs doctor`` passes the image
-    checks. Neither repository carries our tag.
+13. **The g5g image present.** The g5g image is in the account's ECR as if ``InferenceG5gImage``
+    had built it, so ``rigs doctor`` passes its image check. The repository does not carry our tag.
 """
 
 from __future__ import annotations
@@ -547,20 +549,31 @@ DLC_REGISTRY = "763104351884"
 """AWS's Deep Learning Containers registry, where the SageMaker image is pinned by digest per region."""
 
 
-def seed_images() -> None:
-    """The catalog's SageMaker image at each pinned digest in a stand-in for AWS's registry, and the
-    g5g image in the account's ECR (as ``InferenceG5gImage`` would build it); neither tagged ours."""
+def seed_dlc_images() -> None:
+    """The catalog's SageMaker image tag in a stand-in for AWS's registry, in every region of the rig: at
+    the pinned digest where the catalog pins one, else at the digest moto gives it (the stack reads it at
+    deploy time, as from AWS's registry). Not tagged ours."""
     from moto.ecr.models import ecr_backends
 
     from rigs.catalog import load_catalog
-    from rigs.deploy_options import OWN_IMAGE_PREFIX, ecr_image
+    from rigs.deploy_options import ecr_image
 
-    catalog = load_catalog()
-    for rig in catalog.sagemaker_rigs():
-        for region, digest in rig.image.digests.items():
+    for rig in load_catalog().sagemaker_rigs():
+        for region in rig.regions:
             image = ecr_image(rig.image.reference(region))
             if image is not None:
-                _put_image(ecr_backends[ACCOUNT][region], image.repository, image.account, rig.image.tag, digest)
+                _put_image(ecr_backends[ACCOUNT][region], image.repository, image.account, rig.image.tag,
+                           rig.image.digest_for(region))
+
+
+def seed_images() -> None:
+    """The g5g image in the account's ECR, as ``InferenceG5gImage`` would build it; not tagged ours."""
+    from moto.ecr.models import ecr_backends
+
+    from rigs.catalog import load_catalog
+    from rigs.deploy_options import OWN_IMAGE_PREFIX
+
+    catalog = load_catalog()
     for rig in catalog.ec2_rigs():
         if rig.image.repository.startswith(OWN_IMAGE_PREFIX):
             for region in rig.regions:
@@ -609,7 +622,7 @@ def main(argv: list[str] | None = None) -> int:
     run_custom_resources_in_process(port)
     failing_launches({tuple(spec.split("@", 1)): ("InsufficientInstanceCapacity", "")
                       for spec in args.inject_capacity})
-    seeds: list[Callable[[], Any]] = [seed_ssm_parameters]
+    seeds: list[Callable[[], Any]] = [seed_ssm_parameters, seed_dlc_images]
     stand_in = StandIn(args.stand_in) if args.stand_in else None
     dispatch(stand_in)
     if stand_in is not None:

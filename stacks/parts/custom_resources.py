@@ -1,5 +1,6 @@
 """Deploy-time facts as custom resources: usable zones, offered subnets, the root volume, the
-first launch, a lifetime deadline, a chat probe.
+first launch, a lifetime deadline, a chat probe, an image's digest; and one deletion-time step,
+stopping an image build's running builds.
 
 Each needs something synth must not do (an AWS call, the clock), so each runs in a small
 inline Lambda at deploy time and hands the result back as attributes.
@@ -16,6 +17,12 @@ from constructs import Construct
 from .checks import acknowledge
 from .inline_function import InlineFunction
 
+SERVICE_TIMEOUT_MARGIN = cdk.Duration.minutes(2)
+"""How much longer than its function CloudFormation waits for a custom resource's answer. A handler
+that dies without answering (a timeout, out of memory, a failed upload of its answer) then fails
+the stack within minutes, not after CloudFormation's default hour. Lambda's asynchronous invocation
+starts the function within seconds; the margin covers that and a retry of the answer's upload."""
+
 
 def _read_only(actions: Sequence[str]) -> str:
     """The cdk-nag reason for describe calls that IAM only grants on ``Resource *``."""
@@ -31,7 +38,8 @@ def deploy_time_resource(scope: Construct, *, handler: str, resource_type: str, 
 
     ``read_only_actions`` are describe calls granted on ``Resource *`` (they support no
     resource-level permissions; the cdk-nag finding is acknowledged with that reason);
-    ``statements`` are any other permissions the handler needs.
+    ``statements`` are any other permissions the handler needs. CloudFormation gives up on
+    the resource ``SERVICE_TIMEOUT_MARGIN`` after the function's ``timeout``.
     """
     if read_only_actions:
         statements = [iam.PolicyStatement(actions=list(read_only_actions), resources=["*"]), *statements]
@@ -40,7 +48,8 @@ def deploy_time_resource(scope: Construct, *, handler: str, resource_type: str, 
     if read_only_actions:
         acknowledge(provider, "AwsSolutions-IAM5[Resource::*]", _read_only(read_only_actions))
     return cdk.CustomResource(scope, "Resource", service_token=provider.function.function_arn,
-                              resource_type=resource_type, properties=properties)
+                              resource_type=resource_type, properties=properties,
+                              service_timeout=timeout.plus(SERVICE_TIMEOUT_MARGIN))
 
 
 class UsableZones(Construct):
@@ -153,8 +162,9 @@ class LaunchWatch(Construct):
       earlier launch failures are not judged (a retry is under way);
     - a failed launch that another zone would not change (``InvalidBlockDeviceMapping``, an
       AMI or instance profile that does not exist, ``VcpuLimitExceeded``): failure at once;
-    - ``InsufficientInstanceCapacity`` or ``Unsupported``: failure once every zone of the
-      group has failed so;
+    - ``InsufficientInstanceCapacity``, ``Unsupported`` or a message without an error code
+      (``LaunchFailed``; it may be one zone's shortage): failure once every zone of the group
+      has failed so, with a coded failure as the reason when there is one;
     - nothing in service within ``budget``: failure with the last launch error.
 
     A failure's reason, ``launch failed in <zone>: <Code>: <message>``, is in the stack
@@ -231,3 +241,56 @@ class EndpointChatProbe(Construct):
                         "BudgetSeconds": str(int(budget.to_seconds()))},
         )
         self.reply: str = resource.get_att_string("Reply")
+
+
+class ImageDigest(Construct):
+    """The digest ``repository:tag`` points to in the stack's region, read from its registry at deploy time.
+
+    For a registry that is separate in every region (AWS's SageMaker containers, account
+    763104351884), where the same tag has another digest in each. The handler reads it with
+    ``ecr:DescribeImages`` (``ecr:BatchGetImage`` where the registry allows pulls only), granted on
+    the one repository; the deploy fails at once, with the image and region in the reason, when
+    the tag is not in that region's registry. A changed tag reads again; the same tag keeps the
+    digest read at the first deploy.
+
+    Attributes:
+        digest: ``sha256:…`` (a deploy-time string).
+    """
+
+    def __init__(self, scope: Construct, id_: str, *, registry_id: str, repository: str, tag: str,
+                 repository_arn: str) -> None:
+        super().__init__(scope, id_)
+        resource = deploy_time_resource(
+            self,
+            handler="image_digest",
+            resource_type="Custom::ImageDigest",
+            timeout=cdk.Duration.minutes(1),
+            description="aws-inference: the digest of the serving image's tag in this region's registry",
+            statements=[iam.PolicyStatement(actions=["ecr:DescribeImages", "ecr:BatchGetImage"],
+                                            resources=[repository_arn])],
+            properties={"RegistryId": registry_id, "RepositoryName": repository, "ImageTag": tag},
+        )
+        self.digest: str = resource.get_att_string("Digest")
+
+
+class BuildStop(Construct):
+    """Stops a CodeBuild project's running builds when the stack is deleted.
+
+    Deleting a project leaves its builds running until their timeout (hours, billed). This
+    resource references the project, so CloudFormation deletes it before the project; its
+    handler then stops every build of the project still in progress, with
+    ``codebuild:ListBuildsForProject``, ``BatchGetBuilds`` and ``StopBuild`` on that project only.
+    """
+
+    def __init__(self, scope: Construct, id_: str, *, project_name: str, project_arn: str) -> None:
+        super().__init__(scope, id_)
+        deploy_time_resource(
+            self,
+            handler="build_stop",
+            resource_type="Custom::BuildStop",
+            timeout=cdk.Duration.minutes(1),
+            description="aws-inference: stop the image build's running builds when its stack is deleted",
+            statements=[iam.PolicyStatement(actions=["codebuild:ListBuildsForProject", "codebuild:BatchGetBuilds",
+                                                     "codebuild:StopBuild"], resources=[project_arn])],
+            properties={"ProjectName": project_name},
+        )

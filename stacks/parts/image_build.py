@@ -12,6 +12,7 @@ from aws_cdk import aws_s3_assets as s3_assets
 from constructs import Construct
 
 from .checks import acknowledge, skip_checkov
+from .custom_resources import BuildStop
 from .instance_profile import RIG_LOG_GROUP_PREFIX
 
 
@@ -20,7 +21,8 @@ class ImageBuild(Construct):
 
     The recipe travels as a CDK file asset (staged offline at synth, uploaded by
     ``cdk deploy``); nothing is built at synth or deploy. Start a build with the
-    ``start_build_command``; it pushes ``repository_name:image_tag``.
+    ``start_build_command``; it pushes ``repository_name:image_tag``. Deleting the stack
+    stops a build still running (:class:`BuildStop`): a deleted project's builds run on.
 
     Props:
         repository_name: the ECR repository, named as the catalog names the image.
@@ -81,6 +83,11 @@ class ImageBuild(Construct):
             logging=codebuild.LoggingOptions(cloud_watch=codebuild.CloudWatchLoggingOptions(log_group=log_group)),
         )
         self.repository.grant_pull_push(self.project)
+        # The project's ARN spelled out from its name (a Ref), not read with Fn::GetAtt: the same ARN, and
+        # moto's CloudFormation, which has no CodeBuild projects, resolves a Ref but not a GetAtt.
+        BuildStop(self, "StopBuildsOnDelete", project_name=self.project.project_name,
+                  project_arn=stack.format_arn(service="codebuild", resource="project",
+                                               resource_name=self.project.project_name))
         self.image_uri: str = self.repository.repository_uri_for_tag(image_tag)
         self.start_build_command: str = cdk.Fn.join("", [
             "aws codebuild start-build --region ", stack.region, " --project-name ", self.project.project_name])

@@ -1,34 +1,45 @@
-"""Refuse, at deploy time, an image that has no digest pinned for the stack's region."""
+"""The image a SageMaker model runs, always by digest: pinned in the catalog, or read at deploy time."""
 
 from __future__ import annotations
 
 import aws_cdk as cdk
 from constructs import Construct
 
-OVERRIDE_PARAMETER = "DeployUnpinnedImageIn"
-"""The stack parameter that lets a deploy go ahead by tag in one named region, deliberately."""
+from rigs.catalog import ContainerImage
+from rigs.deploy_options import ecr_image
+
+from .custom_resources import ImageDigest
+from .image_pull import ecr_repository_arn
 
 
-class RequirePinnedImage(Construct):
-    """CloudFormation refuses to create or update the stack, with ``message``, unless overridden.
+class PinnedImage(Construct):
+    """``image`` in ``region`` as ``repository@digest``.
 
-    A template rule (the mechanism of CDK's own bootstrap-version check) asserts that the
-    parameter ``DeployUnpinnedImageIn`` names the stack's region; its default is empty, so
-    a deploy fails at once with ``message`` while synth, ``cdk list`` and ``cdk destroy``
-    (rules are not checked on delete) keep working. Deploying the tag as it is stays
-    possible on purpose: ``--parameters <Stack>:DeployUnpinnedImageIn=<region>``.
-    The same message is a synth warning, so ``cdk deploy`` shows it before it starts.
+    The digest is the catalog's pin for the region where it has one (``image_digests``,
+    written by ``python -m rigs pins refresh``: an override for one chosen digest), else
+    the digest the tag points to in the region's registry when the stack deploys
+    (:class:`ImageDigest`), so the stack deploys in every region of the rig and the model
+    never runs a tag that could move.
+
+    Attributes:
+        uri: ``repository@digest`` (deploy-time when read at deploy).
+        digest: ``sha256:…`` (deploy-time when read at deploy).
+        repository_arn: the ECR repository the model's role may pull from.
+        pinned: whether the digest is the catalog's pin.
     """
 
-    def __init__(self, scope: Construct, id_: str, *, region: str, message: str) -> None:
+    def __init__(self, scope: Construct, id_: str, *, image: ContainerImage, region: str) -> None:
         super().__init__(scope, id_)
-        override = cdk.CfnParameter(
-            self, "Override", type="String", default="",
-            description="Deploy the image by tag although no digest is pinned for this region: give the region")
-        override.override_logical_id(OVERRIDE_PARAMETER)
-        stack = cdk.Stack.of(self).stack_name
-        full = (f"{message} To deploy the tag as it is: --parameters "
-                f"{stack}:{OVERRIDE_PARAMETER}={region}.")
-        cdk.CfnRule(self, "Rule", assertions=[cdk.CfnRuleAssertion(
-            assert_=cdk.Fn.condition_equals(override.value_as_string, region), assert_description=full)])
-        cdk.Annotations.of(self).add_warning_v2("aws-inference:unpinned-image", full)
+        repository = image.repository_in(region)
+        location = ecr_image(f"{repository}:{image.tag}")
+        if location is None or location.account is None:
+            raise ValueError(f"{repository} is not an ECR repository of a named registry")
+        self.repository_arn: str = ecr_repository_arn(repository=location.repository, account=location.account,
+                                                      region=location.region)
+        pin = image.digest_for(region)
+        self.pinned = pin is not None
+        self.digest: str = pin or ImageDigest(self, "Digest", registry_id=location.account,
+                                              repository=location.repository, tag=image.tag,
+                                              repository_arn=self.repository_arn).digest
+        # SageMaker takes registry/repository:tag or registry/repository@digest, not both.
+        self.uri: str = cdk.Fn.join("@", [repository, self.digest])

@@ -54,7 +54,8 @@ def stand_in(template: dict, node: dict) -> str:
     if "Fn::GetAtt" in node:
         logical_id, attribute = node["Fn::GetAtt"]
         values = {"Zones": "us-east-2a,us-east-2b", "Iso": "2026-10-05T20:32:18Z", "At": "2026-10-05T20:32:18",
-                  "EndpointName": "Endpoint8024A810-abcdef123456", "SubnetIds": "subnet-0a,subnet-0b"}
+                  "EndpointName": "Endpoint8024A810-abcdef123456", "SubnetIds": "subnet-0a,subnet-0b",
+                  "Digest": "sha256:" + "5e" * 32}
         if attribute == "Arn":
             resource = template["Resources"].get(logical_id, {})
             if resource.get("Type") == "AWS::ECR::Repository":

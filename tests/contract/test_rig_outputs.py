@@ -37,6 +37,13 @@ def test_rig_outputs_parse_with_the_agents_reader(templates, stack_regions, rig)
         assert parsed.zones and all(zone.startswith(parsed.region[:-1]) for zone in parsed.zones)
     else:
         assert parsed.endpoint_name and parsed.auto_scaling_group is None and parsed.remote_port is None
+        assert parsed.image_digest == rig.image.digest_for(parsed.region)
+
+
+def test_an_unpinned_sagemaker_stack_reports_the_digest_read_at_deploy(unpinned_endpoint_templates):
+    for region, template in unpinned_endpoint_templates.items():
+        parsed = RigOutputs.parse(stack_outputs(template))
+        assert parsed.region == region and parsed.image_digest == "sha256:" + "5e" * 32
 
 
 @pytest.mark.parametrize("rig", DEPLOYABLE, ids=lambda r: r.name)

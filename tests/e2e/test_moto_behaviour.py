@@ -116,3 +116,37 @@ def test_template_urls_must_name_localhost():
         cloudformation.create_stack(StackName="by-name", TemplateURL=f"http://localhost:{port}/assets/t.json")
     finally:
         server.stop()
+
+
+def test_ecr_keeps_a_repository_under_another_registry_id(aws):
+    """The launcher's stand-in for AWS's SageMaker image registry (account 763104351884)."""
+    ecr = aws("ecr")
+    ecr.create_repository(repositoryName="vllm", registryId="763104351884")
+    manifest = json.dumps({"schemaVersion": 2, "mediaType": "application/vnd.docker.distribution.manifest.v2+json",
+                           "config": {"digest": "sha256:" + "0" * 64}, "layers": []})
+    pushed = ecr.put_image(registryId="763104351884", repositoryName="vllm", imageManifest=manifest,
+                           imageTag="t")["image"]["imageId"]["imageDigest"]
+    [found] = ecr.describe_images(registryId="763104351884", repositoryName="vllm",
+                                  imageIds=[{"imageTag": "t"}])["imageDetails"]
+    assert found["imageDigest"] == pushed
+    assert error_code(lambda: ecr.describe_images(repositoryName="vllm")) == "RepositoryNotFoundException"
+
+
+CODEBUILD_PROJECT = {"Type": "AWS::CodeBuild::Project", "Properties": {
+    "Artifacts": {"Type": "NO_ARTIFACTS"}, "ServiceRole": "arn:aws:iam::123456789012:role/r",
+    "Environment": {"Type": "LINUX_CONTAINER", "ComputeType": "BUILD_GENERAL1_SMALL", "Image": "image"},
+    "Source": {"Type": "NO_SOURCE", "BuildSpec": "version: 0.2"}}}
+
+
+@pytest.mark.filterwarnings("ignore:Tried to parse AWS.+CodeBuild.+Project:UserWarning")
+def test_cloudformation_makes_no_codebuild_project_a_ref_to_one_deploys_a_getatt_does_not(aws):
+    cloudformation = aws("cloudformation")
+
+    def template(value: dict) -> str:
+        return json.dumps({"Resources": {"Project": CODEBUILD_PROJECT}, "Outputs": {"Out": {"Value": value}}})
+
+    cloudformation.create_stack(StackName="by-ref", TemplateBody=template({"Ref": "Project"}))
+    assert cloudformation.describe_stacks(StackName="by-ref")["Stacks"][0]["StackStatus"] == "CREATE_COMPLETE"
+    assert aws("codebuild").list_projects()["projects"] == []
+    with pytest.raises(AttributeError, match="has_cfn_attr"):  # the server: "Fn::GetAtt references undefined resource"
+        cloudformation.create_stack(StackName="by-getatt", TemplateBody=template({"Fn::GetAtt": ["Project", "Arn"]}))

@@ -171,10 +171,15 @@ def test_a_global_image_takes_no_per_region_pins():
     assert any(p.startswith("rigs.g6.image_digests: only an image with a {region} placeholder") for p in problems)
 
 
-def test_the_default_region_must_be_pinned_and_the_command_is_named():
-    problems = problems_for(lambda d: d["rigs"]["sagemaker"].update(image_digests={"us-east-1": DLC_DIGEST}))
-    assert ("rigs.sagemaker.image_digests: no pin for us-east-2, the rig's default region; run "
-            "`python -m rigs pins refresh --regions us-east-2`") in problems
+@pytest.mark.parametrize("pins", [{"us-east-1": DLC_DIGEST}, None], ids=["another-region", "none"])
+def test_pins_are_optional_in_every_region_the_default_one_included(pins):
+    """An unpinned region's digest is read at deploy time (stacks/parts/image_pin.py)."""
+    data = copy.deepcopy(RAW)
+    data["rigs"]["sagemaker"].pop("image_digests")
+    if pins:
+        data["rigs"]["sagemaker"]["image_digests"] = pins
+    image = parse_catalog(yaml.safe_dump(data), source="test").get("sagemaker").image
+    assert image.digest_for("us-east-2") is None and dict(image.digests) == (pins or {})
 
 
 def test_bad_pins_are_reported_with_their_region():

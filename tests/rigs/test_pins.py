@@ -71,7 +71,7 @@ def test_refresh_pins_each_region_from_its_own_registry_and_keeps_every_other_li
         f"sagemaker us-east-2: {PINNED} (unchanged)",
         f"sagemaker us-east-1: {NEW} (new pin)",
         "sagemaker us-west-2: not in this region's registry (ImageNotFoundException); left unpinned: "
-        "the stacks refuse this region",
+        "a deploy here fails on it",
     ]
     assert pins_in(catalog) == {"us-east-2": PINNED, "us-east-1": NEW}
     before, after = CATALOG_PATH.read_text().splitlines(), catalog.read_text().splitlines()
@@ -100,7 +100,7 @@ def test_a_stale_pin_is_removed_where_the_tag_is_gone(catalog):
     [result] = pins.refresh([parse_catalog(catalog.read_text()).get("sagemaker")], registry, regions=["us-east-1"],
                             path=catalog)
     assert result.line() == ("sagemaker us-east-1: not in this region's registry (ImageNotFoundException); "
-                             "pin removed: the stacks refuse this region")
+                             "pin removed: a deploy here fails on it")
     assert pins_in(catalog) == {"us-east-2": PINNED}
 
 
@@ -129,14 +129,22 @@ class FakeSession:
         return self.registry(region_name)
 
 
-def test_a_refresh_that_would_unpin_the_default_region_writes_nothing(catalog):
+def test_a_refresh_that_would_write_an_invalid_pin_writes_nothing(catalog):
     registry = Registry()
-    registry.error("us-east-2", "describe_images", "ImageNotFoundException", REQUEST)
+    registry.digest("us-east-2", "sha256:short")
     with pytest.raises(pins.PinsError, match=r"^catalog.yaml not written, the refreshed pins would be invalid: "
-                                             r"rigs.sagemaker.image_digests: no pin for us-east-2, the rig's default "
-                                             r"region; run `python -m rigs pins refresh --regions us-east-2`$"):
+                                             r"rigs.sagemaker.image_digests.us-east-2: must look like sha256:"):
         pins.refresh([RIG], registry, regions=["us-east-2"], path=catalog)
     assert catalog.read_text() == CATALOG_PATH.read_text()
+
+
+def test_the_default_regions_pin_is_optional_too(catalog):
+    """Without a pin the stack reads the tag's digest at deploy (stacks/parts/image_pin.py)."""
+    registry = Registry()
+    registry.error("us-east-2", "describe_images", "ImageNotFoundException", REQUEST)
+    pins.refresh([RIG], registry, regions=["us-east-2"], path=catalog)
+    assert pins_in(catalog) == {}
+    assert "    image_digests:\n" not in catalog.read_text()
 
 
 def test_a_dry_run_writes_nothing(catalog):

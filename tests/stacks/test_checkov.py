@@ -42,11 +42,15 @@ def findings(report: dict, kind: str) -> set[tuple[str, str, str]]:
 
 
 @pytest.fixture(scope="module")
-def templates_dir(assembly_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """Only the templates (the assembly's asset folders are not CloudFormation)."""
+def templates_dir(assembly_dir: Path, unpinned_endpoint_dirs: dict[str, Path],
+                  tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Only the templates (the assembly's asset folders are not CloudFormation), with the SageMaker
+    stack also as it is in each region without a pin (its image digest read at deploy time)."""
     folder = tmp_path_factory.mktemp("checkov")
     for template in assembly_dir.glob("*.template.json"):
         shutil.copy(template, folder / template.name)
+    for region, outdir in unpinned_endpoint_dirs.items():
+        shutil.copy(outdir / "InferenceSageMaker.template.json", folder / f"InferenceSageMaker-{region}.template.json")
     return folder
 
 

@@ -361,6 +361,80 @@ def test_a_pending_launch_is_waited_for_even_after_capacity_failed_in_every_zone
     assert answer == {"InstanceId": "i-1", "Zone": "us-east-2b"} and time.sleeps == 1
 
 
+UNCODED = ("Could not launch On-Demand Instances. The requested configuration is currently not supported. Please "
+           "check the documentation for supported configurations. Launching EC2 instance failed.")
+CAPACITY = ("Could not launch On-Demand Instances. InsufficientInstanceCapacity - We currently do not have sufficient "
+            "g6.xlarge capacity in the Availability Zone you requested (us-east-2b). Launching EC2 instance failed.")
+
+
+class FailingLaunches:
+    """Auto Scaling as a group with no instance shows it: on each read, the failed launch activities of
+    ``reads`` (zone, message), newest first; after the last read, an instance in service if ``then_up``."""
+
+    def __init__(self, properties: dict, reads: list[list[tuple[str, str]]], then_up: bool = False) -> None:
+        self.properties, self.reads, self.then_up, self.read = properties, reads, then_up, 0
+
+    def get_paginator(self, name):
+        assert name == "describe_auto_scaling_groups"
+        self.read += 1
+        up = self.then_up and self.read > len(self.reads)
+        group = {"AutoScalingGroupName": "g", "LaunchTemplate": {
+            "LaunchTemplateId": self.properties["LaunchTemplateId"], "Version": "1"},
+            "Instances": [{"InstanceId": "i-1", "AvailabilityZone": "us-east-2c", "LifecycleState": "InService"}]
+            if up else []}
+        return type("Pages", (), {"paginate": lambda _self, Filters: [{"AutoScalingGroups": [group]}]})()
+
+    def describe_scaling_activities(self, AutoScalingGroupName):  # noqa: N803 (boto3 naming)
+        failures = self.reads[min(self.read, len(self.reads)) - 1]
+        return {"Activities": [{"StatusCode": "Failed", "Details": json.dumps({"Availability Zone": zone}),
+                                "StatusMessage": message} for zone, message in failures]}
+
+
+THREE_ZONES = {"TagKey": "Rig", "TagValue": "g6", "LaunchTemplateId": "lt-1", "LaunchTemplateVersion": "1",
+               "Zones": "us-east-2a,us-east-2b,us-east-2c", "BudgetSeconds": "780"}
+
+
+def test_a_failure_without_a_code_in_one_zone_leaves_the_others_to_try():
+    """A message without a code may be one zone's shortage: the group's next launch goes to another zone."""
+    time = FakeTime()
+    reads = [[("us-east-2a", UNCODED)], [("us-east-2b", UNCODED), ("us-east-2a", UNCODED)]]
+    answer = launch_watch.compute(THREE_ZONES, autoscaling=FailingLaunches(THREE_ZONES, reads, then_up=True),
+                                  sleep=time.sleep, clock=time.clock)
+    assert answer == {"InstanceId": "i-1", "Zone": "us-east-2c"} and time.sleeps == 2
+
+
+def test_failures_without_a_code_in_every_zone_end_the_deploy():
+    time = FakeTime()
+    reads = [[("us-east-2a", UNCODED)], [("us-east-2b", UNCODED), ("us-east-2a", UNCODED)],
+             [("us-east-2c", UNCODED), ("us-east-2b", UNCODED), ("us-east-2a", UNCODED)]]
+    with pytest.raises(RuntimeError) as failed:
+        launch_watch.compute(THREE_ZONES, autoscaling=FailingLaunches(THREE_ZONES, reads), sleep=time.sleep,
+                             clock=time.clock)
+    assert str(failed.value) == f"launch failed in us-east-2c: LaunchFailed: {UNCODED}"
+    assert time.sleeps == 2
+
+
+def test_when_every_zone_failed_a_coded_failure_is_the_reason_given():
+    """`rigs up` fails over on the code (capacity), so a coded failure is reported before an uncoded one."""
+    time = FakeTime()
+    reads = [[("us-east-2c", UNCODED), ("us-east-2b", CAPACITY), ("us-east-2a", UNCODED)]]
+    with pytest.raises(RuntimeError) as failed:
+        launch_watch.compute(THREE_ZONES, autoscaling=FailingLaunches(THREE_ZONES, reads), sleep=time.sleep,
+                             clock=time.clock)
+    assert str(failed.value).startswith("launch failed in us-east-2b: InsufficientInstanceCapacity: We currently")
+    assert aws.classify_message(str(failed.value)).kind == aws.CAPACITY and time.sleeps == 0
+
+
+def test_a_failure_without_a_code_in_some_zones_waits_out_the_budget_with_it_as_the_last_error():
+    time = FakeTime()
+    properties = {**THREE_ZONES, "BudgetSeconds": "60"}
+    with pytest.raises(RuntimeError, match=r"^no instance in service after 1 minutes; last: launch failed in "
+                                           r"us-east-2a: LaunchFailed: Could not launch"):
+        launch_watch.compute(properties, autoscaling=FailingLaunches(properties, [[("us-east-2a", UNCODED)]]),
+                             sleep=time.sleep, clock=time.clock)
+    assert time.now == 60
+
+
 def test_an_activity_without_a_code_is_reported_whole():
     activity = {"StatusCode": "Failed", "Details": '{"Availability Zone": "us-west-1a"}',
                 "StatusMessage": "The requested configuration is currently not supported. Please check the "

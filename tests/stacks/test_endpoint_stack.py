@@ -9,7 +9,7 @@ from aws_cdk.assertions import Template
 
 from rigs.catalog import load_catalog
 from rigs.contract import MANAGED_BY, TAG_MANAGED_BY, TAG_RIG, OutputKey
-from tests.contract.templates import one, resources_of
+from tests.contract.templates import one, resources_of, stack_outputs
 
 CATALOG = load_catalog()
 RIG = CATALOG.get("sagemaker")
@@ -43,35 +43,39 @@ def test_model_runs_the_pinned_dlc_image_of_its_region_with_the_catalog_env(temp
     assert container["Environment"]["SM_VLLM_TOOL_CALL_PARSER"] == "gemma4"
 
 
-def test_the_default_region_is_pinned_and_carries_no_refusal(template, region):
+def test_a_pinned_region_reads_nothing_at_deploy_and_reports_its_pin(template, region):
     assert RIG.image.digest_for(region)
     assert set(template["Rules"]) == {"CheckBootstrapVersion"}
-    assert "DeployUnpinnedImageIn" not in template["Parameters"]
+    assert not resources_of(template, "Custom::ImageDigest")
+    assert stack_outputs(template)[OutputKey.IMAGE_DIGEST] == RIG.image.digest_for(region)
 
 
-def test_a_region_without_a_pin_is_refused_at_deploy_with_the_command_that_pins_it(tmp_path):
-    """CloudFormation checks template rules on create and update, never on delete: synth, `cdk list`
-    and `cdk destroy` work; a deploy stops with the message unless the override names the region."""
-    from tests.conftest import synth
-
-    unpinned = next(r for r in RIG.regions if RIG.image.digest_for(r) is None)
-    out = synth(tmp_path, context={f"region.{RIG.name}": unpinned})
-    template = json.loads((out / f"{RIG.stack_name}.template.json").read_text())
-    repository = f"763104351884.dkr.ecr.{unpinned}.amazonaws.com/vllm"
-    [rule] = [v for k, v in template["Rules"].items() if k != "CheckBootstrapVersion"]
-    assert rule == {"Assertions": [{
-        "Assert": {"Fn::Equals": [{"Ref": "DeployUnpinnedImageIn"}, unpinned]},
-        "AssertDescription":
-            f"sagemaker: no digest of {repository}:{RIG.image.tag} is pinned for {unpinned}, and a tag alone may "
-            f"resolve to another image there. Pin it from the registry with `python -m rigs pins refresh --regions "
-            f"{unpinned}` (needs AWS credentials; rewrites rigs/catalog.yaml), or deploy to a pinned region: "
-            f"{RIG.regions[0]}. To deploy the tag as it is: --parameters "
-            f"{RIG.stack_name}:DeployUnpinnedImageIn={unpinned}."}]}
-    assert template["Parameters"]["DeployUnpinnedImageIn"] == {
-        "Type": "String", "Default": "",
-        "Description": "Deploy the image by tag although no digest is pinned for this region: give the region"}
+@pytest.mark.parametrize("where", RIG.regions)
+def test_without_a_pin_every_region_runs_the_digest_its_registry_has_for_the_tag(unpinned_endpoint_templates, where):
+    """The stack deploys in each of the rig's regions: the tag's digest is read there at deploy time."""
+    template = unpinned_endpoint_templates[where]
+    repository = f"763104351884.dkr.ecr.{where}.amazonaws.com/vllm"
+    [(digest_id, resource)] = resources_of(template, "Custom::ImageDigest").items()
+    assert {k: v for k, v in resource["Properties"].items() if k not in ("ServiceToken", "ServiceTimeout")} == {
+        "RegistryId": "763104351884", "RepositoryName": "vllm", "ImageTag": RIG.image.tag}
+    digest = {"Fn::GetAtt": [digest_id, "Digest"]}
     container = one(template, "AWS::SageMaker::Model")["Properties"]["PrimaryContainer"]
-    assert container["Image"] == f"{repository}:{RIG.image.tag}"
+    assert container["Image"] == {"Fn::Join": ["@", [repository, digest]]}
+    assert template["Outputs"][OutputKey.IMAGE_DIGEST]["Value"] == digest
+    assert set(template["Rules"]) == {"CheckBootstrapVersion"} and "DeployUnpinnedImageIn" not in template["Parameters"]
+
+
+@pytest.mark.parametrize("where", RIG.regions)
+def test_the_digest_reader_may_only_describe_and_pull_that_one_repository(unpinned_endpoint_templates, where):
+    template = unpinned_endpoint_templates[where]
+    resource = one(template, "Custom::ImageDigest")
+    function = template["Resources"][resource["Properties"]["ServiceToken"]["Fn::GetAtt"][0]]["Properties"]
+    role = template["Resources"][function["Role"]["Fn::GetAtt"][0]]["Properties"]
+    statements = [s for p in role["Policies"] for s in p["PolicyDocument"]["Statement"]]
+    assert [s for s in statements if s["Action"] != ["logs:CreateLogStream", "logs:PutLogEvents"]] == [{
+        "Action": ["ecr:BatchGetImage", "ecr:DescribeImages"], "Effect": "Allow", "Resource": {
+            "Fn::Join": ["", ["arn:", {"Ref": "AWS::Partition"}, f":ecr:{where}:763104351884:repository/vllm"]]}}]
+    assert "ManagedPolicyArns" not in role
 
 
 def test_config_and_endpoint_are_wired_by_attributes_with_generated_names(template):

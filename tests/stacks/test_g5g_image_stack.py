@@ -12,7 +12,7 @@ import yaml
 from rigs.catalog import load_catalog
 from rigs.contract import ImageOutputKey
 from stacks.g5g_image_stack import MAX_JOBS, RECIPE_DIR, VLLM_REF
-from tests.contract.templates import one, stack_outputs
+from tests.contract.templates import one, resources_of, stack_outputs
 
 CATALOG = load_catalog()
 RIG = CATALOG.get("g5g")
@@ -161,3 +161,17 @@ def test_patch_leaves_ampere_and_later_untouched(patched_module):
 def test_patch_says_it_is_unverified_against_the_real_file():
     header = PATCH.read_text().split("--- a/", 1)[0]
     assert "UNVERIFIED" in header and "v0.27.2rc0" in header
+
+
+def test_deleting_the_stack_stops_a_build_still_running(template, stack_regions):
+    """The stop runs before the project is deleted (it references the project), with rights on that project only."""
+    project_id = next(iter(resources_of(template, "AWS::CodeBuild::Project")))
+    stop = one(template, "Custom::BuildStop")["Properties"]
+    assert stop["ProjectName"] == {"Ref": project_id}
+    function = template["Resources"][stop["ServiceToken"]["Fn::GetAtt"][0]]["Properties"]
+    role = template["Resources"][function["Role"]["Fn::GetAtt"][0]]["Properties"]
+    statements = [s for p in role["Policies"] for s in p["PolicyDocument"]["Statement"]]
+    assert [s for s in statements if s["Action"] != ["logs:CreateLogStream", "logs:PutLogEvents"]] == [{
+        "Action": ["codebuild:BatchGetBuilds", "codebuild:ListBuildsForProject", "codebuild:StopBuild"],
+        "Effect": "Allow", "Resource": {"Fn::Join": ["", [
+            f"arn:aws:codebuild:{stack_regions[STACK]}:", {"Ref": "AWS::AccountId"}, ":project/", {"Ref": project_id}]]}}]

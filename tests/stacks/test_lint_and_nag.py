@@ -22,6 +22,14 @@ def test_every_template_passes_cfn_lint_for_its_region(assembly_dir: Path, stack
     assert not findings, json.dumps(findings, indent=1)
 
 
+def test_the_sagemaker_stack_without_a_pin_passes_cfn_lint_and_cdk_nag_in_every_region(unpinned_endpoint_dirs):
+    for region, outdir in unpinned_endpoint_dirs.items():
+        matches = lint_file(outdir / "InferenceSageMaker.template.json", config=ManualArgs(regions=[region]))
+        assert not matches, [f"{m.rule.id} {m.path_string}: {m.message}"[:300] for m in matches]
+        report = json.loads((outdir / "validation-report.json").read_text())
+        assert [v["ruleName"] for plugin in report["pluginReports"] for v in plugin.get("violations", [])] == []
+
+
 def test_cfn_lint_catches_an_instance_type_the_region_does_not_offer(assembly_dir: Path, tmp_path: Path):
     """The lint test is a real check: g5g is not offered in us-east-2."""
     template = json.loads((assembly_dir / "InferenceBase-us-east-2.template.json").read_text())

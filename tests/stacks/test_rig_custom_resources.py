@@ -128,8 +128,77 @@ def test_probe_fails_with_the_last_error_when_the_budget_runs_out():
         endpoint_probe.compute(PROBE_PROPS, runtime=runtime, sleep=clock.sleep, clock=clock)
 
 
+class FakeContext:
+    """The Lambda context's clock: the time the function has left, read off the fake clock."""
+
+    def __init__(self, clock: Clock, timeout_s: float) -> None:
+        self.clock, self.ends = clock, clock.now + timeout_s
+
+    def get_remaining_time_in_millis(self) -> int:
+        return int((self.ends - self.clock.now) * 1000)
+
+
+class SlowRuntime(FakeRuntime):
+    """Every request ends in an error after ``seconds`` (a read timeout, say)."""
+
+    def __init__(self, clock: Clock, seconds: float) -> None:
+        super().__init__([])
+        self.clock, self.seconds, self.started = clock, seconds, []
+
+    def invoke_endpoint(self, **kwargs):
+        self.started.append(self.clock.now)
+        self.clock.now += self.seconds
+        raise TimeoutError("Read timeout on endpoint URL")
+
+
+def test_probe_starts_no_request_that_could_outlast_the_function():
+    """A budget longer than the function has left: every request, and the answer to CloudFormation,
+    still fit in the function's time, so the deploy fails with the reason instead of a silent timeout."""
+    clock = Clock()
+    runtime = SlowRuntime(clock, endpoint_probe.ATTEMPT_S)
+    context = FakeContext(clock, timeout_s=300)
+    with pytest.raises(RuntimeError, match=r"endpoint-1 gave no chat completion with text in 185 s; last: "
+                                           r"TimeoutError: Read timeout"):
+        endpoint_probe.compute({**PROBE_PROPS, "BudgetSeconds": "600"}, runtime=runtime, sleep=clock.sleep,
+                               clock=clock, context=context)
+    assert runtime.started == [0, 95]
+    assert context.get_remaining_time_in_millis() >= endpoint_probe.ANSWER_S * 1000
+
+
+def test_probe_with_no_time_for_one_request_fails_at_once():
+    clock = Clock()
+    runtime = FakeRuntime([])
+    with pytest.raises(RuntimeError, match="no attempt: no time left for one"):
+        endpoint_probe.compute(PROBE_PROPS, runtime=runtime, sleep=clock.sleep, clock=clock,
+                               context=FakeContext(clock, timeout_s=endpoint_probe.ATTEMPT_S))
+    assert runtime.calls == []
+
+
+def test_probe_asks_once_per_request_with_short_timeouts(monkeypatch):
+    made = []
+    monkeypatch.setattr(endpoint_probe.boto3, "client", lambda service, config: made.append((service, config))
+                        or FakeRuntime([{"choices": [{"message": {"content": "ok"}}]}]))
+    assert endpoint_probe.compute(PROBE_PROPS) == {"Reply": "ok"}
+    [(service, config)] = made
+    assert service == "sagemaker-runtime"
+    assert (config.connect_timeout, config.read_timeout) == (5, 70)  # SageMaker gives a container 60 s
+    assert config.retries == {"total_max_attempts": 1, "mode": "standard"}
+
+
+def test_the_lambda_context_reaches_a_handler_that_asks_for_it():
+    namespace: dict = {}
+    exec(compile(inline_source("endpoint_probe"), "endpoint_probe.py", "exec"), namespace)
+    seen = []
+    namespace["compute"] = lambda properties, context=None: seen.append(context) or {}
+    event = {"RequestType": "Create", "ResponseURL": "https://cfn-response.example/put", "StackId": "stack",
+             "RequestId": "req", "LogicalResourceId": "Res", "ResourceProperties": {}}
+    with mock.patch("urllib.request.urlopen", lambda request, timeout: None):
+        namespace["handler"](event, "the-context")
+    assert seen == ["the-context"]
+
+
 @pytest.mark.parametrize("handler", ["usable_zones", "offered_subnets", "root_volume", "launch_watch", "deadline",
-                                     "endpoint_probe"])
+                                     "endpoint_probe", "image_digest", "build_stop"])
 def test_inline_code_fits_lambda_and_answers_cloudformation(handler):
     source = inline_source(handler)
     assert len(source) <= INLINE_LIMIT
@@ -137,13 +206,17 @@ def test_inline_code_fits_lambda_and_answers_cloudformation(handler):
     exec(compile(source, f"{handler}.py", "exec"), namespace)
     event = {"RequestType": "Create", "ResponseURL": "https://cfn-response.example/put", "StackId": "stack",
              "RequestId": "req", "LogicalResourceId": "Res", "ResourceProperties": {"X": "1"}}
-    sent = []
+    sent, deleted_with = [], []
+    if "on_delete" in namespace:  # a handler that stops something on delete: Delete runs it, nothing else does
+        namespace["on_delete"] = deleted_with.append
     with mock.patch("urllib.request.urlopen", lambda request, timeout: sent.append(request)):
         namespace["compute"] = lambda props: {"Seen": props["X"]}
         assert namespace["handler"](event, None) == "SUCCESS"
         namespace["compute"] = lambda props: (_ for _ in ()).throw(RuntimeError("no zone offers it"))
         assert namespace["handler"](event, None) == "FAILED"
+        assert deleted_with == []
         assert namespace["handler"]({**event, "RequestType": "Delete", "PhysicalResourceId": "p"}, None) == "SUCCESS"
+    assert deleted_with == ([{"X": "1"}] if handler == "build_stop" else [])
     first, failed, deleted = (json.loads(r.data) for r in sent)
     assert first["Data"] == {"Seen": "1"} and first["PhysicalResourceId"] == "Res"
     assert failed["Status"] == "FAILED" and failed["Reason"] == "RuntimeError: no zone offers it"
@@ -163,3 +236,21 @@ def test_a_handler_inlines_only_standard_library_code_of_rigs(tmp_path, monkeypa
         (tmp_path / f"{name}.py").write_text(text)
         with pytest.raises(ValueError, match=f"rigs/{name}.py {problem}: a handler can inline only"):
             shared_code(name)
+
+
+def test_every_custom_resource_gives_up_minutes_after_its_function(templates, unpinned_endpoint_templates):
+    """A handler that dies without answering fails its stack within minutes, not CloudFormation's hour:
+    each custom resource's service timeout is its function's timeout plus a margin."""
+    every = {**templates, **{f"InferenceSageMaker-{r}": t for r, t in unpinned_endpoint_templates.items()}}
+    seen = set()
+    for stack, template in every.items():
+        for logical_id, resource in template["Resources"].items():
+            if not resource["Type"].startswith("Custom::") and resource["Type"] != "AWS::CloudFormation::CustomResource":
+                continue
+            function = template["Resources"][resource["Properties"]["ServiceToken"]["Fn::GetAtt"][0]]
+            timeout_s = function["Properties"]["Timeout"]
+            service_timeout_s = int(resource["Properties"].get("ServiceTimeout", 3600))
+            assert timeout_s < service_timeout_s <= timeout_s + 300, (stack, logical_id, timeout_s, service_timeout_s)
+            seen.add(resource["Type"])
+    assert seen == {"Custom::UsableZones", "Custom::OfferedSubnets", "Custom::RootVolume", "Custom::LaunchWatch",
+                    "Custom::Deadline", "Custom::EndpointChatProbe", "Custom::ImageDigest", "Custom::BuildStop"}

@@ -50,7 +50,7 @@ def test_launch_template_has_the_catalog_type_ami_parameter_imdsv2_and_encrypted
     assert data["BlockDeviceMappings"] == [{"DeviceName": {"Fn::GetAtt": [volume_id, "DeviceName"]}, "Ebs": {
         "DeleteOnTermination": True, "Encrypted": True, "VolumeSize": {"Fn::GetAtt": [volume_id, "VolumeSize"]},
         "VolumeType": "gp3"}}]
-    assert {k: v for k, v in volume["Properties"].items() if k != "ServiceToken"} == {
+    assert {k: v for k, v in volume["Properties"].items() if k not in ("ServiceToken", "ServiceTimeout")} == {
         "ImageId": data["ImageId"], "Architecture": rig.architecture,
         "MinimumGiB": str(rig.root_volume_gib), "FreeGiB": str(rig.root_free_gib)}
     assert "KeyName" not in data and "NetworkInterfaces" not in data
@@ -86,7 +86,7 @@ def test_one_instance_group_waits_for_the_ready_signal_from_its_launch_on(templa
     assert wait["Properties"]["Count"] == 1 and wait["Properties"]["Timeout"] == str(seconds)
     template_id = props["LaunchTemplate"]["LaunchTemplateId"]["Ref"]
     [(offered_id, _)] = resources_of(template, "Custom::OfferedSubnets").items()
-    assert {k: v for k, v in watch["Properties"].items() if k != "ServiceToken"} == {
+    assert {k: v for k, v in watch["Properties"].items() if k not in ("ServiceToken", "ServiceTimeout")} == {
         "TagKey": TAG_RIG, "TagValue": rig.name, "LaunchTemplateId": {"Ref": template_id},
         "LaunchTemplateVersion": {"Fn::GetAtt": [template_id, "LatestVersionNumber"]},
         "Zones": {"Fn::GetAtt": [offered_id, "Zones"]}, "BudgetSeconds": str(launch_budget)}

@@ -11,6 +11,7 @@ import boto3
 
 PER_ZONE = {"InsufficientInstanceCapacity", "InsufficientCapacity", "InsufficientHostCapacity",
             "InsufficientCapacityOnHost", "Unsupported"}
+UNCODED = "LaunchFailed"  # a message without a code: it may be one zone's shortage, so judged per zone too
 CODED = re.compile(r"(?:^|\. )([A-Z][A-Za-z0-9]*(?:\.[A-Za-z0-9]+)*) - (.+?)(?: Launching EC2 instance failed\.?)?$")
 
 
@@ -18,7 +19,7 @@ def failure_of(activity):
     text = (activity.get("StatusMessage") or activity.get("Description") or "").strip()
     found = CODED.search(text)
     zone = json.loads(activity.get("Details") or "{}").get("Availability Zone", "?")
-    return (zone,) + (found.groups() if found else ("LaunchFailed", text))
+    return (zone,) + (found.groups() if found else (UNCODED, text))
 
 
 def find_group(autoscaling, properties):
@@ -44,9 +45,10 @@ def compute(properties, autoscaling=None, sleep=time.sleep, clock=time.monotonic
         if group and not any(state.startswith("Pending") for state in states):  # a launch under way: wait
             failures = [failure_of(a) for a in autoscaling.describe_scaling_activities(
                 AutoScalingGroupName=group["AutoScalingGroupName"])["Activities"] if a.get("StatusCode") == "Failed"]
-            final = [f for f in failures if f[1] not in PER_ZONE]
-            if final or (failures and zones <= {f[0] for f in failures}):
-                raise RuntimeError("launch failed in %s: %s: %s" % (final or failures)[0])
+            final = [f for f in failures if f[1] not in PER_ZONE | {UNCODED}]
+            if final or (failures and zones <= {f[0] for f in failures}):  # every zone failed: a coded one first
+                raise RuntimeError("launch failed in %s: %s: %s"
+                                   % (final or sorted(failures, key=lambda f: f[1] == UNCODED))[0])
             if failures:
                 last = "launch failed in %s: %s: %s" % failures[0]
         if clock() >= deadline:

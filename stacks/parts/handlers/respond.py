@@ -5,9 +5,13 @@ import urllib.request as _request
 
 def handler(event, context):
     data, status, reason = {}, "SUCCESS", "OK"
+    properties, code = event["ResourceProperties"], compute.__code__  # noqa: F821 (the handler module's)
     try:
-        if event["RequestType"] != "Delete":
-            data = compute(event["ResourceProperties"])  # noqa: F821 (defined by the handler module)
+        if event["RequestType"] != "Delete":  # compute() may take the Lambda context, for its remaining time
+            data = compute(properties, **({"context": context} if "context" in code.co_varnames[:code.co_argcount]
+                                          else {}))  # noqa: F821
+        elif "on_delete" in globals():  # a handler with something to stop when its stack is deleted
+            on_delete(properties)  # noqa: F821
     except Exception as exc:  # every failure goes back to CloudFormation with its reason
         status, reason = "FAILED", f"{type(exc).__name__}: {exc}"[:3000]
     body = _json.dumps({

@@ -1,0 +1,42 @@
+"""Custom resource: when its stack is deleted, stop the builds of a CodeBuild project still running.
+
+Deleting a CodeBuild project does not stop its builds: one goes on (and bills) up to its
+timeout, 8 hours for the g5g image. This resource references the project, so
+CloudFormation deletes it first; on Delete it stops every build of the project in
+progress among the newest 100 (ListBuildsForProject, BatchGetBuilds, StopBuild). It fails
+the delete, naming the builds, when it cannot stop them: a rerun of the delete tries again.
+Create and Update do nothing. Properties: ProjectName.
+"""
+import boto3
+from botocore.exceptions import ClientError
+
+
+def running_builds(codebuild, project):
+    """The ids of the project's builds in progress, among its newest 100 (none if it is gone)."""
+    try:
+        ids = codebuild.list_builds_for_project(projectName=project, sortOrder="DESCENDING").get("ids", [])[:100]
+    except ClientError as exc:
+        if exc.response["Error"]["Code"] == "ResourceNotFoundException":
+            return []
+        raise
+    builds = codebuild.batch_get_builds(ids=ids)["builds"] if ids else []
+    return [b["id"] for b in builds if b.get("buildStatus") == "IN_PROGRESS"]
+
+
+def compute(properties):
+    return {}
+
+
+def on_delete(properties, codebuild=None):
+    codebuild = codebuild or boto3.client("codebuild")
+    running = running_builds(codebuild, properties["ProjectName"])
+    failed = []
+    for build in running:
+        try:
+            codebuild.stop_build(id=build)
+        except ClientError as exc:
+            failed.append(f"{build} ({exc.response['Error']['Code']})")
+    if failed:
+        raise RuntimeError(f"could not stop {', '.join(failed)}: stop it with `aws codebuild stop-build --id "
+                           "<id>` and delete the stack again")
+    return running
