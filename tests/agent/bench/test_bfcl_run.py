@@ -84,8 +84,8 @@ def test_the_bfcl_block_recomputes_from_the_evidence(tmp_path, truth, wrong):
     code, s, records, out = run(tmp_path, [openai_backend("g6", truth.base_url),
                                            openai_backend("g5g", wrong.base_url)], "--bfcl-n", "10")
     again = summary.summarize(records, json.loads((out / "run.json").read_text()))
-    assert json.loads(json.dumps(again, default=str)) == s
-    assert report.render(s) == (out / "REPORT.md").read_text()
+    assert again.as_json() == s
+    assert report.render(summary.validate(s)) == (out / "REPORT.md").read_text()
     # each grade names the record it came from
     for d in s["backends"]["g5g"]["bfcl"]["detail"]:
         assert next(r for r in records if r["seq"] == d["seq"])["case"] == d["case"]

@@ -60,8 +60,8 @@ def test_evidence_folder_on_fake_backends(tmp_path, fake_agent_server, fake_neur
 
     # every figure recomputes: summary from requests.jsonl + run.json, the report from summary.json
     again = summary.summarize(records, json.loads((out / "run.json").read_text()))
-    assert json.loads(json.dumps(again, default=str)) == s
-    assert report.render(s) == (out / "REPORT.md").read_text()
+    assert again.as_json() == s
+    assert report.render(summary.validate(s)) == (out / "REPORT.md").read_text()
 
 
 def test_failing_backend_is_recorded_and_the_others_go_on(tmp_path, fake_agent_server):

@@ -118,7 +118,7 @@ def test_crafted_transcripts_are_graded_right_and_recompute(tmp_path):
     # the same verdicts again, from the evidence alone
     again = summary.summarize(evidence.read_requests(out / evidence.REQUESTS),
                               json.loads((out / evidence.RUN).read_text()))
-    assert json.loads(json.dumps(again, default=str)) == json.loads((out / evidence.SUMMARY).read_text())
+    assert again.as_json() == json.loads((out / evidence.SUMMARY).read_text())
     assert report.render(again) == text
 
 
@@ -166,4 +166,4 @@ def test_orchestrator_answers_recompute(tmp_path, reply, calls, verdict, line):
     assert ("**wrong" in text) is (verdict == "wrong")  # bold only for a readable, wrong structured answer
     again = summary.summarize(evidence.read_requests(out / evidence.REQUESTS),
                               json.loads((out / evidence.RUN).read_text()))
-    assert json.loads(json.dumps(again, default=str)) == json.loads((out / evidence.SUMMARY).read_text())
+    assert again.as_json() == json.loads((out / evidence.SUMMARY).read_text())
