@@ -25,6 +25,8 @@ TITLES = {"choice": "Which one", "tie": "Which one: a tie", "too_thin": "Which o
 TITLE = ("Scoreboard: TTFT p50 ms at c=1; SLO capacity (concurrency), goodput (output tok/s) and $/month at your "
          "volume, within the target; tool-calling accuracy")
 COLUMNS = ("backend", "done", "TTFT", "capacity", "goodput", "$/month", "accuracy", "status")
+MIN_WIDTH = {"backend": 9, "status": 12}
+"""``sagemaker``; ``disqualified`` and ``not measured``: the longest words each column holds."""
 
 
 def _short(disqualified: str | None) -> str:
@@ -52,9 +54,9 @@ def _row(summary: Summary, name: str, b: BackendSummary) -> list[str]:
     return [
         name + (f" ({', '.join(tags)})" if tags else ""),
         "yes" if b.completed else "[red]no[/]",
-        number(b.chat.ttft_ms.p50 if b.chat else None),
+        number(b.chat.ttft_ms.p50 if b.chat else None, 0),
         _capacity(b),
-        number(level.goodput_output_tok_per_s if level else None),
+        number(level.goodput_output_tok_per_s if level else None, 0),
         usd(b.slo.monthly_usd.at_workload if b.slo and b.slo.monthly_usd else None),
         MISSING if not acc else f"{acc.accuracy:.0%}",
         status,
@@ -62,12 +64,14 @@ def _row(summary: Summary, name: str, b: BackendSummary) -> list[str]:
 
 
 def scoreboard(summary: Summary) -> Table:
-    """One row per backend: completed, TTFT at concurrency 1, capacity, goodput and monthly cost at the target."""
-    table = Table(title=TITLE, title_justify="left", box=box.SIMPLE_HEAD, padding=(0, 1), pad_edge=False)
+    """One row per backend: completed, TTFT at concurrency 1, capacity, goodput and monthly cost at the
+    target, accuracy and status; whole ms and tok/s, so the table fits 80 columns."""
+    table = Table(title=TITLE, title_justify="left", box=box.SIMPLE_HEAD, padding=(0, 1), pad_edge=False,
+                  show_edge=False, collapse_padding=True)
     for header in COLUMNS:
-        text = header in ("backend", "status")
-        table.add_column(header, justify="left" if text else "right", no_wrap=header != "backend",
-                         overflow="fold")
+        text = header in ("backend", "status")  # these two wrap on an 80-column terminal; figures never do
+        table.add_column(header, justify="left" if text else "right", no_wrap=not text, overflow="fold",
+                         min_width=MIN_WIDTH.get(header))
     for name, b in summary.backends.items():
         table.add_row(*_row(summary, name, b))
     return table

@@ -5,14 +5,18 @@ from __future__ import annotations
 
 from typing import Any, Sequence
 
-from agent.bench.analysis.blocks.capacity import capacity_of
+from agent.bench.analysis.blocks.capacity import capacity_of, slo_pairs
 from agent.bench.analysis.blocks.distribution import distribution
+from agent.bench.analysis.blocks.orchestrator import summarize_orchestrator
+from agent.bench.analysis.recommendation import attach
+from agent.bench.analysis.stats import wilson_interval
 from agent.bench.results.blocks.bfcl import BfclSummary
 from agent.bench.results.blocks.chat import ChatSummary
 from agent.bench.results.blocks.cost import CeilingBlock, CostBlock
+from agent.bench.results.blocks.counting import CountingSummary
 from agent.bench.results.blocks.slo import LevelIntervals, SloBlock, SloLevel, SloSearch, TargetLimits
 from agent.bench.results.run import RunFile
-from agent.bench.results.summary import BackendSummary
+from agent.bench.results.summary import BackendSummary, Summary
 
 G6_PRICE = {"usd_per_hour": 0.8048, "instance_type": "g6.xlarge", "source": "offline-file", "as_of": "2026-10-05"}
 G5G_PRICE = {"usd_per_hour": 0.556, "instance_type": "g5g.2xlarge", "source": "offline-file", "as_of": "2026-10-05"}
@@ -88,11 +92,11 @@ NO_CEILING = CeilingBlock(device=None, bandwidth_gb_s=None, bandwidth_basis=None
 
 def backend(name: str, *, kind: str = "openai", slo_block: SloBlock | None = None, bfcl_block: BfclSummary | None = None,
             tool_calls: bool = True, toy: bool = False, constrained: bool = False,
-            input_per_output: float | None = 0.3) -> tuple[BackendSummary, dict[str, Any]]:
+            input_per_output: float | None = 0.3, ttft_p50: float | None = None) -> tuple[BackendSummary, dict[str, Any]]:
     """``(summary entry, run.json backend info)`` of one backend."""
     entry = BackendSummary(
         label=f"{name} label", kind=kind, model_id="m", constrained=constrained, toy_model=toy, custom=False,
-        counting=None, counting_strict=None, chat=chat(input_per_output), bfcl=bfcl_block, cost=NO_COST,
+        counting=None, counting_strict=None, chat=chat(input_per_output, ttft_p50), bfcl=bfcl_block, cost=NO_COST,
         ceiling=NO_CEILING, slo=slo_block, skipped={}, stopped=None, failures=[], completed=True)
     info = {"name": name, "label": f"{name} label", "kind": kind, "model_id": "m", "tool_calls": tool_calls,
             "constrained_tools": constrained, "toy_model": toy}
@@ -108,3 +112,24 @@ def summary(backends: dict[str, tuple[BackendSummary, dict]], prices: dict[str, 
         "backends": [info for _, info in backends.values()],
         "prices": {"backends": prices, "bedrock_reference": bedrock_reference, "not_run": not_run or {}}})
     return {n: entry for n, (entry, _) in backends.items()}, run
+
+
+def full_summary(entries: dict[str, BackendSummary], run: RunFile, **counting: CountingSummary) -> Summary:
+    """A whole summary around synthetic backends, with the recommendation attached as a run's is."""
+    entries = {n: e.model_copy(update={"counting": counting[n]}) if n in counting else e for n, e in entries.items()}
+    backends, rec = attach(entries, run)
+    return Summary(schema_version="1.0", run=run.info(), prices=run.prices, backends=backends,
+                   slo_pairs=slo_pairs(backends), orchestrator=summarize_orchestrator([], run, ["chat"]), bfcl_pairs=[],
+                   recommendation=rec)
+
+
+def counting_block(correct: int, graded: int, failed: int) -> CountingSummary:
+    """Counting grades: ``correct`` of ``graded`` runs, ``failed`` more runs apart."""
+    interval = wilson_interval(correct, graded)
+    return CountingSummary(
+        question="q", ids=[1], truth=1, truth_filter="id >= 1", tools="engine", constrained=False, runs=graded + failed,
+        errors=failed, graded=graded, correct=correct, wrong=graded - correct, unreadable=0,
+        correct_ci95=None if interval is None else (round(interval[0], 4), round(interval[1], 4)), right_filter=None,
+        right_filter_ci95=None, first_call_right=None, several_filters=0, tool_calls=0, invalid_tool_calls=0,
+        text_tool_calls=0, text_calls_describing_made_calls=0, answer_status={}, failure_reasons={}, filters_sent={},
+        invalid_calls=[], text_calls=[], seconds=distribution([], keep_values=False), detail=[])

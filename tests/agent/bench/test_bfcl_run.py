@@ -11,7 +11,9 @@ from pathlib import Path
 import pytest
 
 from agent.bench.parts import bfcl
-from agent.bench.analysis import bfcl_summary, stats, summary
+from agent.bench.analysis import stats, summary
+from agent.bench.analysis.blocks import bfcl as bfcl_summary
+from agent.bench.results.blocks.bfcl import BfclCase
 from agent.bench.command import evidence, runner
 from agent.bench.presentation import report
 from agent.bench.tasks.bfcl_cases import CATEGORIES, BfclUnavailableError
@@ -19,6 +21,8 @@ from agent.run import build_parser
 
 from .bfcl_server import RunningBfclServer
 from .conftest import make_options, openai_backend
+from .synthetic import backend
+from .synthetic import bfcl as bfcl_block
 
 
 def run(tmp_path: Path, backends, *argv: str) -> tuple[int, dict, list[dict], Path]:
@@ -112,16 +116,18 @@ def test_a_pair_that_differs_is_called_and_one_that_does_not_is_not(tmp_path, tr
 
 def test_mcnemar_uses_only_the_cases_both_answered():
     def block(outcomes):
-        return {"bfcl": {"detail": [{"case": f"c{i}", "outcome": o, "correct": None if o == "error" else o == "correct",
-                                     "calls": []} for i, o in enumerate(outcomes)]}}  # fmt: skip
+        detail = [BfclCase(seq=i, case=f"c{i}", category="simple", outcome=o, reason=None, text_call=None, calls=[],
+                           correct=None if o == "error" else o == "correct") for i, o in enumerate(outcomes)]
+        entry, _ = backend("x", bfcl_block=bfcl_block(len(outcomes), 0, 0.0, 1.0).model_copy(update={"detail": detail}))
+        return entry
 
     a = block(["correct"] * 6 + ["wrong_call"] * 2 + ["error"])
     b = block(["wrong_call"] * 5 + ["correct"] * 3 + ["correct"])
     (pair,) = bfcl_summary.pairs({"a": a, "b": b})
-    assert (pair["cases"], pair["only_a"], pair["only_b"]) == (8, 5, 2)
-    assert pair["p_value"] == float(f"{stats.mcnemar_exact(5, 2):.4g}") == 0.4531
-    assert pair["verdict"] == "no measurable difference"
-    assert pair["differing_cases"] == ["c0", "c1", "c2", "c3", "c4", "c6", "c7"]
+    assert (pair.cases, pair.only_a, pair.only_b) == (8, 5, 2)
+    assert pair.p_value == float(f"{stats.mcnemar_exact(5, 2):.4g}") == 0.4531
+    assert pair.verdict == "no measurable difference"
+    assert pair.differing_cases == ["c0", "c1", "c2", "c3", "c4", "c6", "c7"]
 
 
 def test_neuron_takes_no_part_and_a_dead_backend_is_stopped_early(tmp_path, truth):

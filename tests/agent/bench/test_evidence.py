@@ -8,11 +8,13 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 import jsonschema
+import pydantic
 import pytest
 
 from agent.bench.command import evidence, runner
 from agent.bench.presentation import report
 from agent.bench.analysis import summary
+from agent.bench.results import schema as schema_module
 
 from .conftest import make_options, openai_backend
 from .fakes import RunningFake, Script
@@ -104,16 +106,23 @@ def test_no_agent_capable_backend_means_no_orchestrator(tmp_path, fake_neuron_se
     assert "no selected backend can drive an agent" in s["orchestrator"]["reason"]
 
 
-def test_schema_rejects_a_summary_without_the_required_shape(tmp_path, fake_neuron_server):
+def test_a_summary_without_the_required_shape_is_refused_by_the_model_and_the_schema(tmp_path, fake_neuron_server):
     inf2 = openai_backend("inf2", fake_neuron_server.base_url, kind="neuron", tool_calls=False, metadata={})
     _, out = run_fake(tmp_path, [inf2], "--runs", "1", "--demos", "chat")
     s = json.loads((out / "summary.json").read_text())
+    schema = json.loads((Path(schema_module.__file__).parent / "summary.schema.json").read_text())
+    jsonschema.validate(s, schema)  # what a run writes is what the committed schema describes
     del s["backends"]["inf2"]["chat"]["ttft_ms"]["p99"]
-    with pytest.raises(jsonschema.ValidationError):
+    with pytest.raises(pydantic.ValidationError):
         summary.validate(s)
+    with pytest.raises(jsonschema.ValidationError):
+        jsonschema.validate(s, schema)
+    s = json.loads((out / "summary.json").read_text())
     del s["orchestrator"]["wrong_winner"]
-    with pytest.raises(jsonschema.ValidationError):
+    with pytest.raises(pydantic.ValidationError):
         summary.validate(s)
+    with pytest.raises(jsonschema.ValidationError):
+        jsonschema.validate(s, schema)
 
 
 def test_interrupted_run_leaves_valid_files(tmp_path, fake_agent_server, monkeypatch):
@@ -141,7 +150,8 @@ def test_interrupted_run_leaves_valid_files(tmp_path, fake_agent_server, monkeyp
 def test_torn_last_line_is_skipped(tmp_path):
     path = tmp_path / "requests.jsonl"
     log = evidence.RequestLog(path)
-    log.append({"part": "chat", "backend": "x"})
+    log.append({"part": "counting", "backend": "x", "run": 1, "answer": "8", "calls": [], "texts": ["8"],
+                "error": None})
     log.close()
     with open(path, "a") as fh:
         fh.write('{"seq": 2, "part": "ch')

@@ -16,7 +16,8 @@ from agent.bench.command import evidence, runner
 from agent.bench.parts import stopping
 from agent.bench.analysis import summary
 from agent.bench.parts.chat import timing_record
-from agent.bench.analysis.summary import request_metrics
+from agent.bench.analysis.blocks.chat import request_metrics
+from agent.bench.results.records import TimingRecord
 from agent.bench.clients.events import EventReader
 from agent.bench.clients.timing import BedrockStreamTimer, OpenAIStreamTimer, SageMakerStreamTimer, Timing
 
@@ -49,9 +50,9 @@ def test_each_broken_reply_is_a_failed_request_with_its_reason(case):
         t = time_one(fake.base_url, timeout_s=2.0 if case == "hang" else 10.0)
     assert t.error is not None and CASES[case] in t.error, t.error
     assert t.reconnects == 0
-    m = request_metrics(record_of(t))
+    m = request_metrics(TimingRecord.model_validate(record_of(t)))
     figures = ("ttft_ms", "e2e_ms", "decode_tok_per_s", "client_tok_per_s", "output_tokens", "prompt_tokens")
-    assert not m["ok"] and all(m[k] is None for k in figures) and m["itl_ms"] == []
+    assert not m.ok and all(getattr(m, k) is None for k in figures) and m.itl_ms == []
 
 
 @pytest.mark.parametrize("case", SUCCESSES)

@@ -81,7 +81,7 @@ def write_evidence(out: Path, records=RECORDS) -> None:
 def test_crafted_transcripts_are_graded_right_and_recompute(tmp_path):
     out = tmp_path / "evidence"
     write_evidence(out)
-    s = runner.write_outputs(out)
+    s = runner.write_outputs(out).as_json()
     summary.validate(s)
 
     ref = s["backends"]["bedrock"]["counting"]
@@ -158,7 +158,7 @@ def test_orchestrator_answers_recompute(tmp_path, reply, calls, verdict, line):
               "calls": [{"name": SUBMIT_TOOL, "input": {**c, "table": TABLE}} for c in calls]}
     out = tmp_path / "evidence"
     write_evidence(out, [record])
-    s = runner.write_outputs(out)
+    s = runner.write_outputs(out).as_json()
     o = s["orchestrator"]
     assert o["winner_verdict"] == verdict and o["wrong_winner"] is (verdict == "wrong")
     text = (out / evidence.REPORT).read_text()
