@@ -8,7 +8,10 @@ what to look at.
 
 from __future__ import annotations
 
-from ..results.summary import Summary
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # the runner imports this module at start; the models load when a run ends
+    from ..results.summary import Summary
 
 WIDTH = 240
 

@@ -174,6 +174,27 @@ def test_unpriced_custom_and_toy_backends_cannot_be_chosen():
     assert rec.verdict == "none_qualifies"
     assert rec.disqualified["g6"] == "no price: no instance type known (set G6_INSTANCE_TYPE)"
     assert add["g6"]["monthly_usd"] is None
+    # it met the target: nothing qualifies, but it is not said that nothing meets the target
+    assert rec.headline.startswith("No backend qualifies for this workload under the target (TTFT p99 <= 1,000 ms, "
+                                   "ITL p99 <= 100 ms): g6: no price")
+    assert "meets the target" not in rec.headline
+
+
+def test_nothing_meets_the_target_only_when_every_backend_missed_it():
+    missed = backend("g6", slo_block=slo(None, [level(1, 10.0, holds=False, met_share=0.5)]))
+    rec, _ = run_rec({"g6": missed}, {"g6": hourly(G6_PRICE)})
+    assert rec.headline.startswith("No backend meets the target (TTFT p99 <= 1,000 ms, ITL p99 <= 100 ms) for this "
+                                   "workload: g6: misses the target even at concurrency 1")
+
+
+def test_a_backend_whose_every_request_failed_is_not_said_to_miss_the_target():
+    failed = slo(None, [level(1, 0.0, holds=False, met_share=0.0, errors=30)],
+                 reason="every request failed (30 of 30; most often: HTTP 500: boom), so the target could not be judged")
+    g6 = backend("g6", slo_block=failed.model_copy(update={"every_request_failed": True}))
+    rec, add = run_rec({"g6": g6}, {"g6": hourly(G6_PRICE)})
+    assert rec.disqualified["g6"].startswith("every request failed (30 of 30; most often: HTTP 500: boom)")
+    assert "miss" not in rec.headline and "miss" not in rec.disqualified["g6"]
+    assert rec.headline.startswith("No backend qualifies")
 
 
 # --- ties and thin evidence -------------------------------------------------------------------------

@@ -19,7 +19,8 @@ from agent.bench.results.summary import Summary
 
 from .conftest import make_options, openai_backend
 from .fakes import RunningFake, Script
-from .synthetic import G6_PRICE, backend, counting_block, full_summary, level, slo, summary as synthetic_summary
+from .synthetic import G5G_PRICE, G6_PRICE, backend, counting_block, full_summary, level, slo
+from .synthetic import summary as synthetic_summary
 
 TTFT_SHIFT_MS = 300.0
 
@@ -259,3 +260,17 @@ def test_a_comparison_warns_of_another_target_and_of_an_interrupted_run(before: 
             "(TTFT p99 <= 1,000 ms, ITL p99 <= 100 ms)") in text
     assert f"`{other}` is an interrupted run: its figures cover only what finished" in text
     assert text.index("Read with care") < text.index("## Recommendations")
+
+
+def test_the_cost_plot_subtitle_names_only_the_marks_it_draws():
+    from agent.bench.presentation.plots import cost_volume
+
+    alone = backend("g6", slo_block=slo(1, [level(1, 131.5)]))
+    s = full_summary(*synthetic_summary({"g6": alone}, {"g6": {"hourly": G6_PRICE}}, bedrock_reference=None))
+    assert [c.style for c in s.recommendation.curves] == ["measured"] and not s.recommendation.switch_points
+    assert cost_volume.subtitle(s) == "peak/average 3, 5 input tokens per output token"  # no dots, dashes or dots
+    drawn = terminal_summary()  # bedrock and g6 cross at 4.2 B; inf2 is priced but disqualified
+    assert cost_volume.subtitle(drawn).endswith("; red dots: the cheapest backend changes; dashed: disqualified")
+    listed = full_summary(*synthetic_summary({"g6": alone}, {"g6": {"hourly": G6_PRICE}}, bedrock_reference=None,
+                                             not_run={"g5g": {"label": "g5g", "hourly": G5G_PRICE}}))
+    assert cost_volume.subtitle(listed).endswith("; dotted: list prices, lower bounds (not measured)")

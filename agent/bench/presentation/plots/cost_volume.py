@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ...results.blocks.recommendation import CostCurve
+from ...results.blocks.recommendation import CostCurve, SwitchPoint
 from ...results.formatting import volume as describe_volume
 from ...results.summary import Summary
 
@@ -29,10 +29,18 @@ def volumes(low: float, high: float, n: int = POINTS) -> list[float]:
     return [low * ratio**i for i in range(n)]
 
 
-def subtitle(summary: Summary, styles: set[str], switches: bool) -> str:
+def switch_points(summary: Summary) -> list[SwitchPoint]:
+    """The switch points within the plotted volumes (drawn as red dots)."""
+    low, high = summary.recommendation.volume_range
+    return [p for p in summary.recommendation.switch_points if low <= p.output_tokens_per_month <= high]
+
+
+def subtitle(summary: Summary) -> str:
     """The traffic's shape, then one phrase per kind of mark drawn: switch points, dashed and dotted curves."""
-    w = summary.recommendation.workload
-    marks = (["red dots: the cheapest backend changes"] if switches else []) + \
+    rec = summary.recommendation
+    w = rec.workload
+    styles = {c.style for c in rec.curves}
+    marks = (["red dots: the cheapest backend changes"] if switch_points(summary) else []) + \
         [LEGEND[s] for s in ("disqualified", "list_price") if s in styles]
     return (f"peak/average {w.peak_to_average:g}, {w.input_per_output:g} input tokens per output token"
             + "".join(f"; {m}" for m in marks))
@@ -64,8 +72,7 @@ def draw(summary: Summary, out_dir: Path) -> dict[str, str]:
     ax.axvline(here, color="#555555", linewidth=1, linestyle="-.")
     ax.annotate(f"your volume\n{describe_volume(here)}/month", (here, 1), xycoords=("data", "axes fraction"),
                 xytext=(4, -28), textcoords="offset points", fontsize=8, color="#333333")
-    shown = [p for p in rec.switch_points if low <= p.output_tokens_per_month <= high]
-    for point in shown:
+    for point in switch_points(summary):
         v, cost = point.output_tokens_per_month, point.figures[point.above].monthly_usd_above
         ax.plot([v], [cost], "o", color="#C44E52", markersize=6, zorder=5)
         ax.annotate(f"{describe_volume(v)}: {point.above}", (v, cost), xytext=(5, 6), textcoords="offset points",
@@ -74,7 +81,7 @@ def draw(summary: Summary, out_dir: Path) -> dict[str, str]:
     ax.set_yscale("log")
     ax.set_xlabel("output tokens per month")
     ax.set_ylabel("$ per month (instances for the peak, 730 h)")
-    ax.set_title(f"{TITLE}\n{subtitle(summary, {c.style for c in rec.curves}, bool(shown))}", fontsize=9)
+    ax.set_title(f"{TITLE}\n{subtitle(summary)}", fontsize=9)
     ax.grid(True, which="major", alpha=0.3)
     ax.legend(fontsize=8, loc="upper left")
     fig.tight_layout()
