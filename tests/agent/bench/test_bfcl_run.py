@@ -8,11 +8,13 @@ import json
 import socket
 from pathlib import Path
 
+import jsonschema
 import pytest
 
 from agent.bench.parts import bfcl
 from agent.bench.analysis import stats, summary
 from agent.bench.analysis.blocks import bfcl as bfcl_summary
+from agent.bench.results import schema as results_schema
 from agent.bench.results.blocks.bfcl import BfclCase
 from agent.bench.command import evidence, runner
 from agent.bench.presentation import report
@@ -59,6 +61,9 @@ def test_ground_truth_answers_score_every_case(tmp_path, truth, stream):
     assert (b["ci95_low"], b["ci95_high"]) == tuple(round(x, 4) for x in stats.wilson_interval(25, 25))
     # every case is one self-contained record: the case as sent and what came back
     assert len(records) == 25 and {r["part"] for r in records} == {"bfcl"}
+    schema = json.loads((Path(results_schema.__file__).parent / "requests.schema.json").read_text())
+    for record in records:  # every case, irrelevance ones (no ground truth) included, as the schema says
+        jsonschema.validate(record, schema)
     r = next(r for r in records if r["category"] == "parallel_multiple")
     assert r["functions"] and r["ground_truth"] and r["messages"][0]["role"] == "user" and r["seed"] == 3
     assert len(r["calls"]) >= 2 and all(isinstance(c["arguments"], str) for c in r["calls"])

@@ -94,12 +94,12 @@ def test_odd_json_fails_the_request_and_the_reader_goes_on(event, reason):
 
 def test_a_nan_in_any_record_is_written_as_null(tmp_path):
     log = evidence.RequestLog(tmp_path / "requests.jsonl")
-    log.append({"part": "chat", "backend": "x", "server_timings": {"predicted_per_second": math.nan},
-                "values": [1.0, math.inf]})  # fmt: skip
+    log.append({**record_of(Timing(t_sent=0.0, wall_sent=0.0, error="boom")),
+                "server_timings": {"predicted_per_second": math.nan}, "first_ms": math.inf})  # fmt: skip
     log.close()
     line = (tmp_path / "requests.jsonl").read_text()
     assert "NaN" not in line and "Infinity" not in line
-    assert json.loads(line)["server_timings"] == {"predicted_per_second": None}
+    assert json.loads(line)["server_timings"] == {"predicted_per_second": None} and json.loads(line)["first_ms"] is None
     evidence.write_json(tmp_path / "s.json", {"a": -math.inf})
     assert json.loads((tmp_path / "s.json").read_text()) == {"a": None}
 
@@ -301,7 +301,7 @@ def test_every_request_failing_gives_no_figures_stops_early_and_says_so(tmp_path
     assert s["orchestrator"]["ran"] is False and s["orchestrator"]["reason"].endswith("stopped after failures: g6")
     err = capsys.readouterr().err
     assert "g6: stopped after 3 failures in a row in chat (HTTP 500" in err
-    assert console.failure_lines(s) == [line for line in err.splitlines() if line.startswith("g6: chat:")]
+    assert console.failure_lines(summary.validate(s)) == [line for line in err.splitlines() if line.startswith("g6: chat:")]
     assert "stopped after 3 consecutive failures" in (out / "REPORT.md").read_text()
 
 
