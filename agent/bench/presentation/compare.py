@@ -15,7 +15,7 @@ from typing import Callable, Sequence
 
 from ..results.blocks.chat import Distribution
 from ..results.blocks.slo import SloLevel
-from ..results.formatting import number, target
+from ..results.formatting import target, with_interval
 from ..results.summary import BackendSummary, Summary
 from .markdown import table
 
@@ -185,12 +185,8 @@ def compare(folders: Sequence[tuple[str, Summary]]) -> Comparison:
 
 
 def _fmt(v: Figure, digits: int) -> str:
-    if v.value is None:
-        return "-"
-    text = number(v.value, digits)
-    if v.ci95:
-        text += f" [{number(v.ci95[0], digits)}, {number(v.ci95[1], digits)}]"
-    return text + (f" n={v.n}" if v.n else "")
+    text = with_interval(v.value, v.ci95, digits)
+    return text + (f" n={v.n}" if v.n and v.value is not None else "")
 
 
 def render(cmp: Comparison) -> str:

@@ -57,6 +57,19 @@ class RunOptions(Sparse, Open):
     bfcl_eval: str | None = None
 
 
+class AgentSettings(Sparse, Open):
+    """The agents' model settings and the timing client's (explicit timeouts and retries)."""
+
+    temperature: float | None = None
+    max_tokens: int | None = None
+    timeout_s: float | None = None
+    connect_timeout_s: float | None = None
+    retries: int | None = None
+    max_connections: int | None = None
+    timing_retries: int | None = None
+    timing_timeout_s: float | None = None
+
+
 class HourlyPrice(Sparse, Open):
     usd_per_hour: float
     instance_type: str | None = None
@@ -154,7 +167,7 @@ class RunInfo(Sparse, Open):
     versions: dict[str, str | None] = {}
     backends: list[BackendInfo] = []
     options: RunOptions = RunOptions()
-    settings: dict[str, Any] = {}
+    settings: AgentSettings = AgentSettings()
     methods: dict[str, str] = {}
     interrupted: bool = False
     notes: list[str] = []

@@ -6,14 +6,16 @@ from __future__ import annotations
 from typing import Any, Mapping
 
 from ...results.formatting import MISSING
+from ...results.run import AgentSettings, RunOptions
 from ...results.summary import Summary
 from ..markdown import table
 
 METADATA = "metadata (instance, region, zone, AMI, image, engine, serve flags, how reached)"
 
 
-def _pairs(options: Mapping[str, Any]) -> str:
-    """``key=value`` pairs; a list as ``a,b``, a mapping as ``(k=v; ...)`` without its unset keys."""
+def _pairs(block: RunOptions | AgentSettings) -> str:
+    """``key=value`` pairs of the keys the run recorded; a list as ``a,b``, a mapping as ``(k=v; ...)``
+    without its unset keys."""
 
     def text(value: Any) -> str:
         if isinstance(value, list):
@@ -22,7 +24,7 @@ def _pairs(options: Mapping[str, Any]) -> str:
             return "(" + "; ".join(f"{k}={text(v)}" for k, v in value.items() if v is not None) + ")"
         return str(value)
 
-    return ", ".join(f"{k}={text(v)}" for k, v in options.items())
+    return ", ".join(f"{k}={text(v)}" for k, v in block.model_dump().items())
 
 
 def section(summary: Summary) -> list[str]:
@@ -32,7 +34,7 @@ def section(summary: Summary) -> list[str]:
         f"- Started: {run.started}; finished: {run.finished or 'not finished'}",
         f"- Git: `{run.git_sha or 'unknown'}`",
         "- Versions: " + ", ".join(f"{k} {v}" for k, v in run.versions.items()),
-        f"- Options: {_pairs(run.options.model_dump())}",
+        f"- Options: {_pairs(run.options)}",
         f"- Agent model settings (explicit timeouts and retries): {_pairs(run.settings)}",
         f"- Percentiles: {run.methods.get('percentiles', MISSING)}",
         "", "### Backends and run metadata", "",
