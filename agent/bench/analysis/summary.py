@@ -11,6 +11,8 @@ from __future__ import annotations
 from typing import Any, Iterable, Mapping, Sequence
 
 from ..results.records import OrchestratorRecord, RequestRecord, parse_record
+from ..results.blocks.chat import ChatSummary
+from ..results.blocks.cost import CeilingBlock
 from ..results.run import BackendInfo, RunFile
 from ..results.summary import SCHEMA_VERSION, BackendSummary, Summary
 from .blocks import bfcl
@@ -26,7 +28,7 @@ DEFAULT_DEMOS = ("counting", "orchestrator", "chat")
 INTERRUPTED = "interrupted: the run was stopped before every part finished; what was cut off is incomplete"
 
 
-def _ceiling(b: BackendInfo, chat: Any) -> Any:
+def _ceiling(b: BackendInfo, chat: ChatSummary | None) -> CeilingBlock:
     """The bandwidth ceiling, with why it does not apply to a toy model, an unpriced server or
     multi-token decode figures."""
     comparable = bool(chat and chat.decode_comparable)

@@ -268,9 +268,9 @@ def test_the_cost_plot_subtitle_names_only_the_marks_it_draws():
     alone = backend("g6", slo_block=slo(1, [level(1, 131.5)]))
     s = full_summary(*synthetic_summary({"g6": alone}, {"g6": {"hourly": G6_PRICE}}, bedrock_reference=None))
     assert [c.style for c in s.recommendation.curves] == ["measured"] and not s.recommendation.switch_points
-    assert cost_volume.subtitle(s) == "peak/average 3, 5 input tokens per output token"  # no dots, dashes or dots
+    assert cost_volume.subtitle(s) == "peak/average 3, 5 input tokens per output token"  # no mark named
     drawn = terminal_summary()  # bedrock and g6 cross at 4.2 B; inf2 is priced but disqualified
-    assert cost_volume.subtitle(drawn).endswith("; red dots: the cheapest backend changes; dashed: disqualified")
+    assert cost_volume.subtitle(drawn).endswith("\nred dots: the cheapest backend changes; dashed: disqualified")
     listed = full_summary(*synthetic_summary({"g6": alone}, {"g6": {"hourly": G6_PRICE}}, bedrock_reference=None,
                                              not_run={"g5g": {"label": "g5g", "hourly": G5G_PRICE}}))
-    assert cost_volume.subtitle(listed).endswith("; dotted: list prices, lower bounds (not measured)")
+    assert cost_volume.subtitle(listed).endswith("\ndotted: list prices, lower bounds (not measured)")

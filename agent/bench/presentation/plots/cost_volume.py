@@ -5,6 +5,7 @@ names only the marks the plot really draws."""
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 from ...results.blocks.recommendation import CostCurve, SwitchPoint
 from ...results.formatting import volume as describe_volume
@@ -36,19 +37,20 @@ def switch_points(summary: Summary) -> list[SwitchPoint]:
 
 
 def subtitle(summary: Summary) -> str:
-    """The traffic's shape, then one phrase per kind of mark drawn: switch points, dashed and dotted curves."""
+    """The traffic's shape; on a second line, one phrase per kind of mark drawn (switch points, dashed and
+    dotted curves), none for a mark the plot does not draw."""
     rec = summary.recommendation
     w = rec.workload
     styles = {c.style for c in rec.curves}
     marks = (["red dots: the cheapest backend changes"] if switch_points(summary) else []) + \
         [LEGEND[s] for s in ("disqualified", "list_price") if s in styles]
-    return (f"peak/average {w.peak_to_average:g}, {w.input_per_output:g} input tokens per output token"
-            + "".join(f"; {m}" for m in marks))
+    shape = f"peak/average {w.peak_to_average:g}, {w.input_per_output:g} input tokens per output token"
+    return shape + ("\n" + "; ".join(marks) if marks else "")
 
 
-def _curve(ax: object, curve: CostCurve, xs: list[float]) -> None:
+def _curve(ax: Any, curve: CostCurve, xs: list[float]) -> None:
     style = LINE[curve.style]
-    ax.plot(xs, [curve.monthly_usd(v) for v in xs], style,  # type: ignore[attr-defined]
+    ax.plot(xs, [curve.monthly_usd(v) for v in xs], style,
             drawstyle="steps-post" if curve.billing == "hourly" else "default", label=curve.label,
             linewidth=1.8 if style == "-" else 1.2)
 
