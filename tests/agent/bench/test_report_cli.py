@@ -154,6 +154,9 @@ def test_evidence_files_are_readable_like_the_plots(before: Path):
      "not readable JSON"),
     (lambda d: (d.mkdir(), (d / "run.json").write_text("[]"), (d / "requests.jsonl").write_text("")),
      "not a run.json written by python -m agent.run"),
+    (lambda d: (d.mkdir(), (d / "run.json").write_text('{"backends": []}'),
+                (d / "requests.jsonl").write_text('{"seq": 1, "part": "chat", "backend": "g6", "tokens": 3}\n')),
+     "the report could not be rebuilt (RecordError: record 1 (part 'chat'): phase: Field required"),
 ])
 def test_bad_folders_are_one_line_and_exit_2(tmp_path: Path, capsys, setup, message):
     folder = tmp_path / "x"
