@@ -2,10 +2,13 @@
 
 Each folder's ``summary.json``, plots, ``REPORT.md`` and ``REPORT.html`` are recomputed from its
 ``requests.jsonl`` and ``run.json`` (the same code a run ends with). ``--workload`` and
-``--min-accuracy`` price the same evidence for other traffic: they are written into each folder's
-``run.json`` (with a note saying so) so the summary stays a function of the folder's files. Given
-two or more folders, the first is the baseline and the others are compared with it, backend by
-backend, with every difference larger than its 95% interval marked; ``--out DIR`` also writes the
+``--min-accuracy`` price the same evidence for other traffic: the evidence folder is left as it was
+measured, and the re-priced report goes into a new folder holding a copy of its ``requests.jsonl``
+and a ``run.json`` with the new options (and a note saying so), so the summary stays a function of
+that folder's files. With one folder, ``--out DIR`` is that new folder (without ``--workload``, a
+rebuilt copy); by default a re-priced copy goes to ``DIR-repriced/<UTC timestamp>/``. Given two or
+more folders, the first is the baseline and the others are compared with it, backend by backend,
+with every difference larger than its 95% interval marked; ``--out DIR`` then also writes the
 comparison as ``COMPARISON.md`` and ``COMPARISON.html``.
 
 Exit status: 0 when every report was rebuilt; 2 for bad input (one line, nothing written).
@@ -15,16 +18,21 @@ from __future__ import annotations
 
 import argparse
 import json
+import shutil
 import sys
 from pathlib import Path
-from typing import Any, Sequence
+from typing import TYPE_CHECKING, Any, Sequence
 
 from rigs import utc
 
-from .bench.command import evidence
 from .bench.analysis.recommend import options_record, parse_accuracy, workload_option
+from .bench.command import evidence
+
+if TYPE_CHECKING:
+    from .bench.results.summary import Summary
 
 EXIT_OK, EXIT_USAGE = 0, 2
+PLAIN_WIDTH = 120
 
 
 class UsageError(Exception):
@@ -38,10 +46,14 @@ def build_parser() -> argparse.ArgumentParser:
                     "requests.jsonl and run.json; with two or more folders, compare them with the first.")
     parser.add_argument("folders", nargs="+", type=Path, metavar="DIR", help="evidence folders (results/<time>/)")
     parser.add_argument("--workload", type=workload_option, metavar="SPEC|FILE",
-                        help="price the evidence for this traffic instead of the run's (written into run.json)")
+                        help="price the evidence for this traffic instead of the run's, in a new folder (the "
+                             "evidence is left as measured)")
     parser.add_argument("--min-accuracy", type=parse_accuracy, metavar="SHARE",
-                        help="tool-calling accuracy floor instead of the run's (written into run.json)")
-    parser.add_argument("--out", type=Path, metavar="DIR", help="also write COMPARISON.md and COMPARISON.html here")
+                        help="tool-calling accuracy floor instead of the run's, in a new folder like --workload")
+    parser.add_argument("--out", type=Path, metavar="DIR",
+                        help="with one folder: the new folder for its rebuilt (or re-priced) report, with a copy of "
+                             "its evidence (default with --workload: DIR-repriced/<UTC timestamp>/); with two or "
+                             "more: where COMPARISON.md and COMPARISON.html go")
     return parser
 
 
@@ -62,10 +74,10 @@ def check_folder(folder: Path) -> dict[str, Any]:
     return run
 
 
-def set_options(folder: Path, run: dict[str, Any], args: argparse.Namespace) -> None:
-    """Record ``--workload``/``--min-accuracy`` in the folder's run.json, with a note."""
+def repriced_options(run: dict[str, Any], args: argparse.Namespace, source: Path) -> dict[str, Any]:
+    """``run`` with ``--workload``/``--min-accuracy`` in its options and a note saying where from."""
     record = options_record(args)
-    options = run.setdefault("options", {})
+    options = dict(run.get("options") or {})
     changed = []
     if args.workload is not None:
         options["workload"] = record["workload"]
@@ -73,49 +85,120 @@ def set_options(folder: Path, run: dict[str, Any], args: argparse.Namespace) -> 
     if args.min_accuracy is not None:
         options["min_accuracy"] = record["min_accuracy"]
         changed.append("min_accuracy")
-    run.setdefault("notes", []).append(f"Recommendation options ({', '.join(changed)}) set afterwards by "
-                                       f"python -m agent.report on {utc.iso_millis()}.")
-    evidence.write_json(folder / evidence.RUN, run)
+    note = (f"Recommendation options ({', '.join(changed)}) set afterwards by python -m agent.report on "
+            f"{utc.iso_millis()}; the evidence as measured is in {source}.")
+    return {**run, "options": options, "notes": [*(run.get("notes") or []), note]}
+
+
+def copy_evidence(folder: Path, run: dict[str, Any], dest: Path | None) -> Path:
+    """A new evidence folder (``dest``, else ``<folder>-repriced/<UTC timestamp>/``) holding ``folder``'s
+    records and ``run``; ``folder`` is not changed.
+
+    Raises:
+        UsageError: ``dest`` is a file or already holds a run's evidence.
+    """
+    try:
+        target = evidence.claim_folder(dest) if dest is not None else \
+            evidence.fresh_results_dir(folder.parent / f"{folder.name}-repriced")
+    except (evidence.FolderInUse, OSError) as exc:
+        raise UsageError(f"--out {dest}: {exc}") from None
+    try:
+        shutil.copyfile(folder / evidence.REQUESTS, target / evidence.REQUESTS)
+        evidence.write_json(target / evidence.RUN, run)
+    finally:
+        evidence.end_claim(target)
+    return target
+
+
+def _one_line(exc: Exception) -> str:
+    from pydantic import ValidationError
+
+    if isinstance(exc, ValidationError):
+        first = exc.errors()[0]
+        return f"{'.'.join(map(str, first['loc'])) or 'run.json'}: {first['msg']}"
+    return " ".join(str(exc).split())
+
+
+def rebuild(folder: Path) -> Summary:
+    """Rebuild one folder's outputs.
+
+    Raises:
+        UsageError: the records or ``run.json`` cannot be read (a hand-edited file).
+    """
+    from .bench.command.runner import write_outputs
+
+    try:
+        return write_outputs(folder)
+    except (KeyError, TypeError, ValueError) as exc:
+        raise UsageError(f"{folder}: the report could not be rebuilt ({type(exc).__name__}: {_one_line(exc)})"[:400]) \
+            from None
+
+
+class Copies:
+    """The folders this command writes instead of the evidence (``--out``, re-priced copies), removed
+    again when the command fails, so a failed command leaves nothing behind."""
+
+    def __init__(self, args: argparse.Namespace) -> None:
+        self.reprice = args.workload is not None or args.min_accuracy is not None
+        self.args = args
+        self.made: list[tuple[Path, bool]] = []
+
+    def target(self, folder: Path, run: dict[str, Any]) -> Path:
+        """Where ``folder``'s report is rebuilt: the folder itself, or a new copy."""
+        out = self.args.out if len(self.args.folders) == 1 else None
+        if not self.reprice and out is None:
+            return folder
+        existed = out is not None and out.exists()
+        target = copy_evidence(folder, repriced_options(run, self.args, folder) if self.reprice else run, out)
+        self.made.append((target, existed))
+        return target
+
+    def remove(self) -> None:
+        for path, existed in self.made:
+            for child in (path.iterdir() if existed else ()):
+                child.unlink() if child.is_file() else shutil.rmtree(child, ignore_errors=True)
+            if not existed:
+                shutil.rmtree(path, ignore_errors=True)
+                if path.parent.name.endswith("-repriced") and not any(path.parent.iterdir()):
+                    path.parent.rmdir()
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    import jsonschema
     from rich.console import Console
     from rich.markdown import Markdown
 
     from .bench.presentation import compare, html_report
-    from .bench.command.runner import write_outputs
     from .bench.presentation.terminal import print_end
 
     args = build_parser().parse_args(argv)
     errors = Console(stderr=True, highlight=False)
+    console = Console(highlight=False, width=None if sys.stdout.isatty() else PLAIN_WIDTH)
+    copies = Copies(args)
     try:
         if len(set(f.resolve() for f in args.folders)) != len(args.folders):
             raise UsageError("a folder is named twice")
         if args.out is not None and args.out.exists() and not args.out.is_dir():
             raise UsageError(f"--out {args.out}: exists and is not a folder")
         runs = [check_folder(f) for f in args.folders]
+        summaries = []
+        for folder, run in zip(args.folders, runs):
+            target = copies.target(folder, run)
+            summaries.append((str(target), rebuild(target), target, folder))
     except UsageError as exc:
+        copies.remove()
         errors.print(f"error: {exc}", markup=False, soft_wrap=True)
         return EXIT_USAGE
-    summaries = []
-    for folder, run in zip(args.folders, runs):
-        if args.workload is not None or args.min_accuracy is not None:
-            set_options(folder, run, args)
-        try:
-            summaries.append((str(folder), write_outputs(folder)))
-        except (KeyError, TypeError, ValueError, jsonschema.ValidationError) as exc:  # a hand-edited run.json
-            errors.print(f"error: {folder}: the report could not be rebuilt ({type(exc).__name__}: {exc})"[:400],
-                         markup=False, soft_wrap=True)
-            return EXIT_USAGE
-    console = Console(highlight=False, width=None if sys.stdout.isatty() else 120)
+    for label, _, target, folder in summaries:
+        if target != folder:
+            console.print(f"Copy of {folder} rebuilt in {target} ({folder} is left as measured)", markup=False,
+                          soft_wrap=True)
     if len(summaries) == 1:
-        print_end(summaries[0][1], args.folders[0], console)
+        print_end(summaries[0][1], summaries[0][2], console)
         return EXIT_OK
-    for folder in args.folders:
-        console.print(f"Rebuilt: {folder / evidence.REPORT} and {folder / html_report.FILE}", markup=False,
+    for _, _, target, _ in summaries:
+        console.print(f"Rebuilt: {target / evidence.REPORT} and {target / html_report.FILE}", markup=False,
                       soft_wrap=True)
-    text = compare.render(compare.compare(summaries))
+    text = compare.render(compare.compare([(label, s) for label, s, _, _ in summaries]))
     console.print(Markdown(text))
     if args.out is not None:
         args.out.mkdir(parents=True, exist_ok=True)

@@ -7,7 +7,7 @@ the machine has two; the client runs in this process, pinned to the other, and d
 the part does: ``agent.bench.parts.bfcl.run_bfcl`` with the OpenAI-compatible client (the request with its
 ``tools``, the HTTP round trip, decoding the reply and its tool calls) writing every record through
 ``evidence.RequestLog`` (one JSON line, flushed). Then the records are graded as the summary grades
-them (``bfcl_summary.summarize``: BFCL's AST checker per case). Reported per case: the client's CPU
+them (``agent.bench.analysis.blocks.bfcl.summarize``: BFCL's AST checker per case). Reported per case: the client's CPU
 time (build, send, parse, record), the grading CPU time, and their sum (goal: under 2 ms); and the
 wall time per case at the chosen concurrency (the server's own time on the other core included).
 
@@ -93,13 +93,14 @@ async def _client_pass(port: int, cases: list[Any], concurrency: int, stream: bo
 
 
 def _grade_pass(log_path: Path) -> tuple[float, dict[str, Any]]:
-    from agent.bench.analysis import bfcl_summary
+    from agent.bench.analysis.blocks import bfcl
     from agent.bench.command import evidence
+    from agent.bench.results.records import parse_record
 
-    records = evidence.read_requests(log_path)
+    records = [parse_record(r) for r in evidence.read_requests(log_path)]
     cpu0 = time.process_time()
-    block = bfcl_summary.summarize(records)
-    return time.process_time() - cpu0, block
+    block = bfcl.summarize(records)
+    return time.process_time() - cpu0, block.model_dump(mode="json")
 
 
 def _tokens(url: str, text: str) -> int:

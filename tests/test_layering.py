@@ -1,8 +1,12 @@
-"""Import rules between packages (docs/ARCHITECTURE.md): agent/ and rigs/ never import aws_cdk; rigs/ has no import cycle."""
+"""Import rules between packages (docs/ARCHITECTURE.md): agent/ and rigs/ never import aws_cdk; neither has an
+import cycle; within the benchmark, presentation reads only the typed results, grading and analysis stay pure;
+and the size rules."""
 
 from __future__ import annotations
 
 import ast
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -35,7 +39,7 @@ def test_package_does_not_import_forbidden_modules(package):
     assert {k: v for k, v in offenders.items() if v} == {}
 
 
-ACYCLIC = ("rigs",)
+ACYCLIC = ("rigs", "agent")
 """Packages whose import graph has no cycle, imports made only for type checking and inside functions included."""
 
 
@@ -112,3 +116,74 @@ def test_a_cycle_through_a_type_only_import_is_found(tmp_path):
     assert graph == {"pkg": set(), "pkg.sub": set(), "pkg.a": {"pkg.sub", "pkg.sub.b"}, "pkg.sub.b": {"pkg.a"},
                      "pkg.c": {"pkg.a"}}
     assert find_cycle(graph) == ["pkg.a", "pkg.sub.b", "pkg.a"]
+
+
+# --- the benchmark's stages (docs/ARCHITECTURE.md, "The benchmark's stages") ---------------------------
+
+BENCH = PROJECT_DIR / "agent" / "bench"
+STDLIB = set(sys.stdlib_module_names)
+
+
+def absolute_imports(path: Path) -> set[str]:
+    """Every module ``path`` imports, relative imports resolved to their full dotted name."""
+    package = ".".join(path.relative_to(PROJECT_DIR).with_suffix("").parts[:-1])
+    names = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), filename=str(path))):
+        if isinstance(node, ast.Import):
+            names.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            base = package.split(".")[: len(package.split(".")) - node.level + 1] if node.level else []
+            module = ".".join([*base, node.module] if node.module else base)
+            names.add(module)
+            names.update(f"{module}.{alias.name}" for alias in node.names)
+    return names
+
+
+def stage_imports(stage: str) -> dict[str, set[str]]:
+    return {str(f.relative_to(PROJECT_DIR)): absolute_imports(f) for f in sorted((BENCH / stage).rglob("*.py"))}
+
+
+def outside(imports: set[str], allowed: tuple[str, ...]) -> list[str]:
+    return sorted(m for m in imports if m.startswith("agent.") and not m.startswith(allowed))
+
+
+def test_results_import_nothing_else_from_the_benchmark():
+    found = {f: outside(names, ("agent.bench.results",)) for f, names in stage_imports("results").items()}
+    third_party = {f: sorted(n for n in names if n.split(".")[0] not in STDLIB | {"agent", "pydantic"})
+                   for f, names in stage_imports("results").items()}
+    assert {f: v for f, v in found.items() if v} == {} and {f: v for f, v in third_party.items() if v} == {}
+
+
+def test_presentation_imports_only_the_typed_results_and_itself():
+    allowed_libraries = STDLIB | {"agent", "matplotlib", "markdown_it", "rich"}
+    found = {f: outside(names, ("agent.bench.results", "agent.bench.presentation")) +
+             sorted(n for n in names if n.split(".")[0] not in allowed_libraries)
+             for f, names in stage_imports("presentation").items()}
+    assert {f: v for f, v in found.items() if v} == {}
+
+
+IMPURE_LIBRARIES = {"aiohttp", "boto3", "botocore", "strands", "socket", "subprocess", "asyncio", "http", "urllib"}
+IMPURE_STAGES = ("agent.bench.clients", "agent.reach", "agent.bench.command.evidence", "agent.bench.command.runner")
+
+
+@pytest.mark.parametrize("stage", ["grading", "analysis"])
+def test_grading_and_analysis_stay_pure(stage):
+    """No network, process or cloud library and no client: a pure function of records and run.json."""
+    found = {f: sorted(n for n in names if n.split(".")[0] in IMPURE_LIBRARIES or n.startswith(IMPURE_STAGES))
+             for f, names in stage_imports(stage).items()}
+    assert {f: v for f, v in found.items() if v} == {}
+
+
+def test_no_folder_of_the_agent_holds_more_than_12_modules():
+    folders = {d: len(list(d.glob("*.py"))) for d in (PROJECT_DIR / "agent").rglob("*")
+               if d.is_dir() and d.name != "__pycache__"}
+    assert {str(d.relative_to(PROJECT_DIR)): n for d, n in folders.items() if n > 12} == {}
+
+
+def test_the_commands_start_without_loading_the_models():
+    """``python -m agent.run --help`` and ``python -m agent.report --help`` stay fast: pydantic, the parts'
+    strands and aiohttp are loaded when a run or a rebuild starts, not to print the options."""
+    code = ("import sys, agent.run, agent.report, agent.bench.command.runner; "
+            "print(sorted(m for m in ('pydantic', 'strands', 'aiohttp') if m in sys.modules))")
+    out = subprocess.run([sys.executable, "-c", code], cwd=PROJECT_DIR, capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"

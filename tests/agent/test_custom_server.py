@@ -137,7 +137,7 @@ def test_evidence_of_a_custom_server_on_a_stated_type(tmp_path):
     g6 = s["backends"]["g6"]
     assert g6["cost"]["usd_per_hour"] == 0.8048 and g6["cost"]["monthly_24x7_usd"] == 587.5
     assert g6["ceiling"]["device"] == "nvidia-l4"
-    assert report.render(s) == text
+    assert report.render(summary.validate(s)) == text
 
 
 def test_a_url_over_a_deployed_rig_is_a_shadow():

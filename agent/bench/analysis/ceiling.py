@@ -14,6 +14,8 @@ from typing import Any, Mapping
 
 import yaml
 
+from ..results.blocks.cost import CeilingBlock
+
 DEVICES_PATH = Path(__file__).with_name("devices.yaml")
 
 
@@ -71,13 +73,9 @@ def ceiling_tok_per_s(bandwidth_gb_s: float, bytes_per_step_gb: float) -> float:
 def ceiling_for(
     *, instance_type: str | None, model_id: str, kind: str, measured_decode_tok_s: float | None,
     table: DeviceTable | None = None,
-) -> dict[str, Any]:
-    """The ceiling block of one backend's summary.
-
-    Returns a dict with ``device``, ``bandwidth_gb_s``, ``bytes_per_step_gb``, ``ceiling_tok_per_s``,
-    ``measured_decode_tok_per_s``, ``share`` and the sources; ``ceiling_tok_per_s`` is None with a
-    ``reason`` when the device or the model's bytes are not known.
-    """
+) -> CeilingBlock:
+    """The ceiling block of one backend's summary: ``ceiling_tok_per_s`` is None with a ``reason``
+    when the device or the model's bytes are not known."""
     table = table or load_devices()
     out: dict[str, Any] = {
         "device": None, "bandwidth_gb_s": None, "bandwidth_basis": None, "bytes_per_step_gb": None,
@@ -95,13 +93,13 @@ def ceiling_for(
             out["bytes_per_step_gb"] = model["bytes_per_step_gb"]
             out["precision"] = model.get("precision")
             out["sources"].append(model["source"])
-        return out
+        return CeilingBlock(**out)
     dev = table.devices[device]
     out["device"] = device
     out["sources"].append(dev["source"])
     if model is None:
         out["reason"] = f"bytes per decode step not on file for model {model_id}"
-        return out
+        return CeilingBlock(**out)
     out["sources"].append(model["source"])
     out["bytes_per_step_gb"] = model["bytes_per_step_gb"]
     out["precision"] = model.get("precision")
@@ -119,4 +117,4 @@ def ceiling_for(
         out["share"] = round(measured_decode_tok_s / ceiling, 3)
         if out["chip_ceiling_tok_per_s"]:
             out["chip_share"] = round(measured_decode_tok_s / out["chip_ceiling_tok_per_s"], 3)
-    return out
+    return CeilingBlock(**out)

@@ -9,9 +9,8 @@ two middle samples of an even-sized set as a measured rate, e.g. 132.45 tok/s).
 from __future__ import annotations
 
 import math
-from typing import Any, Iterable, Sequence
+from typing import Sequence
 
-PERCENTILES = (50, 90, 99)
 PERCENTILE_METHOD = "nearest-rank (the sample at rank ceil(p/100*n), 1-based; never interpolated)"
 
 
@@ -24,22 +23,6 @@ def percentile(values: Sequence[float], p: float) -> float | None:
     ordered = sorted(values)
     rank = max(1, math.ceil(p / 100 * len(ordered)))
     return ordered[rank - 1]
-
-
-def distribution(values: Iterable[float | None], *, keep_values: bool = True, digits: int = 3) -> dict[str, Any]:
-    """``{"p50", "p90", "p99", "n", "min", "max", "mean", "values"}`` of the non-None values.
-
-    ``values`` (rounded) is kept so a reader or a plot can recompute every figure.
-    """
-    sample = [float(v) for v in values if v is not None and math.isfinite(float(v))]
-    out: dict[str, Any] = {f"p{p}": round_or_none(percentile(sample, p), digits) for p in PERCENTILES}
-    out["n"] = len(sample)
-    out["min"] = round_or_none(min(sample), digits) if sample else None
-    out["max"] = round_or_none(max(sample), digits) if sample else None
-    out["mean"] = round_or_none(sum(sample) / len(sample), digits) if sample else None
-    if keep_values:
-        out["values"] = [round_or_none(v, digits) for v in sample]
-    return out
 
 
 def round_or_none(value: float | None, digits: int) -> float | None:

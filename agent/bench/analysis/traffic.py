@@ -24,21 +24,10 @@ from typing import Any, Mapping
 
 import yaml
 
+from ..results.constants import WORKLOAD_DEFAULTS as DEFAULTS
 from .cost import HOURS_PER_MONTH
 
 SECONDS_PER_MONTH = HOURS_PER_MONTH * 3600.0
-
-DEFAULTS: Mapping[str, Any] = {
-    "output_tokens_per_month": 100_000_000,
-    "input_per_output": 5.0,
-    "peak_to_average": 3.0,
-    "tool_calls": True,
-}
-"""Stated in every report that uses them. 100 M output tokens a month is a small production
-service (38 tok/s on average); 5 input tokens per output token is a chat or agent turn that
-carries its history (the mix that turns Nova Micro's $0.14/M output and $0.035/M input into
-$0.315 per M output tokens); a busiest hour 3x the average is daytime-heavy interactive traffic;
-tool calls are needed because the benchmark is about agents (say ``tool_calls=no`` for plain chat)."""
 
 KEYS = tuple(DEFAULTS)
 
@@ -204,12 +193,3 @@ def parse_spec(text: str) -> Traffic:
     if not isinstance(data, dict):
         raise WorkloadError(f"--workload {text}: expected a mapping of {', '.join(KEYS)}")
     return from_mapping({str(k): v for k, v in data.items()}, source=f"file {path.name}")
-
-
-def describe_volume(tokens: float) -> str:
-    """``1.9 B``, ``250 M``, ``40 k``: a monthly token volume in words a reader scans (3 significant digits)."""
-    for unit, scale in (("T", 1e12), ("B", 1e9), ("M", 1e6), ("k", 1e3)):
-        if tokens >= scale:
-            value = tokens / scale
-            return f"{value:.3g} {unit}" if value < 1000 else f"{value:,.0f} {unit}"
-    return f"{tokens:.3g}"

@@ -20,7 +20,10 @@ import os
 import tempfile
 from datetime import datetime
 from pathlib import Path
-from typing import Any, Iterator
+from typing import TYPE_CHECKING, Any, Iterator, Mapping
+
+if TYPE_CHECKING:
+    from ..results.records import RequestRecord
 
 from rigs import utc
 
@@ -125,12 +128,18 @@ def _finite(obj: Any) -> Any:
     return obj
 
 
+FILE_MODE = 0o644
+"""Evidence files are readable by everyone who can read the folder, like the plots matplotlib writes
+(a temporary file is created 0600)."""
+
+
 def write_atomic(path: Path, data: str | bytes) -> None:
-    """Write ``data`` to ``path`` through a temporary file and a rename."""
+    """Write ``data`` to ``path`` through a temporary file and a rename; the file is mode 0644."""
     path.parent.mkdir(parents=True, exist_ok=True)
     mode = "wb" if isinstance(data, bytes) else "w"
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
+        os.fchmod(fd, FILE_MODE)
         with os.fdopen(fd, mode, **({} if mode == "wb" else {"encoding": "utf-8"})) as fh:
             fh.write(data)
             fh.flush()
@@ -149,20 +158,32 @@ def write_json(path: Path, obj: Any) -> None:
 
 
 class RequestLog:
-    """Append-only ``requests.jsonl``: one JSON object per line, flushed per record."""
+    """Append-only ``requests.jsonl``: one JSON object per line, flushed per record.
+
+    Each record is validated through its model (:mod:`agent.bench.results.records`) before it is
+    written, so a line that a reader could not read is never written: a record of an unknown part,
+    or with a field of the wrong type, raises :class:`~agent.bench.results.records.RecordError`.
+    """
 
     def __init__(self, path: Path) -> None:
+        from ..results import records  # pydantic: imported when a run starts, not for --help
+
         path.parent.mkdir(parents=True, exist_ok=True)
         self.path = path
+        self._records = records
         self._fh = open(path, "a", encoding="utf-8")
         self._seq = 0
 
-    def append(self, record: dict[str, Any]) -> dict[str, Any]:
-        self._seq += 1
-        record = {"seq": self._seq, **record}
-        self._fh.write(strict_json(record, ensure_ascii=False) + "\n")
+    def append(self, record: Mapping[str, Any] | RequestRecord) -> RequestRecord:
+        """Number ``record`` (its ``seq``), check it and write it; returns its model."""
+        if isinstance(record, Mapping):
+            model = self._records.parse_record({"seq": self._seq + 1, **record})
+        else:
+            model = record.model_copy(update={"seq": self._seq + 1})
+        self._fh.write(strict_json(self._records.record_json(model), ensure_ascii=False) + "\n")
         self._fh.flush()
-        return record
+        self._seq += 1
+        return model
 
     def close(self) -> None:
         if not self._fh.closed:

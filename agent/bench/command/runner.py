@@ -33,13 +33,14 @@ from ..analysis.stats import PERCENTILE_METHOD
 from ..clients.reply import ChatRequest
 from ..tasks.workload import CHAT_MAX_TOKENS, CHAT_PROMPT, ORCHESTRATOR_QUESTION, QUESTION_SETS
 
-# The parts, the timers and the summary pull in strands, aiohttp and jsonschema (about
+# The parts, the clients and the summary pull in strands, aiohttp and pydantic (about
 # 1.5 s); they are imported where a run needs them so `--help` and `--list` start fast.
 if TYPE_CHECKING:
     import boto3
 
     from ...backends import Backend
     from ..clients.base import BackendClient
+    from ..results.summary import Summary
 
 logger = logging.getLogger(__name__)
 
@@ -153,7 +154,7 @@ def _run(backends: list[Backend], options: argparse.Namespace, out_dir: Path, se
     print_end(result, out_dir)
     if result is None:
         return EXIT_FAILED
-    return EXIT_OK if all(b["completed"] for b in result["backends"].values()) else EXIT_FAILED
+    return EXIT_OK if all(b.completed for b in result.backends.values()) else EXIT_FAILED
 
 
 class Bench:
@@ -186,7 +187,7 @@ class Bench:
         self.run_info = self._run_info()
         evidence.write_json(out_dir / evidence.RUN, self.run_info)
         self._finished = False
-        self._result: dict[str, Any] | None = None
+        self._result: Summary | None = None
 
     # --- progress -----------------------------------------------------------------------
 
@@ -384,7 +385,7 @@ class Bench:
 
     # --- the end --------------------------------------------------------------------------
 
-    def finish(self) -> dict[str, Any] | None:
+    def finish(self) -> Summary | None:
         """Write run.json, summary.json, the plots and REPORT.md from what was recorded."""
         if self._finished:
             return self._result
@@ -401,18 +402,16 @@ class Bench:
         return self._result
 
 
-def write_outputs(out_dir: Path) -> dict[str, Any]:
-    """(Re)compute summary.json, the plots and REPORT.md from requests.jsonl and run.json."""
-    from ..presentation import html_report, report
-    from ..analysis import summary
-
+def write_outputs(out_dir: Path) -> Summary:
+    """(Re)compute summary.json, the plots, REPORT.md and REPORT.html from requests.jsonl and run.json."""
     import json
 
-    run_info = json.loads((out_dir / evidence.RUN).read_text())
-    records = evidence.read_requests(out_dir / evidence.REQUESTS)
-    result = summary.summarize(records, run_info)
-    summary.validate(result)
-    evidence.write_json(out_dir / evidence.SUMMARY, result)
+    from ..analysis import summary
+    from ..presentation import html_report, report
+
+    result = summary.summarize(evidence.read_requests(out_dir / evidence.REQUESTS),
+                               json.loads((out_dir / evidence.RUN).read_text()))
+    evidence.write_json(out_dir / evidence.SUMMARY, result.as_json())
     report.make_plots(result, out_dir)
     text = report.render(result)
     evidence.write_atomic(out_dir / evidence.REPORT, text)

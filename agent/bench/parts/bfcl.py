@@ -1,7 +1,7 @@
 """The ``bfcl`` part: a seeded, stratified sample of the Berkeley Function Calling Leaderboard's
 non-live Python cases, sent to every backend through its own tool interface
 (:mod:`agent.bench.clients`), one record per case. Grading is done later, from the records
-(:mod:`agent.bench.grading.bfcl_grading`, :mod:`agent.bench.analysis.bfcl_summary`).
+(:mod:`agent.bench.grading.bfcl_grading`, :mod:`agent.bench.analysis.blocks.bfcl`).
 
 Every backend answers the same cases (same ``--bfcl-n`` and ``--bfcl-seed``), so two backends can
 be compared case by case. Each record carries the case's messages, function documents and

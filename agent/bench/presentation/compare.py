@@ -1,20 +1,23 @@
 """Side-by-side comparison of evidence folders (before/after): the same backends' figures with their
 95% intervals, the first folder as the baseline, and every difference larger than the intervals
-marked. Reads summaries only.
+marked. Reads typed summaries only.
 
-A difference is **marked** when both figures carry an interval and the intervals do not overlap
-(:func:`agent.bench.analysis.stats.intervals_overlap`); a figure measured once, or a count without an
-interval, is shown but never marked.
+A difference is **marked** when both figures carry an interval and the intervals do not overlap; a
+figure measured once (one repeat, one request), or a count without an interval, is shown but never
+marked. Runs measured under different latency targets, and interrupted runs, are compared with a
+warning first.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Any, Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Callable, Sequence
 
+from ..results.blocks.chat import Distribution
+from ..results.blocks.slo import SloLevel
+from ..results.formatting import target, with_interval
+from ..results.summary import BackendSummary, Summary
 from .markdown import table
-from ..analysis.slo import at_capacity
-from ..analysis.stats import intervals_overlap, mean_interval
 
 
 @dataclass(frozen=True, slots=True)
@@ -24,156 +27,184 @@ class Figure:
     n: int | None = None
 
 
-Reader = Callable[[Mapping[str, Any]], Figure]
+@dataclass(frozen=True, slots=True)
+class Change:
+    marked: bool
+    text: str
 
 
-def _mean(path: tuple[str, str]) -> Reader:
-    def read(b: Mapping[str, Any]) -> Figure:
-        values = ((b.get(path[0]) or {}).get(path[1]) or {}).get("values") or []
-        m = mean_interval(values)
-        if m is None:
-            return Figure(None, None, 0)
-        return Figure(m[0], (m[1], m[2]) if len(values) > 1 else None, len(values))
+@dataclass(frozen=True, slots=True)
+class Row:
+    figure: str
+    digits: int
+    values: list[Figure]
+    changes: list[Change]
+
+
+@dataclass(frozen=True, slots=True)
+class Comparison:
+    folders: list[str]
+    common: list[str]
+    only_in: dict[str, list[str]]
+    recommendations: list[str]
+    warnings: list[str]
+    backends: dict[str, list[Row]] = field(default_factory=dict)
+
+
+Reader = Callable[[BackendSummary], Figure]
+NOTHING = Figure(None, None, 0)
+
+
+def _mean(key: str) -> Reader:
+    """The mean at concurrency 1 with its 95% interval (none from fewer than two requests)."""
+
+    def read(b: BackendSummary) -> Figure:
+        dist: Distribution | None = getattr(b.chat, key) if b.chat else None
+        if dist is None or not dist.n:
+            return NOTHING
+        return Figure(dist.mean, dist.mean_ci95, dist.n)
 
     return read
 
 
 def _share(part: str) -> Reader:
-    def read(b: Mapping[str, Any]) -> Figure:
-        block = b.get(part)
-        if not block or not block.get("graded"):
-            return Figure(None, None, 0)
-        ci = block.get("correct_ci95")
-        return Figure(block["correct"] / block["graded"], tuple(ci) if ci else None, block["graded"])
+    def read(b: BackendSummary) -> Figure:
+        block = getattr(b, part)
+        if not block or not block.graded:
+            return NOTHING
+        return Figure(block.correct / block.graded, block.correct_ci95, block.graded)
 
     return read
 
 
-def _bfcl(b: Mapping[str, Any]) -> Figure:
-    block = b.get("bfcl")
-    if not block or not block.get("cases"):
-        return Figure(None, None, 0)
-    return Figure(block["accuracy"], (block["ci95_low"], block["ci95_high"]), block["cases"])
+def _bfcl(b: BackendSummary) -> Figure:
+    block = b.bfcl
+    if not block or not block.cases or block.ci95_low is None or block.ci95_high is None:
+        return NOTHING
+    return Figure(block.accuracy, (block.ci95_low, block.ci95_high), block.cases)
 
 
-def _capacity(b: Mapping[str, Any]) -> Figure:
-    slo = b.get("slo")
-    return Figure(None if not slo else slo.get("capacity_concurrency"), None)
+def _capacity(b: BackendSummary) -> Figure:
+    return Figure(b.slo.capacity_concurrency if b.slo else None, None)
 
 
-def _goodput(b: Mapping[str, Any]) -> Figure:
-    level = at_capacity(b.get("slo"))
+def _level(b: BackendSummary) -> SloLevel | None:
+    return b.slo.at_capacity() if b.slo else None
+
+
+def _estimated(level: SloLevel | None, ci: Sequence[float | None] | None) -> tuple[float, float] | None:
+    """An interval over repeats, only where there were two or more (one repeat gives ``[v, v]``)."""
+    if level is None or level.repeats < 2 or not ci or ci[0] is None or ci[1] is None or ci[0] == ci[1]:
+        return None
+    return ci[0], ci[1]
+
+
+def _goodput(b: BackendSummary) -> Figure:
+    level = _level(b)
     if not level:
         return Figure(None, None)
-    ci = (level.get("ci95") or {}).get("goodput_output_tok_per_s")
-    return Figure(level.get("goodput_output_tok_per_s"), tuple(ci) if ci and None not in ci else None,
-                  level.get("requests"))
+    return Figure(level.goodput_output_tok_per_s, _estimated(level, level.ci95.goodput_output_tok_per_s),
+                  level.requests)
 
 
-def _slo_value(key: str, ci_key: str) -> Reader:
-    def read(b: Mapping[str, Any]) -> Figure:
-        slo = b.get("slo") or {}
-        ci = slo.get(ci_key)
-        return Figure(slo.get(key), tuple(ci) if ci and None not in ci else None)
-
-    return read
+def _usd_per_m(b: BackendSummary) -> Figure:
+    slo = b.slo
+    if not slo:
+        return Figure(None, None)
+    return Figure(slo.usd_per_million_output_at_slo, _estimated(_level(b), slo.usd_per_million_output_at_slo_ci95))
 
 
-def _monthly(b: Mapping[str, Any]) -> Figure:
-    m = (b.get("slo") or {}).get("monthly_usd")
+def _monthly(b: BackendSummary) -> Figure:
+    m = b.slo.monthly_usd if b.slo else None
     if not m:
         return Figure(None, None)
-    ci = m.get("at_workload_ci95")
-    return Figure(m["at_workload"], tuple(ci) if ci and None not in ci and ci[0] != ci[1] else None)
+    return Figure(m.at_workload, _estimated(_level(b), m.at_workload_ci95))
 
 
 FIGURES: Sequence[tuple[str, Reader, bool, int]] = (
-    ("TTFT ms, mean at c=1", _mean(("chat", "ttft_ms")), False, 1),
-    ("e2e ms, mean at c=1", _mean(("chat", "e2e_ms")), False, 0),
-    ("decode tok/s, mean at c=1", _mean(("chat", "decode_tok_per_s")), True, 1),
+    ("TTFT ms, mean at c=1", _mean("ttft_ms"), False, 1),
+    ("e2e ms, mean at c=1", _mean("e2e_ms"), False, 0),
+    ("decode tok/s, mean at c=1", _mean("decode_tok_per_s"), True, 1),
     ("counting correct", _share("counting"), True, 2),
     ("strict counting correct", _share("counting_strict"), True, 2),
     ("BFCL accuracy", _bfcl, True, 3),
     ("SLO capacity (concurrency)", _capacity, True, 0),
     ("goodput output tok/s at capacity", _goodput, True, 1),
-    ("$/M output at the target", _slo_value("usd_per_million_output_at_slo", "usd_per_million_output_at_slo_ci95"),
-     False, 3),
+    ("$/M output at the target", _usd_per_m, False, 3),
     ("$/month at the workload", _monthly, False, 2),
 )
 """(name, reader, higher is better, digits)."""
 
 
-def compare(folders: Sequence[tuple[str, Mapping[str, Any]]]) -> dict[str, Any]:
-    """Compare summaries; ``folders`` is ``[(label, summary)]`` with the baseline first."""
-    names = [set(s["backends"]) for _, s in folders]
-    common = [n for n in folders[0][1]["backends"] if all(n in ns for ns in names)]
-    out: dict[str, Any] = {
-        "folders": [label for label, _ in folders],
-        "common": common,
-        "only_in": {label: sorted(set(s["backends"]) - set(common)) for label, s in folders},
-        "recommendations": [((s.get("recommendation") or {}).get("headline") or "no recommendation") for _, s in folders],
-        "backends": {},
-    }
-    for name in common:
-        rows = []
-        for figure, read, higher_better, digits in FIGURES:
-            values = [read(s["backends"][name]) for _, s in folders]
-            if all(v.value is None for v in values):
-                continue
-            base = values[0]
-            changes = []
-            for v in values[1:]:
-                changes.append(_change(base, v, higher_better))
-            rows.append({"figure": figure, "digits": digits, "values": [
-                {"value": v.value, "ci95": list(v.ci95) if v.ci95 else None, "n": v.n} for v in values],
-                "changes": changes})
-        out["backends"][name] = rows
+def _warnings(folders: Sequence[tuple[str, Summary]]) -> list[str]:
+    """Different latency targets and interrupted runs: what makes the comparison unfair or partial."""
+    out = []
+    base_label, base = folders[0]
+    base_target = base.recommendation.target
+    for label, s in folders[1:]:
+        other = s.recommendation.target
+        limits = [None if t is None else {k: v for k, v in t.model_dump().items() if k != "source"}
+                  for t in (base_target, other)]
+        if limits[0] != limits[1]:
+            out.append(f"`{label}` was measured under another latency target ({target(limits[1])}) than `{base_label}` "
+                       f"({target(limits[0])}): capacities, goodput and costs at the target are not comparable")
+    out += [f"`{label}` is an interrupted run: its figures cover only what finished" for label, s in folders
+            if s.run.interrupted]
     return out
 
 
-def _change(base: Figure, new: Figure, higher_better: bool) -> dict[str, Any]:
+def _change(base: Figure, new: Figure, higher_better: bool) -> Change:
     if base.value is None or new.value is None:
-        return {"marked": False, "text": "not in both"}
+        return Change(False, "not in both")
     if base.ci95 is None or new.ci95 is None:
-        same = base.value == new.value
-        return {"marked": False, "text": "same" if same else "differs (no interval to judge)"}
-    if intervals_overlap(base.ci95, new.ci95):
-        return {"marked": False, "text": "within the intervals"}
+        return Change(False, "same" if base.value == new.value else "differs (no interval to judge)")
+    if base.ci95[0] <= new.ci95[1] and new.ci95[0] <= base.ci95[1]:
+        return Change(False, "within the intervals")
     higher = new.value > base.value
-    better = higher == higher_better
-    return {"marked": True, "text": f"{'higher' if higher else 'lower'} ({'better' if better else 'worse'})"}
+    return Change(True, f"{'higher' if higher else 'lower'} ({'better' if higher == higher_better else 'worse'})")
 
 
-def _fmt(v: Mapping[str, Any], digits: int) -> str:
-    if v["value"] is None:
-        return "-"
-    text = f"{v['value']:,.{digits}f}"
-    if v["ci95"]:
-        text += f" [{v['ci95'][0]:,.{digits}f}, {v['ci95'][1]:,.{digits}f}]"
-    if v.get("n"):
-        text += f" n={v['n']}"
-    return text
+def compare(folders: Sequence[tuple[str, Summary]]) -> Comparison:
+    """Compare summaries; ``folders`` is ``[(label, summary)]`` with the baseline first."""
+    names = [set(s.backends) for _, s in folders]
+    common = [n for n in folders[0][1].backends if all(n in ns for ns in names)]
+    out = Comparison(
+        folders=[label for label, _ in folders], common=common,
+        only_in={label: sorted(set(s.backends) - set(common)) for label, s in folders},
+        recommendations=[s.recommendation.headline or "no recommendation" for _, s in folders],
+        warnings=_warnings(folders))
+    for name in common:
+        rows = []
+        for figure, read, higher_better, digits in FIGURES:
+            values = [read(s.backends[name]) for _, s in folders]
+            if all(v.value is None for v in values):
+                continue
+            rows.append(Row(figure, digits, values, [_change(values[0], v, higher_better) for v in values[1:]]))
+        out.backends[name] = rows
+    return out
 
 
-def render(cmp: Mapping[str, Any]) -> str:
+def _fmt(v: Figure, digits: int) -> str:
+    text = with_interval(v.value, v.ci95, digits)
+    return text + (f" n={v.n}" if v.n and v.value is not None else "")
+
+
+def render(cmp: Comparison) -> str:
     """The comparison as Markdown."""
-    folders = cmp["folders"]
+    folders = cmp.folders
     out = ["# Comparison", "", f"Baseline: `{folders[0]}`; compared: " + ", ".join(f"`{f}`" for f in folders[1:]) + ".",
            "", "A change is **marked** only when both figures have a 95% interval and the intervals do not overlap.",
            ""]
-    out += ["## Recommendations", ""] + [f"- `{f}`: {h}" for f, h in zip(folders, cmp["recommendations"])] + [""]
-    for label, only in cmp["only_in"].items():
-        if only:
-            out.append(f"- Only in `{label}`: {', '.join(only)} (not compared)")
-    if any(cmp["only_in"].values()):
-        out.append("")
-    for name, rows in cmp["backends"].items():
-        out += [f"## {name}", ""]
+    if cmp.warnings:
+        out += ["**Read with care:**", ""] + [f"- **{w}.**" for w in cmp.warnings] + [""]
+    out += ["## Recommendations", ""] + [f"- `{f}`: {h}" for f, h in zip(folders, cmp.recommendations)] + [""]
+    only = [f"- Only in `{label}`: {', '.join(names)} (not compared)" for label, names in cmp.only_in.items() if names]
+    out += only + ([""] if only else [])
+    for name, rows in cmp.backends.items():
         header = ["figure"] + [f"`{f}`" for f in folders] + [f"change in `{f}`" for f in folders[1:]]
-        cells = [[row["figure"], *(_fmt(v, row["digits"]) for v in row["values"]),
-                  *(f"**{c['text']}**" if c["marked"] else c["text"] for c in row["changes"])] for row in rows]
-        out += table(header, cells)
-        out.append("")
-    if not cmp["backends"]:
+        cells = [[row.figure, *(_fmt(v, row.digits) for v in row.values),
+                  *(f"**{c.text}**" if c.marked else c.text for c in row.changes)] for row in rows]
+        out += [f"## {name}", ""] + table(header, cells) + [""]
+    if not cmp.backends:
         out += ["No backend appears in every folder: nothing to compare.", ""]
     return "\n".join(out)

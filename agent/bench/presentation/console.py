@@ -1,4 +1,4 @@
-"""What the terminal says at the end of a run about what failed, from ``summary.json`` alone.
+"""What the terminal says at the end of a run about what failed, from the typed summary alone.
 
 A run whose every request failed used to print only where its evidence went. Now each backend
 that did not complete gets one line per failed part, with the reason, and a backend whose chat
@@ -8,25 +8,25 @@ what to look at.
 
 from __future__ import annotations
 
-from typing import Any, Mapping
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # the runner imports this module at start; the models load when a run ends
+    from ..results.summary import Summary
 
 WIDTH = 240
 
 
-def failure_lines(summary: Mapping[str, Any]) -> list[str]:
+def failure_lines(summary: Summary) -> list[str]:
     """One line per failed backend/part, then one per backend whose chat had some failed requests."""
     lines: list[str] = []
-    for name, b in (summary.get("backends") or {}).items():
-        failures = list(b.get("failures") or [])
-        for failure in failures:
-            lines.append(_clip(f"{name}: {failure}"))
-        chat = b.get("chat")
-        reasons = (chat or {}).get("error_reasons") or {}
-        if reasons and not any(f.startswith("chat:") for f in failures):
-            total = (1 if chat.get("cold") else 0) + sum(lv["requests"] for lv in chat.get("levels") or [])
-            top, count = next(iter(reasons.items()))
-            lines.append(_clip(f"{name}: chat: {sum(reasons.values())} of {total} requests failed, left out of "
-                               f"every figure (most often: {top}, x{count})"))  # fmt: skip
+    for name, b in summary.backends.items():
+        lines += [_clip(f"{name}: {failure}") for failure in b.failures]
+        chat = b.chat
+        if chat and chat.error_reasons and not any(f.startswith("chat:") for f in b.failures):
+            total = (1 if chat.cold else 0) + sum(lv.requests for lv in chat.levels)
+            top, count = next(iter(chat.error_reasons.items()))
+            lines.append(_clip(f"{name}: chat: {sum(chat.error_reasons.values())} of {total} requests failed, left "
+                               f"out of every figure (most often: {top}, x{count})"))
     return lines
 
 

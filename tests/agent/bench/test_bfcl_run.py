@@ -9,10 +9,14 @@ import re
 import socket
 from pathlib import Path
 
+import jsonschema
 import pytest
 
 from agent.bench.parts import bfcl, stopping
-from agent.bench.analysis import bfcl_summary, stats, summary
+from agent.bench.analysis import stats, summary
+from agent.bench.analysis.blocks import bfcl as bfcl_summary
+from agent.bench.results import schema as results_schema
+from agent.bench.results.blocks.bfcl import BfclCase
 from agent.bench.command import evidence, runner
 from agent.bench.presentation import report
 from agent.bench.tasks.bfcl_cases import CATEGORIES, BfclUnavailableError
@@ -20,6 +24,8 @@ from agent.run import build_parser
 
 from .bfcl_server import RunningBfclServer
 from .conftest import make_options, openai_backend
+from .synthetic import backend
+from .synthetic import bfcl as bfcl_block
 
 
 def run(tmp_path: Path, backends, *argv: str) -> tuple[int, dict, list[dict], Path]:
@@ -56,6 +62,9 @@ def test_ground_truth_answers_score_every_case(tmp_path, truth, stream):
     assert (b["ci95_low"], b["ci95_high"]) == tuple(round(x, 4) for x in stats.wilson_interval(25, 25))
     # every case is one self-contained record: the case as sent and what came back
     assert len(records) == 25 and {r["part"] for r in records} == {"bfcl"}
+    schema = json.loads((Path(results_schema.__file__).parent / "requests.schema.json").read_text())
+    for record in records:  # every case, irrelevance ones (no ground truth) included, as the schema says
+        jsonschema.validate(record, schema)
     r = next(r for r in records if r["category"] == "parallel_multiple")
     assert r["functions"] and r["ground_truth"] and r["messages"][0]["role"] == "user" and r["seed"] == 3
     assert len(r["calls"]) >= 2 and all(isinstance(c["arguments"], str) for c in r["calls"])
@@ -85,8 +94,8 @@ def test_the_bfcl_block_recomputes_from_the_evidence(tmp_path, truth, wrong):
     code, s, records, out = run(tmp_path, [openai_backend("g6", truth.base_url),
                                            openai_backend("g5g", wrong.base_url)], "--bfcl-n", "10")
     again = summary.summarize(records, json.loads((out / "run.json").read_text()))
-    assert json.loads(json.dumps(again, default=str)) == s
-    assert report.render(s) == (out / "REPORT.md").read_text()
+    assert again.as_json() == s
+    assert report.render(summary.validate(s)) == (out / "REPORT.md").read_text()
     # each grade names the record it came from
     for d in s["backends"]["g5g"]["bfcl"]["detail"]:
         assert next(r for r in records if r["seq"] == d["seq"])["case"] == d["case"]
@@ -113,16 +122,18 @@ def test_a_pair_that_differs_is_called_and_one_that_does_not_is_not(tmp_path, tr
 
 def test_mcnemar_uses_only_the_cases_both_answered():
     def block(outcomes):
-        return {"bfcl": {"detail": [{"case": f"c{i}", "outcome": o, "correct": None if o == "error" else o == "correct",
-                                     "calls": []} for i, o in enumerate(outcomes)]}}  # fmt: skip
+        detail = [BfclCase(seq=i, case=f"c{i}", category="simple", outcome=o, reason=None, text_call=None, calls=[],
+                           correct=None if o == "error" else o == "correct") for i, o in enumerate(outcomes)]
+        entry, _ = backend("x", bfcl_block=bfcl_block(len(outcomes), 0, 0.0, 1.0).model_copy(update={"detail": detail}))
+        return entry
 
     a = block(["correct"] * 6 + ["wrong_call"] * 2 + ["error"])
     b = block(["wrong_call"] * 5 + ["correct"] * 3 + ["correct"])
     (pair,) = bfcl_summary.pairs({"a": a, "b": b})
-    assert (pair["cases"], pair["only_a"], pair["only_b"]) == (8, 5, 2)
-    assert pair["p_value"] == float(f"{stats.mcnemar_exact(5, 2):.4g}") == 0.4531
-    assert pair["verdict"] == "no measurable difference"
-    assert pair["differing_cases"] == ["c0", "c1", "c2", "c3", "c4", "c6", "c7"]
+    assert (pair.cases, pair.only_a, pair.only_b) == (8, 5, 2)
+    assert pair.p_value == float(f"{stats.mcnemar_exact(5, 2):.4g}") == 0.4531
+    assert pair.verdict == "no measurable difference"
+    assert pair.differing_cases == ["c0", "c1", "c2", "c3", "c4", "c6", "c7"]
 
 
 def test_neuron_takes_no_part_and_a_dead_backend_is_stopped_early(tmp_path, truth):

@@ -5,7 +5,15 @@ from __future__ import annotations
 import pytest
 
 from agent.bench.analysis import cost
+from agent.bench.analysis.blocks.cost import cost_block
 from agent.bench.analysis.ceiling import ceiling_for, ceiling_tok_per_s, load_devices
+from agent.bench.results.blocks.chat import ChatLevel
+from agent.bench.results.run import HourlyPrice, TokenPrice
+
+
+def chat_level(concurrency: int, rate: float | None) -> ChatLevel:
+    return ChatLevel(concurrency=concurrency, requests=5, ok=5, errors=0, resends=0, usage_missing=0, wall_s=1.0,
+                     output_tokens=100, output_tok_per_s=rate, requests_per_s=5.0)
 
 
 def test_reference_g6_cost_per_million_and_month():
@@ -37,25 +45,22 @@ def test_break_even_against_nova_micro():
 
 
 def test_cost_block_for_a_rig_and_for_bedrock():
-    hourly = {"usd_per_hour": 0.8048, "source": "offline-file", "as_of": "2026-10-05"}
-    bedrock = {"model_id": "us.amazon.nova-micro-v1:0", "usd_per_m_input": 0.035, "usd_per_m_output": 0.14}
-    block = cost.cost_block(hourly=hourly, per_token=None,
-                            levels=[{"concurrency": 1, "output_tok_per_s": 131.5},
-                                    {"concurrency": 16, "output_tok_per_s": None}],
-                            bedrock_price=bedrock, input_per_output=0.2)
-    assert block["per_concurrency"][0]["usd_per_m_output"] == pytest.approx(1.7, abs=0.001)
-    assert block["per_concurrency"][1]["usd_per_m_output"] is None
-    assert block["monthly_24x7_usd"] == 587.5
-    rows = {r["mix"]: r for r in block["break_even"]["rows"]}
-    assert rows["output only"]["output_tok_per_s"] == pytest.approx(1596.8, abs=0.1)
-    assert rows["measured mix"]["input_per_output"] == 0.2
-    b = cost.cost_block(hourly=None, per_token={"usd_per_m_input": 0.035, "usd_per_m_output": 0.14},
-                        levels=[{"concurrency": 1, "output_tok_per_s": 110.0}], bedrock_price=bedrock,
-                        input_per_output=0.2)
-    assert b["per_concurrency"][0]["usd_per_m_output"] == pytest.approx(0.147)
-    assert b["monthly_24x7_usd"] is None and b["break_even"] is None
-    none = cost.cost_block(hourly=None, per_token=None, levels=[], bedrock_price=bedrock, input_per_output=None)
-    assert none["reason"]
+    hourly = HourlyPrice(usd_per_hour=0.8048, source="offline-file", as_of="2026-10-05")
+    bedrock = TokenPrice(model_id="us.amazon.nova-micro-v1:0", usd_per_m_input=0.035, usd_per_m_output=0.14)
+    block = cost_block(hourly=hourly, per_token=None, levels=[chat_level(1, 131.5), chat_level(16, None)],
+                       bedrock_price=bedrock, input_per_output=0.2)
+    assert block.per_concurrency[0].usd_per_m_output == pytest.approx(1.7, abs=0.001)
+    assert block.per_concurrency[1].usd_per_m_output is None
+    assert block.monthly_24x7_usd == 587.5
+    rows = {r.mix: r for r in block.break_even.rows}
+    assert rows["output only"].output_tok_per_s == pytest.approx(1596.8, abs=0.1)
+    assert rows["measured mix"].input_per_output == 0.2
+    b = cost_block(hourly=None, per_token=TokenPrice(usd_per_m_input=0.035, usd_per_m_output=0.14),
+                   levels=[chat_level(1, 110.0)], bedrock_price=bedrock, input_per_output=0.2)
+    assert b.per_concurrency[0].usd_per_m_output == pytest.approx(0.147)
+    assert b.monthly_24x7_usd is None and b.break_even is None
+    none = cost_block(hourly=None, per_token=None, levels=[], bedrock_price=bedrock, input_per_output=None)
+    assert none.reason
 
 
 def test_device_file_has_sources_for_every_figure():
@@ -82,17 +87,17 @@ def test_reference_worked_ceilings(bw, bytes_, expected):
 def test_ceiling_blocks():
     g6 = ceiling_for(instance_type="g6.xlarge", model_id="xbill9/gemma-4-E2B-it-qat-q4_0-w4a16-ct-text-emb4",
                      kind="openai", measured_decode_tok_s=131.5)
-    assert g6["ceiling_tok_per_s"] == 161.3 and g6["share"] == pytest.approx(0.815, abs=0.001)
+    assert g6.ceiling_tok_per_s == 161.3 and g6.share == pytest.approx(0.815, abs=0.001)
     inf2 = ceiling_for(instance_type="inf2.xlarge", model_id="gemma-4-E2B-it", kind="neuron",
                        measured_decode_tok_s=36.4)
-    assert inf2["bandwidth_gb_s"] == 410 and inf2["chip_ceiling_tok_per_s"] == 239.8
-    assert inf2["share"] == pytest.approx(0.304, abs=0.001)
+    assert inf2.bandwidth_gb_s == 410 and inf2.chip_ceiling_tok_per_s == 239.8
+    assert inf2.share == pytest.approx(0.304, abs=0.001)
     g5g = ceiling_for(instance_type="g5g.2xlarge", model_id="google/gemma-4-E2B-it", kind="openai",
                       measured_decode_tok_s=None)
-    assert g5g["ceiling_tok_per_s"] == 82.0 and g5g["share"] is None
+    assert g5g.ceiling_tok_per_s == 82.0 and g5g.share is None
     bedrock = ceiling_for(instance_type=None, model_id="us.amazon.nova-micro-v1:0", kind="bedrock",
                           measured_decode_tok_s=110.0)
-    assert bedrock["ceiling_tok_per_s"] is None and "managed" in bedrock["reason"]
+    assert bedrock.ceiling_tok_per_s is None and "managed" in bedrock.reason
     unknown = ceiling_for(instance_type="g6.xlarge", model_id="some/other-model", kind="openai",
                           measured_decode_tok_s=10.0)
-    assert unknown["ceiling_tok_per_s"] is None and "not on file" in unknown["reason"]
+    assert unknown.ceiling_tok_per_s is None and "not on file" in unknown.reason

@@ -8,11 +8,14 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 import jsonschema
+import pydantic
 import pytest
 
+from agent import report as report_cli
 from agent.bench.command import evidence, runner
 from agent.bench.presentation import report
 from agent.bench.analysis import summary
+from agent.bench.results import schema as schema_module
 
 from .conftest import make_options, openai_backend
 from .fakes import RunningFake, Script
@@ -58,10 +61,17 @@ def test_evidence_folder_on_fake_backends(tmp_path, fake_agent_server, fake_neur
     assert o["wrong_winner"] is (o["winner_measured"] != "g6")
     assert s["prices"]["offline"] is True and "offline price file" in (out / "REPORT.md").read_text()
 
+    # the report leads with the answer; the run's settings are at the end
+    text = (out / "REPORT.md").read_text()
+    headings = [line for line in text.splitlines() if line.startswith("## ")]
+    assert headings[0] == "## Which one?" and headings[-1] == "## Run settings"
+    assert text.index("> **") < text.index("## Scoreboard") < text.index("- Options: demos=")
+    assert text.index("## Run settings") < text.index("- Versions: python")
+
     # every figure recomputes: summary from requests.jsonl + run.json, the report from summary.json
     again = summary.summarize(records, json.loads((out / "run.json").read_text()))
-    assert json.loads(json.dumps(again, default=str)) == s
-    assert report.render(s) == (out / "REPORT.md").read_text()
+    assert again.as_json() == s
+    assert report.render(summary.validate(s)) == (out / "REPORT.md").read_text()
 
 
 def test_without_a_terminal_progress_is_one_line_per_part_and_level(tmp_path, fake_agent_server, capsys):
@@ -84,7 +94,13 @@ def test_failing_backend_is_recorded_and_the_others_go_on(tmp_path, fake_agent_s
     bad = s["backends"]["g5g"]
     assert bad["completed"] is False and any("every request failed" in f for f in bad["failures"])
     assert bad["counting"]["errors"] == 1 and "Connect" in bad["counting"]["detail"][0]["error"]
-    assert "g5g: chat: every request failed" in (out / "REPORT.md").read_text()
+    report_text = (out / "REPORT.md").read_text()
+    assert "g5g: chat: every request failed" in report_text
+    # every request failed: not a backend that "misses the target"
+    assert bad["slo"]["every_request_failed"] is True
+    assert bad["slo"]["capacity_reason"].startswith("every request failed (1 of 1; most often: ClientConnectorError")
+    assert not [line for line in report_text.splitlines() if line.startswith("| g5g") and "misses the target" in line]
+    assert "| g5g | every request failed (1 of 1;" in report_text
 
 
 def test_max_tokens_and_text_tool_calls_are_graded_not_raised(tmp_path):
@@ -114,16 +130,23 @@ def test_no_agent_capable_backend_means_no_orchestrator(tmp_path, fake_neuron_se
     assert "no selected backend can drive an agent" in s["orchestrator"]["reason"]
 
 
-def test_schema_rejects_a_summary_without_the_required_shape(tmp_path, fake_neuron_server):
+def test_a_summary_without_the_required_shape_is_refused_by_the_model_and_the_schema(tmp_path, fake_neuron_server):
     inf2 = openai_backend("inf2", fake_neuron_server.base_url, kind="neuron", tool_calls=False, metadata={})
     _, out = run_fake(tmp_path, [inf2], "--runs", "1", "--demos", "chat")
     s = json.loads((out / "summary.json").read_text())
+    schema = json.loads((Path(schema_module.__file__).parent / "summary.schema.json").read_text())
+    jsonschema.validate(s, schema)  # what a run writes is what the committed schema describes
     del s["backends"]["inf2"]["chat"]["ttft_ms"]["p99"]
-    with pytest.raises(jsonschema.ValidationError):
+    with pytest.raises(pydantic.ValidationError):
         summary.validate(s)
+    with pytest.raises(jsonschema.ValidationError):
+        jsonschema.validate(s, schema)
+    s = json.loads((out / "summary.json").read_text())
     del s["orchestrator"]["wrong_winner"]
-    with pytest.raises(jsonschema.ValidationError):
+    with pytest.raises(pydantic.ValidationError):
         summary.validate(s)
+    with pytest.raises(jsonschema.ValidationError):
+        jsonschema.validate(s, schema)
 
 
 def test_interrupted_run_leaves_valid_files(tmp_path, fake_agent_server, monkeypatch):
@@ -148,10 +171,38 @@ def test_interrupted_run_leaves_valid_files(tmp_path, fake_agent_server, monkeyp
     assert not [p for p in os.listdir(out) if p.endswith(".tmp")]
 
 
+def test_an_orchestrator_cut_off_mid_run_is_neither_not_selected_nor_completed(tmp_path, fake_agent_server,
+                                                                                monkeypatch, capsys):
+    original = evidence.RequestLog.append
+
+    def append(self, record):
+        if record.get("part") == "orchestrator_ask":
+            raise KeyboardInterrupt
+        return original(self, record)
+
+    monkeypatch.setattr(evidence.RequestLog, "append", append)
+    out = tmp_path / "out"
+    with pytest.raises(KeyboardInterrupt):
+        runner.run([openai_backend("g6", fake_agent_server.base_url)], make_options("--runs", "1"), out, None)
+    s = json.loads((out / "summary.json").read_text())
+    assert s["orchestrator"]["ran"] is False
+    assert s["orchestrator"]["reason"] == "the run was interrupted before the orchestrator finished"
+    assert s["backends"]["g6"]["completed"] is False
+    text = (out / "REPORT.md").read_text()
+    assert "Not run: the run was interrupted before the orchestrator finished." in text and "not selected" not in text
+    scoreboard_rows = text.split("## Scoreboard")[1].splitlines()
+    assert [line for line in scoreboard_rows if line.startswith("| g6 |")][0].endswith("| **no** |")
+    capsys.readouterr()
+    assert report_cli.main([str(out)]) == 0  # what python -m agent.report shows of the interrupted run
+    scoreboard = capsys.readouterr().out
+    assert [line for line in scoreboard.splitlines() if line.startswith("g6 ")][0].split()[1] == "no"
+
+
 def test_torn_last_line_is_skipped(tmp_path):
     path = tmp_path / "requests.jsonl"
     log = evidence.RequestLog(path)
-    log.append({"part": "chat", "backend": "x"})
+    log.append({"part": "counting", "backend": "x", "run": 1, "answer": "8", "calls": [], "texts": ["8"],
+                "error": None})
     log.close()
     with open(path, "a") as fh:
         fh.write('{"seq": 2, "part": "ch')

@@ -15,7 +15,8 @@ from agent.bench.command import evidence, runner
 from agent.bench.parts import stopping
 from agent.bench.analysis import summary
 from agent.bench.parts.chat import timing_record
-from agent.bench.analysis.summary import request_metrics
+from agent.bench.analysis.blocks.chat import request_metrics
+from agent.bench.results.records import TimingRecord
 from agent.bench.clients.openai_wire import EventReader
 from agent.bench.clients.reply import ChatRequest, Reply
 
@@ -45,9 +46,9 @@ def test_each_broken_reply_is_a_failed_request_with_its_reason(case):
         t = time_one(fake.base_url, timeout_s=2.0 if case == "hang" else 10.0)
     assert t.error is not None and CASES[case] in t.error, t.error
     assert t.reconnects == 0
-    m = request_metrics(record_of(t))
+    m = request_metrics(TimingRecord.model_validate(record_of(t)))
     figures = ("ttft_ms", "e2e_ms", "decode_tok_per_s", "client_tok_per_s", "output_tokens", "prompt_tokens")
-    assert not m["ok"] and all(m[k] is None for k in figures) and m["itl_ms"] == []
+    assert not m.ok and all(getattr(m, k) is None for k in figures) and m.itl_ms == []
 
 
 @pytest.mark.parametrize("case", SUCCESSES)
@@ -89,12 +90,12 @@ def test_odd_json_fails_the_request_and_the_reader_goes_on(event, reason):
 
 def test_a_nan_in_any_record_is_written_as_null(tmp_path):
     log = evidence.RequestLog(tmp_path / "requests.jsonl")
-    log.append({"part": "chat", "backend": "x", "server_timings": {"predicted_per_second": math.nan},
-                "values": [1.0, math.inf]})  # fmt: skip
+    log.append({**record_of(Reply(t_sent=0.0, wall_sent=0.0, error="boom")),
+                "server_timings": {"predicted_per_second": math.nan}, "first_ms": math.inf})  # fmt: skip
     log.close()
     line = (tmp_path / "requests.jsonl").read_text()
     assert "NaN" not in line and "Infinity" not in line
-    assert json.loads(line)["server_timings"] == {"predicted_per_second": None}
+    assert json.loads(line)["server_timings"] == {"predicted_per_second": None} and json.loads(line)["first_ms"] is None
     evidence.write_json(tmp_path / "s.json", {"a": -math.inf})
     assert json.loads((tmp_path / "s.json").read_text()) == {"a": None}
 
@@ -282,7 +283,7 @@ def test_every_request_failing_gives_no_figures_stops_early_and_says_so(tmp_path
     assert s["orchestrator"]["ran"] is False and s["orchestrator"]["reason"].endswith("stopped after failures: g6")
     err = capsys.readouterr().err
     assert "g6: stopped after 3 failures in a row in chat (HTTP 500" in err
-    assert console.failure_lines(s) == [line for line in err.splitlines() if line.startswith("g6: chat:")]
+    assert console.failure_lines(summary.validate(s)) == [line for line in err.splitlines() if line.startswith("g6: chat:")]
     assert "stopped after 3 consecutive failures" in (out / "REPORT.md").read_text()
 
 

@@ -82,7 +82,7 @@ def write_evidence(out: Path, records=RECORDS) -> None:
 def test_crafted_transcripts_are_graded_right_and_recompute(tmp_path):
     out = tmp_path / "evidence"
     write_evidence(out)
-    s = runner.write_outputs(out)
+    s = runner.write_outputs(out).as_json()
     summary.validate(s)
 
     ref = s["backends"]["bedrock"]["counting"]
@@ -119,7 +119,7 @@ def test_crafted_transcripts_are_graded_right_and_recompute(tmp_path):
     # the same verdicts again, from the evidence alone
     again = summary.summarize(evidence.read_requests(out / evidence.REQUESTS),
                               json.loads((out / evidence.RUN).read_text()))
-    assert json.loads(json.dumps(again, default=str)) == json.loads((out / evidence.SUMMARY).read_text())
+    assert again.as_json() == json.loads((out / evidence.SUMMARY).read_text())
     assert report.render(again) == text
 
 
@@ -159,7 +159,7 @@ def test_orchestrator_answers_recompute(tmp_path, reply, calls, verdict, line):
               "calls": [{"name": SUBMIT_TOOL, "input": {**c, "table": TABLE}} for c in calls]}
     out = tmp_path / "evidence"
     write_evidence(out, [record])
-    s = runner.write_outputs(out)
+    s = runner.write_outputs(out).as_json()
     o = s["orchestrator"]
     assert o["winner_verdict"] == verdict and o["wrong_winner"] is (verdict == "wrong")
     text = (out / evidence.REPORT).read_text()
@@ -167,4 +167,4 @@ def test_orchestrator_answers_recompute(tmp_path, reply, calls, verdict, line):
     assert ("**wrong" in text) is (verdict == "wrong")  # bold only for a readable, wrong structured answer
     again = summary.summarize(evidence.read_requests(out / evidence.REQUESTS),
                               json.loads((out / evidence.RUN).read_text()))
-    assert json.loads(json.dumps(again, default=str)) == json.loads((out / evidence.SUMMARY).read_text())
+    assert again.as_json() == json.loads((out / evidence.SUMMARY).read_text())

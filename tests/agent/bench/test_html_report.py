@@ -10,9 +10,12 @@ from pathlib import Path
 
 import pytest
 
-from agent.bench.presentation import cost_plot, html_report, report
-from agent.bench.analysis import recommend, summary
+from agent.bench.analysis.recommendation import attach
 from agent.bench.command import runner
+from agent.bench.presentation import html_report, report
+from agent.bench.presentation.plots import cost_volume as cost_plot
+from agent.bench.results.run import RunFile
+from agent.bench.results.summary import Summary
 
 from . import browser
 from .conftest import make_options, openai_backend
@@ -44,14 +47,16 @@ def decided_folder(evidence_folder: Path, tmp_path_factory: pytest.TempPathFacto
     out = tmp_path_factory.mktemp("decided")
     for name in ("requests.jsonl", "run.json"):
         (out / name).write_bytes((evidence_folder / name).read_bytes())
-    s = json.loads((evidence_folder / "summary.json").read_text())
+    s = Summary.read(evidence_folder / "summary.json")
     run = json.loads((evidence_folder / "run.json").read_text())
-    s["backends"]["g6"]["slo"] = slo(16, [level(1, 131.5), level(4, 480.0), level(16, 1400.0, ci=(1395.0, 1405.0))])
-    s["backends"]["g5g"]["slo"] = slo(4, [level(1, 37.2), level(4, 120.0)])
-    s["backends"]["g6"]["bfcl"] = bfcl(200, 170, 0.79, 0.89)
-    s["prices"]["not_run"] = {}
-    recommend.attach(s, run)
-    summary.validate(s)
+    run["prices"]["not_run"] = {}
+    g6 = s.backends["g6"].model_copy(update={
+        "slo": slo(16, [level(1, 131.5), level(4, 480.0), level(16, 1400.0, ci=(1395.0, 1405.0))]),
+        "bfcl": bfcl(200, 170, 0.79, 0.89)})
+    g5g = s.backends["g5g"].model_copy(update={"slo": slo(4, [level(1, 37.2), level(4, 120.0)])})
+    backends, rec = attach({"g6": g6, "g5g": g5g}, RunFile.model_validate(run))
+    s = Summary.model_validate({**s.as_json(), "backends": {n: b.model_dump() for n, b in backends.items()},
+                                "recommendation": rec.model_dump()})
     report.make_plots(s, out)
     text = report.render(s)
     (out / "REPORT.md").write_text(text)
@@ -80,11 +85,11 @@ def test_model_text_cannot_inject_html(tmp_path: Path):
 def test_the_recommendation_and_the_plots_render_in_a_browser(decided_folder, tmp_path: Path):
     chromium = browser.chromium()
     out, s = decided_folder
-    rec = s["recommendation"]
-    assert rec["verdict"] == "choice" and rec["choice"] == "g6" and cost_plot.drawable(s)
+    rec = s.recommendation
+    assert rec.verdict == "choice" and rec.choice == "g6" and cost_plot.drawable(s)
     dom = browser.Dom(browser.dump_dom(chromium, out / html_report.FILE, tmp_path / "profile"))
     assert dom.headings[1] == ("h2", "Which one?")
-    assert dom.quotes[0] == " ".join(rec["headline"].split())
+    assert dom.quotes[0] == " ".join(rec.headline.split())
     assert "g6: the cheapest backend that meets the target" in dom.quotes[0]
     assert dom.missing_plot_texts == []
     titles = {img["alt"]: img for img in dom.images}

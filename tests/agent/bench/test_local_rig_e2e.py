@@ -61,8 +61,8 @@ def test_agent_run_on_the_local_rig_writes_a_valid_evidence_folder(tmp_path):
 
     records = evidence.read_requests(out / "requests.jsonl")
     again = summary.summarize(records, json.loads((out / "run.json").read_text()))
-    assert json.loads(json.dumps(again, default=str)) == s
+    assert again.as_json() == s
     text = (out / "REPORT.md").read_text()
-    assert text == report.render(s)
+    assert text == report.render(summary.validate(s))
     assert "CPU-served toy model" in text and "constrained" in text
     assert code == (0 if all(b["completed"] for b in s["backends"].values()) else 1)

@@ -5,8 +5,10 @@ from __future__ import annotations
 import pytest
 
 from agent.bench.analysis import stats
+from agent.bench.analysis.blocks.chat import request_metrics, summarize_chat
+from agent.bench.analysis.blocks.distribution import distribution
 from agent.bench.analysis.decode import decode_rate
-from agent.bench.analysis.summary import request_metrics, summarize_chat
+from agent.bench.results.records import TimingRecord
 
 
 def test_nearest_rank_percentiles_are_measured_values():
@@ -21,10 +23,19 @@ def test_nearest_rank_percentiles_are_measured_values():
 
 
 def test_distribution_shape():
-    d = stats.distribution([3.0, 1.0, None, 2.0])
-    assert d == {"p50": 2.0, "p90": 3.0, "p99": 3.0, "n": 3, "min": 1.0, "max": 3.0, "mean": 2.0,
-                 "values": [3.0, 1.0, 2.0]}
-    assert stats.distribution([])["n"] == 0 and stats.distribution([])["p50"] is None
+    d = distribution([3.0, 1.0, None, 2.0])
+    assert d.model_dump(mode="json") == {"p50": 2.0, "p90": 3.0, "p99": 3.0, "n": 3, "min": 1.0, "max": 3.0,
+                                         "mean": 2.0, "values": [3.0, 1.0, 2.0]}
+    assert distribution([]).n == 0 and distribution([]).p50 is None
+    assert "values" not in distribution([1.0], keep_values=False).model_dump()
+
+
+def test_the_mean_interval_never_reaches_below_zero():
+    # two TTFTs of 10 and 200 ms: the t interval (t(1) = 12.706) would run from -1,102 ms; a time is never negative
+    d = distribution([10.0, 200.0], mean_ci95=True)
+    low, high = d.mean_ci95
+    assert low == 0.0 and high == pytest.approx(105.0 + 12.706 * 95.0, abs=0.01)
+    assert distribution([10.0], mean_ci95=True).mean_ci95 is None  # one value: no interval
 
 
 def test_formulas_on_known_timestamps():
@@ -68,29 +79,29 @@ def test_decode_rate_leaves_the_first_arrivals_tokens_out():
 def record(first=200.0, chunks=None, done=1250.0, tokens=101, error=None, streamed=True, phase="timed", c=1,
            sent=0.0):
     chunks = chunks if chunks is not None else [first + 10.0 * i for i in range(101)]
-    return {"part": "chat", "backend": "x", "phase": phase, "concurrency": c, "run": 1, "sent_s": sent,
-            "requested_tokens": 100, "streamed": streamed, "first_ms": chunks[0] if chunks else None,
-            "last_ms": chunks[-1] if chunks else None, "done_ms": done, "chunk_ms": chunks,
-            "prompt_tokens": 20, "output_tokens": tokens, "error": error, "text": "x"}
+    return TimingRecord(part="chat", backend="x", phase=phase, concurrency=c, run=1, sent_s=sent, requested_tokens=100,
+                        streamed=streamed, first_ms=chunks[0] if chunks else None,
+                        last_ms=chunks[-1] if chunks else None, done_ms=done, chunk_ms=chunks, prompt_tokens=20,
+                        output_tokens=tokens, error=error, text="x")
 
 
 def test_request_metrics_from_a_record():
     m = request_metrics(record())
-    assert m["ttft_ms"] == 200.0 and m["e2e_ms"] == 1250.0
-    assert m["decode_tok_per_s"] == pytest.approx(100.0) and m["decode_basis"] == "per_token"  # 100 tokens / 1 s
-    assert m["itl_ms"] == pytest.approx([10.0] * 100)
-    assert m["client_tok_per_s"] == pytest.approx(101 / 1.25)
+    assert m.ttft_ms == 200.0 and m.e2e_ms == 1250.0
+    assert m.decode_tok_per_s == pytest.approx(100.0) and m.decode_basis == "per_token"  # 100 tokens / 1 s
+    assert m.itl_ms == pytest.approx([10.0] * 100)
+    assert m.client_tok_per_s == pytest.approx(101 / 1.25)
 
 
 def test_non_streamed_reply_has_no_ttft_or_decode():
     m = request_metrics(record(chunks=[900.0], done=900.0, streamed=False, tokens=94))
-    assert m["ttft_ms"] is None and m["decode_tok_per_s"] is None and m["e2e_ms"] == 900.0
-    assert m["client_tok_per_s"] == pytest.approx(94 / 0.9)
+    assert m.ttft_ms is None and m.decode_tok_per_s is None and m.e2e_ms == 900.0
+    assert m.client_tok_per_s == pytest.approx(94 / 0.9)
 
 
 def test_missing_usage_keeps_timings_but_no_token_figures():
     m = request_metrics(record(tokens=None))
-    assert m["ttft_ms"] == 200.0 and m["decode_tok_per_s"] is None and m["client_tok_per_s"] is None
+    assert m.ttft_ms == 200.0 and m.decode_tok_per_s is None and m.client_tok_per_s is None
 
 
 def test_chat_summary_cold_apart_errors_counted_levels_aggregated():
@@ -99,17 +110,17 @@ def test_chat_summary_cold_apart_errors_counted_levels_aggregated():
     rs.append(record(error="zero completion tokens (200 OK)", tokens=0, sent=8.0))
     rs += [record(phase="sweep", c=4, sent=10.0) for _ in range(4)]
     s = summarize_chat(rs)
-    assert s["requests"] == 5 and s["errors"] == 1
-    assert s["error_reasons"] == {"zero completion tokens (200 OK)": 1}
-    assert s["ttft_ms"]["n"] == 4 and s["ttft_ms"]["p50"] == 200.0
-    assert s["cold"]["ttft_ms"] == 900.0
-    assert s["decode_tok_per_s"]["p50"] == pytest.approx(100.0)
-    assert s["input_per_output"] == pytest.approx(20 / 101, abs=1e-4)
-    level1, level4 = s["levels"]
-    assert level1["concurrency"] == 1 and level1["errors"] == 1
+    assert s.requests == 5 and s.errors == 1
+    assert s.error_reasons == {"zero completion tokens (200 OK)": 1}
+    assert s.ttft_ms.n == 4 and s.ttft_ms.p50 == 200.0
+    assert s.cold.ttft_ms == 900.0
+    assert s.decode_tok_per_s.p50 == pytest.approx(100.0)
+    assert s.input_per_output == pytest.approx(20 / 101, abs=1e-4)
+    level1, level4 = s.levels
+    assert level1.concurrency == 1 and level1.errors == 1
     # the failed request (sent at 8.0) is left out of the level's wall time as well as its tokens
     wall = 2.0 + 3 * 1.3 + 1.25 - 2.0
-    assert level1["output_tok_per_s"] == pytest.approx(404 / wall, abs=0.01)
-    assert level1["ok"] == 4 and level1["requests_per_s"] == pytest.approx(4 / wall, abs=0.001)
-    assert level4["output_tok_per_s"] == pytest.approx(404 / 1.25, abs=0.01)
-    assert s["returned_short"] == 0 and s["usage_missing"] == 0
+    assert level1.output_tok_per_s == pytest.approx(404 / wall, abs=0.01)
+    assert level1.ok == 4 and level1.requests_per_s == pytest.approx(4 / wall, abs=0.001)
+    assert level4.output_tok_per_s == pytest.approx(404 / 1.25, abs=0.01)
+    assert s.returned_short == 0 and s.usage_missing == 0

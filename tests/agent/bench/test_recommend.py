@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import pytest
 
-from agent.bench.analysis import recommend
+from agent.bench.analysis.recommendation import choose, offers
 from agent.bench.analysis.traffic import Traffic, from_mapping
 
 from .synthetic import G5G_PRICE, G6_PRICE, NOVA_MICRO, SM_PRICE, backend, bfcl, level, slo, summary
@@ -24,9 +24,8 @@ def per_token(price: dict = NOVA_MICRO) -> dict:
 
 
 def run_rec(backends, prices, **kw):
-    s, run = summary(backends, prices, **kw)
-    rec, additions = recommend.recommend(s, run)
-    return rec, additions
+    entries, run = summary(backends, prices, **kw)
+    return choose.recommend(entries, run)
 
 
 # --- the reference's figures ------------------------------------------------------------------------
@@ -38,7 +37,7 @@ def test_reference_figures_at_the_target():
     g6 = backend("g6", slo_block=slo(1, [level(1, 131.5)]))
     _, add = run_rec({"g6": g6}, {"g6": hourly(G6_PRICE)})
     assert round(add["g6"]["usd_per_million_output_at_slo"], 2) == 1.70
-    assert add["g6"]["monthly_usd"]["always_on_one_instance"] == 587.50
+    assert add["g6"]["monthly_usd"].always_on_one_instance == 587.50
 
 
 def test_break_even_against_nova_micro_is_1597_tok_per_s():
@@ -48,13 +47,13 @@ def test_break_even_against_nova_micro_is_1597_tok_per_s():
     _, add = run_rec({"g6": g6}, {"g6": hourly(G6_PRICE)},
                      workload={"input_per_output": 0, "peak_to_average": 1})
     be = add["g6"]["break_even_vs_bedrock"]
-    assert round(be["average_output_tok_per_s"]) == 1597
-    assert be["output_tokens_per_month"] == pytest.approx(0.8048 * 730 / 0.14e-6, rel=1e-6)
-    assert be["bedrock_measured"] is False and be["bedrock_meets_target"] is None
+    assert round(be.average_output_tok_per_s) == 1597
+    assert be.output_tokens_per_month == pytest.approx(0.8048 * 730 / 0.14e-6, rel=1e-6)
+    assert be.bedrock_measured is False and be.bedrock_meets_target is None
     # One instance covers 2,000 tok/s = 5.256 B a month; at that volume a second one makes g6 ($1,175.01)
     # dearer than Bedrock ($735.84) again, until full use ($0.1118/M) wins for good above
     # 587.504 / (0.14e-6 - 0.1118e-6) = 20.8 B: the last crossing lies between.
-    assert 5.256e9 < be["always_cheaper_from_output_tokens_per_month"] < 20.9e9
+    assert 5.256e9 < be.always_cheaper_from_output_tokens_per_month < 20.9e9
 
 
 def test_instances_and_monthly_cost_at_the_workload():
@@ -64,9 +63,9 @@ def test_instances_and_monthly_cost_at_the_workload():
     g6 = backend("g6", slo_block=slo(1, [level(1, 131.5, ci=(124.9, 138.1))]))
     _, add = run_rec({"g6": g6}, {"g6": hourly(G6_PRICE)}, workload={"output_tokens_per_month": "1B"})
     a = add["g6"]
-    assert a["instances_for_peak"] == 9 and a["instances_for_peak_ci95"] == [9, 10]
-    assert a["monthly_usd"]["at_workload"] == pytest.approx(5287.54, abs=0.01)
-    assert a["monthly_usd"]["at_workload_ci95"] == pytest.approx([5287.54, 5875.04], abs=0.01)
+    assert a["instances_for_peak"] == 9 and a["instances_for_peak_ci95"] == (9, 10)
+    assert a["monthly_usd"].at_workload == pytest.approx(5287.54, abs=0.01)
+    assert a["monthly_usd"].at_workload_ci95 == pytest.approx([5287.54, 5875.04], abs=0.01)
     # $/M interval from the goodput interval: 0.8048/(138.1*3600)*1e6 = 1.6188 .. 0.8048/(124.9*3600)*1e6 = 1.7899
     assert a["usd_per_million_output_at_slo_ci95"] == pytest.approx([1.6188, 1.7899], abs=1e-4)
 
@@ -78,8 +77,8 @@ def test_bedrock_cost_at_the_workload_and_at_the_target():
                  slo_block=slo(8, [level(1, 100.0), level(8, 720.0, output_tok_per_s=800.0, met_share=0.9)]))
     _, add = run_rec({"bedrock": br}, {"bedrock": per_token()}, workload={"output_tokens_per_month": 1e9})
     a = add["bedrock"]
-    assert a["monthly_usd"]["at_workload"] == pytest.approx(315.0)
-    assert a["monthly_usd"]["always_on_one_instance"] is None and a["instances_for_peak"] is None
+    assert a["monthly_usd"].at_workload == pytest.approx(315.0)
+    assert a["monthly_usd"].always_on_one_instance is None and a["instances_for_peak"] is None
     assert a["usd_per_million_output_at_slo"] == pytest.approx(0.35)
 
 
@@ -94,22 +93,22 @@ def test_cheapest_qualifying_backend_is_chosen_with_runner_up_and_switch_point()
     prices = {"bedrock": per_token(), "g6": hourly(G6_PRICE)}
     wl = {"output_tokens_per_month": "1B", "input_per_output": 0, "peak_to_average": 1}
     rec, _ = run_rec({"bedrock": br, "g6": g6}, prices, workload=wl)
-    assert rec["verdict"] == "choice" and rec["choice"] == "bedrock" and rec["runner_up"] == "g6"
-    assert "$140.00 a month" in rec["headline"] and "runner-up g6 at $587.50" in rec["headline"]
-    first = rec["switch_points"][0]
-    assert (first["below"], first["above"], first["kind"]) == ("bedrock", "g6", "crossing")
-    assert first["output_tokens_per_month"] == pytest.approx(4.196e9, rel=1e-3)
-    assert first["text"].startswith("Below 4.2 B output tokens a month (1,596.8 tok/s on average) bedrock is cheaper")
-    assert first["figures"]["g6"]["instances_above"] == 1
+    assert rec.verdict == "choice" and rec.choice == "bedrock" and rec.runner_up == "g6"
+    assert "$140.00 a month" in rec.headline and "runner-up g6 at $587.50" in rec.headline
+    first = rec.switch_points[0]
+    assert (first.below, first.above, first.kind) == ("bedrock", "g6", "crossing")
+    assert first.output_tokens_per_month == pytest.approx(4.196e9, rel=1e-3)
+    assert first.text.startswith("Below 4.2 B output tokens a month (1,596.8 tok/s on average) bedrock is cheaper")
+    assert first.figures["g6"].instances_above == 1
     # At 10 B (3,805 tok/s) g6 needs 2 instances ($1,175.01) against Bedrock's $1,400, but at the low end
     # of its goodput interval (1,900 tok/s) 3 ($1,762.51): within the intervals, a tie.
     rec10, _ = run_rec({"bedrock": br, "g6": g6}, prices, workload={**wl, "output_tokens_per_month": "10B"})
-    assert rec10["verdict"] == "tie" and rec10["choice"] is None and rec10["leader"] == "g6"
+    assert rec10.verdict == "tie" and rec10.choice is None and rec10.leader == "g6"
     # with goodput known to within 1,990..2,010 tok/s it stays at 2 instances: g6 is the answer
     tight = backend("g6", slo_block=slo(16, [level(1, 131.5), level(16, 2000.0, ci=(1990.0, 2010.0))]))
     rec10, _ = run_rec({"bedrock": br, "g6": tight}, prices, workload={**wl, "output_tokens_per_month": "10B"})
-    assert rec10["choice"] == "g6" and rec10["runner_up"] == "bedrock"
-    assert "$1,175.01 a month" in rec10["headline"]
+    assert rec10.choice == "g6" and rec10.runner_up == "bedrock"
+    assert "$1,175.01 a month" in rec10.headline
 
 
 def test_switch_points_between_two_rigs_follow_instance_steps():
@@ -120,12 +119,12 @@ def test_switch_points_between_two_rigs_follow_instance_steps():
     g6 = backend("g6", slo_block=slo(1, [level(1, 131.5), level(2, 150.0, holds=False)]))
     rec, _ = run_rec({"g5g": g5g, "g6": g6}, {"g5g": hourly(G5G_PRICE), "g6": hourly(G6_PRICE)},
                      workload={"output_tokens_per_month": "50M", "peak_to_average": 1}, bedrock_reference=None)
-    assert rec["choice"] == "g5g" and rec["runner_up"] == "g6"
-    first = rec["switch_points"][0]
-    assert (first["below"], first["above"], first["kind"]) == ("g5g", "g6", "instance step")
-    assert first["output_tokens_per_month"] == pytest.approx(40.0 * MONTH_S)
-    assert first["figures"]["g5g"]["instances_above"] == 2
-    assert all(p["output_tokens_per_month"] <= 50e6 * recommend.VOLUME_SPAN for p in rec["switch_points"])
+    assert rec.choice == "g5g" and rec.runner_up == "g6"
+    first = rec.switch_points[0]
+    assert (first.below, first.above, first.kind) == ("g5g", "g6", "instance step")
+    assert first.output_tokens_per_month == pytest.approx(40.0 * MONTH_S)
+    assert first.figures["g5g"].instances_above == 2
+    assert all(p.output_tokens_per_month <= 50e6 * choose.VOLUME_SPAN for p in rec.switch_points)
 
 
 def test_bedrock_is_recommended_only_where_it_meets_the_target():
@@ -134,15 +133,15 @@ def test_bedrock_is_recommended_only_where_it_meets_the_target():
                                                                  "requests met it; 18 over the TTFT limit of 1,000 ms)"))
     g6 = backend("g6", slo_block=slo(4, [level(1, 131.5), level(4, 480.0)]))
     rec, add = run_rec({"bedrock": br, "g6": g6}, {"bedrock": per_token(), "g6": hourly(G6_PRICE)})
-    assert rec["choice"] == "g6" and rec["runner_up"] is None
-    assert rec["disqualified"]["bedrock"].startswith("misses the target even at concurrency 1 (12/30 requests met it")
-    assert add["g6"]["break_even_vs_bedrock"]["bedrock_meets_target"] is False
+    assert rec.choice == "g6" and rec.runner_up is None
+    assert rec.disqualified["bedrock"].startswith("misses the target even at concurrency 1 (12/30 requests met it")
+    assert add["g6"]["break_even_vs_bedrock"].bedrock_meets_target is False
     assert add["bedrock"]["monthly_usd"] is None and add["bedrock"]["cost_reason"].startswith("misses the target")
     # no level measured to the end is no capacity, not a miss
     other = backend("bedrock", kind="bedrock", slo_block=slo(None, [level(1, 0.0, holds=False)],
                                                              reason="no level was measured to the end"))
     rec2, _ = run_rec({"bedrock": other, "g6": g6}, {"bedrock": per_token(), "g6": hourly(G6_PRICE)})
-    assert rec2["disqualified"]["bedrock"] == "no SLO capacity under the target (no level was measured to the end)"
+    assert rec2.disqualified["bedrock"] == "no SLO capacity under the target (no level was measured to the end)"
 
 
 def test_disqualifications_are_named():
@@ -155,26 +154,47 @@ def test_disqualifications_are_named():
                      {"inf2": hourly({**G5G_PRICE, "usd_per_hour": 0.7582}), "g5g": hourly(G5G_PRICE),
                       "g6": hourly(G6_PRICE), "local": {"reason": "no instance type known"}},
                      workload=wl, min_accuracy=0.75)
-    d = rec["disqualified"]
+    d = rec.disqualified
     assert "no tool calls, and the workload needs them" in d["inf2"]
     assert "schema-constrained" in d["local"]
     assert d["g5g"] == "tool-calling accuracy 60% [53%, 66%] on 200 BFCL cases is below the floor 75%"
-    assert rec["choice"] == "g6" and "and the accuracy floor of 75%" in rec["headline"]
-    assert rec["backends"]["g6"]["accuracy"] == {"accuracy": 0.85, "ci95": [0.79, 0.89], "cases": 200,
+    assert rec.choice == "g6" and "and the accuracy floor of 75%" in rec.headline
+    assert rec.backends["g6"].accuracy.model_dump() == {"accuracy": 0.85, "ci95": (0.79, 0.89), "cases": 200,
                                                  "correct": 170, "source": "BFCL"}
     # without tool calls in the workload, inf2 ($553.49) is cheaper than g6 ($587.50) at one instance
     rec2, _ = run_rec({"inf2": inf2, "g6": g6}, {"inf2": hourly({**G5G_PRICE, "usd_per_hour": 0.7582}),
                                                   "g6": hourly(G6_PRICE)},
                       workload={"tool_calls": "no", "output_tokens_per_month": "10M"})
-    assert rec2["choice"] == "inf2" and "inf2" not in rec2["disqualified"]
+    assert rec2.choice == "inf2" and "inf2" not in rec2.disqualified
 
 
 def test_unpriced_custom_and_toy_backends_cannot_be_chosen():
     custom = backend("g6", slo_block=slo(1, [level(1, 131.5)]))
     rec, add = run_rec({"g6": custom}, {"g6": {"reason": "no instance type known (set G6_INSTANCE_TYPE)"}})
-    assert rec["verdict"] == "none_qualifies"
-    assert rec["disqualified"]["g6"] == "no price: no instance type known (set G6_INSTANCE_TYPE)"
+    assert rec.verdict == "none_qualifies"
+    assert rec.disqualified["g6"] == "no price: no instance type known (set G6_INSTANCE_TYPE)"
     assert add["g6"]["monthly_usd"] is None
+    # it met the target: nothing qualifies, but it is not said that nothing meets the target
+    assert rec.headline.startswith("No backend qualifies for this workload under the target (TTFT p99 <= 1,000 ms, "
+                                   "ITL p99 <= 100 ms): g6: no price")
+    assert "meets the target" not in rec.headline
+
+
+def test_nothing_meets_the_target_only_when_every_backend_missed_it():
+    missed = backend("g6", slo_block=slo(None, [level(1, 10.0, holds=False, met_share=0.5)]))
+    rec, _ = run_rec({"g6": missed}, {"g6": hourly(G6_PRICE)})
+    assert rec.headline.startswith("No backend meets the target (TTFT p99 <= 1,000 ms, ITL p99 <= 100 ms) for this "
+                                   "workload: g6: misses the target even at concurrency 1")
+
+
+def test_a_backend_whose_every_request_failed_is_not_said_to_miss_the_target():
+    failed = slo(None, [level(1, 0.0, holds=False, met_share=0.0, errors=30)],
+                 reason="every request failed (30 of 30; most often: HTTP 500: boom), so the target could not be judged")
+    g6 = backend("g6", slo_block=failed.model_copy(update={"every_request_failed": True}))
+    rec, add = run_rec({"g6": g6}, {"g6": hourly(G6_PRICE)})
+    assert rec.disqualified["g6"].startswith("every request failed (30 of 30; most often: HTTP 500: boom)")
+    assert "miss" not in rec.headline and "miss" not in rec.disqualified["g6"]
+    assert rec.headline.startswith("No backend qualifies")
 
 
 # --- ties and thin evidence -------------------------------------------------------------------------
@@ -188,26 +208,26 @@ def test_overlapping_intervals_are_a_tie_not_a_choice():
     sm = backend("sagemaker", kind="sagemaker", slo_block=slo(4, [level(1, 110.0), level(4, 400.0, ci=(330.0, 470.0))]))
     rec, add = run_rec({"g6": g6, "sagemaker": sm}, {"g6": hourly(G6_PRICE), "sagemaker": hourly(SM_PRICE)},
                        workload={"output_tokens_per_month": "300M"}, bedrock_reference=None)
-    assert add["g6"]["monthly_usd"]["at_workload_ci95"] == pytest.approx([1175.01, 1762.51], abs=0.01)
-    assert add["sagemaker"]["monthly_usd"]["at_workload_ci95"] == pytest.approx([822.49, 1644.98], abs=0.01)
-    assert rec["verdict"] == "tie" and rec["choice"] is None and rec["leader"] == "sagemaker"
-    assert "No single choice" in rec["headline"] and "sagemaker and g6" in rec["headline"]
+    assert add["g6"]["monthly_usd"].at_workload_ci95 == pytest.approx([1175.01, 1762.51], abs=0.01)
+    assert add["sagemaker"]["monthly_usd"].at_workload_ci95 == pytest.approx([822.49, 1644.98], abs=0.01)
+    assert rec.verdict == "tie" and rec.choice is None and rec.leader == "sagemaker"
+    assert "No single choice" in rec.headline and "sagemaker and g6" in rec.headline
     # narrow intervals: sagemaker [395, 405] stays at 1 instance, g6 [178, 182] at 2: a choice
     g6n = backend("g6", slo_block=slo(2, [level(1, 131.5), level(2, 180.0, ci=(178.0, 182.0))]))
     smn = backend("sagemaker", kind="sagemaker", slo_block=slo(4, [level(1, 110.0), level(4, 400.0, ci=(395.0, 405.0))]))
     rec2, _ = run_rec({"g6": g6n, "sagemaker": smn}, {"g6": hourly(G6_PRICE), "sagemaker": hourly(SM_PRICE)},
                       workload={"output_tokens_per_month": "300M"}, bedrock_reference=None)
-    assert rec2["verdict"] == "choice" and rec2["choice"] == "sagemaker" and rec2["runner_up"] == "g6"
+    assert rec2.verdict == "choice" and rec2.choice == "sagemaker" and rec2.runner_up == "g6"
 
 
 def test_few_requests_or_no_repeats_are_too_thin():
     few = backend("g6", slo_block=slo(1, [level(1, 131.5, requests=4)]))
     rec, _ = run_rec({"g6": few}, {"g6": hourly(G6_PRICE)}, bedrock_reference=None)
-    assert rec["verdict"] == "too_thin" and rec["choice"] is None and rec["leader"] == "g6"
-    assert "only 4 requests at its capacity level c=1" in rec["headline"]
-    once = backend("g6", slo_block=slo(1, [{**level(1, 131.5, repeats=1), "ci95": {}}]))
+    assert rec.verdict == "too_thin" and rec.choice is None and rec.leader == "g6"
+    assert "only 4 requests at its capacity level c=1" in rec.headline
+    once = backend("g6", slo_block=slo(1, [level(1, 131.5, repeats=1, no_interval=True)]))
     rec, _ = run_rec({"g6": once}, {"g6": hourly(G6_PRICE)}, bedrock_reference=None)
-    assert rec["verdict"] == "too_thin" and "measured once (no repeats)" in rec["headline"]
+    assert rec.verdict == "too_thin" and "measured once (no repeats)" in rec.headline
 
 
 def test_a_backend_not_run_that_could_be_cheaper_blocks_the_choice():
@@ -218,32 +238,32 @@ def test_a_backend_not_run_that_could_be_cheaper_blocks_the_choice():
                "trn1": {"label": "Trainium", "tool_calls": False, "hourly": {"usd_per_hour": 1.3438}},
                "g5g": {"label": "g5g", "tool_calls": True, "hourly": G5G_PRICE}}
     rec, _ = run_rec({"g6": g6}, {"g6": hourly(G6_PRICE)}, not_run=not_run)
-    assert rec["verdict"] == "too_thin" and rec["choice"] is None
-    assert "bedrock was not run and could cost less here" in rec["headline"] and "from $31.50 a month" in rec["headline"]
-    assert "g5g was not run" in rec["headline"]  # one g5g instance: $405.88 < $587.50
-    assert "trn1" not in rec["headline"]  # no tool calls: it could not serve this workload anyway
-    assert rec["not_run"]["trn1"]["lower_bound_monthly_usd"] == pytest.approx(980.97, abs=0.01)
+    assert rec.verdict == "too_thin" and rec.choice is None
+    assert "bedrock was not run and could cost less here" in rec.headline and "from $31.50 a month" in rec.headline
+    assert "g5g was not run" in rec.headline  # one g5g instance: $405.88 < $587.50
+    assert "trn1" not in rec.headline  # no tool calls: it could not serve this workload anyway
+    assert rec.not_run["trn1"].lower_bound_monthly_usd == pytest.approx(980.97, abs=0.01)
 
 
 def test_no_slo_measurement_means_no_recommendation():
     g6 = backend("g6")
     rec, add = run_rec({"g6": g6}, {"g6": hourly(G6_PRICE)})
-    assert rec["verdict"] == "not_measured" and rec["choice"] is None and add == {}
-    assert "No backend was measured under a latency target" in rec["headline"]
+    assert rec.verdict == "not_measured" and rec.choice is None and add == {}
+    assert "No backend was measured under a latency target" in rec.headline
 
 
 def test_capacity_at_the_top_of_the_search_is_a_lower_bound():
     g6 = backend("g6", slo_block=slo(4, [level(1, 131.5), level(2, 250.0), level(4, 480.0)], fails_above=False))
     rec, add = run_rec({"g6": g6}, {"g6": hourly(G6_PRICE)}, workload={"output_tokens_per_month": "3B"},
                        bedrock_reference=None)
-    assert any("capacity may be higher and its cost lower" in r for r in rec["reasons"])
+    assert any("capacity may be higher and its cost lower" in r for r in rec.reasons)
     assert add["g6"]["instances_for_peak_ci95"][0] == 1
 
 
 def test_workload_prompt_heavier_than_the_benchmark_is_said():
     g6 = backend("g6", slo_block=slo(1, [level(1, 131.5)]), input_per_output=0.3)
     rec, _ = run_rec({"g6": g6}, {"g6": hourly(G6_PRICE)}, workload={"input_per_output": 10}, bedrock_reference=None)
-    assert any("makes prefill heavier" in r for r in rec["reasons"])
+    assert any("makes prefill heavier" in r for r in rec.reasons)
 
 
 # --- the arithmetic underneath ----------------------------------------------------------------------
@@ -251,31 +271,31 @@ def test_workload_prompt_heavier_than_the_benchmark_is_said():
 
 def test_offer_steps_and_lines():
     t = from_mapping({"peak_to_average": 2}, source="option")
-    rig = recommend.Offer("g6", "hourly", usd_per_hour=1.0, goodput_output_tok_per_s=100.0)
+    rig = offers.Offer("g6", "hourly", usd_per_hour=1.0, goodput_output_tok_per_s=100.0)
     # one instance serves 100 x 2,628,000 / 2 = 131.4 M a month
     assert rig.instance_volume(t) == pytest.approx(131.4e6)
     assert rig.instances(131.4e6, t) == 1 and rig.instances(131.5e6, t) == 2
     assert rig.monthly(1.0, t) == 730.0
-    line = recommend.Offer("bedrock", "per_token", usd_per_m_output_effective=2.0)
+    line = offers.Offer("bedrock", "per_token", usd_per_m_output_effective=2.0)
     assert line.monthly(1e6, t) == 2.0
     # the rig's full-use price is $730 / 131.4 M = $5.56/M, above the line's $2/M: the line wins everywhere
-    assert recommend.switch_points([rig, line], t, 1e9) == ([], False)
-    cheap = recommend.Offer("g6", "hourly", usd_per_hour=0.1, goodput_output_tok_per_s=100.0)
+    assert offers.switch_points([rig, line], t, 1e9) == ([], False)
+    cheap = offers.Offer("g6", "hourly", usd_per_hour=0.1, goodput_output_tok_per_s=100.0)
     # $73 an instance: the line ($2/M) reaches $73 at 36.5 M; from there one, then more instances
     # ($0.556/M at full use) stay below the line
-    points, truncated = recommend.switch_points([cheap, line], t, 1e9)
+    points, truncated = offers.switch_points([cheap, line], t, 1e9)
     assert not truncated
     assert [(p["below"], p["above"], p["kind"]) for p in points] == [("bedrock", "g6", "crossing")]
     assert points[0]["output_tokens_per_month"] == pytest.approx(36.5e6)
-    first, always, note = recommend.break_even_volume(cheap, line, t)
+    first, always, note = offers.break_even_volume(cheap, line, t)
     assert first == always == pytest.approx(36.5e6) and note == "exact"
 
 
 def test_break_even_never_when_per_token_is_cheaper_than_full_use():
     t = from_mapping({"peak_to_average": 3}, source="option")
-    rig = recommend.Offer("g6", "hourly", usd_per_hour=0.8048, goodput_output_tok_per_s=131.5)
-    line = recommend.Offer("bedrock", "per_token", usd_per_m_output_effective=0.315)
-    first, always, note = recommend.break_even_volume(rig, line, t)
+    rig = offers.Offer("g6", "hourly", usd_per_hour=0.8048, goodput_output_tok_per_s=131.5)
+    line = offers.Offer("bedrock", "per_token", usd_per_m_output_effective=0.315)
+    first, always, note = offers.break_even_volume(rig, line, t)
     # full use at the peak: 587.504 / (131.5 x 2,628,000 / 3) = $5.10 per M > $0.315
     assert first is None and always is None and note.startswith("never: bedrock costs $0.315/M output, less than g6's $5.1/M")
 
@@ -287,11 +307,11 @@ def test_traffic_rates():
 
 
 def test_the_search_bracket_says_whether_capacity_is_a_lower_bound():
-    block = slo(4, [level(1, 131.5), level(2, 250.0), level(4, 480.0)], fails_above=False)
-    block["search"] = {"bracket": [4, 8]}  # the slo part measured c=8 missing, in a level not kept here
-    g6 = backend("g6", slo_block=block)
+    levels = [level(1, 131.5), level(2, 250.0), level(4, 480.0)]
+    # the slo part measured c=8 missing, in a level not kept here
+    g6 = backend("g6", slo_block=slo(4, levels, fails_above=False, bracket=(4, 8)))
     rec, _ = run_rec({"g6": g6}, {"g6": hourly(G6_PRICE)}, bedrock_reference=None)
-    assert not any("capacity may be higher" in r for r in rec["reasons"])
-    block["search"] = {"bracket": [4, None]}
-    rec, _ = run_rec({"g6": backend("g6", slo_block=block)}, {"g6": hourly(G6_PRICE)}, bedrock_reference=None)
-    assert any("capacity may be higher" in r for r in rec["reasons"])
+    assert not any("capacity may be higher" in r for r in rec.reasons)
+    g6 = backend("g6", slo_block=slo(4, levels, fails_above=False, bracket=(4, None)))
+    rec, _ = run_rec({"g6": g6}, {"g6": hourly(G6_PRICE)}, bedrock_reference=None)
+    assert any("capacity may be higher" in r for r in rec.reasons)

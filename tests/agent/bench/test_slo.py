@@ -11,19 +11,14 @@ from agent import run
 from agent.bench.command import runner
 from agent.bench.analysis import stats
 from agent.bench.parts.capacity import MAX_LEVELS, next_level, stop_reason
-from agent.bench.analysis.slo import (
-    NEURON_REASON,
-    Target,
-    allowed_misses,
-    attains,
-    capacity_of,
-    capacity_reason,
-    level_block,
-    missed_limits,
-    parse_target,
-    request_figures,
-    slo_pairs,
-)
+from agent.bench.analysis.blocks.capacity import NEURON_REASON, capacity_of, capacity_reason, slo_pairs
+from agent.bench.analysis.blocks.levels import level_block as level_of
+from agent.bench.analysis.slo import Target, allowed_misses, attains, missed_limits, parse_target, request_figures
+from agent.bench.results.blocks.slo import SloSearch
+from agent.bench.results.records import TimingRecord
+from agent.bench.results.run import LevelLog
+
+from .synthetic import backend, level, slo
 
 DEFAULT = Target.default()
 
@@ -143,6 +138,11 @@ def test_attainment_is_99_percent_in_whole_requests():
     assert [allowed_misses(n) for n in (1, 15, 99, 100, 199, 200, 960)] == [0, 0, 0, 1, 1, 2, 9]
 
 
+def level_block(concurrency, records, target, log=None):
+    return level_of(concurrency, [TimingRecord.model_validate(r) for r in records], target,
+                    None if log is None else LevelLog(concurrency=concurrency, **log))
+
+
 # --- one level -------------------------------------------------------------------------------
 
 
@@ -152,44 +152,50 @@ def test_level_figures_and_their_intervals_on_known_requests():
                                                                            tokens=10)]
     r2 = [rec(sent=10.0, done=2000.0, tokens=10, repeat=2) for _ in range(4)]
     lv = level_block(4, r1 + r2, DEFAULT)
-    assert (lv["repeats"], lv["requests"], lv["errors"], lv["met"]) == (2, 8, 0, 7)
-    assert lv["met_share"] == 0.875 and lv["holds"] is False and lv["verdict"] == "misses"
-    assert [p["goodput_req_per_s"] for p in lv["per_repeat"]] == [3.0, 2.0]
-    assert lv["goodput_req_per_s"] == 2.5 and lv["goodput_output_tok_per_s"] == 25.0
+    assert (lv.repeats, lv.requests, lv.errors, lv.met) == (2, 8, 0, 7)
+    assert lv.met_share == 0.875 and lv.holds is False and lv.verdict == "misses"
+    assert [p.goodput_req_per_s for p in lv.per_repeat] == [3.0, 2.0]
+    assert lv.goodput_req_per_s == 2.5 and lv.goodput_output_tok_per_s == 25.0
     half = 12.706 * math.sqrt(0.5 / 2)  # t(1 df) x s/sqrt(n), s^2 = ((3-2.5)^2 + (2-2.5)^2) / 1
-    assert lv["ci95"]["goodput_req_per_s"] == [round(2.5 - half, 3), round(2.5 + half, 3)]
-    assert lv["output_tok_per_s"] == 30.0  # (40/1 + 40/2) / 2: every successful token, met or not
+    assert lv.ci95.goodput_req_per_s == (round(2.5 - half, 3), round(2.5 + half, 3))
+    assert lv.output_tok_per_s == 30.0  # (40/1 + 40/2) / 2: every successful token, met or not
     low, high = stats.wilson_interval(7, 8)
-    assert lv["ci95"]["met_share"] == [round(low, 4), round(high, 4)]
-    assert lv["ttft_p99_ms"] == 2000.0 and lv["missed_by"] == {"ttft_p99_ms": 1}
+    assert lv.ci95.met_share == (round(low, 4), round(high, 4))
+    assert lv.ttft_p99_ms == 2000.0 and lv.missed_by == {"ttft_p99_ms": 1}
 
 
 def test_failed_requests_count_against_the_level_and_carry_no_figure():
     ok = [rec(sent=0.0, done=1000.0, tokens=10) for _ in range(99)]
     lv = level_block(8, ok + [rec(sent=0.0, done=1000.0, error="cut off")], DEFAULT)
-    assert lv["requests"] == 100 and lv["errors"] == 1 and lv["met"] == 99 and lv["holds"]
+    assert lv.requests == 100 and lv.errors == 1 and lv.met == 99 and lv.holds
     lv = level_block(8, ok + [rec(done=1000.0, error="cut off"), rec(done=400.0, error="timeout")], DEFAULT)
-    assert lv["errors"] == 2 and lv["met"] == 99 and not lv["holds"]
-    assert lv["goodput_output_tok_per_s"] == 990.0  # 99 x 10 tokens over 1 s: nothing from the failures
+    assert lv.errors == 2 and lv.met == 99 and not lv.holds
+    assert lv.goodput_output_tok_per_s == 990.0  # 99 x 10 tokens over 1 s: nothing from the failures
 
 
 def test_a_level_cut_short_is_undecided_unless_it_already_missed():
     three = [rec(sent=0.0, done=1000.0) for _ in range(3)]
     cut = level_block(2, three, DEFAULT, {"planned_requests": 6, "stopped": "budget"})
-    assert cut["verdict"] == "undecided" and cut["holds"] is False
+    assert cut.verdict == "undecided" and cut.holds is False
     missed = level_block(2, three[:2] + [rec(error="boom")], DEFAULT, {"planned_requests": 6, "stopped": "missed"})
-    assert missed["verdict"] == "misses"
+    assert missed.verdict == "misses"
 
 
 # --- capacity --------------------------------------------------------------------------------
 
 
 def lv(c, verdict, met=10, requests=10, **kw):
-    return {"concurrency": c, "verdict": verdict, "holds": verdict == "holds", "met": met, "requests": requests,
-            "missed_by": {}, "stopped": None, "ttft_p99_ms": None, "itl_p99_ms": None, "e2e_p99_ms": None, **kw}
+    base = level(c, 100.0, requests=requests, holds=verdict == "holds", met_share=met / requests)
+    return base.model_copy(update={"verdict": verdict, "met": met, "missed_by": {}, "stopped": None,
+                                   "ttft_p99_ms": None, "itl_p99_ms": None, "e2e_p99_ms": None, **kw})
 
 
-AUTO = {"stopped": "bracketed"}
+def search_log(stopped: str) -> SloSearch:
+    return SloSearch(mode="auto", rule="", order=[], levels_measured=0, max_concurrency=64, max_levels=7,
+                     budget_s=None, seconds=None, stopped=stopped, bracket=(None, None), exact=False)
+
+
+AUTO = search_log("bracketed")
 
 
 def test_capacity_is_the_highest_level_below_the_first_miss():
@@ -219,7 +225,7 @@ def test_missing_at_1_means_no_capacity_and_undecided_levels_are_no_bound():
 
 def test_every_level_holding_says_the_capacity_may_be_higher():
     levels = [lv(c, "holds") for c in (1, 2, 4, 8, 16, 32, 64)]
-    why = capacity_reason(levels, 64, None, DEFAULT, "openai", {"stopped": "max_concurrency"})
+    why = capacity_reason(levels, 64, None, DEFAULT, "openai", search_log("max_concurrency"))
     assert why.endswith("every level measured held, up to --max-concurrency, so the real capacity may be higher")
 
 
@@ -234,26 +240,25 @@ def test_the_neuron_capacity_of_1_says_why():
 
 
 def block(capacity, value=None, ci=None, repeats=3):
-    levels = [] if capacity is None else [{"concurrency": capacity, "repeats": repeats,
-                                           "goodput_output_tok_per_s": value,
-                                           "ci95": {"goodput_output_tok_per_s": ci}}]
-    return {"slo": {"capacity_concurrency": capacity, "levels": levels}}
+    levels = [] if capacity is None else [level(capacity, value, ci=ci, repeats=repeats)]
+    entry, _ = backend("x", slo_block=slo(capacity, levels, fails_above=False))
+    return entry
 
 
 def test_backends_whose_intervals_overlap_are_a_tie_not_ranked():
     backends = {"g6": block(16, 900.0, [850.0, 950.0]), "sagemaker": block(8, 820.0, [800.0, 840.0]),
                 "inf2": block(1, 35.0, [34.0, 36.0]), "local": block(None)}
-    pairs = {(p["a"], p["b"]): p for p in slo_pairs(backends)}
+    pairs = {(p.a, p.b): p for p in slo_pairs(backends)}
     assert len(pairs) == 6
-    assert pairs[("g6", "sagemaker")]["verdict"] == "a" and pairs[("g6", "sagemaker")]["better"] == "g6"
-    assert pairs[("sagemaker", "inf2")]["better"] == "sagemaker"
-    assert pairs[("inf2", "local")]["better"] == "inf2" and "only inf2 meets" in pairs[("inf2", "local")]["reason"]
+    assert pairs[("g6", "sagemaker")].verdict == "a" and pairs[("g6", "sagemaker")].better == "g6"
+    assert pairs[("sagemaker", "inf2")].better == "sagemaker"
+    assert pairs[("inf2", "local")].better == "inf2" and "only inf2 meets" in pairs[("inf2", "local")].reason
     backends["sagemaker"] = block(8, 825.0, [800.0, 850.0])  # touches g6's interval: a tie
     tie = slo_pairs(backends)[0]
-    assert (tie["verdict"], tie["better"], tie["reason"]) == ("tie", None, "the 95% intervals overlap")
+    assert (tie.verdict, tie.better, tie.reason) == ("tie", None, "the 95% intervals overlap")
     backends["sagemaker"] = block(8, 100.0, [100.0, 100.0], repeats=1)  # far lower but measured once
-    assert slo_pairs(backends)[0]["verdict"] == "thin"
-    assert slo_pairs({"a": block(None), "b": block(None)})[0]["verdict"] == "neither"
+    assert slo_pairs(backends)[0].verdict == "thin"
+    assert slo_pairs({"a": block(None), "b": block(None)})[0].verdict == "neither"
 
 
 # --- the search ----------------------------------------------------------------------------------

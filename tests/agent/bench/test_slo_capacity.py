@@ -88,9 +88,9 @@ def test_auto_search_finds_the_capacity_set_by_the_slots(tmp_path):
 
     # the evidence recomputes, the report and the plot show it
     again = summary.summarize(records, json.loads((out / "run.json").read_text()))
-    assert json.loads(json.dumps(again, default=str)) == s
+    assert again.as_json() == s
     text = (out / "REPORT.md").read_text()
-    assert text == report.render(s)
+    assert text == report.render(summary.validate(s))
     assert "## Capacity under a latency target (goodput)" in text
     assert "| g6 | 4 | auto: 1 -> 2 -> 4 -> 8 -> 6 -> 5 |" in text
     assert "![Latency p99 against concurrency, with the target](slo_latency_ms.png)" in text

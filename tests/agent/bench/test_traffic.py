@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from agent.bench.analysis.traffic import DEFAULTS, Traffic, WorkloadError, describe_volume, parse_spec
+from agent.bench.analysis.traffic import DEFAULTS, Traffic, WorkloadError, parse_spec
+from agent.bench.results.formatting import volume as describe_volume
 
 from .conftest import make_options
 

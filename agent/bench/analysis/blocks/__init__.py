@@ -1,0 +1,1 @@
+"""One module per block of ``summary.json``, each a pure function of records (and ``run.json``)."""

@@ -1,0 +1,208 @@
+"""The recommendation: the cheapest backend that meets the target, the accuracy floor and the
+workload's need for tool calls, at the user's volume; a tie when the monthly costs overlap within
+the goodput intervals; not enough evidence when the evidence is thin; and where the answer changes
+(the switch points: an instance added, or a per-token line crossing)."""
+
+from __future__ import annotations
+
+from typing import Any, Mapping
+
+from ...results.blocks.recommendation import NotRunOffer, Recommendation, SwitchFigures, SwitchPoint, TargetUsed, \
+    Workload
+from ...results.formatting import target as describe_target
+from ...results.formatting import usd, volume as describe_volume
+from ...results.run import Prices, RunFile
+from ...results.summary import BackendSummary
+from ..cost import monthly_24x7
+from ..stats import intervals_overlap
+from ..traffic import SECONDS_PER_MONTH, Traffic
+from .assess import Assessed, assess
+from .costs import money_line, slo_costs
+from .curves import cost_curves
+from .offers import Offer, effective_usd_per_m, switch_points
+
+VOLUME_SPAN = 100.0
+"""Switch points are looked for up to this many times the user's volume (and plotted from 1/this)."""
+
+
+def _not_run(prices: Prices, run_names: set[str], traffic: Traffic) -> dict[str, NotRunOffer]:
+    """Backends of the catalog this run did not measure, with the least they could cost here."""
+    out: dict[str, NotRunOffer] = {}
+    for name, entry in prices.not_run.items():
+        if name in run_names:
+            continue
+        low = basis = None
+        if entry.hourly:
+            h = float(entry.hourly.usd_per_hour)
+            low, basis = round(monthly_24x7(h), 2), f"at least one instance at ${h}/h x 730 h"
+        elif entry.per_token:
+            e = effective_usd_per_m(entry.per_token, traffic)
+            low = round(traffic.output_tokens_per_month * e / 1e6, 2)
+            basis = f"list price ${e:.4g}/M output at this mix; its latency under the target is unknown"
+        out[name] = NotRunOffer(label=entry.label, tool_calls=entry.tool_calls, lower_bound_monthly_usd=low,
+                                basis=basis)
+    return out
+
+
+def _bedrock_offer(assessed: Mapping[str, Assessed], prices: Prices, traffic: Traffic) -> tuple[Offer | None,
+                                                                                                bool | None]:
+    """Bedrock to break even against: the measured one when it ran, else its list price; and whether
+    it met the target (None: not judged)."""
+    for b in assessed.values():
+        per_token = prices.of(b.name).per_token
+        if b.entry.kind == "bedrock" and per_token:
+            return Offer.priced(b.name, None, per_token, traffic), b.met_target
+    ref = prices.bedrock_reference
+    if ref:
+        return Offer.priced("bedrock", None, ref, traffic, measured=False), None
+    return None, None
+
+
+def _target(backends: Mapping[str, BackendSummary]) -> TargetUsed | None:
+    for b in backends.values():
+        if b.slo:
+            return TargetUsed(**b.slo.target.model_dump(), source=b.slo.target_source)
+    return None
+
+
+def _describe_switch(point: Mapping[str, Any], offers: Mapping[str, Assessed], traffic: Traffic) -> SwitchPoint:
+    v = point["output_tokens_per_month"]
+    at = traffic.with_volume(v)
+    below, above = offers[point["below"]].offer, offers[point["above"]].offer
+    assert below is not None and above is not None
+    eps = v * 1e-6
+
+    def figures(o: Offer) -> SwitchFigures:
+        return SwitchFigures(billing=o.billing, usd_per_hour=o.usd_per_hour,  # type: ignore[arg-type]
+                             usd_per_m_output_effective=o.usd_per_m_output_effective,
+                             goodput_output_tok_per_s=o.goodput_output_tok_per_s,
+                             monthly_usd_below=round(o.monthly(v - eps, at), 2),
+                             monthly_usd_above=round(o.monthly(v + eps, at), 2),
+                             instances_below=o.instances(v - eps, at), instances_above=o.instances(v + eps, at))
+
+    fb, fa = figures(below), figures(above)
+    why = "an instance is added" if point["kind"] == "instance step" else "their monthly costs cross"
+    text = (f"Below {describe_volume(v)} output tokens a month ({v / SECONDS_PER_MONTH:,.1f} tok/s on average) "
+            f"{below.name} is cheaper ({usd(fb.monthly_usd_below)} against {above.name}'s "
+            f"{usd(fa.monthly_usd_below)}); above it {above.name} ({usd(fa.monthly_usd_above)} against "
+            f"{usd(fb.monthly_usd_above)}): {why}")
+    return SwitchPoint(output_tokens_per_month=round(v), below=point["below"], above=point["above"],
+                       kind=point["kind"], average_output_tok_per_s=round(v / SECONDS_PER_MONTH, 2), text=text,
+                       figures={below.name: fb, above.name: fa})
+
+
+def _none_qualifies(assessed: Mapping[str, Assessed], disqualified: Mapping[str, str], target: TargetUsed,
+                    floor: str, not_run: Mapping[str, NotRunOffer]) -> dict[str, Any]:
+    """The headline when nothing qualifies: "meets" only when every backend really missed the target
+    (one that met it and was disqualified for another reason, or whose every request failed, did not)."""
+    why = "; ".join(f"{n}: {r}" for n, r in disqualified.items()) or "no backend ran"
+    limits = describe_target(target.model_dump())
+    if assessed and all(b.met_target is False for b in assessed.values()):
+        headline = f"No backend meets the target ({limits}){floor} for this workload: {why}."
+    else:
+        headline = f"No backend qualifies for this workload under the target ({limits}){floor}: {why}."
+    if not_run:
+        headline += f" Not run here: {', '.join(not_run)}."
+    return {"verdict": "none_qualifies", "headline": headline}
+
+
+def _thin(leader: Assessed, lead_cost: float, not_run: Mapping[str, NotRunOffer], traffic: Traffic) -> list[str]:
+    """Why the evidence is too thin to choose: the leader's own, and each backend not run that could
+    cost less (and could serve the workload)."""
+    thin = list(leader.thin)
+    for n, x in not_run.items():
+        low = x.lower_bound_monthly_usd
+        if low is not None and low < lead_cost and not (traffic.tool_calls and x.tool_calls is False):
+            thin.append(f"{n} was not run and could cost less here ({x.basis}: from {usd(low)} a month against "
+                        f"{leader.name}'s {usd(lead_cost)})")
+    return thin
+
+
+def _tie(leader: Assessed, runner: Assessed | None, traffic: Traffic) -> str | None:
+    """The reason the two cheapest tie (their monthly costs overlap within the goodput intervals), or None."""
+    if runner is None:
+        return None
+    assert leader.offer is not None and runner.offer is not None
+    volume = traffic.output_tokens_per_month
+    a = leader.offer.monthly_interval(volume, traffic)
+    b = runner.offer.monthly_interval(volume, traffic)
+    inf = float("inf")
+    if not intervals_overlap((a[0], inf if a[1] is None else a[1]), (b[0], inf if b[1] is None else b[1])):
+        return None
+    return (f"{leader.name} and {runner.name} tie: their monthly costs overlap within the 95% intervals of their "
+            f"goodput ({usd(a[0])} to {usd(a[1]) if a[1] is not None else 'unbounded'} against {usd(b[0])} to "
+            f"{usd(b[1]) if b[1] is not None else 'unbounded'})")
+
+
+def _mix_reason(backends: Mapping[str, BackendSummary], offers: Mapping[str, Assessed], traffic: Traffic) -> list[str]:
+    measured = [e.chat.input_per_output for n, e in backends.items()
+                if n in offers and e.chat and e.chat.input_per_output is not None]
+    if not measured or traffic.input_per_output <= 2 * max(measured):
+        return []
+    return [f"Capacity was measured with the benchmark's prompt ({max(measured):.2g} input tokens per output token "
+            f"at most); the workload's {traffic.input_per_output:g} makes prefill heavier, so real capacity may be "
+            "lower and an hourly rig's cost higher"]
+
+
+def _ranked(backends: Mapping[str, BackendSummary], offers: Mapping[str, Assessed], target: TargetUsed, floor: str,
+            not_run: Mapping[str, NotRunOffer], traffic: Traffic) -> dict[str, Any]:
+    """The verdict among the backends that qualify: a choice, a tie, or too thin to choose."""
+    volume = traffic.output_tokens_per_month
+    ranked = sorted(offers.values(), key=lambda b: (b.offer.monthly(volume, traffic), b.name))  # type: ignore[union-attr]
+    leader, runner = ranked[0], (ranked[1] if len(ranked) > 1 else None)
+    lead_cost = leader.offer.monthly(volume, traffic)  # type: ignore[union-attr]
+    thin = _thin(leader, lead_cost, not_run, traffic)
+    tie = _tie(leader, runner, traffic)
+    reasons = [money_line(b, traffic) for b in ranked] + ([tie] if tie else [])
+    reasons += [c for b in ranked for c in b.caveats] + _mix_reason(backends, offers, traffic) + thin
+    points, truncated = switch_points([b.offer for b in ranked], traffic, volume * VOLUME_SPAN)  # type: ignore[misc]
+    if truncated:
+        reasons.append("Switch points beyond the first 20,000 instance steps of a backend were not examined")
+    out: dict[str, Any] = {"ranking": [b.name for b in ranked], "leader": leader.name, "reasons": reasons,
+                           "switch_points": [_describe_switch(p, offers, traffic) for p in points]}
+    workload = f"{describe_volume(volume)} output tokens a month"
+    if thin:
+        return {**out, "verdict": "too_thin", "headline": f"Not enough evidence to choose at {workload}: "
+                + "; ".join(thin) + f". Cheapest measured: {leader.name} ({usd(lead_cost)} a month)."}
+    assert runner is None or runner.offer is not None
+    if tie:
+        return {**out, "verdict": "tie", "headline": (
+            f"No single choice at {workload}: {leader.name} and {runner.name} meet the target{floor} and tie on "  # type: ignore[union-attr]
+            f"cost within their intervals ({usd(lead_cost)} and {usd(runner.offer.monthly(volume, traffic))} a month).")}  # type: ignore[union-attr]
+    second = (f"; runner-up {runner.name} at {usd(runner.offer.monthly(volume, traffic))}" if runner  # type: ignore[union-attr]
+              else "; no other backend qualifies")
+    return {**out, "verdict": "choice", "choice": leader.name, "runner_up": runner.name if runner else None,
+            "headline": f"{leader.name}: the cheapest backend that meets the target ({describe_target(target.model_dump())})"
+                        f"{floor} at {workload}, {usd(lead_cost)} a month{second}."}
+
+
+def recommend(backends: Mapping[str, BackendSummary], run: RunFile) -> tuple[Recommendation, dict[str, dict]]:
+    """The ``recommendation`` block and the per-backend ``slo`` additions (``{name: {...}}``)."""
+    traffic = Traffic.from_dict(run.options.workload)
+    min_accuracy = run.options.min_accuracy
+    infos = {b.name: b for b in run.backends}
+    volume = traffic.output_tokens_per_month
+    assessed = {n: assess(n, infos.get(n), e, run.prices, traffic, min_accuracy) for n, e in backends.items()}
+    bedrock, bedrock_meets = _bedrock_offer(assessed, run.prices, traffic)
+    additions = {n: slo_costs(b, traffic, bedrock, bedrock_meets) for n, b in assessed.items() if backends[n].slo}
+    not_run = _not_run(run.prices, set(backends), traffic)
+    target = _target(backends)
+    floor = f" and the accuracy floor of {min_accuracy:.0%}" if min_accuracy is not None else ""
+    disqualified = {n: b.disqualified for n, b in assessed.items() if b.disqualified}
+    rec: dict[str, Any] = {
+        "workload": Workload(**traffic.as_dict()), "min_accuracy": min_accuracy, "target": target,
+        "choice": None, "runner_up": None, "leader": None, "ranking": [], "switch_points": [], "reasons": [],
+        "disqualified": disqualified, "not_run": not_run,
+        "backends": {n: {"accuracy": b.accuracy, "thin": b.thin, "caveats": b.caveats} for n, b in assessed.items()},
+        "volume_range": (volume / VOLUME_SPAN, volume * VOLUME_SPAN),
+        "curves": cost_curves(backends, run.prices, disqualified, traffic),
+    }
+    offers = {n: b for n, b in assessed.items() if b.offer is not None and b.disqualified is None}
+    if target is None:
+        rec.update(verdict="not_measured", headline="No backend was measured under a latency target in this run (no "
+                                                    "SLO capacity in the summary), so none is recommended.")
+    elif not offers:
+        rec.update(_none_qualifies(assessed, disqualified, target, floor, not_run))
+    else:
+        rec.update(_ranked(backends, offers, target, floor, not_run, traffic))
+    return Recommendation(**rec), additions

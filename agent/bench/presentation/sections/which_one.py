@@ -1,0 +1,126 @@
+"""The "Which one?" section that opens ``REPORT.md``: the recommendation, what to read it with (an
+interrupted run, a toy model, a stand-in), the figures it rests on, the switch points, what
+disqualifies each backend, and the plot."""
+
+from __future__ import annotations
+
+from ...results.blocks.recommendation import Recommendation
+from ...results.constants import WORKLOAD_DEFAULTS
+from ...results.formatting import MISSING, bracket, target, usd, volume
+from ...results.summary import BackendSummary, Summary
+from ..markdown import table
+from ..plots import cost_volume
+
+HOW = ("How: an hourly rig needs ceil(peak output tok/s / goodput at its SLO capacity) instances, each billed "
+       "730 h a month; a per-token service costs volume x (output $/M + input tokens per output token x "
+       "input $/M); goodput counts only requests that met the target. Two backends whose monthly costs overlap "
+       "within the 95% intervals of their goodput are a tie. `agent/bench/analysis/recommendation/` states every "
+       "rule.")
+
+
+def caveats(summary: Summary) -> list[str]:
+    """What the answer must be read with: an interrupted run, the run's notes, toy models, constrained tool use."""
+    out = []
+    if summary.run.interrupted:
+        out.append("- **Interrupted**: this run was stopped early; figures cover what finished.")
+    out += [f"- {note}" for note in summary.run.notes]
+    for name, b in summary.backends.items():
+        if b.toy_model:
+            out.append(f"- **{name}: figures come from a CPU-served toy model ({b.model_id}), not from "
+                       "accelerator hardware. They show that the harness works, not how fast a real rig is.**")
+        if b.constrained:
+            out.append(f"- **{name}: constrained tool use.** Its first agent turn is a JSON-schema-constrained "
+                       "choice among the tools made by the server's grammar, not the model's own tool call. "
+                       "The grader still judges the filter it picked.")
+    return out + [""] if out else []
+
+
+def workload_lines(rec: Recommendation) -> list[str]:
+    w = rec.workload
+    defaulted = set(w.defaulted)
+
+    def mark(key: str) -> str:
+        return " (default)" if key in defaulted else ""
+
+    lines = [
+        f"- **Workload**: {volume(w.output_tokens_per_month)} output tokens a month"
+        f"{mark('output_tokens_per_month')} ({w.average_output_tok_per_s:,.1f} tok/s on average, "
+        f"{w.peak_output_tok_per_s:,.1f} tok/s in the busiest hour: peak-to-average {w.peak_to_average:g}"
+        f"{mark('peak_to_average')}); {w.input_per_output:g} input tokens per output token"
+        f"{mark('input_per_output')}; tool calls {'needed' if w.tool_calls else 'not needed'}{mark('tool_calls')}.",
+    ]
+    if defaulted:
+        lines.append(f"  Defaults ({', '.join(sorted(defaulted))}) are assumptions, not measurements: "
+                     f"{', '.join(f'{k}={v}' for k, v in WORKLOAD_DEFAULTS.items() if k in defaulted)}; give yours "
+                     "with `--workload KEY=VALUE,...` or a YAML file.")
+    used = rec.target
+    source = f" ({'default' if used.source == 'default' else '--slo'})" if used else ""
+    lines.append(f"- **Target**: {target(used.model_dump() if used else None)}{source}.")
+    floor = rec.min_accuracy
+    lines.append("- **Accuracy floor**: " + (f"{floor:.0%} tool-calling accuracy (BFCL)." if floor is not None
+                                              else "none (`--min-accuracy` not given)."))
+    return lines
+
+
+def _status(rec: Recommendation, name: str) -> str:
+    if rec.choice == name:
+        return "**chosen**"
+    if rec.runner_up == name:
+        return "runner-up"
+    assessment = rec.backends.get(name)
+    return rec.disqualified.get(name) or ("thin evidence" if assessment and assessment.thin else "qualifies")
+
+
+def _row(rec: Recommendation, name: str, b: BackendSummary) -> list[str]:
+    slo = b.slo
+    acc = rec.backends[name].accuracy if name in rec.backends else None
+    level = slo.at_capacity() if slo else None
+    monthly = slo.monthly_usd if slo else None
+    be = slo.break_even_vs_bedrock if slo else None
+    if be and be.output_tokens_per_month is not None:
+        meets = {True: "meets the target", False: "misses the target", None: "not measured"}[be.bedrock_meets_target]
+        be_text = f"{volume(be.output_tokens_per_month)}/month ({meets})"
+    else:
+        be_text = "never" if be and be.note.startswith("never") else MISSING
+    goodput = MISSING if not level else (
+        f"{level.goodput_output_tok_per_s:,.1f}" + bracket(level.ci95.goodput_output_tok_per_s)
+        + f" ({level.requests} requests in {level.repeats} repeat{'' if level.repeats == 1 else 's'}, "
+          f"{level.errors} errors)")
+    usd_m = slo.usd_per_million_output_at_slo if slo else None
+    capacity = "not measured" if not slo else ("every request failed" if slo.every_request_failed
+                                               else str(slo.capacity_concurrency or MISSING))
+    return [
+        name, _status(rec, name), capacity, goodput,
+        MISSING if usd_m is None else f"${usd_m:,.3f}" + bracket(slo.usd_per_million_output_at_slo_ci95, 3, "$"),  # type: ignore[union-attr]
+        MISSING if not slo or slo.instances_for_peak is None else str(slo.instances_for_peak),
+        usd(monthly.always_on_one_instance if monthly else None),
+        MISSING if not monthly else usd(monthly.at_workload) + bracket(monthly.at_workload_ci95, 2, "$"),
+        be_text,
+        MISSING if not acc else f"{acc.accuracy:.0%} [{acc.ci95[0]:.0%}, {acc.ci95[1]:.0%}] n={acc.cases}",
+    ]
+
+
+def section(summary: Summary) -> list[str]:
+    """The section's lines (Markdown)."""
+    rec = summary.recommendation
+    out = ["## Which one?", "", f"> **{rec.headline}**", ""] + caveats(summary) + workload_lines(rec) + [""]
+    header = ["backend", "status", "SLO capacity (concurrency)", "goodput output tok/s at capacity [95% CI] (n)",
+              "$/M output at the target [95% CI]", "instances for the peak", "$/month 24x7, one instance",
+              "$/month at this workload [95% CI]", "break-even against Bedrock", "tool-calling accuracy [95% CI]"]
+    out += table(header, [_row(rec, n, b) for n, b in summary.backends.items()]) + [""]
+    if rec.switch_points:
+        out += ["Where the answer changes (the cheapest qualifying backend, by monthly volume):", ""]
+        out += [f"- {p.text}." for p in rec.switch_points[:12]]
+        if len(rec.switch_points) > 12:
+            out.append(f"- ... and {len(rec.switch_points) - 12} more (see `summary.json`).")
+        out.append("")
+    if rec.reasons:
+        out += ["The figures it rests on:", ""] + [f"- {r}." for r in rec.reasons] + [""]
+    not_run = {n: x for n, x in rec.not_run.items() if x.lower_bound_monthly_usd is not None}
+    if not_run:
+        out += ["Not run in this run (what each would cost here at least):", ""]
+        out += [f"- {n} ({x.label}): from {usd(x.lower_bound_monthly_usd)} a month ({x.basis})"
+                for n, x in not_run.items()] + [""]
+    if cost_volume.drawable(summary):
+        out += [f"![{cost_volume.TITLE}]({cost_volume.FILE})", ""]
+    return out + [HOW, ""]

@@ -1,0 +1,1 @@
+"""One module per block of ``summary.json``: the models the analysis fills in and presentation reads."""

@@ -1,0 +1,70 @@
+"""The ``chat`` block: time to first token, inter-token gaps, end to end, decode and client rates
+at concurrency 1, the cold request, and the aggregate rate of every concurrency level."""
+
+from __future__ import annotations
+
+from ..base import Frozen, Interval, Sparse
+
+
+class Distribution(Sparse, Frozen):
+    """Nearest-rank percentiles of the non-null values (``docs/benchmark.md``); ``values`` (rounded)
+    is kept where a plot or a reader recomputes from it."""
+
+    p50: float | None
+    p90: float | None
+    p99: float | None
+    n: int
+    min: float | None
+    max: float | None
+    mean: float | None
+    values: list[float] | None = None
+    mean_ci95: Interval | None = None
+    """The mean's 95% Student t interval, its low end held at 0 (none of these figures is negative);
+    null for fewer than two values. Written for TTFT, e2e and decode rate, which comparisons use."""
+
+
+class ColdRequest(Frozen):
+    """The backend's first request of the run (the untimed warm-up)."""
+
+    ttft_ms: float | None
+    e2e_ms: float | None
+    output_tokens: int | None
+    error: str | None
+
+
+class ChatLevel(Frozen):
+    """One concurrency level: counts of every request, rates from the successful ones."""
+
+    concurrency: int
+    requests: int
+    ok: int
+    errors: int
+    resends: int
+    usage_missing: int
+    wall_s: float | None
+    output_tokens: int
+    output_tok_per_s: float | None
+    requests_per_s: float | None
+
+
+class ChatSummary(Frozen):
+    requests: int
+    errors: int
+    error_reasons: dict[str, int]
+    resends: int
+    new_connections: int
+    streamed: bool
+    ttft_ms: Distribution
+    itl_ms: Distribution
+    e2e_ms: Distribution
+    decode_tok_per_s: Distribution
+    decode_basis: dict[str, int]
+    decode_comparable: bool
+    client_tok_per_s: Distribution
+    output_tokens: Distribution
+    requested_tokens: int | list[int]
+    returned_short: int
+    usage_missing: int
+    input_per_output: float | None
+    cold: ColdRequest | None
+    levels: list[ChatLevel]

@@ -1,0 +1,125 @@
+"""The ``recommendation`` block: which backend to choose for the user's traffic, the figures it
+rests on, where the answer changes, and the cost curves of the monthly-cost plot."""
+
+from __future__ import annotations
+
+import math
+from typing import Literal
+
+from ..base import Frozen
+
+
+class Workload(Frozen):
+    """The user's traffic (``--workload``), with the keys that took their default."""
+
+    output_tokens_per_month: float
+    input_per_output: float
+    peak_to_average: float
+    tool_calls: bool
+    average_output_tok_per_s: float
+    peak_output_tok_per_s: float
+    source: str
+    defaulted: list[str]
+
+
+class TargetUsed(Frozen):
+    """The latency target the backends were measured under, and where it came from."""
+
+    ttft_p99_ms: float | None
+    itl_p99_ms: float | None
+    e2e_p99_ms: float | None
+    source: str | None
+
+
+class Accuracy(Frozen):
+    accuracy: float
+    ci95: tuple[float, float]
+    cases: int
+    correct: int | None
+    source: str
+
+
+class SwitchFigures(Frozen):
+    """One side of a switch point: its cost just below and just above the volume."""
+
+    billing: Literal["hourly", "per_token"]
+    usd_per_hour: float | None
+    usd_per_m_output_effective: float | None
+    goodput_output_tok_per_s: float | None
+    monthly_usd_below: float
+    monthly_usd_above: float
+    instances_below: int | None
+    instances_above: int | None
+
+
+class SwitchPoint(Frozen):
+    """A monthly volume where the cheapest qualifying backend changes."""
+
+    output_tokens_per_month: int
+    below: str
+    above: str
+    kind: Literal["instance step", "crossing"]
+    average_output_tok_per_s: float
+    text: str
+    figures: dict[str, SwitchFigures]
+
+
+class NotRunOffer(Frozen):
+    """A backend of the catalog this run did not measure, with the least it could cost here."""
+
+    label: str | None
+    tool_calls: bool | None
+    lower_bound_monthly_usd: float | None
+    basis: str | None
+
+
+class Assessment(Frozen):
+    accuracy: Accuracy | None
+    thin: list[str]
+    caveats: list[str]
+
+
+class CostCurve(Frozen):
+    """Monthly cost against monthly output volume for one way to serve the traffic.
+
+    Hourly: ``ceil(volume / output_tokens_per_month_per_instance)`` instances (at least one; always
+    one when the volume one instance serves is unknown), each ``usd_per_month_per_instance``. Per
+    token: ``volume x usd_per_m_output / 1e6``.
+    """
+
+    name: str
+    label: str
+    style: Literal["measured", "disqualified", "list_price"]
+    """``measured`` within the target and qualifying; ``disqualified`` (measured, not chosen for a
+    reason other than cost); ``list_price``: not run here, a lower bound."""
+    billing: Literal["hourly", "per_token"]
+    usd_per_month_per_instance: float | None
+    output_tokens_per_month_per_instance: float | None
+    usd_per_m_output: float | None
+
+    def monthly_usd(self, volume: float) -> float:
+        if self.billing == "per_token":
+            return volume * (self.usd_per_m_output or 0.0) / 1e6
+        width = self.output_tokens_per_month_per_instance
+        instances = 1 if not width else max(1, math.ceil(volume / width - 1e-9))
+        return instances * (self.usd_per_month_per_instance or 0.0)
+
+
+class Recommendation(Frozen):
+    workload: Workload
+    min_accuracy: float | None
+    target: TargetUsed | None
+    verdict: Literal["choice", "tie", "too_thin", "none_qualifies", "not_measured"]
+    choice: str | None
+    runner_up: str | None
+    leader: str | None
+    headline: str
+    ranking: list[str]
+    switch_points: list[SwitchPoint]
+    reasons: list[str]
+    disqualified: dict[str, str]
+    not_run: dict[str, NotRunOffer]
+    backends: dict[str, Assessment]
+    volume_range: tuple[float, float]
+    curves: list[CostCurve]
+    """What the monthly-cost plot draws."""

@@ -1,0 +1,215 @@
+"""One model per kind of line in ``requests.jsonl`` (``docs/benchmark.md``, "The parts").
+
+Every record names its ``part`` and ``backend``; ``seq`` is its line number, given by the log.
+:data:`RequestRecord` tells the kinds apart by ``part``. A record keeps what came back exactly as
+it came (tool arguments, server timings, the text), so every verdict and figure can be recomputed
+from it. Fields with a default are optional in the file: a record written without them reads as
+the default (``repeat`` is written only by a repeated level).
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal, Union
+
+from pydantic import Field, TypeAdapter, ValidationError
+
+from .base import Frozen, Sparse
+
+
+class TimingRecord(Frozen):
+    """One timed chat request (``part: chat``) or one question the orchestrator asked a backend
+    (``part: orchestrator_ask``); times in ms from the request's send."""
+
+    seq: int | None = None
+    part: Literal["chat", "orchestrator_ask"]
+    backend: str
+    phase: Literal["cold", "timed", "sweep", "ask"]
+    concurrency: int
+    run: int
+    started: str | None = None
+    sent_s: float = Field(description="send time, seconds from the start of the run")
+    prompt: str | None = None
+    requested_tokens: int | None = None
+    streamed: bool
+    status: int | None = None
+    request_id: str | None = None
+    first_ms: float | None = Field(description="the first content chunk's arrival")
+    last_ms: float | None
+    done_ms: float | None = Field(description="the last byte's arrival")
+    chunk_ms: list[float] = Field(description="every content chunk's arrival (chunks read together share it)")
+    chunk_chars: list[int] | None = None
+    prompt_tokens: int | None = None
+    output_tokens: int | None
+    finish_reason: str | None = None
+    text: str = ""
+    error: str | None = Field(description="why the request failed; null when it did not")
+    server_timings: dict[str, Any] | None = None
+    reconnects: int = 0
+    resend_reasons: list[str] = []
+    new_connection: bool | None = None
+    repeat: int | None = Field(default=None, description="the repeat of its level (1 when absent)")
+
+
+class AgentCall(Frozen):
+    """A tool call an agent made, with its arguments exactly as sent and the tool's result."""
+
+    name: str | None
+    input: Any
+    status: str | None = None
+    result: Any = None
+
+
+class AgentUsage(Frozen):
+    input_tokens: int | None = None
+    output_tokens: int | None = None
+    model_calls: int | None = None
+
+
+class CountingRecord(Frozen):
+    """One counting run (``part: counting`` or ``counting_strict``): the agent's transcript."""
+
+    seq: int | None = None
+    part: Literal["counting", "counting_strict"]
+    backend: str
+    run: int
+    started: str | None = None
+    tools: Literal["engine", "rows"] = "engine"
+    constrained: bool = False
+    question: str | None = None
+    ids: list[int] | None = None
+    answer: str
+    calls: list[AgentCall]
+    texts: list[str]
+    error: str | None
+    seconds: float | None = None
+    usage: AgentUsage | None = None
+
+
+class OfferedBackend(Frozen):
+    name: str
+    label: str
+    tool: str | None = None
+
+
+class AskResult(Sparse, Frozen):
+    """What one ``ask_<backend>`` tool returned to the orchestrator (an answer, or an error)."""
+
+    backend: str
+    label: str
+    answer: str | None = None
+    seconds: float | None = None
+    tokens_per_second: float | None = None
+    error: str | None = None
+
+
+class FollowUp(Frozen):
+    """The one follow-up turn of an orchestrator run that ended without ``submit_summary``."""
+
+    prompt: str
+    reply: str
+    calls: list[AgentCall]
+    texts: list[str]
+    error: str | None
+    seconds: float | None = None
+    usage: AgentUsage | None = None
+
+
+class OrchestratorRecord(Frozen):
+    """The orchestrator's run (``part: orchestrator``): what it was offered, asked and answered."""
+
+    seq: int | None = None
+    part: Literal["orchestrator"]
+    backend: str
+    run: int
+    started: str | None = None
+    constrained: bool = False
+    question: str | None = None
+    system_prompt: str | None = None
+    offered: list[OfferedBackend]
+    asks: list[AskResult]
+    scoreboards: list[str]
+    reply: str
+    calls: list[AgentCall]
+    texts: list[str]
+    error: str | None
+    seconds: float | None = None
+    usage: AgentUsage | None = None
+    follow_up: FollowUp | None = None
+
+
+class BfclCall(Frozen):
+    """A call made through the tool interface; ``arguments`` exactly as received (a JSON string from
+    OpenAI-style servers, an object from Bedrock and the constrained mode)."""
+
+    name: str | None
+    arguments: Any
+
+
+class BfclRecord(Frozen):
+    """One BFCL case (``part: bfcl``): the case as sent and what came back."""
+
+    seq: int | None = None
+    part: Literal["bfcl"]
+    backend: str
+    case: str
+    category: str
+    seed: int | None = None
+    started: str | None = None
+    interface: str | None = None
+    constrained: bool = False
+    messages: list[dict[str, Any]]
+    functions: list[dict[str, Any]]
+    ground_truth: list[dict[str, Any]] | None = None
+    """BFCL's possible answers (``[{name: {param: [allowed values]}}]``); null for ``irrelevance``."""
+    calls: list[BfclCall]
+    text: str = ""
+    finish_reason: str | None = None
+    status: int | None = None
+    request_id: str | None = None
+    error: str | None
+    prompt_tokens: int | None = None
+    output_tokens: int | None = None
+    seconds: float | None = None
+    streamed: bool = False
+    resends: int = 0
+
+
+RequestRecord = Annotated[Union[TimingRecord, CountingRecord, OrchestratorRecord, BfclRecord],
+                          Field(discriminator="part")]
+"""Any line of ``requests.jsonl``, told apart by its ``part``."""
+
+RECORDS: TypeAdapter[RequestRecord] = TypeAdapter(RequestRecord)
+
+
+class RecordError(ValueError):
+    """A record that is not one of the kinds above; the message is one line naming the field."""
+
+
+def parse_record(data: Any) -> RequestRecord:
+    """``data`` (a mapping, or a record already) as its record model.
+
+    Raises:
+        RecordError: it is not a record of a known part, or a field has the wrong type.
+    """
+    if isinstance(data, (TimingRecord, CountingRecord, OrchestratorRecord, BfclRecord)):
+        return data
+    try:
+        return RECORDS.validate_python(data)
+    except ValidationError as exc:
+        raise RecordError(_one_line(data, exc)) from None
+
+
+def record_json(record: RequestRecord) -> dict[str, Any]:
+    """The record as its line holds it: the keys it was given, JSON values."""
+    return record.model_dump(mode="json", exclude_unset=True)
+
+
+def _one_line(data: Any, exc: ValidationError) -> str:
+    first = exc.errors()[0]
+    where = ".".join(str(p) for p in first["loc"][1:] or first["loc"]) or "record"
+    seq = data.get("seq") if isinstance(data, dict) else None
+    part = data.get("part") if isinstance(data, dict) else None
+    which = f"record {seq}" if seq is not None else "a record"
+    count = exc.error_count()
+    more = f" (and {count - 1} more problem{'s' if count > 2 else ''})" if count > 1 else ""
+    return f"{which} (part {part!r}): {where}: {first['msg']}{more}"

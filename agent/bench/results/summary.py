@@ -1,0 +1,71 @@
+"""``summary.json``: every figure of the run, a pure function of ``requests.jsonl`` and ``run.json``
+(``agent/bench/analysis/``), and all presentation reads (``agent/bench/presentation/``)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Literal
+
+from .base import Frozen
+from .blocks.bfcl import BfclPair, BfclSummary
+from .blocks.chat import ChatSummary
+from .blocks.cost import CeilingBlock, CostBlock
+from .blocks.counting import CountingSummary
+from .blocks.orchestrator import OrchestratorSummary
+from .blocks.recommendation import Recommendation
+from .blocks.slo import SloBlock, SloPair
+from .run import Prices, RunInfo, Stopped
+
+SCHEMA_VERSION = "1.0"
+
+
+class BackendSummary(Frozen):
+    """One backend's figures, and whether it completed every part it takes part in."""
+
+    label: str
+    kind: Literal["openai", "neuron", "bedrock", "sagemaker"]
+    model_id: str
+    constrained: bool
+    toy_model: bool
+    custom: bool
+    counting: CountingSummary | None
+    counting_strict: CountingSummary | None
+    chat: ChatSummary | None
+    bfcl: BfclSummary | None
+    cost: CostBlock
+    ceiling: CeilingBlock
+    slo: SloBlock | None
+    skipped: dict[str, str]
+    stopped: Stopped | None
+    failures: list[str]
+    completed: bool
+
+    def tags(self) -> list[str]:
+        """What a reader must know beside the name: ``constrained``, ``CPU toy model``, ``custom server``."""
+        return [tag for tag, on in (("constrained", self.constrained), ("CPU toy model", self.toy_model),
+                                    ("custom server", self.custom)) if on]
+
+
+class Summary(Frozen):
+    schema_version: Literal["1.0"]
+    run: RunInfo
+    prices: Prices
+    backends: dict[str, BackendSummary]
+    slo_pairs: list[SloPair]
+    orchestrator: OrchestratorSummary
+    bfcl_pairs: list[BfclPair]
+    recommendation: Recommendation
+
+    def as_json(self) -> dict:
+        """The summary as ``summary.json`` holds it."""
+        return self.model_dump(mode="json")
+
+    @classmethod
+    def read(cls, path: Path) -> Summary:
+        """A ``summary.json`` written by this version.
+
+        Raises:
+            ValueError: not JSON, or not a summary of this shape.
+        """
+        return cls.model_validate(json.loads(path.read_text(encoding="utf-8")))
