@@ -25,7 +25,8 @@ from typing import TYPE_CHECKING, Any, Sequence
 
 from rigs import utc
 
-from .bench.analysis.recommend import options_record, parse_accuracy, workload_option
+from .bench.command.argtypes import share, workload
+from .bench.command.options import recommendation_record
 from .bench.command import evidence
 
 if TYPE_CHECKING:
@@ -45,10 +46,10 @@ def build_parser() -> argparse.ArgumentParser:
         description="Rebuild REPORT.md, REPORT.html, the plots and summary.json of evidence folders from their "
                     "requests.jsonl and run.json; with two or more folders, compare them with the first.")
     parser.add_argument("folders", nargs="+", type=Path, metavar="DIR", help="evidence folders (results/<time>/)")
-    parser.add_argument("--workload", type=workload_option, metavar="SPEC|FILE",
+    parser.add_argument("--workload", type=workload, metavar="SPEC|FILE",
                         help="price the evidence for this traffic instead of the run's, in a new folder (the "
                              "evidence is left as measured)")
-    parser.add_argument("--min-accuracy", type=parse_accuracy, metavar="SHARE",
+    parser.add_argument("--min-accuracy", type=share, metavar="SHARE",
                         help="tool-calling accuracy floor instead of the run's, in a new folder like --workload")
     parser.add_argument("--out", type=Path, metavar="DIR",
                         help="with one folder: the new folder for its rebuilt (or re-priced) report, with a copy of "
@@ -76,7 +77,7 @@ def check_folder(folder: Path) -> dict[str, Any]:
 
 def repriced_options(run: dict[str, Any], args: argparse.Namespace, source: Path) -> dict[str, Any]:
     """``run`` with ``--workload``/``--min-accuracy`` in its options and a note saying where from."""
-    record = options_record(args)
+    record = recommendation_record(args)
     options = dict(run.get("options") or {})
     changed = []
     if args.workload is not None:

@@ -31,6 +31,7 @@ from rigs.contract import REGIONS
 from .backends import KNOWN, Backend, UnknownBackendError, from_env, parse_names, sort_key
 from .bench.command import evidence
 from .bench.command.argtypes import positive_int, positive_seconds
+from .bench.command.options import DEFAULT_RUNS
 from .reach.custom_server import identify, shadow_note
 from .reach.discovery import AwsClients, Discoverer, Discovery
 from .reach.forwarding import READY_TIMEOUT_S, ForwardError, ForwardSet, ForwardToolsMissing, RelayPortForward, \
@@ -102,7 +103,8 @@ def build_parser(runner: ModuleType | None = None) -> argparse.ArgumentParser:
                        help="seconds to wait for a port-forwarded server to answer a first request "
                             f"(default: {READY_TIMEOUT_S:.0f})")
     run = parser.add_argument_group("run")
-    run.add_argument("--runs", metavar="N", type=positive_int, default=5, help="runs per backend (default: 5)")
+    run.add_argument("--runs", metavar="N", type=positive_int, default=DEFAULT_RUNS,
+                     help=f"runs per backend (default: {DEFAULT_RUNS})")
     run.add_argument("--out", metavar="DIR", type=Path,
                      help="evidence folder (default: results/<UTC timestamp>/)")
     run.add_argument("-v", "--verbose", action="store_true", help="log what is started and stopped")
@@ -142,7 +144,13 @@ def check_identity(session: Any, region: str) -> str:
 
 def main(argv: Sequence[str] | None = None, env: Mapping[str, str] | None = None) -> int:
     runner = _runner()
-    args = build_parser(runner).parse_args(argv)
+    parser = build_parser(runner)
+    args = parser.parse_args(argv)
+    if runner is not None and hasattr(runner, "check_options"):
+        try:
+            runner.check_options(args)
+        except ValueError as exc:  # the runner's OptionError: options that do not fit together
+            parser.error(str(exc))
     logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING,
                         format="%(asctime)s %(levelname)s %(name)s %(message)s")
     previous = signal.signal(signal.SIGTERM, _interrupt)

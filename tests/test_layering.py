@@ -147,6 +147,18 @@ def outside(imports: set[str], allowed: tuple[str, ...]) -> list[str]:
     return sorted(m for m in imports if m.startswith("agent.") and not m.startswith(allowed))
 
 
+STAGES = ("results", "tasks", "clients", "grading", "analysis", "parts", "presentation", "command")
+"""The benchmark's stages, lowest first: each imports only stages before it (and itself)."""
+
+
+@pytest.mark.parametrize("stage", STAGES)
+def test_each_stage_imports_only_the_stages_below_it(stage):
+    below = tuple(f"agent.bench.{s}" for s in STAGES[: STAGES.index(stage) + 1])
+    found = {f: outside(names, (*below, "agent.backends")) for f, names in stage_imports(stage).items()}
+    assert {f: [n for n in v if n.startswith("agent.bench.") and n != "agent.bench"] for f, v in found.items()
+            if any(n.startswith("agent.bench.") and n != "agent.bench" for n in v)} == {}
+
+
 def test_results_import_nothing_else_from_the_benchmark():
     found = {f: outside(names, ("agent.bench.results",)) for f, names in stage_imports("results").items()}
     third_party = {f: sorted(n for n in names if n.split(".")[0] not in STDLIB | {"agent", "pydantic"})

@@ -44,6 +44,39 @@ def test_a_bad_number_is_one_line_and_exit_2(argv: list[str], says: str, capsys:
     assert err[0] == f"python -m agent.run: error: {says} (see --help)"
 
 
+@pytest.mark.parametrize(
+    "argv,says",
+    [
+        (["--demos", "counting", "--concurrency", "auto"],
+         "--concurrency auto searches the chat part's capacity, and --demos counting has no chat: add chat to "
+         "--demos, or leave --concurrency out"),
+        (["--demos", "counting,orchestrator", "--slo", "ttft_p99_ms=500"],
+         "--slo only changes the chat part, and --demos counting,orchestrator has no chat: add chat to --demos, "
+         "or leave it out"),
+        (["--bfcl-n", "50", "--bfcl-stream"],
+         "--bfcl-n, --bfcl-stream only change the bfcl part, and --demos counting,orchestrator,chat has no bfcl: "
+         "add bfcl to --demos, or leave them out"),
+    ],
+)
+def test_an_option_its_part_will_not_read_is_refused_with_the_fix(argv: list[str], says: str,
+                                                                   capsys: pytest.CaptureFixture) -> None:
+    """Given without its part in --demos, an option would change nothing: it is refused before anything
+    starts, instead of ignored."""
+    with pytest.raises(SystemExit) as done:
+        run_module.main(argv, env={})
+    err = capsys.readouterr().err.strip().splitlines()
+    assert done.value.code == 2 and err == [f"python -m agent.run: error: {says} (see --help)"]
+
+
+def test_options_with_their_part_are_accepted() -> None:
+    from agent.bench.command import runner
+
+    parser = run_module.build_parser(runner)
+    for argv in (["--demos", "chat", "--concurrency", "auto", "--slo", "ttft_p99_ms=500"],
+                 ["--demos", "bfcl", "--bfcl-n", "all"], []):
+        runner.check_options(parser.parse_args(argv))
+
+
 @pytest.fixture
 def fake_runner(monkeypatch: pytest.MonkeyPatch) -> FakeRunner:
     fake = FakeRunner()

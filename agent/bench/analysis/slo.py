@@ -24,13 +24,11 @@ and DistServe (Zhong et al., OSDI 2024) define it; docs/benchmark.md states them
 
 from __future__ import annotations
 
-import argparse
 import math
 from dataclasses import dataclass
 from functools import partial
 from typing import TYPE_CHECKING, Any, Mapping
 
-from ..command.argtypes import positive_int, positive_seconds
 from ..results.constants import LIMIT_LABELS as LABEL_OF
 from ..results.constants import TARGET_KEYS
 
@@ -119,33 +117,9 @@ def parse_target(text: str) -> Target:
     return Target(**limits, source="option")
 
 
-def _target_arg(text: str) -> Target:
-    try:
-        return parse_target(text)
-    except ValueError as exc:
-        raise argparse.ArgumentTypeError(str(exc)) from None
-
-
 DEFAULT_REPEATS_WITH_TARGET = 3
 DEFAULT_MAX_CONCURRENCY = 64
 DEFAULT_BUDGET_S = 600.0
-
-
-def add_arguments(parser: argparse.ArgumentParser) -> None:
-    """``--slo``, ``--repeats``, ``--max-concurrency``, ``--slo-budget`` (``--concurrency auto`` is the runner's)."""
-    g = parser.add_argument_group("latency target (SLO capacity, goodput)")
-    g.add_argument("--slo", type=_target_arg, metavar="KEY=MS,...",
-                   help="the latency target: per-request limits in ms that 99%% of requests must meet, from "
-                        f"{', '.join(TARGET_KEYS)} ({EXAMPLE}). Default: ttft_p99_ms=1000,itl_p99_ms=100 "
-                        "(interactive chat; the report says why)")
-    g.add_argument("--repeats", type=positive_int, metavar="N",
-                   help="run every chat concurrency level N times; each figure gets its 95%% interval "
-                        f"(default: {DEFAULT_REPEATS_WITH_TARGET} with --slo or --concurrency auto, else 1)")
-    g.add_argument("--max-concurrency", type=positive_int, default=DEFAULT_MAX_CONCURRENCY, metavar="N",
-                   help=f"highest level --concurrency auto may try (default: {DEFAULT_MAX_CONCURRENCY})")
-    g.add_argument("--slo-budget", type=positive_seconds, default=DEFAULT_BUDGET_S, metavar="S",
-                   help="seconds per backend for its chat requests and the search; no level or request starts "
-                        f"after it, requests in flight finish (default: {DEFAULT_BUDGET_S:.0f})")
 
 
 # --- one request ----------------------------------------------------------------------------

@@ -1,5 +1,5 @@
-"""Argument types for the command's numeric options: each rejects a bad value with one line that
-names the problem (argparse prints it and exits with status 2).
+"""Argument types for the command's options: each rejects a bad value with one line that names the
+problem (argparse prints it and exits with status 2).
 
 ``float("nan")``, ``float("inf")``, zero and negative values are all accepted by a plain
 ``type=float``; a NaN timeout switches aiohttp's timeout off and would reach ``run.json`` as a
@@ -10,6 +10,11 @@ from __future__ import annotations
 
 import argparse
 import math
+from typing import Any, Callable, Sequence
+
+MAX_CONCURRENCY = 1024
+"""The highest concurrency level: each request in flight holds a connection (and, for AWS backends, a
+worker thread)."""
 
 
 def _int(text: str) -> int:
@@ -44,3 +49,88 @@ def positive_seconds(text: str) -> float:
     if not math.isfinite(value) or value <= 0:
         raise argparse.ArgumentTypeError(f"{text} is not a usable number of seconds: give a finite number above 0")
     return value
+
+
+def choices_list(choices: Sequence[str]) -> Callable[[str], list[str]]:
+    """A comma-separated list of some of ``choices``, each once, in the order given."""
+
+    def parse(text: str) -> list[str]:
+        items = [p.strip() for p in text.split(",") if p.strip()]
+        if not items:
+            raise argparse.ArgumentTypeError("give at least one value")
+        bad = [p for p in items if p not in choices]
+        if bad:
+            raise argparse.ArgumentTypeError(f"unknown {', '.join(bad)} (choose from {', '.join(choices)})")
+        return list(dict.fromkeys(items))
+
+    return parse
+
+
+def concurrency_levels(text: str) -> list[int] | str:
+    """``1,4,16`` (sorted, each once) or ``auto``."""
+    if text.strip().lower() == "auto":
+        return "auto"
+    try:
+        levels = sorted({int(p) for p in text.split(",") if p.strip()})
+    except ValueError:
+        raise argparse.ArgumentTypeError("concurrency levels are integers, e.g. 1,4,16, or auto") from None
+    if not levels or levels[0] < 1:
+        raise argparse.ArgumentTypeError("concurrency levels must be at least 1")
+    if levels[-1] > MAX_CONCURRENCY:
+        raise argparse.ArgumentTypeError(f"{levels[-1]} is above {MAX_CONCURRENCY}: each request in flight holds a "
+                                         "connection (and, for AWS backends, a worker thread)")
+    return levels
+
+
+def bfcl_cases(text: str) -> int | str:
+    """A number of cases, or ``all``."""
+    if text.strip().lower() == "all":
+        return "all"
+    try:
+        n = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"a number of cases or 'all', got {text!r}") from None
+    if n < 1:
+        raise argparse.ArgumentTypeError("at least 1 case")
+    return n
+
+
+def seed(text: str) -> int:
+    """An integer seed."""
+    try:
+        return int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"an integer seed, got {text!r}") from None
+
+
+def share(text: str) -> float:
+    """``0.8`` or ``80%`` as a share in [0, 1]."""
+    raw = text.strip()
+    try:
+        value = float(raw[:-1]) / 100.0 if raw.endswith("%") else float(raw)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a share (e.g. 0.8 or 80%)") from None
+    if not 0.0 <= value <= 1.0 or math.isnan(value):
+        raise argparse.ArgumentTypeError(f"{text!r} is not between 0 and 1 (or 0% and 100%)")
+    return value
+
+
+def target(text: str) -> Any:
+    """``--slo``: a latency target (:func:`agent.bench.analysis.slo.parse_target`)."""
+    from ..analysis.slo import parse_target
+
+    try:
+        return parse_target(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
+def workload(text: str) -> Any:
+    """``--workload``: the user's traffic (:func:`agent.bench.analysis.traffic.parse_spec`)."""
+    from ..analysis.traffic import WorkloadError, parse_spec
+
+    try:
+        return parse_spec(text)
+    except WorkloadError as exc:
+        raise argparse.ArgumentTypeError(str(exc).removeprefix("--workload").strip(" :")) from None
+

@@ -1,4 +1,5 @@
-"""The benchmark runner ``python -m agent.run`` calls: :func:`add_arguments` and :func:`run`.
+"""The benchmark runner ``python -m agent.run`` calls: :func:`add_arguments`, :func:`check_options` and
+:func:`run`.
 
 ``run`` drives the selected parts on every selected backend, in this order so the *cold*
 request really is a backend's first: the chat benchmark, the counting demo (both question
@@ -13,25 +14,20 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import importlib.metadata
 import logging
-import platform
-import subprocess
 import sys
 import time
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, Sequence
+from typing import TYPE_CHECKING, Any, Sequence
 
-from ..parts import bfcl, stopping
-from ..presentation import console
-from . import evidence
-from ..analysis import recommend, slo
-from .argtypes import positive_int, positive_seconds
 from rigs import utc
 
-from ..analysis.stats import PERCENTILE_METHOD
 from ..clients.reply import ChatRequest
-from ..tasks.workload import CHAT_MAX_TOKENS, CHAT_PROMPT, ORCHESTRATOR_QUESTION, QUESTION_SETS
+from ..parts import bfcl, stopping
+from ..presentation import console
+from ..tasks.workload import CHAT_PROMPT, QUESTION_SETS
+from . import evidence, run_info
+from .options import BenchOptions, OptionError, add_arguments, check
 
 # The parts, the clients and the summary pull in strands, aiohttp and pydantic (about
 # 1.5 s); they are imported where a run needs them so `--help` and `--list` start fast.
@@ -42,74 +38,20 @@ if TYPE_CHECKING:
     from ..clients.base import BackendClient
     from ..results.summary import Summary
 
+__all__ = ["OptionError", "add_arguments", "check_options", "run", "write_outputs"]
+
 logger = logging.getLogger(__name__)
 
-DEMOS = ("counting", "orchestrator", "chat", "bfcl")
-DEFAULT_DEMOS = ("counting", "orchestrator", "chat")
 EXIT_OK, EXIT_FAILED = 0, 1
-MAX_CONCURRENCY = 1024
 
 
-def _csv(choices: Sequence[str] | None = None) -> Callable[[str], list[str]]:
-    def parse(text: str) -> list[str]:
-        items = [p.strip() for p in text.split(",") if p.strip()]
-        if not items:
-            raise argparse.ArgumentTypeError("give at least one value")
-        bad = [p for p in items if choices and p not in choices]
-        if bad:
-            raise argparse.ArgumentTypeError(f"unknown {', '.join(bad)} (choose from {', '.join(choices or ())})")
-        return list(dict.fromkeys(items))
+def check_options(namespace: argparse.Namespace) -> None:
+    """Refuse options that do not fit together, before anything starts.
 
-    return parse
-
-
-def _levels(text: str) -> list[int] | str:
-    if text.strip().lower() == "auto":
-        return "auto"
-    try:
-        levels = sorted({int(p) for p in text.split(",") if p.strip()})
-    except ValueError:
-        raise argparse.ArgumentTypeError("concurrency levels are integers, e.g. 1,4,16, or auto") from None
-    if not levels or levels[0] < 1:
-        raise argparse.ArgumentTypeError("concurrency levels must be at least 1")
-    if levels[-1] > MAX_CONCURRENCY:
-        raise argparse.ArgumentTypeError(f"{levels[-1]} is above {MAX_CONCURRENCY}: each request in flight holds a "
-                                         "connection (and, for AWS backends, a worker thread)")
-    return levels
-
-
-def add_arguments(parser: argparse.ArgumentParser) -> None:
-    """Add the benchmark's options (``--runs`` and ``--out`` are the CLI's own)."""
-    g = parser.add_argument_group("benchmark")
-    g.add_argument("--demos", type=_csv(DEMOS), default=list(DEFAULT_DEMOS), metavar="LIST",
-                   help="parts to run, comma-separated: counting (graded tool use, both question sets), "
-                        "orchestrator (an agent asks every backend; its summary is checked), chat (streamed "
-                        "timings), bfcl (BFCL tool-calling cases through each backend's tool interface). "
-                        f"Default: {','.join(DEFAULT_DEMOS)}")
-    g.add_argument("--tools", choices=("engine", "rows"), default="engine",
-                   help="counting tools: engine = count_ids(op, value) (graded on the filter sent); rows = "
-                        "list_ids() and the model counts (default: engine)")
-    g.add_argument("--concurrency", type=_levels, default=[1], metavar="LIST",
-                   help="chat concurrency levels, e.g. 1,4,16: at each level c, c x --runs requests with c in "
-                        "flight; aggregate output tok/s and $/M per level (default: 1); auto: search for the "
-                        "highest level that meets the --slo target (docs/benchmark.md)")
-    g.add_argument("--max-tokens", type=positive_int, default=CHAT_MAX_TOKENS, metavar="N",
-                   help=f"output tokens requested per chat request (default: {CHAT_MAX_TOKENS}, the reference's)")
-    g.add_argument("--ignore-eos", action="store_true",
-                   help="ask OpenAI-compatible servers (vLLM, llama.cpp) for exactly --max-tokens tokens")
-    g.add_argument("--question", default=ORCHESTRATOR_QUESTION,
-                   help=f"the orchestrator's question (default: {ORCHESTRATOR_QUESTION!r})")
-    g.add_argument("--request-timeout", type=positive_seconds, default=300.0, metavar="S",
-                   help="timeout of one timed request, and of one agent run (default: 300)")
-    stopping.add_arguments(g)
-    bfcl.add_arguments(parser)
-    recommend.add_arguments(parser)
-    slo.add_arguments(parser)
-
-
-def _opt(options: argparse.Namespace, name: str, default: Any) -> Any:
-    value = getattr(options, name, None)
-    return default if value is None else value
+    Raises:
+        OptionError: one line naming the problem and the fix.
+    """
+    check(namespace)
 
 
 def run(
@@ -129,14 +71,15 @@ def run(
     """
     out_dir = evidence.claim_folder(Path(out_dir))
     try:
-        return _run(list(backends), options, out_dir, session)
+        return _run(list(backends), BenchOptions.from_namespace(options), out_dir, session)
     finally:
         evidence.end_claim(out_dir)
 
 
-def _run(backends: list[Backend], options: argparse.Namespace, out_dir: Path, session: boto3.Session | None) -> int:
+def _run(backends: list[Backend], options: BenchOptions, out_dir: Path, session: boto3.Session | None) -> int:
     bench = Bench(backends, options, out_dir, session)
     try:
+        bench.start()
         asyncio.run(bench.main())
     except KeyboardInterrupt:
         bench.interrupted = True
@@ -160,7 +103,7 @@ def _run(backends: list[Backend], options: argparse.Namespace, out_dir: Path, se
 class Bench:
     """One run: its backends, options, clients and evidence files."""
 
-    def __init__(self, backends: list[Backend], options: argparse.Namespace, out_dir: Path,
+    def __init__(self, backends: list[Backend], options: BenchOptions, out_dir: Path,
                  session: boto3.Session | None) -> None:
         from ..clients.base import ModelSettings
         from ..parts.capacity import Plan
@@ -169,25 +112,34 @@ class Bench:
         self.options = options
         self.out_dir = out_dir
         self.session = session
-        self.demos = list(_opt(options, "demos", list(DEFAULT_DEMOS)))
-        self.runs = int(_opt(options, "runs", 5))
-        self.plan = Plan.from_options(options)
+        self.demos = list(options.demos)
+        self.runs = options.runs
+        self.plan = Plan.of(target=options.target, concurrency=options.concurrency, repeats=options.repeats,
+                            max_concurrency=options.max_concurrency, budget_s=options.slo_budget_s)
         self.levels = list(self.plan.levels)
-        self.max_tokens = int(_opt(options, "max_tokens", CHAT_MAX_TOKENS))
-        self.timeout_s = float(_opt(options, "request_timeout", 300.0))
-        self.max_failures = int(_opt(options, "max_consecutive_failures", stopping.DEFAULT_MAX_CONSECUTIVE_FAILURES))
-        self.streak = stopping.FailureStreak(self.max_failures)
-        self.stopped: dict[str, dict[str, Any]] = {}
+        self.timeout_s = options.request_timeout_s
+        self.streak = stopping.FailureStreak(options.max_consecutive_failures)
         self._running: dict[str, tuple[str, asyncio.Task[Any]]] = {}
         self.settings = ModelSettings(max_connections=max(64, self.plan.width))
-        self.log = evidence.RequestLog(out_dir / evidence.REQUESTS)
         self.epoch = time.perf_counter()
         self.interrupted = False
-        self.skipped: dict[str, dict[str, str]] = {b.name: {} for b in backends}
-        self.run_info = self._run_info()
-        evidence.write_json(out_dir / evidence.RUN, self.run_info)
+        recorded = {**options.record(bfcl_concurrency=max(self.levels)), "concurrency": self.levels,
+                    **self.plan.record()}
+        settings = {**self.settings.as_dict(), "timing_retries": 0, "timing_timeout_s": self.timeout_s}
+        self.run_info = run_info.describe(backends, recorded, settings)
+        self.skipped: dict[str, dict[str, str]] = self.run_info["skipped"]
+        self.stopped: dict[str, dict[str, Any]] = self.run_info["stopped"]
+        self.log: evidence.RequestLog | None = None
         self._finished = False
         self._result: Summary | None = None
+
+    def start(self) -> None:
+        """Write ``run.json`` at once (an interrupt from here on leaves a run a reader can open), then open
+        ``requests.jsonl`` and read the prices."""
+        evidence.write_json(self.out_dir / evidence.RUN, self.run_info)
+        self.log = evidence.RequestLog(self.out_dir / evidence.REQUESTS)
+        run_info.add_prices(self.run_info, self.backends, self.session)
+        evidence.write_json(self.out_dir / evidence.RUN, self.run_info)
 
     # --- progress -----------------------------------------------------------------------
 
@@ -202,6 +154,7 @@ class Bench:
             print(f"[{elapsed:6.1f}s] {message}", file=sys.stderr, flush=True)
 
     def emit(self, record: dict[str, Any]) -> None:
+        assert self.log is not None, "emit before start"
         self.log.append(record)
         name = record.get("backend")
         part, task = self._running.get(name, (None, None))
@@ -221,46 +174,10 @@ class Bench:
             print("\r\033[K", end="", file=sys.stderr)
         print(line, file=sys.stderr, flush=True)
 
-    # --- run metadata -------------------------------------------------------------------
-
-    def _run_info(self) -> dict[str, Any]:
-        options = {
-            "demos": self.demos, "runs": self.runs, "tools": _opt(self.options, "tools", "engine"),
-            "concurrency": self.levels, "max_tokens": self.max_tokens,
-            "ignore_eos": bool(getattr(self.options, "ignore_eos", False)),
-            "question": _opt(self.options, "question", ORCHESTRATOR_QUESTION),
-            "request_timeout_s": self.timeout_s, "max_consecutive_failures": self.max_failures,
-            **recommend.options_record(self.options),
-        }  # fmt: skip
-        options.update(self.plan.record())
-        if "bfcl" in self.demos:
-            options.update(bfcl.options(self.options, max(self.levels)))
-        info = {
-            "started": utc.iso_millis(),
-            "finished": None,
-            "git_sha": git_sha(),
-            "versions": versions(),
-            "backends": [backend_info(b) for b in self.backends],
-            "options": options,
-            "settings": {**self.settings.as_dict(), "timing_retries": 0, "timing_timeout_s": self.timeout_s},
-            "methods": {"percentiles": PERCENTILE_METHOD},
-            "interrupted": False,
-            "notes": [],
-            "skipped": self.skipped,
-            "stopped": self.stopped,
-            "prices": prices_for(self.backends, self.session),
-        }
-        info["notes"] += [b.metadata["stand_in"] for b in self.backends if b.metadata.get("stand_in")]
-        if info["prices"].get("offline"):
-            info["notes"].append("Prices: the dated offline price file rigs/prices.yaml was used "
-                                 f"({info['prices'].get('offline_reason')}).")
-        return info
-
     # --- the parts ----------------------------------------------------------------------
 
     def _chat_request(self) -> ChatRequest:
-        ignore_eos = bool(getattr(self.options, "ignore_eos", False))
-        return ChatRequest.user(CHAT_PROMPT, self.max_tokens, ignore_eos=ignore_eos)
+        return ChatRequest.user(CHAT_PROMPT, self.options.max_tokens, ignore_eos=self.options.ignore_eos)
 
     async def main(self) -> None:
         from ..clients.pool import ClientPool
@@ -279,9 +196,10 @@ class Bench:
                 if "counting" in self.demos:
                     await self._counting(clients)
                 if "bfcl" in self.demos:
-                    await bfcl.run_part(backends=self.backends, pool=pool, namespace=self.options,
-                                        concurrency=max(self.levels), skipped=self.skipped, emit=self.emit,
-                                        progress=self.progress, guard=self._guard)  # fmt: skip
+                    o = self.options
+                    await bfcl.run_part(backends=self.backends, pool=pool, n=o.bfcl_n, seed=o.bfcl_seed,
+                                        stream=o.bfcl_stream, concurrency=max(self.levels), skipped=self.skipped,
+                                        emit=self.emit, progress=self.progress, guard=self._guard)  # fmt: skip
                 if "orchestrator" in self.demos:
                     await self._orchestrate(clients)
             finally:
@@ -310,7 +228,7 @@ class Bench:
     async def _counting(self, clients: dict[str, BackendClient]) -> None:
         from ..parts.counting import run_counting
 
-        tools = _opt(self.options, "tools", "engine")
+        tools = self.options.tools
         for b in self.backends:
             client = clients.get(b.name)
             if client is None or client.no_tools:
@@ -380,7 +298,7 @@ class Bench:
             model.set_enums({})
         await self._guard(chosen, "orchestrator", run_orchestrator(
             orchestrator=chosen, model=model, constrained=client.constrained, backends=offered, clients=clients,
-            epoch=self.epoch, emit=self.emit, question=_opt(self.options, "question", ORCHESTRATOR_QUESTION),
+            epoch=self.epoch, emit=self.emit, question=self.options.question,
             timeout_s=self.timeout_s * 2))
 
     # --- the end --------------------------------------------------------------------------
@@ -390,7 +308,8 @@ class Bench:
         if self._finished:
             return self._result
         self._finished = True
-        self.log.close()
+        if self.log is not None:
+            self.log.close()
         self.run_info["finished"] = utc.iso_millis()
         self.run_info["interrupted"] = self.interrupted
         evidence.write_json(self.out_dir / evidence.RUN, self.run_info)
@@ -417,99 +336,3 @@ def write_outputs(out_dir: Path) -> Summary:
     evidence.write_atomic(out_dir / evidence.REPORT, text)
     evidence.write_atomic(out_dir / html_report.FILE, html_report.render(text, out_dir))
     return result
-
-
-# --- metadata helpers -------------------------------------------------------------------------
-
-
-def backend_info(b: Backend) -> dict[str, Any]:
-    return {
-        "name": b.name, "label": b.label, "kind": b.kind, "model_id": b.model_id, "tool_calls": b.tool_calls,
-        "constrained_tools": b.constrained_tools, "toy_model": b.toy_model, "base_url": b.base_url,
-        "region": b.region, "endpoint_name": b.endpoint_name, "max_prompt_tokens": b.max_prompt_tokens,
-        "metadata": dict(b.metadata), "custom": b.custom,
-    }  # fmt: skip
-
-
-def git_sha() -> str | None:
-    root = Path(__file__).resolve().parents[3]
-    try:
-        sha = subprocess.run(["git", "rev-parse", "HEAD"], cwd=root, capture_output=True, text=True, timeout=10)
-        if sha.returncode != 0:
-            return None
-        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=root,
-                               capture_output=True, text=True, timeout=10)  # fmt: skip
-        return sha.stdout.strip() + ("-dirty" if dirty.stdout.strip() else "")
-    except (OSError, subprocess.SubprocessError):
-        return None
-
-
-def versions() -> dict[str, str | None]:
-    out: dict[str, str | None] = {"python": platform.python_version()}
-    for pkg in ("strands-agents", "openai", "boto3", "botocore", "aiohttp", "matplotlib"):
-        try:
-            out[pkg] = importlib.metadata.version(pkg)
-        except importlib.metadata.PackageNotFoundError:
-            out[pkg] = None
-    return out
-
-
-def prices_for(backends: Sequence[Backend], session: Any) -> dict[str, Any]:
-    """The prices this run uses, with their source and date (Pricing API, else the offline file)."""
-    try:
-        from rigs.catalog import load_catalog
-        from rigs.pricing import PriceBook, PriceError
-    except ImportError as exc:  # pragma: no cover - the price module ships with the project
-        return {"offline": True, "offline_reason": f"no price module: {exc}", "backends": {}}
-    book = PriceBook(session)
-    out: dict[str, Any] = {"fetched": utc.iso_millis(), "backends": {}}
-    reasons = set()
-    for b in backends:
-        meta = b.metadata
-        region = b.region or meta.get("region") or _zone_region(meta.get("zone")) or "us-east-1"
-        try:
-            if b.kind == "bedrock":
-                out["backends"][b.name] = {"per_token": _token(book.bedrock_token_prices(b.model_id, region))}
-            elif meta.get("instance_type"):
-                out["backends"][b.name] = {"hourly": book.instance_hourly_price(meta["instance_type"], region).as_dict()}
-            else:
-                out["backends"][b.name] = {"reason": meta.get("unpriced") or "no instance type known (a local or "
-                                                                                "custom server)"}
-        except PriceError as exc:
-            out["backends"][b.name] = {"reason": str(exc)[:300]}
-    out["not_run"] = recommend.not_run_prices(book, [b.name for b in backends])
-    bedrock = next((b for b in backends if b.kind == "bedrock"), None)
-    try:
-        if bedrock is not None:
-            ref = book.bedrock_token_prices(bedrock.model_id, bedrock.region or "us-east-1")
-        else:
-            spec = load_catalog().get("bedrock")
-            ref = book.bedrock_token_prices(spec.model_id, spec.regions[0])
-        out["bedrock_reference"] = _token(ref)
-    except Exception as exc:  # noqa: BLE001 - no reference price means no break-even, said in the report
-        out["bedrock_reference"] = None
-        out["bedrock_reference_reason"] = str(exc)[:300]
-    for entry in out["backends"].values():
-        for price in (entry.get("hourly"), entry.get("per_token")):
-            if price and price.get("source") != "pricing-api":
-                reasons.add(price.get("note") or "offline")
-    ref_price = out.get("bedrock_reference")
-    if ref_price and ref_price.get("source") != "pricing-api":
-        reasons.add(ref_price.get("note") or "offline")
-    out["offline"] = bool(reasons)
-    out["offline_reason"] = "; ".join(sorted({r.split(";")[0].strip() for r in reasons})) if reasons else None
-    return out
-
-
-def _token(price: Any) -> dict[str, Any]:
-    d = price.as_dict()
-    return {
-        "model_id": d["model_id"], "usd_per_m_input": d["usd_per_million_input"],
-        "usd_per_m_output": d["usd_per_million_output"], "region": d["region"],
-        "requested_region": d["requested_region"], "as_of": d["as_of"], "source": d["source"],
-        "detail": d["detail"], "note": d["note"],
-    }  # fmt: skip
-
-
-def _zone_region(zone: str | None) -> str | None:
-    return zone[:-1] if zone and zone[-1].isalpha() else None

@@ -10,7 +10,6 @@ possible answers next to the calls that came back, so a reader can check each gr
 
 from __future__ import annotations
 
-import argparse
 from typing import TYPE_CHECKING, Any, Awaitable, Callable, Mapping, Sequence
 
 from rigs import utc
@@ -27,49 +26,18 @@ if TYPE_CHECKING:
 
 DEFAULT_N = 200
 DEFAULT_SEED = 0
+ALL = "all"
+"""``--bfcl-n all``: every non-live Python case (1,240)."""
 MAX_TOKENS = 512
 """Output cap per case (the agents' own cap): enough for four calls with their arguments."""
 
 
-def _cases(text: str) -> int | None:
-    if text.strip().lower() == "all":
-        return None
-    try:
-        n = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"a number of cases or 'all', got {text!r}") from None
-    if n < 1:
-        raise argparse.ArgumentTypeError("at least 1 case")
-    return n
-
-
-def _seed(text: str) -> int:
-    try:
-        return int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"an integer seed, got {text!r}") from None
-
-
-def add_arguments(parser: argparse.ArgumentParser) -> None:
-    """The part's options (its concurrency is the highest ``--concurrency`` level)."""
-    g = parser.add_argument_group("bfcl (tool calling, BFCL cases)")
-    g.add_argument("--bfcl-n", type=_cases, default=DEFAULT_N, metavar="N",
-                   help=f"cases per backend, drawn evenly from the five categories, or 'all' (1,240) "
-                        f"(default: {DEFAULT_N})")
-    g.add_argument("--bfcl-seed", type=_seed, default=DEFAULT_SEED, metavar="S",
-                   help=f"seed of the case sample; every backend gets the same cases (default: {DEFAULT_SEED})")
-    g.add_argument("--bfcl-stream", action="store_true",
-                   help="stream the replies (tests the streaming tool parser; ConverseStream on Bedrock) "
-                        "(default: whole replies)")
-
-
-def options(namespace: argparse.Namespace, concurrency: int) -> dict[str, Any]:
+def options_record(*, n: int | None, seed: int, stream: bool, concurrency: int) -> dict[str, Any]:
     """The part's options as recorded in ``run.json``."""
-    n = getattr(namespace, "bfcl_n", DEFAULT_N)
     return {
-        "bfcl_n": "all" if n is None else n,
-        "bfcl_seed": getattr(namespace, "bfcl_seed", DEFAULT_SEED),
-        "bfcl_stream": bool(getattr(namespace, "bfcl_stream", False)),
+        "bfcl_n": ALL if n is None else n,
+        "bfcl_seed": seed,
+        "bfcl_stream": stream,
         "bfcl_concurrency": concurrency,
         "bfcl_max_tokens": MAX_TOKENS,
         "bfcl_eval": installed_version() or f"not installed (pinned {PINNED_VERSION})",
@@ -142,19 +110,21 @@ async def run_part(
     *,
     backends: Sequence[Backend],
     pool: ClientPool,
-    namespace: argparse.Namespace,
+    n: int | None,
+    seed: int,
+    stream: bool,
     concurrency: int,
     skipped: Mapping[str, dict[str, str]],
     emit: Callable[[dict[str, Any]], None],
     progress: Callable[..., None],
     guard: Callable[[Backend, str, Awaitable[None]], Awaitable[None]],
 ) -> None:
-    """The part on every backend in turn; a backend that takes no part is recorded in ``skipped``."""
+    """The part on every backend in turn (``n`` cases, None: all; the same ``seed``d sample for each); a
+    backend that takes no part is recorded in ``skipped``."""
     from ..grading.bfcl_grading import checker
 
-    recorded = options(namespace, concurrency)
     try:
-        cases = sample_cases(getattr(namespace, "bfcl_n", DEFAULT_N), recorded["bfcl_seed"])
+        cases = sample_cases(n, seed)
         checker()
     except BfclUnavailableError as exc:
         for b in backends:
@@ -169,6 +139,5 @@ async def run_part(
         if client.no_tools:
             skipped[b.name]["bfcl"] = client.no_tools
             continue
-        await guard(b, "bfcl", run_bfcl(backend=b, client=client, cases=cases, concurrency=concurrency,
-                                        seed=recorded["bfcl_seed"], stream=recorded["bfcl_stream"], emit=emit,
-                                        progress=progress))  # fmt: skip
+        await guard(b, "bfcl", run_bfcl(backend=b, client=client, cases=cases, concurrency=concurrency, seed=seed,
+                                        stream=stream, emit=emit, progress=progress))

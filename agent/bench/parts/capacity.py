@@ -18,10 +18,9 @@ so the summary can tell a finished level from a cut one.
 
 from __future__ import annotations
 
-import argparse
 import time
 from dataclasses import dataclass
-from typing import Any, Callable, Mapping
+from typing import Any, Callable, Mapping, Sequence
 
 from ..analysis.slo import DEFAULT_REPEATS_WITH_TARGET, LevelTally, Target
 from ..clients.base import BackendClient
@@ -80,23 +79,16 @@ class Plan:
     budget_s: float
 
     @classmethod
-    def from_options(cls, options: argparse.Namespace) -> Plan:
-        from ..analysis.slo import DEFAULT_BUDGET_S, DEFAULT_MAX_CONCURRENCY
-
-        given = getattr(options, "slo", None)
-        concurrency = getattr(options, "concurrency", None) or [1]
+    def of(cls, *, target: Target | None, concurrency: Sequence[int] | str, repeats: int | None,
+           max_concurrency: int, budget_s: float) -> Plan:
+        """The plan for the options given (``target`` None: the default target; ``repeats`` None: 3 with a
+        target set or a search, else 1)."""
         auto = concurrency == AUTO
-        repeats = getattr(options, "repeats", None)
         if repeats is None:
-            repeats = DEFAULT_REPEATS_WITH_TARGET if (given is not None or auto) else 1
-        return cls(
-            target=given if given is not None else Target.default(),
-            auto=auto,
-            levels=(1,) if auto else tuple(concurrency),
-            repeats=int(repeats),
-            max_concurrency=int(getattr(options, "max_concurrency", None) or DEFAULT_MAX_CONCURRENCY),
-            budget_s=float(getattr(options, "slo_budget", None) or DEFAULT_BUDGET_S),
-        )
+            repeats = DEFAULT_REPEATS_WITH_TARGET if (target is not None or auto) else 1
+        return cls(target=target if target is not None else Target.default(), auto=auto,
+                   levels=(1,) if auto else tuple(concurrency), repeats=repeats, max_concurrency=max_concurrency,
+                   budget_s=budget_s)  # fmt: skip
 
     @property
     def width(self) -> int:

@@ -14,11 +14,9 @@ stopped). A success ends the streak.
 
 from __future__ import annotations
 
-import argparse
 import re
 from typing import Any, Mapping
 
-from ..command.argtypes import non_negative_int
 
 DEFAULT_MAX_CONSECUTIVE_FAILURES = 3
 REQUEST_PARTS = frozenset({"chat", "orchestrator_ask", "bfcl", "quality"})
@@ -28,13 +26,6 @@ REQUEST_PARTS = frozenset({"chat", "orchestrator_ask", "bfcl", "quality"})
 class BackendStopped(Exception):
     """Raised out of the record call that reached the limit, so the part sends nothing more; the
     runner also cancels the part's task, which ends requests still in flight."""
-
-
-def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--max-consecutive-failures", type=non_negative_int, default=DEFAULT_MAX_CONSECUTIVE_FAILURES,
-                        metavar="N",
-                        help="stop a backend after N failed requests in a row within a part, and skip its other "
-                             f"parts; 0 never stops (default: {DEFAULT_MAX_CONSECUTIVE_FAILURES})")  # fmt: skip
 
 
 class FailureStreak:

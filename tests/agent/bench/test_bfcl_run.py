@@ -18,6 +18,7 @@ from agent.bench.analysis.blocks import bfcl as bfcl_summary
 from agent.bench.results import schema as results_schema
 from agent.bench.results.blocks.bfcl import BfclCase
 from agent.bench.command import evidence, runner
+from agent.bench.command.options import BenchOptions
 from agent.bench.presentation import report
 from agent.bench.tasks.bfcl_cases import CATEGORIES, BfclUnavailableError
 from agent.run import build_parser
@@ -174,7 +175,7 @@ def test_the_part_is_not_in_the_default_run_and_its_options_are_checked(capsys):
     parser = build_parser(runner)
     assert "bfcl" not in parser.parse_args([]).demos
     ns = parser.parse_args(["--demos", "bfcl", "--bfcl-n", "all"])
-    assert ns.bfcl_n is None and bfcl.options(ns, 8)["bfcl_n"] == "all"
+    assert BenchOptions.from_namespace(ns).record(8)["bfcl_n"] == "all"
     for bad, message in ((["--bfcl-n", "0"], "at least 1 case"), (["--bfcl-n", "many"], "a number of cases or 'all'"),
                          (["--bfcl-seed", "x"], "an integer seed")):  # fmt: skip
         with pytest.raises(SystemExit) as exc:

@@ -122,6 +122,25 @@ def test_max_tokens_and_text_tool_calls_are_graded_not_raised(tmp_path):
     assert code == 1 and any("every run failed" in f for f in s["backends"]["g6"]["failures"])
 
 
+def test_an_interrupt_in_the_first_seconds_leaves_a_run_the_report_opens(tmp_path, fake_agent_server, monkeypatch):
+    """Ctrl-C while the prices are read (before any request): run.json says interrupted, the summary and
+    report are written, and python -m agent.report rebuilds the folder."""
+    from agent import report as report_cli
+    from agent.bench.command import run_info
+
+    def interrupted(*_args):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(run_info, "prices_for", interrupted)
+    out = tmp_path / "out"
+    with pytest.raises(KeyboardInterrupt):
+        runner.run([openai_backend("g6", fake_agent_server.base_url)], make_options("--runs", "1"), out, None)
+    run = json.loads((out / "run.json").read_text())
+    assert run["interrupted"] is True and run["finished"] and run["prices"]["offline_reason"].startswith("not fetched")
+    assert (out / "requests.jsonl").read_text() == "" and (out / "summary.json").is_file()
+    assert report_cli.main([str(out)]) == 0
+
+
 def test_no_agent_capable_backend_means_no_orchestrator(tmp_path, fake_neuron_server):
     inf2 = openai_backend("inf2", fake_neuron_server.base_url, kind="neuron", tool_calls=False, metadata={})
     code, out = run_fake(tmp_path, [inf2], "--runs", "1")

@@ -81,17 +81,22 @@ def test_bad_options_exit_2_with_a_line_that_says_why(argv, says, capsys):
 
 
 def test_options_give_the_plan():
+    from agent.bench.command.options import BenchOptions
     from agent.bench.parts.capacity import Plan
 
-    parse = run.build_parser(runner).parse_args
-    plain = Plan.from_options(parse([]))
+    def plan(argv):
+        o = BenchOptions.from_namespace(run.build_parser(runner).parse_args(argv))
+        return Plan.of(target=o.target, concurrency=o.concurrency, repeats=o.repeats,
+                       max_concurrency=o.max_concurrency, budget_s=o.slo_budget_s)
+
+    plain = plan([])
     assert (plain.auto, plain.levels, plain.repeats, plain.target.source) == (False, (1,), 1, "default")
-    auto = Plan.from_options(parse(["--concurrency", "auto", "--max-concurrency", "16"]))
+    auto = plan(["--concurrency", "auto", "--max-concurrency", "16"])
     assert (auto.auto, auto.levels, auto.repeats, auto.width) == (True, (1,), 3, 16)
     assert auto.record()["concurrency"] == "auto" and auto.record()["slo_source"] == "default"
-    given = Plan.from_options(parse(["--slo", "e2e_p99_ms=900", "--concurrency", "1,4", "--repeats", "5"]))
+    given = plan(["--slo", "e2e_p99_ms=900", "--concurrency", "1,4", "--repeats", "5"])
     assert (given.levels, given.repeats, given.target.limits()) == ((1, 4), 5, {"e2e_p99_ms": 900.0})
-    assert Plan.from_options(parse(["--slo", "ttft_p99_ms=500"])).repeats == 3  # a target set: 3 repeats
+    assert plan(["--slo", "ttft_p99_ms=500"]).repeats == 3  # a target set: 3 repeats
 
 
 # --- one request -----------------------------------------------------------------------------

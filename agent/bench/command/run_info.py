@@ -1,0 +1,177 @@
+"""``run.json``'s description of a run, written before the first request: when, from which commit,
+with which versions, backends, options and settings, and the prices it uses (the Pricing API, else
+the dated offline file ``rigs/prices.yaml``). The summary reads prices from here only, so it stays a
+pure function of ``requests.jsonl`` and ``run.json``."""
+
+from __future__ import annotations
+
+import importlib.metadata
+import platform
+import subprocess
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Iterable, Sequence
+
+from rigs import utc
+
+from ..analysis.stats import PERCENTILE_METHOD
+
+if TYPE_CHECKING:
+    from ...backends import Backend
+
+PRICES_PENDING = {"offline": True, "offline_reason": "not fetched: the run stopped before its prices were read",
+                  "backends": {}}
+"""``run.json`` prices until they are read (an interrupt in the first seconds leaves this, said so)."""
+
+
+def describe(backends: Sequence[Backend], options: dict[str, Any], settings: dict[str, Any]) -> dict[str, Any]:
+    """``run.json`` as it stands when the run starts (``finished``, ``interrupted``, the skips and stops are
+    filled as the run goes; the prices by :func:`prices_for`)."""
+    info: dict[str, Any] = {
+        "started": utc.iso_millis(),
+        "finished": None,
+        "git_sha": git_sha(),
+        "versions": versions(),
+        "backends": [backend_info(b) for b in backends],
+        "options": options,
+        "settings": settings,
+        "methods": {"percentiles": PERCENTILE_METHOD},
+        "interrupted": False,
+        "notes": [b.metadata["stand_in"] for b in backends if b.metadata.get("stand_in")],
+        "skipped": {b.name: {} for b in backends},
+        "stopped": {},
+        "prices": dict(PRICES_PENDING),
+    }
+    return info
+
+
+def add_prices(info: dict[str, Any], backends: Sequence[Backend], session: Any) -> None:
+    """Read the run's prices into ``info``, with a note when the offline file stood in."""
+    info["prices"] = prices_for(backends, session)
+    if info["prices"].get("offline"):
+        info["notes"].append("Prices: the dated offline price file rigs/prices.yaml was used "
+                             f"({info['prices'].get('offline_reason')}).")
+
+
+
+def backend_info(b: Backend) -> dict[str, Any]:
+    return {
+        "name": b.name, "label": b.label, "kind": b.kind, "model_id": b.model_id, "tool_calls": b.tool_calls,
+        "constrained_tools": b.constrained_tools, "toy_model": b.toy_model, "base_url": b.base_url,
+        "region": b.region, "endpoint_name": b.endpoint_name, "max_prompt_tokens": b.max_prompt_tokens,
+        "metadata": dict(b.metadata), "custom": b.custom,
+    }  # fmt: skip
+
+
+def git_sha() -> str | None:
+    root = Path(__file__).resolve().parents[3]
+    try:
+        sha = subprocess.run(["git", "rev-parse", "HEAD"], cwd=root, capture_output=True, text=True, timeout=10)
+        if sha.returncode != 0:
+            return None
+        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=root,
+                               capture_output=True, text=True, timeout=10)  # fmt: skip
+        return sha.stdout.strip() + ("-dirty" if dirty.stdout.strip() else "")
+    except (OSError, subprocess.SubprocessError):
+        return None
+
+
+def versions() -> dict[str, str | None]:
+    out: dict[str, str | None] = {"python": platform.python_version()}
+    for pkg in ("strands-agents", "openai", "boto3", "botocore", "aiohttp", "matplotlib"):
+        try:
+            out[pkg] = importlib.metadata.version(pkg)
+        except importlib.metadata.PackageNotFoundError:
+            out[pkg] = None
+    return out
+
+
+def prices_for(backends: Sequence[Backend], session: Any) -> dict[str, Any]:
+    """The prices this run uses, with their source and date (Pricing API, else the offline file)."""
+    try:
+        from rigs.catalog import load_catalog
+        from rigs.pricing import PriceBook, PriceError
+    except ImportError as exc:  # pragma: no cover - the price module ships with the project
+        return {"offline": True, "offline_reason": f"no price module: {exc}", "backends": {}}
+    book = PriceBook(session)
+    out: dict[str, Any] = {"fetched": utc.iso_millis(), "backends": {}}
+    reasons = set()
+    for b in backends:
+        meta = b.metadata
+        region = b.region or meta.get("region") or _zone_region(meta.get("zone")) or "us-east-1"
+        try:
+            if b.kind == "bedrock":
+                out["backends"][b.name] = {"per_token": _token(book.bedrock_token_prices(b.model_id, region))}
+            elif meta.get("instance_type"):
+                out["backends"][b.name] = {"hourly": book.instance_hourly_price(meta["instance_type"], region).as_dict()}
+            else:
+                out["backends"][b.name] = {"reason": meta.get("unpriced") or "no instance type known (a local or "
+                                                                                "custom server)"}
+        except PriceError as exc:
+            out["backends"][b.name] = {"reason": str(exc)[:300]}
+    out["not_run"] = not_run_prices(book, [b.name for b in backends])
+    bedrock = next((b for b in backends if b.kind == "bedrock"), None)
+    try:
+        if bedrock is not None:
+            ref = book.bedrock_token_prices(bedrock.model_id, bedrock.region or "us-east-1")
+        else:
+            spec = load_catalog().get("bedrock")
+            ref = book.bedrock_token_prices(spec.model_id, spec.regions[0])
+        out["bedrock_reference"] = _token(ref)
+    except Exception as exc:  # noqa: BLE001 - no reference price means no break-even, said in the report
+        out["bedrock_reference"] = None
+        out["bedrock_reference_reason"] = str(exc)[:300]
+    for entry in out["backends"].values():
+        for price in (entry.get("hourly"), entry.get("per_token")):
+            if price and price.get("source") != "pricing-api":
+                reasons.add(price.get("note") or "offline")
+    ref_price = out.get("bedrock_reference")
+    if ref_price and ref_price.get("source") != "pricing-api":
+        reasons.add(ref_price.get("note") or "offline")
+    out["offline"] = bool(reasons)
+    out["offline_reason"] = "; ".join(sorted({r.split(";")[0].strip() for r in reasons})) if reasons else None
+    return out
+
+
+def _token(price: Any) -> dict[str, Any]:
+    d = price.as_dict()
+    return {
+        "model_id": d["model_id"], "usd_per_m_input": d["usd_per_million_input"],
+        "usd_per_m_output": d["usd_per_million_output"], "region": d["region"],
+        "requested_region": d["requested_region"], "as_of": d["as_of"], "source": d["source"],
+        "detail": d["detail"], "note": d["note"],
+    }  # fmt: skip
+
+
+def _zone_region(zone: str | None) -> str | None:
+    return zone[:-1] if zone and zone[-1].isalpha() else None
+
+
+def not_run_prices(book: Any, run_names: Iterable[str]) -> dict[str, dict[str, Any]]:
+    """The prices of the catalog's backends this run does not measure, for ``run.json`` ``prices``.
+
+    The one function here that looks anything up (through ``book``, a :class:`rigs.pricing.PriceBook`):
+    the recommendation uses these prices to say when a backend that was not run could have been
+    cheaper, while the summary stays a pure function of ``run.json`` and ``requests.jsonl``.
+    """
+    from rigs.catalog import BedrockBackend, load_catalog
+    from rigs.pricing import PriceError
+
+    skip = set(run_names)
+    out: dict[str, dict[str, Any]] = {}
+    for rig in load_catalog().rigs.values():
+        if rig.name in skip:
+            continue
+        item: dict[str, Any] = {"label": rig.label, "tool_calls": rig.tool_calls}
+        region = rig.regions[0] if rig.regions else "us-east-1"
+        try:
+            if isinstance(rig, BedrockBackend):
+                p = book.bedrock_token_prices(rig.model_id, region).as_dict()
+                item["per_token"] = {"usd_per_m_input": p["usd_per_million_input"],
+                                     "usd_per_m_output": p["usd_per_million_output"], "source": p["source"],
+                                     "as_of": p["as_of"]}
+            else:
+                item["hourly"] = book.hourly_price(rig, region).as_dict()
+        except PriceError as exc:
+            item["reason"] = str(exc)[:300]
+        out[rig.name] = item
+    return out
