@@ -28,6 +28,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Mapping, Sequence
 
+from ..results.blocks.counting import ToolCallVerdict
 from .count_reading import UNREADABLE, read_count
 from .text_calls import TextCall, find_text_calls
 from ..tasks.workload import OPS, QuestionSet, select_ids
@@ -37,35 +38,10 @@ TOOL_PARAMETERS = {"count_ids": ("op", "value"), "list_ids": ()}
 EXPECTED_TOOL = {"engine": "count_ids", "rows": "list_ids"}
 
 
-@dataclass(frozen=True, slots=True)
-class ToolCallVerdict:
-    """One tool call as the model made it, with the grader's verdict.
-
-    Attributes:
-        name: Tool name the model called.
-        input: Arguments exactly as the model sent them.
-        valid: Whether the call is well-formed for its tool.
-        reason: Why it is invalid (empty when valid).
-        filter: ``id <op> <value>`` for a valid ``count_ids`` call, else None.
-        selects_truth: Whether a valid ``count_ids`` call selects exactly the true ids.
-    """
-
-    name: str
-    input: Any
-    valid: bool
-    reason: str
-    filter: str | None
-    selects_truth: bool | None
-
-    def as_dict(self) -> dict[str, Any]:
-        return {
-            "name": self.name,
-            "input": self.input,
-            "valid": self.valid,
-            "reason": self.reason,
-            "filter": self.filter,
-            "selects_truth": self.selects_truth,
-        }
+def _verdict(name: str, args: Any, valid: bool, reason: str, filter_: str | None = None,
+             selects_truth: bool | None = None) -> ToolCallVerdict:
+    return ToolCallVerdict(name=name, input=args, valid=valid, reason=reason, filter=filter_,
+                           selects_truth=selects_truth)
 
 
 @dataclass(frozen=True, slots=True)
@@ -136,14 +112,14 @@ def judge_call(name: str, args: Any, qset: QuestionSet, tools: str) -> ToolCallV
     """Judge one tool call against the tool set that was offered (``engine`` or ``rows``)."""
     expected = EXPECTED_TOOL[tools]
     if name != expected:
-        return ToolCallVerdict(name, args, False, f"unknown tool {name!r}", None, None)
+        return _verdict(name, args, False, f"unknown tool {name!r}", None, None)
     if not isinstance(args, Mapping):
-        return ToolCallVerdict(name, args, False, f"arguments are {type(args).__name__}, not an object", None, None)
+        return _verdict(name, args, False, f"arguments are {type(args).__name__}, not an object", None, None)
     if tools == "rows":
         extra = sorted(set(args))
         if extra:
-            return ToolCallVerdict(name, args, False, f"unexpected argument(s) {extra}", None, None)
-        return ToolCallVerdict(name, args, True, "", None, None)
+            return _verdict(name, args, False, f"unexpected argument(s) {extra}", None, None)
+        return _verdict(name, args, True, "", None, None)
     problems = []
     missing = [k for k in ("op", "value") if k not in args]
     if missing:
@@ -157,10 +133,10 @@ def judge_call(name: str, args: Any, qset: QuestionSet, tools: str) -> ToolCallV
     if "value" in args and (isinstance(value, bool) or not isinstance(value, int)):
         problems.append(f"bad type: value is {type(value).__name__} {value!r}")
     if problems:
-        return ToolCallVerdict(name, args, False, "; ".join(problems), None, None)
+        return _verdict(name, args, False, "; ".join(problems), None, None)
     assert isinstance(op, str) and isinstance(value, int)
     selects = select_ids(qset.ids, op, value) == qset.truth_ids
-    return ToolCallVerdict(name, args, True, "", f"id {op} {value}", selects)
+    return _verdict(name, args, True, "", f"id {op} {value}", selects)
 
 
 def grade_counting(

@@ -65,7 +65,17 @@ class AgentUsage(Frozen):
     model_calls: int | None = None
 
 
-class CountingRecord(Frozen):
+class AgentTranscript(Frozen):
+    """What one agent run did: its tool calls, its text blocks, how it ended, its time and tokens."""
+
+    calls: list[AgentCall]
+    texts: list[str]
+    error: str | None
+    seconds: float | None = None
+    usage: AgentUsage | None = None
+
+
+class CountingRecord(AgentTranscript):
     """One counting run (``part: counting`` or ``counting_strict``): the agent's transcript."""
 
     seq: int | None = None
@@ -78,11 +88,6 @@ class CountingRecord(Frozen):
     question: str | None = None
     ids: list[int] | None = None
     answer: str
-    calls: list[AgentCall]
-    texts: list[str]
-    error: str | None
-    seconds: float | None = None
-    usage: AgentUsage | None = None
 
 
 class OfferedBackend(Frozen):
@@ -102,19 +107,14 @@ class AskResult(Sparse, Frozen):
     error: str | None = None
 
 
-class FollowUp(Frozen):
+class FollowUp(AgentTranscript):
     """The one follow-up turn of an orchestrator run that ended without ``submit_summary``."""
 
     prompt: str
     reply: str
-    calls: list[AgentCall]
-    texts: list[str]
-    error: str | None
-    seconds: float | None = None
-    usage: AgentUsage | None = None
 
 
-class OrchestratorRecord(Frozen):
+class OrchestratorRecord(AgentTranscript):
     """The orchestrator's run (``part: orchestrator``): what it was offered, asked and answered."""
 
     seq: int | None = None
@@ -129,11 +129,6 @@ class OrchestratorRecord(Frozen):
     asks: list[AskResult]
     scoreboards: list[str]
     reply: str
-    calls: list[AgentCall]
-    texts: list[str]
-    error: str | None
-    seconds: float | None = None
-    usage: AgentUsage | None = None
     follow_up: FollowUp | None = None
 
 

@@ -70,7 +70,7 @@ def summarize_counting(records: Sequence[CountingRecord], part: str) -> Counting
         answer_status=dict(sorted(verdicts.items())),
         failure_reasons=dict(Counter(g.failure for g in grades if g.failure).most_common()),
         filters_sent=dict(Counter(f for g in grades for f in g.filters).most_common()),
-        invalid_calls=[InvalidCall(run=r.run, **c.as_dict()) for r, g in zip(records, grades) for c in g.invalid_calls],
+        invalid_calls=[InvalidCall(run=r.run, **c.model_dump()) for r, g in zip(records, grades) for c in g.invalid_calls],
         text_calls=[TextCall(run=r.run, snippet=c.snippet) for r, g in zip(records, grades) for c in g.text_tool_calls],
         seconds=distribution([r.seconds for r, g in zip(records, grades) if not g.failed], keep_values=False),
         detail=runs)

@@ -32,14 +32,27 @@ class CountingRun(Frozen):
     output_tokens: int | None
 
 
-class InvalidCall(Frozen):
-    run: int
+class ToolCallVerdict(Frozen):
+    """One tool call as the model made it, with the grader's verdict."""
+
     name: str
+    """Tool name the model called."""
     input: Any
+    """Arguments exactly as the model sent them."""
     valid: bool
+    """Whether the call is well-formed for its tool."""
     reason: str
+    """Why it is invalid (empty when valid)."""
     filter: str | None
+    """``id <op> <value>`` for a valid ``count_ids`` call, else None."""
     selects_truth: bool | None
+    """Whether a valid ``count_ids`` call selects exactly the true ids."""
+
+
+class InvalidCall(ToolCallVerdict):
+    """An invalid call, with the run it was made in."""
+
+    run: int
 
 
 class TextCall(Frozen):
