@@ -2,7 +2,8 @@
 
 ``run`` drives the selected parts on every selected backend, in this order so the *cold*
 request really is a backend's first: the chat benchmark, the counting demo (both question
-sets), the BFCL tool-calling cases (``bfcl``, when selected), the orchestrator. Every request
+sets), the BFCL tool-calling cases (``bfcl``, when selected), the quality lane (``quality``, when
+selected), the orchestrator. Every request
 is appended to ``requests.jsonl`` as it finishes;
 ``summary.json``, the plots and ``REPORT.md`` are computed from it at the end, also when a
 backend fails or the run is interrupted. The exit code is 0 only when every selected backend
@@ -22,7 +23,7 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Sequence
 
-from ..parts import bfcl, stopping
+from ..parts import bfcl, quality, stopping
 from ..presentation import console
 from . import evidence
 from ..analysis import recommend, slo
@@ -41,7 +42,7 @@ if TYPE_CHECKING:
 
 logger = logging.getLogger(__name__)
 
-DEMOS = ("counting", "orchestrator", "chat", "bfcl")
+DEMOS = ("counting", "orchestrator", "chat", "bfcl", "quality")
 DEFAULT_DEMOS = ("counting", "orchestrator", "chat")
 EXIT_OK, EXIT_FAILED = 0, 1
 MAX_CONCURRENCY = 1024
@@ -81,7 +82,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     g.add_argument("--demos", type=_csv(DEMOS), default=list(DEFAULT_DEMOS), metavar="LIST",
                    help="parts to run, comma-separated: counting (graded tool use, both question sets), "
                         "orchestrator (an agent asks every backend; its summary is checked), chat (streamed "
-                        "timings), bfcl (BFCL tool-calling cases through each backend's tool interface). "
+                        "timings), bfcl (BFCL tool-calling cases through each backend's tool interface), "
+                        "quality (seeded questions with checkable answers through each backend's chat interface). "
                         f"Default: {','.join(DEFAULT_DEMOS)}")
     g.add_argument("--tools", choices=("engine", "rows"), default="engine",
                    help="counting tools: engine = count_ids(op, value) (graded on the filter sent); rows = "
@@ -100,6 +102,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                    help="timeout of one timed request, and of one agent run (default: 300)")
     stopping.add_arguments(g)
     bfcl.add_arguments(parser)
+    quality.add_arguments(parser)
     recommend.add_arguments(parser)
     slo.add_arguments(parser)
 
@@ -232,6 +235,8 @@ class Bench:
         options.update(self.plan.record())
         if "bfcl" in self.demos:
             options.update(bfcl.options(self.options, max(self.levels)))
+        if "quality" in self.demos:
+            options.update(quality.options(self.options))
         info = {
             "started": evidence.utc_now(),
             "finished": None,
@@ -262,7 +267,7 @@ class Bench:
         from ..clients.pool import ClientPool
 
         async with ClientPool(self.backends, self.session, self.settings, request_timeout_s=self.timeout_s,
-                              width=max(self.plan.width, max(self.levels))) as pool:
+                              width=max(self.plan.width, max(self.levels), self._quality_width())) as pool:
             clients: dict[str, BackendClient] = {}
             for b in self.backends:
                 try:
@@ -278,12 +283,22 @@ class Bench:
                     await bfcl.run_part(backends=self.backends, pool=pool, namespace=self.options,
                                         concurrency=max(self.levels), skipped=self.skipped, emit=self.emit,
                                         progress=self.progress, guard=self._guard)  # fmt: skip
+                if "quality" in self.demos:
+                    self.progress("quality: making the items", milestone=True)
+                    await quality.run_part(backends=self.backends, pool=pool, namespace=self.options,
+                                           skipped=self.skipped, emit=self.emit, progress=self.progress,
+                                           guard=self._guard)  # fmt: skip
                 if "orchestrator" in self.demos:
                     await self._orchestrate(clients)
             finally:
                 self.run_info["notes"] += pool.notes()
         if sys.stderr.isatty():
             print("", file=sys.stderr)
+
+    def _quality_width(self) -> int:
+        if "quality" not in self.demos:
+            return 1
+        return int(_opt(self.options, "quality_concurrency", quality.DEFAULT_CONCURRENCY))
 
     async def _chat(self, clients: dict[str, BackendClient]) -> None:
         from ..parts.capacity import run_under_target
