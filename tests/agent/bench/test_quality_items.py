@@ -140,3 +140,11 @@ def test_export_without_reasoning_gym_says_how_to_install_it(tmp_path, monkeypat
     assert quality.main(["export", "--n", "3", str(tmp_path / "x.jsonl")]) == 1
     assert "reasoning-gym package is not installed; install it with" in capsys.readouterr().err
     assert list(tmp_path.iterdir()) == []
+
+
+def test_only_the_generator_module_imports_reasoning_gym():
+    from tests.test_layering import imported_modules
+
+    importers = sorted(str(p.relative_to(PROJECT_DIR)) for p in (PROJECT_DIR / "agent").rglob("*.py")
+                       if "reasoning_gym" in imported_modules(p))  # fmt: skip
+    assert importers == ["agent/bench/tasks/quality/gym.py"]

@@ -91,7 +91,7 @@ def _padded(sentence: str, num_words: int) -> str:
 
 def _words_arguments(rng: Random, words: tuple[str, ...]) -> dict[str, Any]:
     relation = rng.choice(("less than", "at least"))
-    return {"relation": relation, "num_words": rng.randint(6, 12) if relation == "less than" else rng.randint(12, 24)}
+    return {"relation": relation, "num_words": rng.randint(6, 12) if relation == "less than" else rng.randint(8, 16)}
 
 
 def _words_reference(topic: str, sentence: str, a: dict[str, Any]) -> str:

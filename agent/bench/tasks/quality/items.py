@@ -21,9 +21,13 @@ from typing import Any, Final, Mapping
 SYSTEM_PROMPT: Final = "Answer briefly. Give only what is asked, with no explanation."
 """The one system turn of every item, recorded with every reply."""
 
-MAX_TOKENS: Final = {"number": 24, "choice": 16, "instructions": 48}
-"""Output cap per grading kind: a number or a label fits in a short sentence; an instruction item
-needs a sentence or a short list in the asked form."""
+MAX_TOKENS: Final = {"number": 12, "choice": 10, "instructions": 32}
+"""Output cap per grading kind. The system turn asks for the answer alone: a number or a label, or a
+short sentence stating it ("The answer is **-1234**." is 10 Gemma tokens, digits one each), fits;
+an instruction item needs a sentence or a short list in the asked form. Small on purpose: output
+tokens are most of the lane's time (on the local rig, 600 items took 454 s at caps of 24, 16 and 48
+and about 60% of that at these; ``benchmarks/quality_lane.py``). A reply cut at the cap before it
+states an answer is unreadable, never guessed at (:mod:`agent.bench.grading.quality`)."""
 
 PROMPT_TOKEN_LIMIT: Final = 128
 """The smallest prompt limit of any backend (the Neuron rigs')."""
