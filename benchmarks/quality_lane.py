@@ -7,7 +7,7 @@ local rig is the toy model's (SmolLM2-135M-Instruct on llama.cpp, on this machin
    ``/apply-template``) and counted with its tokenizer (``/tokenize``). Reported: the largest
    whole prompt, how many items are over the lane's 128-token limit, and how many the lane's
    estimate (:func:`agent.bench.tasks.quality.items.estimate_tokens`, with its template allowance)
-   counts low. SmolLM2's tokenizer has 49,152 entries, Gemma's 262,144.
+   counts low.
 2. **The lane.** ``python -m agent.run --backends local --demos quality --quality-n N`` runs as a
    user runs it (it starts its own local rig); reported: the command's wall time, the lane's own
    time (first request sent to last reply), requests per second, mean prompt and output tokens,

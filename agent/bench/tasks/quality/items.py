@@ -6,9 +6,10 @@ and the prompt-size rule that makes every item fit every backend.
 system turn, the question and the chat template) is kept under it. No Gemma tokenizer ships in a
 package, so the count is an estimate meant to be an upper bound (:func:`estimate_tokens`): every
 digit, non-letter byte and newline counts one token, a run of letters one per four letters, a space
-one unless a word follows. It was checked against SmolLM2's tokenizer (49,152 entries; Gemma's has
-262,144) on every item the lane makes at seeds 0 to 2 (``benchmarks/quality_lane.py``), and
-:data:`TEMPLATE_ALLOWANCE` tokens are left for the chat template.
+one unless a word follows, and :data:`TEMPLATE_ALLOWANCE` tokens are left for the chat template.
+Checked against SmolLM2's own template and tokenizer on every item the lane makes at seeds 0 to 2
+(``benchmarks/quality_lane.py``: never low, at least 10 tokens above every real count); Gemma's
+counts are seen only on AWS, in each record's ``prompt_tokens``.
 """
 
 from __future__ import annotations
@@ -23,18 +24,18 @@ SYSTEM_PROMPT: Final = "Answer briefly. Give only what is asked, with no explana
 
 MAX_TOKENS: Final = {"number": 12, "choice": 10, "instructions": 32}
 """Output cap per grading kind. The system turn asks for the answer alone: a number or a label, or a
-short sentence stating it ("The answer is **-1234**." is 10 Gemma tokens, digits one each), fits;
-an instruction item needs a sentence or a short list in the asked form. Small on purpose: output
-tokens are most of the lane's time (on the local rig, 600 items took 454 s at caps of 24, 16 and 48
-and about 60% of that at these; ``benchmarks/quality_lane.py``). A reply cut at the cap before it
-states an answer is unreadable, never guessed at (:mod:`agent.bench.grading.quality`)."""
+short sentence stating it ("The answer is **-1234**." is about 10 tokens with one token per digit),
+fits; an instruction item needs a sentence or a short list in the asked form. Small on purpose: on the
+local rig every token, read or written, is compute on one CPU thread (docs/benchmark.md, "How long
+it takes"). A reply cut at the cap before it states an answer is unreadable, never guessed at
+(:mod:`agent.bench.grading.quality`)."""
 
 PROMPT_TOKEN_LIMIT: Final = 128
 """The smallest prompt limit of any backend (the Neuron rigs')."""
 
 TEMPLATE_ALLOWANCE: Final = 16
-"""Tokens left for the chat template's markers around the system and user turns (SmolLM2's
-template adds 11 to 12 tokens, Gemma's about 10)."""
+"""Tokens left for the chat template's markers around the system and user turns and before the
+reply."""
 
 _PIECES = re.compile(r"[A-Za-z]+|\d|\n+|[^\S\n]+|[^\sA-Za-z\d]")
 
