@@ -23,7 +23,8 @@ How an answer is read, robust to the words, units and markup around it:
   read only from those cues; its last number or lone label is not taken for an answer (a reply cut
   at "Sarah is Elizabeth's mother" had not finished saying "mother-in-law"): without a cue it is
   unreadable;
-* **instructions**: IFEval's strict checks (:mod:`.instruction_checks`) on the reply as it came.
+* **instructions**: IFEval's strict checks (:mod:`.instruction_checks`) on the reply as it came,
+  less any ``<thinking>`` block (Nova's reasoning is not part of the answer it gives).
 """
 
 from __future__ import annotations
@@ -156,7 +157,7 @@ def grade_reply(text: str, answer: str, grading: Mapping[str, Any], cut: bool = 
     if kind == "instructions":
         if _REFUSAL.match(_plain(clean)):
             return Verdict(UNREADABLE, refusal=True, reason="refused")
-        failed = failed_checks(text, grading["instructions"])
+        failed = failed_checks(strip_reasoning(text), grading["instructions"])
         return Verdict(WRONG, reason="does not follow " + ", ".join(failed)) if failed else Verdict(RIGHT)
     explicit = bool(_BOXED.search(clean) or _MARKER.search(_plain(clean)))
     if _REFUSAL.match(_plain(clean)) and not explicit:

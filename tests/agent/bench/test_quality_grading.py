@@ -153,3 +153,9 @@ def test_ifeval_checks(instruction, kwargs, follows, breaks):
 def test_every_instruction_type_the_lane_asks_has_a_check_and_a_test():
     asked = {i.id for i in INSTRUCTIONS}
     assert asked == set(CHECKS) == {c[0] for c in CHECK_CASES}
+
+
+def test_novas_thinking_block_is_not_part_of_the_reply_an_instruction_is_checked_on():
+    lowercase = {"kind": "instructions", "instructions": [{"id": "change_case:english_lowercase", "kwargs": {}}]}
+    assert grade_reply("<thinking>Write it in lowercase.</thinking>the ocean is wide.", "", lowercase).outcome == "right"
+    assert grade_reply("<thinking>ok</thinking>The ocean is wide.", "", lowercase).outcome == "wrong"

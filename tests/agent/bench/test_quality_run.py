@@ -190,3 +190,48 @@ def test_the_part_is_not_in_the_default_run_and_its_options_are_checked(capsys):
         with pytest.raises(SystemExit) as exc:
             parser.parse_args(bad)
         assert exc.value.code == 2 and message in capsys.readouterr().err
+
+
+def test_on_bedrock_the_system_turn_goes_as_converse_system_and_nova_thinking_is_not_the_answer(items600):
+    import asyncio
+
+    import boto3
+    from botocore.stub import Stubber
+
+    from .clients import bedrock_client
+
+    items = items600[:6]
+    boto = boto3.client("bedrock-runtime", region_name="us-east-1")
+    with Stubber(boto) as stub:
+        for item in items:
+            stub.add_response("converse", {
+                "output": {"message": {"role": "assistant", "content": [
+                    {"text": f"<thinking>Work it out first.</thinking>{item.answer}"}]}},
+                "stopReason": "end_turn", "usage": {"inputTokens": 40, "outputTokens": 5, "totalTokens": 45},
+                "metrics": {"latencyMs": 90},
+            }, {"modelId": "us.amazon.nova-micro-v1:0", "system": [{"text": SYSTEM_PROMPT}],
+                "messages": [{"role": "user", "content": [{"text": item.question}]}],
+                "inferenceConfig": {"maxTokens": item.max_tokens, "temperature": 0.0}})  # fmt: skip
+        client = bedrock_client(boto)
+        records: list[dict] = []
+
+        async def go():
+            try:
+                await quality.run_quality(backend=client.backend, client=client, items=items, concurrency=1, seed=0,
+                                          version=lane.version(), emit=records.append)  # fmt: skip
+            finally:
+                await client.close()
+
+        asyncio.run(go())
+        stub.assert_no_pending_responses()
+    assert [r["interface"] for r in records] == ["bedrock-converse"] * 6
+    assert set(outcomes(records, "bedrock").values()) == {"right"}
+
+
+def test_a_neuron_backend_answers_through_plain_chat(tmp_path, items600):
+    items = items600[:12]
+    with RunningFake(answering(items)) as fake:
+        code, s, records, out = run(tmp_path, [openai_backend("inf2", fake.base_url, kind="neuron", tool_calls=False,
+                                                              max_prompt_tokens=128)], "--quality-n", "12")
+    assert code == 0 and set(outcomes(records, "inf2").values()) == {"right"}
+    assert {r["interface"] for r in records} == {"openai-chat"}
