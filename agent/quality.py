@@ -22,7 +22,7 @@ import json
 import sys
 from collections import Counter
 from pathlib import Path
-from typing import Any, Mapping, Sequence
+from typing import Any, Mapping, NoReturn, Sequence
 
 from .bench.analysis.stats import wilson_interval
 from .bench.command import evidence
@@ -36,9 +36,16 @@ class UsageError(Exception):
     """An argument that cannot be used; the message is one line."""
 
 
+class _Parser(argparse.ArgumentParser):
+    """Errors in one line, as ``python -m agent.run`` gives them (the usage is for ``--help``)."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(EXIT_USAGE, f"{self.prog}: error: {message} (see --help)\n")
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="python -m agent.quality",
-                                     description="Export the quality lane's items, or regrade a run's replies.")
+    parser = _Parser(prog="python -m agent.quality",
+                     description="Export the quality lane's items, or regrade a run's replies.")
     sub = parser.add_subparsers(dest="command", required=True, metavar="{export,grade}")
     export = sub.add_parser("export", help="write the items a run with the same --n and --seed sends (JSON lines)")
     export.add_argument("--n", type=items_option, required=True, metavar="N", help="number of items (as --quality-n)")

@@ -106,7 +106,8 @@ def test_export_refuses_bad_arguments_with_one_line_and_writes_nothing(tmp_path,
     out = tmp_path / "items.jsonl"
     with pytest.raises(SystemExit) as exit_:
         quality.main(["export", *argv, str(out)])
-    assert exit_.value.code == 2 and message in capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert exit_.value.code == 2 and message in err and err.count("\n") == 1
     assert not out.exists()
 
 
