@@ -134,3 +134,23 @@ def workload(text: str) -> Any:
     except WorkloadError as exc:
         raise argparse.ArgumentTypeError(str(exc).removeprefix("--workload").strip(" :")) from None
 
+
+def quality_items(text: str) -> int:
+    """A number of quality items, at most the lane's."""
+    from ..tasks.quality import lane
+
+    n = positive_int(text)
+    if n > lane.MAX_N:
+        raise argparse.ArgumentTypeError(f"{n} is above {lane.MAX_N:,} items")
+    return n
+
+
+def quality_seed(text: str) -> int:
+    """A seed of the quality lane's items."""
+    from ..tasks.quality import lane
+
+    value = seed(text)
+    if not 0 <= value <= lane.MAX_SEED:
+        raise argparse.ArgumentTypeError(f"{value} is out of range: give a seed from 0 to {lane.MAX_SEED}")
+    return value
+

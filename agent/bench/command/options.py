@@ -16,13 +16,13 @@ from typing import Any, Callable
 
 from ..analysis.slo import DEFAULT_BUDGET_S, DEFAULT_MAX_CONCURRENCY, DEFAULT_REPEATS_WITH_TARGET, Target
 from ..analysis.traffic import Traffic
-from ..parts import bfcl
+from ..parts import bfcl, quality
 from ..parts.stopping import DEFAULT_MAX_CONSECUTIVE_FAILURES
 from ..tasks.workload import CHAT_MAX_TOKENS, ORCHESTRATOR_QUESTION
 from .argtypes import (MAX_CONCURRENCY, bfcl_cases, choices_list, concurrency_levels, non_negative_int, positive_int,
-                       positive_seconds, seed, share, target, workload)
+                       positive_seconds, quality_items, quality_seed, seed, share, target, workload)
 
-DEMOS = ("counting", "orchestrator", "chat", "bfcl")
+DEMOS = ("counting", "orchestrator", "chat", "bfcl", "quality")
 DEFAULT_DEMOS = ("counting", "orchestrator", "chat")
 DEFAULT_RUNS = 5
 DEFAULT_TOOLS = "engine"
@@ -39,6 +39,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     _benchmark(parser.add_argument_group("benchmark"))
     _target(parser.add_argument_group("latency target (SLO capacity, goodput)"))
     _bfcl(parser.add_argument_group("bfcl (tool calling, BFCL cases)"))
+    _quality(parser.add_argument_group("quality (answer quality: the same seeded items on every backend)"))
     _recommendation(parser.add_argument_group("recommendation"))
 
 
@@ -46,7 +47,8 @@ def _benchmark(g: Any) -> None:
     g.add_argument("--demos", type=choices_list(DEMOS), default=list(DEFAULT_DEMOS), metavar="LIST",
                    help="parts to run, comma-separated: counting (graded tool use, both question sets), "
                         "orchestrator (an agent asks every backend; its summary is checked), chat (streamed "
-                        "timings), bfcl (BFCL tool-calling cases through each backend's tool interface). "
+                        "timings), bfcl (BFCL tool-calling cases through each backend's tool interface), quality "
+                        "(seeded questions with checkable answers through each backend's chat interface). "
                         f"Default: {','.join(DEFAULT_DEMOS)}")
     g.add_argument("--tools", choices=("engine", "rows"), default=DEFAULT_TOOLS,
                    help="counting tools: engine = count_ids(op, value) (graded on the filter sent); rows = "
@@ -95,6 +97,18 @@ def _bfcl(g: Any) -> None:
                         "(default: whole replies)")
 
 
+def _quality(g: Any) -> None:
+    g.add_argument("--quality-n", type=quality_items, metavar="N",
+                   help=f"items per backend; the first N of the seed, taken in turn from six suites (default: "
+                        f"{quality.DEFAULT_N})")
+    g.add_argument("--quality-seed", type=quality_seed, metavar="S",
+                   help=f"seed of the items; every backend and every run with this seed gets the same ones "
+                        f"(default: {quality.DEFAULT_SEED})")
+    g.add_argument("--quality-concurrency", type=positive_int, metavar="N",
+                   help=f"requests in flight per backend (the Neuron rigs get 1) (default: "
+                        f"{quality.DEFAULT_CONCURRENCY})")
+
+
 def _recommendation(g: Any) -> None:
     g.add_argument("--workload", type=workload, metavar="SPEC|FILE",
                    help="your traffic, as KEY=VALUE,... or a YAML file with the same keys: output_tokens_per_month "
@@ -110,6 +124,8 @@ PART_OPTIONS: dict[str, tuple[tuple[str, str], ...]] = {
     "chat": (("slo", "--slo"), ("repeats", "--repeats"), ("max_concurrency", "--max-concurrency"),
              ("slo_budget", "--slo-budget")),
     "bfcl": (("bfcl_n", "--bfcl-n"), ("bfcl_seed", "--bfcl-seed"), ("bfcl_stream", "--bfcl-stream")),
+    "quality": (("quality_n", "--quality-n"), ("quality_seed", "--quality-seed"),
+                ("quality_concurrency", "--quality-concurrency")),
 }
 """The options only one part reads, by part (the namespace's name, the option as typed)."""
 
@@ -152,6 +168,9 @@ class BenchOptions:
     bfcl_n: int | None
     bfcl_seed: int
     bfcl_stream: bool
+    quality_n: int
+    quality_seed: int
+    quality_concurrency: int
     traffic: Traffic
     min_accuracy: float | None
 
@@ -171,7 +190,10 @@ class BenchOptions:
             max_concurrency=int(get("max_concurrency", DEFAULT_MAX_CONCURRENCY)),
             slo_budget_s=float(get("slo_budget", DEFAULT_BUDGET_S)),
             bfcl_n=None if bfcl_n == bfcl.ALL else int(bfcl_n), bfcl_seed=int(get("bfcl_seed", bfcl.DEFAULT_SEED)),
-            bfcl_stream=bool(get("bfcl_stream", False)), traffic=get("workload", None) or Traffic.from_dict(None),
+            bfcl_stream=bool(get("bfcl_stream", False)), quality_n=int(get("quality_n", quality.DEFAULT_N)),
+            quality_seed=int(get("quality_seed", quality.DEFAULT_SEED)),
+            quality_concurrency=int(get("quality_concurrency", quality.DEFAULT_CONCURRENCY)),
+            traffic=get("workload", None) or Traffic.from_dict(None),
             min_accuracy=get("min_accuracy", None),
         )  # fmt: skip
 
@@ -185,6 +207,9 @@ class BenchOptions:
         if "bfcl" in self.demos:
             out.update(bfcl.options_record(n=self.bfcl_n, seed=self.bfcl_seed, stream=self.bfcl_stream,
                                            concurrency=bfcl_concurrency))
+        if "quality" in self.demos:
+            out.update(quality.options_record(n=self.quality_n, seed=self.quality_seed,
+                                              concurrency=self.quality_concurrency))
         return out
 
 

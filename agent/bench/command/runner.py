@@ -3,7 +3,8 @@
 
 ``run`` drives the selected parts on every selected backend, in this order so the *cold*
 request really is a backend's first: the chat benchmark, the counting demo (both question
-sets), the BFCL tool-calling cases (``bfcl``, when selected), the orchestrator. Every request
+sets), the BFCL tool-calling cases (``bfcl``, when selected), the quality lane (``quality``, when
+selected), the orchestrator. Every request
 is appended to ``requests.jsonl`` as it finishes;
 ``summary.json``, the plots and ``REPORT.md`` are computed from it at the end, also when a
 backend fails or the run is interrupted. The exit code is 0 only when every selected backend
@@ -23,7 +24,7 @@ from typing import TYPE_CHECKING, Any, Sequence
 from rigs import utc
 
 from ..clients.reply import ChatRequest
-from ..parts import bfcl, stopping
+from ..parts import bfcl, quality, stopping
 from ..presentation import console
 from ..tasks.workload import CHAT_PROMPT, QUESTION_SETS
 from . import evidence, run_info
@@ -183,29 +184,37 @@ class Bench:
         from ..clients.pool import ClientPool
 
         async with ClientPool(self.backends, self.session, self.settings, request_timeout_s=self.timeout_s,
-                              width=max(self.plan.width, max(self.levels))) as pool:
+                              width=max(self.plan.width, max(self.levels), self._quality_width())) as pool:
             clients: dict[str, BackendClient] = {}
             for b in self.backends:
                 try:
                     clients[b.name] = pool.client(b)
                 except Exception as exc:  # e.g. no credentials for a boto3 client
                     self.skipped[b.name]["chat"] = f"failed: {type(exc).__name__}: {exc}"[:300]
+            o = self.options
             try:
                 if "chat" in self.demos:
                     await self._chat(clients)
                 if "counting" in self.demos:
                     await self._counting(clients)
                 if "bfcl" in self.demos:
-                    o = self.options
                     await bfcl.run_part(backends=self.backends, pool=pool, n=o.bfcl_n, seed=o.bfcl_seed,
                                         stream=o.bfcl_stream, concurrency=max(self.levels), skipped=self.skipped,
                                         emit=self.emit, progress=self.progress, guard=self._guard)  # fmt: skip
+                if "quality" in self.demos:
+                    self.progress("quality: making the items", milestone=True)
+                    await quality.run_part(backends=self.backends, pool=pool, n=o.quality_n, seed=o.quality_seed,
+                                           concurrency=o.quality_concurrency, skipped=self.skipped, emit=self.emit,
+                                           progress=self.progress, guard=self._guard)  # fmt: skip
                 if "orchestrator" in self.demos:
                     await self._orchestrate(clients)
             finally:
                 self.run_info["notes"] += pool.notes()
         if sys.stderr.isatty():
             print("", file=sys.stderr)
+
+    def _quality_width(self) -> int:
+        return self.options.quality_concurrency if "quality" in self.demos else 1
 
     async def _chat(self, clients: dict[str, BackendClient]) -> None:
         from ..parts.capacity import run_under_target

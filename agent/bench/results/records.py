@@ -140,7 +140,24 @@ class BfclCall(Frozen):
     arguments: Any
 
 
-class BfclRecord(Frozen):
+class ReplyFields(Frozen):
+    """What one request of the BFCL and quality parts brought back (the chat parts keep timings instead)."""
+
+    started: str | None = None
+    interface: str | None = None
+    text: str = ""
+    finish_reason: str | None = None
+    status: int | None = None
+    request_id: str | None = None
+    error: str | None = None
+    prompt_tokens: int | None = None
+    output_tokens: int | None = None
+    seconds: float | None = None
+    streamed: bool = False
+    resends: int = 0
+
+
+class BfclRecord(ReplyFields):
     """One BFCL case (``part: bfcl``): the case as sent and what came back."""
 
     seq: int | None = None
@@ -149,27 +166,37 @@ class BfclRecord(Frozen):
     case: str
     category: str
     seed: int | None = None
-    started: str | None = None
-    interface: str | None = None
     constrained: bool = False
     messages: list[dict[str, Any]]
     functions: list[dict[str, Any]]
     ground_truth: list[dict[str, Any]] | None = None
     """BFCL's possible answers (``[{name: {param: [allowed values]}}]``); null for ``irrelevance``."""
     calls: list[BfclCall]
-    text: str = ""
-    finish_reason: str | None = None
-    status: int | None = None
-    request_id: str | None = None
-    error: str | None
-    prompt_tokens: int | None = None
-    output_tokens: int | None = None
-    seconds: float | None = None
-    streamed: bool = False
-    resends: int = 0
 
 
-RequestRecord = Annotated[Union[TimingRecord, CountingRecord, OrchestratorRecord, BfclRecord],
+class QualityRecord(ReplyFields):
+    """One quality item (``part: quality``): the item as sent (its messages with the system turn, its
+    cap, its reference answer and how it is graded) and what came back; or why it was not sent."""
+
+    seq: int | None = None
+    part: Literal["quality"]
+    backend: str
+    item: str
+    suite: str
+    lane: str
+    seed: int
+    messages: list[dict[str, Any]]
+    max_tokens: int
+    temperature: float
+    answer: Any
+    """The reference answer."""
+    grading: dict[str, Any]
+    """How the reply is graded (:mod:`agent.bench.grading.quality`)."""
+    not_sent: str | None = None
+    """Why the item was not sent to this backend (its prompt is over the backend's limit)."""
+
+
+RequestRecord = Annotated[Union[TimingRecord, CountingRecord, OrchestratorRecord, BfclRecord, QualityRecord],
                           Field(discriminator="part")]
 """Any line of ``requests.jsonl``, told apart by its ``part``."""
 
@@ -186,7 +213,7 @@ def parse_record(data: Any) -> RequestRecord:
     Raises:
         RecordError: it is not a record of a known part, or a field has the wrong type.
     """
-    if isinstance(data, (TimingRecord, CountingRecord, OrchestratorRecord, BfclRecord)):
+    if isinstance(data, (TimingRecord, CountingRecord, OrchestratorRecord, BfclRecord, QualityRecord)):
         return data
     try:
         return RECORDS.validate_python(data)

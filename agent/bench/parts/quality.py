@@ -1,0 +1,150 @@
+"""The ``quality`` part: the lane's items (:mod:`agent.bench.tasks.quality`) sent to every backend
+through its own chat interface, one record per item. Grading is done later, from the records
+(:mod:`agent.bench.grading.quality`), so a grading change never needs a new run.
+
+Every backend gets the same items (same ``--quality-n`` and ``--quality-seed``), at temperature 0,
+with the lane's system turn and output caps, all recorded with each reply. An item whose prompt is
+over a backend's own limit (``Backend.max_prompt_tokens``) is recorded as not sent, with the
+reason; the lane's items are made to fit the smallest limit of any catalog backend, so this only
+happens on a server stated to take less.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, Awaitable, Callable, Mapping, Sequence
+
+from rigs import utc
+
+from ..clients.base import BackendClient
+from ..clients.reply import ChatRequest, Reply
+from ..tasks.quality import lane
+from ..tasks.quality.gym import QualityUnavailableError
+from ..tasks.quality.items import MAX_TOKENS, SYSTEM_PROMPT, Item
+from .inflight import in_flight
+
+if TYPE_CHECKING:
+    from ...backends import Backend
+    from ..clients.pool import ClientPool
+
+DEFAULT_N = 600
+DEFAULT_SEED = 0
+DEFAULT_CONCURRENCY = 4
+"""Requests in flight per backend: the local rig's four slots; a vLLM server takes many more, and
+the Neuron rigs get one at a time (:func:`concurrency_for`)."""
+
+
+def options_record(*, n: int, seed: int, concurrency: int) -> dict[str, Any]:
+    """The part's options as recorded in ``run.json``."""
+    return {
+        "quality_n": n,
+        "quality_seed": seed,
+        "quality_concurrency": concurrency,
+        "quality_lane": lane.version(),
+        "quality_system_prompt": SYSTEM_PROMPT,
+        "quality_max_tokens": dict(MAX_TOKENS),
+        "quality_temperature": 0,
+    }
+
+
+def concurrency_for(backend: Backend, concurrency: int) -> int:
+    """The Neuron servers generate under one global lock (docs/benchmark.md, "capacity 1"): more in
+    flight there only queues, and each queued request waits out the whole of the one before it."""
+    return 1 if backend.kind == "neuron" else concurrency
+
+
+def _item_fields(b: Backend, item: Item, seed: int, version: str) -> dict[str, Any]:
+    return {
+        "part": "quality", "backend": b.name, "item": item.id, "suite": item.suite, "lane": version, "seed": seed,
+        "messages": [dict(m) for m in item.messages], "max_tokens": item.max_tokens, "temperature": 0,
+        "answer": item.answer, "grading": dict(item.grading),
+    }  # fmt: skip
+
+
+def item_record(b: Backend, client: BackendClient, request: ChatRequest, item: Item, seed: int, version: str,
+                reply: Reply) -> dict[str, Any]:
+    """One item's record: the item as sent (messages with the system turn, cap, reference, grading)
+    and what came back."""
+    return {
+        **_item_fields(b, item, seed, version),
+        "started": utc.iso_millis(utc.at_epoch(reply.wall_sent)),
+        "interface": client.interface(request),
+        "text": reply.text,
+        "finish_reason": reply.finish_reason,
+        "status": reply.status,
+        "request_id": reply.request_id,
+        "error": reply.error,
+        "prompt_tokens": reply.prompt_tokens,
+        "output_tokens": reply.completion_tokens,
+        "seconds": round(reply.seconds, 4),
+        "streamed": reply.streamed,
+        "resends": reply.reconnects,
+    }
+
+
+def not_sent_record(b: Backend, item: Item, seed: int, version: str) -> dict[str, Any]:
+    """An item over the backend's prompt limit: recorded, not sent, not graded."""
+    return {**_item_fields(b, item, seed, version), "error": None,
+            "not_sent": f"prompt of about {item.prompt_tokens_estimate} tokens (estimated) is over this backend's "
+                        f"{b.max_prompt_tokens}-token limit"}  # fmt: skip
+
+
+async def run_quality(
+    *,
+    backend: Backend,
+    client: BackendClient,
+    items: Sequence[Item],
+    concurrency: int,
+    seed: int,
+    version: str,
+    emit: Callable[[dict[str, Any]], None],
+    progress: Callable[..., None] = lambda *_, **__: None,
+) -> None:
+    """Send every item that fits ``backend`` with ``concurrency`` in flight; one record per item,
+    the unsent ones first. A backend that keeps failing is stopped by the runner's failure streak
+    (``--max-consecutive-failures``), as in every part."""
+    fitting = [item for item in items if item.fits(backend.max_prompt_tokens)]
+    for item in items:
+        if not item.fits(backend.max_prompt_tokens):
+            emit(not_sent_record(backend, item, seed, version))
+    done = 0
+
+    async def send(item: Item) -> None:
+        nonlocal done
+        request = ChatRequest(messages=item.messages, max_tokens=item.max_tokens, stream=False, temperature=0.0)
+        reply = await client.send(request)
+        done += 1
+        emit(item_record(backend, client, request, item, seed, version, reply))
+        progress(f"{backend.name} quality {done}/{len(fitting)}")
+
+    await in_flight(fitting, concurrency_for(backend, concurrency), send)
+
+
+async def run_part(
+    *,
+    backends: Sequence[Backend],
+    pool: ClientPool,
+    n: int,
+    seed: int,
+    concurrency: int,
+    skipped: Mapping[str, dict[str, str]],
+    emit: Callable[[dict[str, Any]], None],
+    progress: Callable[..., None],
+    guard: Callable[[Backend, str, Awaitable[None]], Awaitable[None]],
+) -> None:
+    """The part on every backend in turn (the first ``n`` items of ``seed``); a backend that takes no part
+    is recorded in ``skipped``."""
+    try:
+        items = lane.select(n, seed)
+    except QualityUnavailableError as exc:
+        for b in backends:
+            skipped[b.name]["quality"] = f"failed: {exc}"
+        return
+    version = lane.version()
+    for b in backends:
+        try:
+            client = pool.client(b)
+        except Exception as exc:  # e.g. no credentials for a boto3 client
+            skipped[b.name]["quality"] = f"failed: {type(exc).__name__}: {exc}"[:300]
+            continue
+        await guard(b, "quality", run_quality(backend=b, client=client, items=items, concurrency=concurrency,
+                                              seed=seed, version=version, emit=emit, progress=progress))

@@ -1,0 +1,153 @@
+"""``python -m agent.quality``: the quality lane's items and grades, outside a run.
+
+* ``export --n N --seed S OUT.jsonl`` writes exactly the items a run with ``--quality-n N
+  --quality-seed S`` sends, one JSON object a line (id, suite, lane version, the messages with the
+  system turn, the output cap, the reference answer and how it is graded), so they can be read or
+  run elsewhere. The file is written whole or not at all; an existing file is kept unless
+  ``--force``.
+* ``grade DIR`` regrades the ``part: quality`` records of an evidence folder's ``requests.jsonl``
+  with the grading code as it is now, and prints each backend's accuracy (with its Wilson 95%
+  interval), per suite too. It writes nothing: the folder stays as the run left it.
+
+Accuracy is right / graded, where graded = right + wrong + unreadable; failed requests and items
+not sent are counted apart and never graded.
+
+Exit status: 0 done; 1 reasoning-gym missing (export); 2 bad arguments (one line, nothing written).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections import Counter
+from pathlib import Path
+from typing import Any, Mapping, NoReturn, Sequence
+
+from .bench.analysis.stats import wilson_interval
+from .bench.command import evidence
+from .bench.grading.quality import OUTCOMES, Verdict, grade
+from .bench.command.argtypes import quality_items, quality_seed
+from .bench.parts.quality import DEFAULT_SEED
+
+EXIT_OK, EXIT_MISSING, EXIT_USAGE = 0, 1, 2
+
+
+class UsageError(Exception):
+    """An argument that cannot be used; the message is one line."""
+
+
+class _Parser(argparse.ArgumentParser):
+    """Errors in one line, as ``python -m agent.run`` gives them (the usage is for ``--help``)."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(EXIT_USAGE, f"{self.prog}: error: {message} (see --help)\n")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(prog="python -m agent.quality",
+                     description="Export the quality lane's items, or regrade a run's replies.")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="{export,grade}")
+    export = sub.add_parser("export", help="write the items a run with the same --n and --seed sends (JSON lines)")
+    export.add_argument("--n", type=quality_items, required=True, metavar="N", help="number of items (as --quality-n)")
+    export.add_argument("--seed", type=quality_seed, default=DEFAULT_SEED, metavar="S",
+                        help=f"seed (as --quality-seed; default: {DEFAULT_SEED})")
+    export.add_argument("out", type=Path, metavar="OUT.jsonl", help="the file to write")
+    export.add_argument("--force", action="store_true", help="replace OUT.jsonl if it exists")
+    grade_cmd = sub.add_parser("grade", help="regrade the quality records of an evidence folder and print accuracy")
+    grade_cmd.add_argument("folder", type=Path, metavar="DIR", help="an evidence folder (with requests.jsonl)")
+    grade_cmd.add_argument("--json", action="store_true", help="print the counts as one JSON object instead")
+    return parser
+
+
+def export(n: int, seed: int, out: Path, force: bool) -> int:
+    """Write the items to ``out`` through a temporary file and a rename."""
+    from .bench.tasks.quality import lane
+    from .bench.tasks.quality.gym import QualityUnavailableError
+
+    if out.is_dir():
+        raise UsageError(f"{out}: is a folder; give a file name such as {out / 'items.jsonl'}")
+    if not out.parent.is_dir():
+        raise UsageError(f"{out.parent}: no such folder; create it first")
+    if out.exists() and not force:
+        raise UsageError(f"{out}: already exists; give another name or --force to replace it")
+    try:
+        items = lane.select(n, seed)
+    except QualityUnavailableError as exc:
+        print(f"python -m agent.quality: {exc}", file=sys.stderr)
+        return EXIT_MISSING
+    version = lane.version()
+    evidence.write_atomic(out, "".join(json.dumps(item.row(version)) + "\n" for item in items))
+    print(f"wrote {len(items)} items ({version}, seed {seed}) to {out}")
+    return EXIT_OK
+
+
+def tally(verdicts: Sequence[tuple[str, Verdict]]) -> dict[str, Any]:
+    """Counts of ``(suite, verdict)`` pairs: each outcome, refusals, accuracy and its Wilson interval."""
+    counts = Counter(v.outcome for _, v in verdicts)
+    graded = sum(counts[o] for o in ("right", "wrong", "unreadable"))
+    interval = wilson_interval(counts["right"], graded)
+    return {"items": len(verdicts), **{o: counts[o] for o in OUTCOMES},
+            "refusals": sum(1 for _, v in verdicts if v.refusal), "graded": graded,
+            "accuracy": round(counts["right"] / graded, 4) if graded else None,
+            "ci95": [round(x, 4) for x in interval] if interval else None}  # fmt: skip
+
+
+def grades(records: Sequence[Mapping[str, Any]]) -> dict[str, dict[str, Any]]:
+    """Per backend: its tally, the lane versions seen, and a tally per suite."""
+    by_backend: dict[str, list[tuple[str, Verdict]]] = {}
+    lanes: dict[str, set[str]] = {}
+    for r in records:
+        if r.get("part") == "quality":
+            by_backend.setdefault(r["backend"], []).append((r["suite"], grade(r)))
+            lanes.setdefault(r["backend"], set()).add(str(r.get("lane")))
+    out = {}
+    for name, verdicts in by_backend.items():
+        suites = sorted({s for s, _ in verdicts})
+        out[name] = {**tally(verdicts), "lane": sorted(lanes[name]),
+                     "by_suite": {s: tally([x for x in verdicts if x[0] == s]) for s in suites}}  # fmt: skip
+    return out
+
+
+def _line(name: str, t: Mapping[str, Any]) -> str:
+    accuracy = "n/a" if t["accuracy"] is None else (
+        f"{t['accuracy']:.1%} [{t['ci95'][0]:.1%}, {t['ci95'][1]:.1%}]")
+    return (f"{name:<14} {t['right']:>5}/{t['graded']:<5} {accuracy:<22} wrong {t['wrong']}, unreadable "
+            f"{t['unreadable']} (refusals {t['refusals']}), failed {t['failed']}, not sent {t['not_sent']}")
+
+
+def print_grades(folder: Path, table: Mapping[str, Mapping[str, Any]]) -> None:
+    print(f"quality lane, regraded from {folder / evidence.REQUESTS} (accuracy = right / graded, Wilson 95%)")
+    for name, t in table.items():
+        print(_line(name, t) + f"  [{', '.join(t['lane'])}]")
+        for suite, s in t["by_suite"].items():
+            print("  " + _line(suite, s))
+
+
+def grade_folder(folder: Path, as_json: bool) -> int:
+    path = folder / evidence.REQUESTS
+    if not path.is_file():
+        raise UsageError(f"{folder}: no {evidence.REQUESTS} here; give an evidence folder written by python -m agent.run")
+    table = grades(evidence.read_requests(path))
+    if not table:
+        raise UsageError(f"{path}: no quality records (run with --demos quality)")
+    if as_json:
+        print(json.dumps(table, indent=2))
+    else:
+        print_grades(folder, table)
+    return EXIT_OK
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        if args.command == "export":
+            return export(args.n, args.seed, args.out, args.force)
+        return grade_folder(args.folder, args.json)
+    except UsageError as exc:
+        print(f"python -m agent.quality: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+
+
+if __name__ == "__main__":
+    sys.exit(main())
