@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 
 import boto3
+import botocore.exceptions
 import pytest
 from botocore.stub import Stubber
 from moto import mock_aws
@@ -252,6 +253,41 @@ def test_error_classification_by_code():
     quota_message = ("You have requested more vCPU capacity than your current vCPU limit of 0 allows for the "
                      "instance bucket that the specified instance type belongs to. (VcpuLimitExceeded)")
     assert aws.classify_message(quota_message).code == "VcpuLimitExceeded"
+
+
+def test_free_plan_not_here_and_sagemaker_capacity_failures_by_code():
+    """Each message as published: EC2's Free-plan refusal (nilbuild/developer-roadmap#10171), SageMaker's capacity
+    failure reasons (aws/deep-learning-containers#6673, DIAGNijmegen/rse-grand-challenge#2631,
+    aws/amazon-sagemaker-feedback#99) and quota refusal (aws-samples/sagemaker-custom-project-templates#51),
+    and the SageMaker stack's image read (stacks/parts/handlers/image_digest.py) as CloudFormation reports it."""
+    free = ("The specified instance type is not eligible for Free Tier. For a list of Free Tier instance types, run "
+            "'describe-instance-types' with the filter 'free-tier-eligible=true'.")
+    refused = botocore.exceptions.ClientError({"Error": {"Code": "InvalidParameterCombination", "Message": free}},
+                                              "RunInstances")
+    assert (aws.classify(refused).code, aws.classify(refused).kind) == ("InvalidParameterCombination", aws.FREE_PLAN)
+    other = botocore.exceptions.ClientError({"Error": {"Code": "InvalidParameterCombination",
+                                                       "Message": "Network interfaces and an instance-level "
+                                                                  "security groups may not be specified"}}, "RunInstances")
+    assert aws.classify(other).kind == aws.OTHER  # the same code for another mistake
+    assert aws.classify_message(f"Resource handler returned message: \"{free}\"").kind == aws.FREE_PLAN
+    image = ("Received response status [FAILED] from custom resource. Message returned: RuntimeError: "
+             "ImageNotFoundException: 763104351884.dkr.ecr.us-west-2.amazonaws.com/vllm:0.30.0-gpu is not in "
+             "us-west-2's registry (The image with imageId {imageTag:'0.30.0-gpu'} does not exist); deploy the rig "
+             "in another of its regions, or pin a tag published here")
+    assert (aws.classify_message(image).code, aws.classify_message(image).kind) == ("ImageNotFoundException",
+                                                                                    aws.NOT_HERE)
+    for reason in ("CapacityError: Unable to provision requested ML compute capacity. Please retry using a "
+                   "different ML instance type.",
+                   "EC2InsufficientCapacityError: Instance type 'ml.g6.xlarge' is temporarily unavailable in "
+                   "supported availability zones [use2-az1]. Try again in a few minutes, or try a different "
+                   "instance type.",
+                   "Unable to provision requested ML compute capacity due to InsufficientInstanceCapacity error."):
+        assert aws.classify_message(reason).kind == aws.CAPACITY, reason
+    limit = ("The account-level service limit 'ml.g6.xlarge for endpoint usage' is 0 Instances, with current "
+             "utilization of 0 Instances and a request delta of 1 Instances. Please contact AWS support to request "
+             "an increase for this limit. (Service: AmazonSageMaker; Status Code: 400; Error Code: "
+             "ResourceLimitExceeded; Request ID: dee8f280)")
+    assert (aws.classify_message(limit).code, aws.classify_message(limit).kind) == ("ResourceLimitExceeded", aws.QUOTA)
 
 
 def test_preflight_json_cli(monkeypatch, capsys):
