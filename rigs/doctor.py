@@ -15,7 +15,8 @@ with the fix for each failure:
   network has a subnet in one of them); the vCPU quotas (on-demand, which rigs use, and
   spot) or the SageMaker endpoint quota against what the rig needs, by quota code, a
   quota of 0 reported as "request an increase" (:mod:`rigs.preflight` does these); the
-  SageMaker image's pinned digest in that region's registry; the Hugging Face token
+  digest the SageMaker deploy will run in that region (the catalog's pin, checked in the
+  region's registry, else the one the tag points to there); the Hugging Face token
   secret when the rig's model needs one; for g5g, its image in the account's ECR and the
   CodeBuild quota its build needs.
 
@@ -36,11 +37,11 @@ from typing import Any, Callable, Iterable, Mapping, Sequence
 
 from botocore.config import Config
 
-from . import aws, local_tools
+from . import aws, local_tools, pins
 from .catalog import Catalog, DeployableRig, Ec2Rig, SageMakerRig, load_catalog
 from .contract import BOOTSTRAP_STACK, HF_TOKEN_SECRET, REGIONS
 from .deploy_options import OWN_IMAGE_PREFIX, ecr_image
-from .preflight import EC2_QUOTAS, NOT_LISTED, OK as PREFLIGHT_OK, UNPINNED, RegionCheck, quota_class
+from .preflight import EC2_QUOTAS, NOT_LISTED, OK as PREFLIGHT_OK, RegionCheck, quota_class
 from .preflight import check as preflight_check
 from .pricing import PriceBook
 from .zone_choice import choose_zones, offer_counts, usable_zones
@@ -216,13 +217,15 @@ class _Checks:
         return [Finding("Zones", "", region, OK if not impaired else WARN, detail)], network
 
     def sagemaker_image(self, rig: SageMakerRig, region: str) -> list[Finding]:
-        reference = rig.image.reference(region)
-        image = ecr_image(reference)
+        """The digest the deploy will run in ``region``: the catalog's pin, checked in that region's registry, or
+        (no pin) the one the image's tag points to there, which the stack reads at deploy time."""
+        image = ecr_image(rig.image.reference(region))
         digest = rig.image.digest_for(region)
-        if image is None or not digest:
-            return [Finding("SageMaker image", rig.name, region, FAIL,
-                            "no digest pinned here: the deploy is refused",
-                            "pin it: `python -m rigs pins refresh --regions {region}`", (rig.name,))]
+        if image is None:
+            return [Finding("SageMaker image", rig.name, region, FAIL, f"{rig.image.repository} is not an ECR "
+                            "repository", "fix the image in rigs/catalog.yaml", (rig.name,))]
+        if not digest:
+            return self._unpinned_image(rig, region)
         tag = image.ref.partition("@")[0].lstrip(":")
         fix = (f"pin this region's digest of the tag: `aws ecr describe-images --registry-id {image.account} "
                f"--repository-name {image.repository} --image-ids imageTag={tag} --region {{region}}`")
@@ -244,6 +247,20 @@ class _Checks:
                             f"{_short_digest(digest)} exists but is no longer tagged :{tag} "
                             f"(tags: {', '.join(tags) or 'none'})", fix)]
         return [Finding("SageMaker image", rig.name, region, OK, f"{image.repository}:{tag}@{_short_digest(digest)}")]
+
+    def _unpinned_image(self, rig: SageMakerRig, region: str) -> list[Finding]:
+        found = pins.check_region(rig.name, rig.image, region, self.clients("ecr", region))
+        name = f"{rig.image.repository_in(region).rpartition('/')[2]}:{rig.image.tag}"
+        if found.digest:
+            return [Finding("SageMaker image", rig.name, region, OK,
+                            f"{name}@{_short_digest(found.digest)} (the digest the deploy reads here; not pinned)")]
+        if found.missing:
+            return [Finding("SageMaker image", rig.name, region, FAIL,
+                            f"the tag {name} is not in this region's registry ({found.error}): the deploy would "
+                            "fail here", "none here: `up` tries the rig's other regions", (rig.name,))]
+        return [Finding("SageMaker image", rig.name, region, WARN, f"not checked: ecr DescribeImages failed: "
+                        f"{found.error}", "rerun `python -m rigs doctor`; if it persists, check the permissions for "
+                        "this call")]
 
     def hf_secret(self, region: str) -> list[Finding]:
         needing = [r for r in self.rigs_in(region, Ec2Rig) if getattr(r, "hf_token_required", False)]
@@ -352,7 +369,7 @@ def _preflight_findings(check: RegionCheck, network: tuple[str, ...] | None) -> 
             used = f", {quota.used:g} in use" if quota.used else ""
             return Finding("Endpoint quota", rig, region, OK,
                            f"{check.instance_type}: {quota.value:g} instance(s){used} ({quota.code})")
-        if check.verdict == PREFLIGHT_OK or check.reason.startswith(UNPINNED):
+        if check.verdict == PREFLIGHT_OK:
             return Finding("Endpoint quota", rig, region, WARN, f"{check.instance_type}: not readable ({_why(quota)})",
                            f"check '{check.instance_type} for endpoint usage' in Service Quotas")
         code = quota.code if quota and quota.code else ""
@@ -462,7 +479,7 @@ def run_doctor(rigs: Sequence[DeployableRig], session: Callable[[], Any], region
         zones = {region: pool.submit(checks.zones, region) for region in used_regions}
         resolved = {key: pool.submit(resolve_ami, clients, *key) for key in amis}
         preflight = {region: pool.submit(preflight_check, checks.rigs_in(region), session, [region],
-                                         PriceBook(None), clients)
+                                         PriceBook(None), clients, images=False)
                      for region in used_regions}
         images = [pool.submit(checks.sagemaker_image, rig, region) for rig in rigs if isinstance(rig, SageMakerRig)
                   for region in rig_regions[rig.name]]

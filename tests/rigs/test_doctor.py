@@ -250,18 +250,29 @@ def test_offered_zones_outside_the_base_network(endpoint: str, which: Any) -> No
     assert report.deployable("g6") == ["us-west-2"] and report.deployable("trn1") == []
 
 
-def test_a_region_without_a_pinned_image_digest_blocks_sagemaker_there(endpoint: str, which: Any) -> None:
+def test_an_unpinned_region_reports_the_digest_its_deploy_reads_and_fails_only_without_the_tag(endpoint: str,
+                                                                                                   which: Any) -> None:
     answers = CannedAnswers()
     quotas(answers)
     dlc_image(answers, "us-east-2")
+    tag_digest = "sha256:" + "7" * 64
+    answers.add("ecr", "DescribeImages", {"registryId": DLC_ACCOUNT, "repositoryName": "vllm",
+                                          "imageIds": [{"imageTag": PULL_TAG}]},
+                {"imageDetails": [{"registryId": DLC_ACCOUNT, "repositoryName": "vllm", "imageDigest": tag_digest,
+                                   "imageTags": [PULL_TAG]}]}, "us-east-1")
+    answers.add_error("ecr", "DescribeImages", {"registryId": DLC_ACCOUNT, "imageIds": [{"imageTag": PULL_TAG}]},
+                      "ImageNotFoundException", "The image with imageId {imageTag:'…'} does not exist", "us-west-2")
     for region in SAGEMAKER.regions:
         bootstrap(region)
     report, _ = run([SAGEMAKER], answers, which)  # the catalog pins us-east-2 only
     assert by_check(report, "SageMaker image", "us-east-2", "sagemaker").status == OK
-    unpinned = by_check(report, "SageMaker image", "us-east-1", "sagemaker")
-    assert (unpinned.status, unpinned.detail) == (FAIL, "no digest pinned here: the deploy is refused")
-    assert unpinned.fix == "pin it: `python -m rigs pins refresh --regions {region}`"
-    assert report.deployable("sagemaker") == ["us-east-2"]
+    read = by_check(report, "SageMaker image", "us-east-1", "sagemaker")
+    assert (read.status, read.detail) == (OK, f"vllm:{PULL_TAG}@sha256:777777777777… (the digest the deploy reads "
+                                              "here; not pinned)")
+    missing = by_check(report, "SageMaker image", "us-west-2", "sagemaker")
+    assert missing.status == FAIL and missing.detail.startswith(f"the tag vllm:{PULL_TAG} is not in this region's "
+                                                                "registry (ImageNotFoundException)")
+    assert report.deployable("sagemaker") == ["us-east-2", "us-east-1"]
 
 
 def test_one_screen_of_rows_merged_across_regions(endpoint: str, tmp_path: Any) -> None:

@@ -135,6 +135,14 @@ def test_full_preflight_all_rigs_all_regions_with_unknown_quotas():
     """Service Quotas unavailable (moto's server answers like this): quotas unknown, rigs still placed."""
     regions = ["us-east-1", "us-east-2", "us-west-1", "us-west-2"]
     rigs, _ = select_rigs([])
+    sagemaker = CATALOG.get("sagemaker")
+    dlc = boto3.client("ecr", region_name="us-east-1")  # AWS's registry in us-east-1 has the tag; us-west-2's not
+    dlc.create_repository(repositoryName="vllm", registryId="763104351884")
+    dlc.put_image(registryId="763104351884", repositoryName="vllm", imageTag=sagemaker.image.tag,
+                  imageManifest=json.dumps({"schemaVersion": 2, "layers": [],
+                                            "mediaType": "application/vnd.docker.distribution.manifest.v2+json",
+                                            "config": {"digest": "sha256:" + "1" * 64, "size": 1,
+                                                       "mediaType": "application/vnd.docker.container.image.v1+json"}}))
     with QuotaStubs(regions) as stubs:
         offered = {"us-east-1": ["g", "inf", "trn"], "us-east-2": ["g", "inf", "trn"], "us-west-1": [],
                    "us-west-2": ["g", "inf", "trn"]}
@@ -154,10 +162,13 @@ def test_full_preflight_all_rigs_all_regions_with_unknown_quotas():
     assert by[("sagemaker", "us-west-1")].verdict == NOT_LISTED
     assert [c.region for c in report.placements["g6"]] == ["us-east-2", "us-east-1", "us-west-2"]  # catalog order
     assert [c.region for c in report.placements["g5g"]] == ["us-east-1", "us-west-2"]
-    # the catalog pins the SageMaker image in us-east-2 only: the other regions are skipped, with the command
-    assert [c.region for c in report.placements["sagemaker"]] == ["us-east-2"]
-    unpinned = by[("sagemaker", "us-east-1")]
-    assert unpinned.verdict == SKIP and "`python -m rigs pins refresh --regions us-east-1`" in unpinned.reason
+    # the catalog pins the SageMaker image in us-east-2 only; elsewhere the tag is looked for in the region's
+    # registry (the stack reads its digest there at deploy time): us-east-1 has it, us-west-2 does not
+    assert [c.region for c in report.placements["sagemaker"]] == ["us-east-2", "us-east-1"]
+    missing = by[("sagemaker", "us-west-2")]
+    assert missing.verdict == SKIP and missing.reason == (
+        f"its image tag {sagemaker.image.tag} is not in us-west-2's registry (RepositoryNotFoundException): the "
+        "deploy would fail there")
     assert report.placements["trn1"][0].zones == ("us-east-2c",)
     from rich.console import Console
     console = Console(record=True, width=250)
