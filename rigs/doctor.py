@@ -10,8 +10,9 @@ with the fix for each failure:
 - the credentials and the caller identity (nothing else runs without them);
 - per region: the CDK bootstrap stack and its version; the zones (the available zones that
   offer the most of the region's rig types, as the base network chooses them at deploy time);
-- per rig and region: its AMI's SSM parameter resolves and the AMI's root snapshot fits
-  the rig's root volume; the zones offering the instance type (and whether the base
+- per rig and region: its AMI's SSM parameter resolves, and the root volume the deploy
+  will size for it (snapshot plus what the rig needs free, never below the catalog's floor;
+  a failure only where no gp3 volume could hold it); the zones offering the instance type (and whether the base
   network has a subnet in one of them); the vCPU quotas (on-demand, which rigs use, and
   spot) or the SageMaker endpoint quota against what the rig needs, by quota code, a
   quota of 0 reported as "request an increase" (:mod:`rigs.preflight` does these); the
@@ -38,7 +39,7 @@ from typing import Any, Callable, Iterable, Mapping, Sequence
 from botocore.config import Config
 
 from . import aws, local_tools, pins
-from .catalog import Catalog, DeployableRig, Ec2Rig, SageMakerRig, load_catalog
+from .catalog import MAX_ROOT_VOLUME_GIB, Catalog, DeployableRig, Ec2Rig, SageMakerRig, load_catalog
 from .contract import BOOTSTRAP_STACK, HF_TOKEN_SECRET, REGIONS
 from .deploy_options import OWN_IMAGE_PREFIX, ecr_image
 from .preflight import EC2_QUOTAS, NOT_LISTED, OK as PREFLIGHT_OK, RegionCheck, quota_class
@@ -246,14 +247,14 @@ class _Checks:
             return [Finding("SageMaker image", rig.name, region, WARN,
                             f"{_short_digest(digest)} exists but is no longer tagged :{tag} "
                             f"(tags: {', '.join(tags) or 'none'})", fix)]
-        return [Finding("SageMaker image", rig.name, region, OK, f"{image.repository}:{tag}@{_short_digest(digest)}")]
+        return [Finding("SageMaker image", rig.name, region, OK, f"{_short_digest(digest)}: pinned, tagged here")]
 
     def _unpinned_image(self, rig: SageMakerRig, region: str) -> list[Finding]:
         found = pins.check_region(rig.name, rig.image, region, self.clients("ecr", region))
         name = f"{rig.image.repository_in(region).rpartition('/')[2]}:{rig.image.tag}"
         if found.digest:
             return [Finding("SageMaker image", rig.name, region, OK,
-                            f"{name}@{_short_digest(found.digest)} (the digest the deploy reads here; not pinned)")]
+                            f"{_short_digest(found.digest)}: the tag's digest here, read at deploy")]
         if found.missing:
             return [Finding("SageMaker image", rig.name, region, FAIL,
                             f"the tag {name} is not in this region's registry ({found.error}): the deploy would "
@@ -319,7 +320,12 @@ class _Checks:
 
 
 def _ami_findings(rig: Ec2Rig, region: str, resolved: tuple[str, int | None] | Exception) -> list[Finding]:
-    """The rig's AMI in ``region``: the parameter resolves, and the root snapshot fits its root volume."""
+    """The rig's AMI in ``region``: the parameter resolves, and the root volume the deploy will size for it.
+
+    The stacks size the root volume from the AMI at deploy time (``Custom::RootVolume``, the rule of
+    :meth:`rigs.catalog.Ec2Rig.root_volume_gib_for`), so a snapshot larger than the catalog's floor is no
+    failure: only one no gp3 volume could hold is.
+    """
     fix_param = (f"use another AMI: `-c ami.{rig.name}=ami-...` (or change ami_ssm_parameter in rigs/catalog.yaml)")
     if isinstance(resolved, Exception):
         code = aws.error_code(resolved)
@@ -331,14 +337,16 @@ def _ami_findings(rig: Ec2Rig, region: str, resolved: tuple[str, int | None] | E
     ami, root_gib = resolved
     if root_gib is None:
         return [Finding("AMI", rig.name, region, WARN, f"{ami}: root snapshot size unknown",
-                        f"check that {rig.root_volume_gib} GiB holds it")]
-    if root_gib > rig.root_volume_gib:
+                        "the deploy fails at once if the AMI has no EBS root volume")]
+    volume = rig.root_volume_gib_for(root_gib)
+    if volume > MAX_ROOT_VOLUME_GIB:
         return [Finding("AMI", rig.name, region, FAIL,
-                        f"{ami}: root snapshot {root_gib} GiB > root volume {rig.root_volume_gib} GiB (the launch "
-                        "fails with InvalidBlockDeviceMapping)",
-                        f"raise root_volume_gib of {rig.name} to {root_gib} or more in rigs/catalog.yaml",
+                        f"{ami}: root snapshot {root_gib} GiB + {rig.root_free_gib} GiB free needs a {volume} GiB "
+                        f"root volume, more than a gp3 volume holds ({MAX_ROOT_VOLUME_GIB} GiB)", fix_param,
                         (rig.name,))]
-    return [Finding("AMI", rig.name, region, OK, f"resolves; root snapshot {root_gib} GiB fits the root volume")]
+    sized = (f"the floor; snapshot {root_gib} GiB" if volume == rig.root_volume_gib
+             else f"snapshot {root_gib} + {rig.root_free_gib} GiB free")
+    return [Finding("AMI", rig.name, region, OK, f"root volume {volume} GiB ({sized})")]
 
 
 def resolve_ami(clients: aws.Clients, parameter: str, region: str) -> tuple[str, int | None] | Exception:

@@ -119,7 +119,8 @@ def by_check(report: doctor.DoctorReport, check: str, region: str | None = None,
 
 def test_healthy_account_every_check_passes_and_nothing_is_written(endpoint: str, which: Any) -> None:
     answers = CannedAnswers()
-    token_rig = dataclasses.replace(G6, hf_token_required=True)
+    # a root volume floor below the AMI's snapshot: the deploy sizes the volume from the AMI, so it can deploy
+    token_rig = dataclasses.replace(G6, hf_token_required=True, root_volume_gib=8)
     for region in ("us-east-1", "us-east-2", "us-west-2"):
         bootstrap(region)
         quotas(answers, region)
@@ -137,9 +138,14 @@ def test_healthy_account_every_check_passes_and_nothing_is_written(endpoint: str
     assert report.deployable("g6") == ["us-east-2", "us-east-1", "us-west-2"]  # the catalog's order
     assert report.deployable("g5g") == ["us-east-1", "us-west-2"]
     assert "version 30" in by_check(report, "CDK bootstrap", "us-east-2").detail
+    assert by_check(report, "AMI", "us-east-2", "g6").detail == (
+        f"root volume {15 + G6.root_free_gib} GiB (snapshot 15 + {G6.root_free_gib} GiB free)")
+    assert by_check(report, "AMI", "us-east-2", "inf2").detail == (
+        f"root volume {INF2.root_volume_gib} GiB (the floor; snapshot 15 GiB)")
     assert "on-demand 64 vCPU (L-DB2E81BA), needs 4" in by_check(report, "Type and quota", "us-east-2", "g6").detail
     assert "L-CBARMXL" in by_check(report, "CodeBuild quota", "us-west-2", "g5g").detail
-    assert by_check(report, "SageMaker image", "us-west-2", "sagemaker").detail.startswith("vllm:" + PULL_TAG)
+    assert by_check(report, "SageMaker image", "us-west-2", "sagemaker").detail == (
+        f"{DLC_DIGEST[:19]}…: pinned, tagged here")
     # read-only: every call is a Describe/Get/List call
     assert clients.operations and all(op.startswith(("Describe", "Get", "List")) for op in clients.operations)
 
@@ -152,7 +158,7 @@ def test_each_check_fails_with_its_fix(endpoint: str, tmp_path: Any) -> None:
     dlc_image(answers, "us-east-2", present=False)
     dlc_image(answers, "us-east-1")
     dlc_image(answers, "us-west-2", tag="an-older-tag")
-    small_root = dataclasses.replace(G6, root_volume_gib=8)  # below moto's 15 GiB AMI snapshot
+    small_root = dataclasses.replace(G6, root_free_gib=16380)  # moto's 15 GiB snapshot + 16380: over gp3's 16 TiB
     missing_ami = dataclasses.replace(INF2, ami_ssm_parameter="/aws/service/not/published")
     needs_token = dataclasses.replace(TRN1, hf_token_required=True)
     report, _ = run([small_root, G5G, missing_ami, needs_token, PINNED_SAGEMAKER], answers,
@@ -170,8 +176,9 @@ def test_each_check_fails_with_its_fix(endpoint: str, tmp_path: Any) -> None:
     old = by_check(report, "CDK bootstrap", "us-west-2")
     assert old.status == FAIL and "version 5; the templates need 6" in old.detail
     ami = by_check(report, "AMI", "us-east-2", "g6")
-    assert ami.status == FAIL and "root snapshot 15 GiB > root volume 8 GiB" in ami.detail
-    assert "InvalidBlockDeviceMapping" in ami.detail and "raise root_volume_gib of g6 to 15" in ami.fix
+    assert ami.status == FAIL and ami.detail.endswith("root snapshot 15 GiB + 16380 GiB free needs a 16395 GiB root "
+                                                      "volume, more than a gp3 volume holds (16384 GiB)")
+    assert "-c ami.g6=" in ami.fix
     unresolved = by_check(report, "AMI", "us-east-1", "inf2")
     assert unresolved.status == FAIL and "/aws/service/not/published does not resolve" in unresolved.detail
     assert "-c ami.inf2=" in unresolved.fix
@@ -267,8 +274,7 @@ def test_an_unpinned_region_reports_the_digest_its_deploy_reads_and_fails_only_w
     report, _ = run([SAGEMAKER], answers, which)  # the catalog pins us-east-2 only
     assert by_check(report, "SageMaker image", "us-east-2", "sagemaker").status == OK
     read = by_check(report, "SageMaker image", "us-east-1", "sagemaker")
-    assert (read.status, read.detail) == (OK, f"vllm:{PULL_TAG}@sha256:777777777777… (the digest the deploy reads "
-                                              "here; not pinned)")
+    assert (read.status, read.detail) == (OK, "sha256:777777777777…: the tag's digest here, read at deploy")
     missing = by_check(report, "SageMaker image", "us-west-2", "sagemaker")
     assert missing.status == FAIL and missing.detail.startswith(f"the tag vllm:{PULL_TAG} is not in this region's "
                                                                 "registry (ImageNotFoundException)")
@@ -311,6 +317,13 @@ def test_up_with_doctor_stops_before_any_deploy(endpoint: str, capsys: Any, tmp_
     assert "doctor: g6 cannot deploy anywhere (see the FAIL rows); nothing deployed" in captured.err
     assert boto3.client("cloudformation", region_name="us-east-2").describe_stacks()["Stacks"] == []
     assert not (tmp_path / "evidence").exists()
+
+
+def test_the_largest_root_volume_is_the_deploy_time_handlers() -> None:
+    from rigs.catalog import MAX_ROOT_VOLUME_GIB
+    from stacks.parts.handlers.root_volume import GP3_MAX_GIB
+
+    assert MAX_ROOT_VOLUME_GIB == GP3_MAX_GIB
 
 
 def test_g5g_build_quota_matches_the_image_build() -> None:
