@@ -57,13 +57,13 @@ class RecordingClients(aws.Clients):
 
 
 def quotas(answers: CannedAnswers, region: str | None = None, ec2: float = 64, sagemaker: float = 2,
-           codebuild: float = 1, codebuild_listed: bool = True) -> None:
+           codebuild: float = 1, builds: list[tuple[str, str, float]] | None = None) -> None:
     for klass in EC2_QUOTAS.values():
         for code, name in klass.values():
             answers.add("service-quotas", "GetServiceQuota", {"ServiceCode": "ec2", "QuotaCode": code},
                         {"Quota": {"ServiceCode": "ec2", "QuotaCode": code, "QuotaName": name, "Value": ec2}}, region)
     for service, listed in (("sagemaker", [("ml.g6.xlarge for endpoint usage", "L-SMG6X", sagemaker)]),
-                            ("codebuild", [(G5G_BUILD_QUOTA, "L-CBARMXL", codebuild)] if codebuild_listed else [])):
+                            ("codebuild", [(G5G_BUILD_QUOTA, "L-CBARMXL", codebuild)] if builds is None else builds)):
         answers.add("service-quotas", "ListServiceQuotas", {"ServiceCode": service}, {"Quotas": [
             {"ServiceCode": service, "QuotaName": name, "QuotaCode": code, "Value": value}
             for name, code, value in listed]}, region)
@@ -317,6 +317,29 @@ def test_up_with_doctor_stops_before_any_deploy(endpoint: str, capsys: Any, tmp_
     assert "doctor: g6 cannot deploy anywhere (see the FAIL rows); nothing deployed" in captured.err
     assert boto3.client("cloudformation", region_name="us-east-2").describe_stacks()["Stacks"] == []
     assert not (tmp_path / "evidence").exists()
+
+
+@pytest.mark.parametrize(("listed", "status", "detail"), [
+    # AWS's own spelling is unknown offline: the ARM build quotas are found by their prefix, what is found is said
+    ([("Concurrently running builds for ARM/Small environment", "L-A1", 1),
+      ("Concurrently running builds for Linux ARM/XLarge environment", "L-A3", 2),
+      ("Concurrently running builds for ARM/Large environment", "L-A2", 1),
+      ("Concurrently running builds for ARM Lambda/1GB environment", "L-AL", 10),
+      ("Concurrently running builds for Linux/XLarge environment", "L-X", 5)], OK,
+     "ARM XLarge builds at once: 2 (L-A3); ARM build quotas: ARM/Large 1 (L-A2), ARM/Small 1 (L-A1), "
+     "Linux ARM/XLarge 2 (L-A3)"),
+    ([("Concurrently running builds for ARM/Small environment", "L-A1", 1),
+      ("Concurrently running builds for ARM/2XLarge environment", "L-A4", 1)], WARN,
+     "no ARM XLarge build quota listed here; ARM build quotas: ARM/2XLarge 1 (L-A4), ARM/Small 1 (L-A1)"),
+    ([], WARN, "no ARM XLarge build quota listed here; ARM build quotas: none"),
+])
+def test_the_codebuild_quota_is_found_among_the_arm_build_quotas(endpoint: str, which: Any, listed, status,
+                                                                   detail) -> None:
+    answers = CannedAnswers()
+    quotas(answers, builds=listed)
+    report, _ = run([G5G], answers, which, regions=["us-east-1"])
+    found = by_check(report, "CodeBuild quota", "us-east-1", "g5g")
+    assert (found.status, found.detail) == (status, detail)
 
 
 def test_the_largest_root_volume_is_the_deploy_time_handlers() -> None:
