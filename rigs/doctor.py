@@ -7,7 +7,8 @@ with the fix for each failure:
 
 - local: AWS CLI v2 and the Session Manager plugin (the agent's SSM port forwards need
   both; they do not block a deploy, so a problem there is a warning);
-- the credentials and the caller identity (nothing else runs without them);
+- the credentials and the caller identity (nothing else runs without them), and the account's
+  plan (the Free Tier API: a Free-plan account launches no rig until it is upgraded to the Paid plan);
 - per region: the CDK bootstrap stack and its version; the zones (the available zones that
   offer the most of the region's rig types, as the base network chooses them at deploy time);
 - per rig and region: its AMI's SSM parameter resolves, and the root volume the deploy
@@ -74,7 +75,10 @@ ARM_BUILD_QUOTAS = re.compile(r"^Concurrently running builds for (?!.*Lambda).*\
 XLARGE = re.compile(r"\bXLarge\b", re.IGNORECASE)
 
 LOCAL_CHECKS = ("AWS CLI v2", "Session Manager plugin")
-CHECK_ORDER = ("AWS CLI v2", "Session Manager plugin", "Credentials", "CDK bootstrap", "Zones", "AMI",
+FREE_TIER_REGION = "us-east-1"
+"""Where the Free Tier API answers for the account (``freetier``, a global service)."""
+
+CHECK_ORDER = ("AWS CLI v2", "Session Manager plugin", "Credentials", "Account plan", "CDK bootstrap", "Zones", "AMI",
                "Type and quota", "Endpoint quota", "SageMaker image", "HF token secret",
                "g5g image", "CodeBuild quota", "Can deploy")
 
@@ -121,10 +125,13 @@ class DoctorReport:
         ignored = set(ignore)
         blocked = {f.region for f in self.findings if f.status == FAIL and rig in f.blocks
                    and f.check not in ignored}
+        if None in blocked:  # an account-wide failure (the Free plan) blocks the rig everywhere
+            return []
         return [region for region in self.rig_regions.get(rig, ()) if region not in blocked]
 
     def blockers(self, rig: str, region: str) -> list[Finding]:
-        return [f for f in self.findings if f.status == FAIL and rig in f.blocks and f.region == region]
+        """The failures that stop ``rig`` in ``region``: that region's, and the account's."""
+        return [f for f in self.findings if f.status == FAIL and rig in f.blocks and f.region in (region, None)]
 
     @property
     def ok(self) -> bool:
@@ -161,6 +168,27 @@ class _Checks:
 
     def names_in(self, region: str, kind: type | tuple[type, ...] = (Ec2Rig, SageMakerRig)) -> tuple[str, ...]:
         return tuple(r.name for r in self.rigs_in(region, kind))
+
+    # the account
+
+    def account_plan(self) -> list[Finding]:
+        """The Free Tier API's account plan: a Free-plan account launches only Free Tier instance types, so no rig."""
+        try:
+            state = aws.call(self.clients("freetier", FREE_TIER_REGION).get_account_plan_state, attempts=3)
+        except Exception as exc:  # noqa: BLE001 - classified below
+            if aws.error_code(exc) == "ResourceNotFoundException":
+                return [Finding("Account plan", "", None, OK, "no Free Tier account plan (an account from before "
+                                "the Free and Paid plans)")]
+            return [_unknown("Account plan", "", None, exc, "freetier")]
+        plan, status = state.get("accountPlanType", "?"), state.get("accountPlanStatus", "?")
+        if plan != "FREE":
+            return [Finding("Account plan", "", None, OK, f"{plan.title()} plan ({status.lower()})")]
+        credits = state.get("accountPlanRemainingCredits") or {}
+        left = f", {credits['amount']:g} {credits.get('unit', 'USD')} of credits left" if "amount" in credits else ""
+        return [Finding("Account plan", "", None, FAIL,
+                        f"Free plan ({status.lower()}{left}): it launches only Free Tier instance types, none of the "
+                        "rigs' (launches fail with InvalidParameterCombination: not eligible for Free Tier)",
+                        aws.FREE_PLAN_FIX, tuple(r.name for r in self.rigs))]
 
     # per region
 
@@ -499,6 +527,7 @@ def run_doctor(rigs: Sequence[DeployableRig], session: Callable[[], Any], region
     amis = sorted({(rig.ami_ssm_parameter, region) for rig in rigs if isinstance(rig, Ec2Rig)
                    for region in rig_regions[rig.name]})
     with ThreadPoolExecutor(max_workers=MAX_WORKERS, thread_name_prefix="doctor") as pool:
+        plan = pool.submit(checks.account_plan)
         bootstrap = [pool.submit(checks.bootstrap, region) for region in used_regions]
         zones = {region: pool.submit(checks.zones, region) for region in used_regions}
         resolved = {key: pool.submit(resolve_ami, clients, *key) for key in amis}
@@ -511,6 +540,7 @@ def run_doctor(rigs: Sequence[DeployableRig], session: Callable[[], Any], region
         own = {(rig.name, region): pool.submit(checks.own_image, rig, region) for rig in rigs
                if isinstance(rig, Ec2Rig) and rig.image.repository.startswith(OWN_IMAGE_PREFIX)
                for region in rig_regions[rig.name]}
+        findings += plan.result()
         for future in bootstrap:
             findings += future.result()
         networks: dict[str, tuple[str, ...] | None] = {}

@@ -69,6 +69,12 @@ def quotas(answers: CannedAnswers, region: str | None = None, ec2: float = 64, s
             for name, code, value in listed]}, region)
 
 
+def account_plan(answers: CannedAnswers, plan: str = "PAID", status: str = "ACTIVE", **more: Any) -> None:
+    """The Free Tier API's answer (moto has no Free Tier API), in the shape of botocore's model."""
+    answers.add("freetier", "GetAccountPlanState", {}, {"accountId": ACCOUNT, "accountPlanType": plan,
+                                                       "accountPlanStatus": status, **more})
+
+
 def dlc_image(answers: CannedAnswers, region: str, present: bool = True, tag: str = PULL_TAG) -> None:
     digest = PINNED_SAGEMAKER.image.digest_for(region)
     params = {"registryId": DLC_ACCOUNT, "repositoryName": "vllm", "imageIds": [{"imageDigest": digest}]}
@@ -119,6 +125,7 @@ def by_check(report: doctor.DoctorReport, check: str, region: str | None = None,
 
 def test_healthy_account_every_check_passes_and_nothing_is_written(endpoint: str, which: Any) -> None:
     answers = CannedAnswers()
+    account_plan(answers)
     # a root volume floor below the AMI's snapshot: the deploy sizes the volume from the AMI, so it can deploy
     token_rig = dataclasses.replace(G6, hf_token_required=True, root_volume_gib=8)
     for region in ("us-east-1", "us-east-2", "us-west-2"):
@@ -137,6 +144,7 @@ def test_healthy_account_every_check_passes_and_nothing_is_written(endpoint: str
     assert checks == set(doctor.CHECK_ORDER)  # every check ran
     assert report.deployable("g6") == ["us-east-2", "us-east-1", "us-west-2"]  # the catalog's order
     assert report.deployable("g5g") == ["us-east-1", "us-west-2"]
+    assert by_check(report, "Account plan").detail == "Paid plan (active)"
     assert "version 30" in by_check(report, "CDK bootstrap", "us-east-2").detail
     assert by_check(report, "AMI", "us-east-2", "g6").detail == (
         f"root volume {15 + G6.root_free_gib} GiB (snapshot 15 + {G6.root_free_gib} GiB free)")
@@ -222,6 +230,30 @@ def test_unreadable_quotas_and_refused_calls_warn_without_blocking(endpoint: str
     endpoint_quota = by_check(report, "Endpoint quota", "us-east-2", "sagemaker")
     assert endpoint_quota.status == WARN and "<" not in endpoint_quota.detail  # moto's HTML 500 page, made readable
     assert report.ok and report.deployable("g6") == ["us-east-2"] and report.deployable("sagemaker") == ["us-east-2"]
+
+
+def test_a_free_plan_account_blocks_every_rig_everywhere_with_the_upgrade_as_the_fix(endpoint: str,
+                                                                                    which: Any) -> None:
+    answers = CannedAnswers()
+    quotas(answers)
+    account_plan(answers, "FREE", accountPlanRemainingCredits={"amount": 187.5, "unit": "USD"})
+    bootstrap("us-east-2")
+    report, _ = run([G6, PINNED_SAGEMAKER], answers, which, regions=["us-east-2"])
+    plan = by_check(report, "Account plan")
+    assert plan.status == FAIL and plan.region is None and set(plan.blocks) == {"g6", "sagemaker"}
+    assert plan.detail.startswith("Free plan (active, 187.5 USD of credits left): it launches only Free Tier")
+    assert plan.fix.startswith("upgrade the account to the Paid plan")
+    assert "`aws freetier upgrade-account-plan --account-plan-type PAID`" in plan.fix
+    assert report.deployable("g6") == [] and report.deployable("sagemaker") == []
+    assert by_check(report, "Can deploy", subject="g6").detail == "nowhere: blocked by Account plan"
+    # an account from before the plans, and a refused call: neither blocks
+    for answer in ("ResourceNotFoundException", "AccessDeniedException"):
+        answers = CannedAnswers()
+        quotas(answers)
+        answers.add_error("freetier", "GetAccountPlanState", {}, answer, "no")
+        report, _ = run([G6], answers, which, regions=["us-east-2"])
+        assert by_check(report, "Account plan").status == (OK if answer.startswith("Resource") else WARN)
+        assert report.deployable("g6") == ["us-east-2"]
 
 
 def test_the_base_network_takes_the_zones_offering_most_rig_types():
