@@ -189,7 +189,8 @@ def cmd_doctor(args: argparse.Namespace) -> int:
         print(json.dumps({"account": report.account, "seconds": round(report.seconds, 2),
                           "findings": [{"check": f.check, "subject": f.subject, "region": f.region,
                                         "status": f.status, "detail": f.detail, "fix": f.fix,
-                                        "blocks": list(f.blocks)} for f in report.findings],
+                                        "blocks": list(f.blocks), "denied": f.denied or None}
+                                       for f in report.findings],
                           "deployable": {rig: report.deployable(rig) for rig in report.rig_regions}}, indent=2))
     else:
         console = _console()

@@ -40,7 +40,7 @@ from typing import Any, Callable, Iterable, Mapping, Sequence
 
 from botocore.config import Config
 
-from . import aws, local_tools, pins
+from . import aws, local_tools, permissions, pins
 from .catalog import MAX_ROOT_VOLUME_GIB, Catalog, DeployableRig, Ec2Rig, SageMakerRig, load_catalog
 from .contract import BOOTSTRAP_STACK, HF_TOKEN_SECRET, REGIONS
 from .deploy_options import OWN_IMAGE_PREFIX, ecr_image
@@ -80,7 +80,7 @@ FREE_TIER_REGION = "us-east-1"
 
 CHECK_ORDER = ("AWS CLI v2", "Session Manager plugin", "Credentials", "Account plan", "CDK bootstrap", "Zones", "AMI",
                "Type and quota", "Endpoint quota", "SageMaker image", "HF token secret",
-               "g5g image", "CodeBuild quota", "Can deploy")
+               "g5g image", "CodeBuild quota", "IAM permissions", "Can deploy")
 
 
 @dataclass(frozen=True, slots=True)
@@ -99,6 +99,8 @@ class Finding:
     detail: str
     fix: str = ""
     blocks: tuple[str, ...] = ()
+    denied: str = ""
+    """The IAM action the caller's policy refused, when that is why the check could not be made."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -292,9 +294,9 @@ class _Checks:
             return [Finding("SageMaker image", rig.name, region, FAIL,
                             f"the tag {name} is not in this region's registry ({found.error}): the deploy would "
                             "fail here", "none here: `up` tries the rig's other regions", (rig.name,))]
-        return [Finding("SageMaker image", rig.name, region, WARN, f"not checked: ecr DescribeImages failed: "
-                        f"{found.error}", "rerun `python -m rigs doctor`; if it persists, check the permissions for "
-                        "this call")]
+        return [_refused(Finding("SageMaker image", rig.name, region, WARN, f"not checked: ecr DescribeImages failed: "
+                                 f"{found.error}", "rerun `python -m rigs doctor`; if it persists, check the "
+                                 "permissions for this call"), found.error, "ecr:DescribeImages")]
 
     def hf_secret(self, region: str) -> list[Finding]:
         needing = [r for r in self.rigs_in(region, Ec2Rig) if getattr(r, "hf_token_required", False)]
@@ -422,8 +424,10 @@ def _preflight_findings(check: RegionCheck, network: tuple[str, ...] | None) -> 
             return Finding("Endpoint quota", rig, region, OK,
                            f"{check.instance_type}: {quota.value:g} instance(s){used} ({quota.code})")
         if check.verdict == PREFLIGHT_OK:
-            return Finding("Endpoint quota", rig, region, WARN, f"{check.instance_type}: not readable ({_why(quota)})",
-                           f"check '{check.instance_type} for endpoint usage' in Service Quotas")
+            return _refused(Finding("Endpoint quota", rig, region, WARN,
+                                    f"{check.instance_type}: not readable ({_why(quota)})",
+                                    f"check '{check.instance_type} for endpoint usage' in Service Quotas"),
+                            _why(quota), "servicequotas:ListServiceQuotas")
         code = quota.code if quota and quota.code else ""
         fix = ("`aws service-quotas request-service-quota-increase --service-code sagemaker --quota-code "
                f"{code} --desired-value 1 --region {{region}}`" if code and quota and quota.value == 0 else
@@ -433,7 +437,9 @@ def _preflight_findings(check: RegionCheck, network: tuple[str, ...] | None) -> 
     check_name = "Type and quota"
     if not check.zones:
         if check.reason.startswith("offerings unknown"):
-            return Finding(check_name, rig, region, WARN, check.reason, "run `python -m rigs doctor` again")
+            return _refused(Finding(check_name, rig, region, WARN, check.reason, "run `python -m rigs doctor` again"),
+                            check.reason.removeprefix("offerings unknown (").rstrip(")"),
+                            "ec2:DescribeInstanceTypeOfferings")
         return Finding(check_name, rig, region, FAIL, f"{check.instance_type} is offered in no zone",
                        "none here: `up` tries the rig's other regions", (rig,))
     if network is not None and not set(check.zones) & set(network):
@@ -451,9 +457,9 @@ def _preflight_findings(check: RegionCheck, network: tuple[str, ...] | None) -> 
                        f"`aws service-quotas request-service-quota-increase --service-code ec2 --quota-code {od_code} "
                        f"--desired-value {max(desired, needs)} --region {{region}}`", (rig,))
     if od is None or not od.known:
-        return Finding(check_name, rig, region, WARN,
-                       f"offered; on-demand quota not readable ({_why(od)}), needs {needs} vCPU{spot_text}",
-                       f"check {od_code} in Service Quotas")
+        return _refused(Finding(check_name, rig, region, WARN,
+                                f"offered; on-demand quota not readable ({_why(od)}), needs {needs} vCPU{spot_text}",
+                                f"check {od_code} in Service Quotas"), _why(od), "servicequotas:GetServiceQuota")
     used = f", {od.used:g} in use" if od.used else ""
     return Finding(check_name, rig, region, OK,
                    f"offered; on-demand {od.value:g} vCPU{used} ({od_code}), needs {needs}{spot_text}")
@@ -470,8 +476,34 @@ def _unknown(check: str, subject: str, region: str | None, exc: BaseException, s
     failure = aws.classify(exc)
     if failure.kind == aws.CREDENTIALS:
         raise aws.CredentialsError(failure.code) from None
+    refused = permissions.refused_action(service, exc)
+    if refused:
+        return Finding(check, subject, region, WARN, f"not checked: {aws.describe_error(exc, service)}",
+                       permissions.hint(refused), denied=refused)
     return Finding(check, subject, region, WARN, f"not checked: {aws.describe_error(exc, service)}",
                    fix or "rerun `python -m rigs doctor`; if it persists, check the permissions for this call")
+
+
+def _refused(finding: Finding, code: str | None, wanted: str) -> Finding:
+    """``finding`` saying which statement grants ``wanted`` when ``code`` is a refusal of the caller's policy."""
+    if code not in permissions.ACCESS_DENIED_CODES:
+        return finding
+    return Finding(finding.check, finding.subject, finding.region, finding.status, finding.detail,
+                   permissions.hint(wanted), finding.blocks, denied=wanted)
+
+
+def _permissions_summary(findings: Sequence[Finding]) -> list[Finding]:
+    """One row naming every check the caller's policy refused, and the statements that grant them."""
+    refused = [f for f in findings if f.denied]
+    if not refused:
+        return []
+    actions = sorted({f.denied for f in refused})
+    statements = sorted({sid for action in actions for sid in permissions.granting(action)})
+    checks = ", ".join(sorted({f.check for f in refused}, key=lambda c: CHECK_ORDER.index(c)
+                              if c in CHECK_ORDER else 99))
+    return [Finding("IAM permissions", "", None, WARN, f"refused: {checks} ({', '.join(actions)})",
+                    f"attach {permissions.POLICY_DOC} to the caller (statements "
+                    f"{', '.join(statements) or 'none: it lacks them'})")]
 
 
 def _client_error(code: str, message: str) -> Exception:
@@ -566,6 +598,7 @@ def run_doctor(rigs: Sequence[DeployableRig], session: Callable[[], Any], region
             builds.append(pool.submit(checks.codebuild_quota, rig, region, built))
         for future in builds:
             findings += future.result()
+    findings += _permissions_summary(findings)
     report = DoctorReport(tuple(findings), rig_regions, account, 0.0)
     for rig in rigs:
         findings.append(_verdict(report, rig.name))

@@ -6,8 +6,8 @@ its ``Sid``. A call is allowed by the action ``<prefix>:<Operation>``, the prefi
 service's signing name in botocore's model (``servicequotas`` for ``service-quotas``,
 ``sagemaker`` for ``sagemaker-runtime``), except where IAM names it otherwise
 (:data:`ACTIONS`). ``tests/test_iam_policy.py`` walks the code's AWS calls and fails when one is
-not in the policy; the doctor uses :func:`grant_hint` to say, for a refused check, which action was
-refused and which statement grants it.
+not in the policy; the doctor uses :func:`refused_action` and :func:`hint` to say, for a refused
+check, which action was refused and which statement grants it.
 """
 
 from __future__ import annotations
@@ -80,24 +80,27 @@ def denied(exc: BaseException) -> bool:
     return isinstance(response, dict) and response.get("Error", {}).get("Code") in ACCESS_DENIED_CODES
 
 
-def grant_hint(services: str, exc: BaseException) -> str:
-    """For a refused call: the action it needs and the statement of the project's policy that grants it.
+def refused_action(services: str, exc: BaseException) -> str | None:
+    """The IAM action a refused call needed, or None when the error is no refusal (or names no known call).
 
     ``services`` names the client's service (``ec2``), or several that may have made the call
     (``ssm/ec2``): the one whose model has the refused operation is taken.
     """
+    if not denied(exc):
+        return None
     operation = getattr(exc, "operation_name", None) or "?"
-    wanted = None
     for service in services.split("/"):
         try:
             known = operation in _model(service).operation_names
-        except Exception:  # noqa: BLE001 - not a service botocore knows: no hint from it
+        except Exception:  # noqa: BLE001 - not a service botocore knows: no action from it
             known = False
         if known:
-            wanted = action(service, operation)
-            break
-    if wanted is None:
-        return f"the caller's IAM policy refused it: see {POLICY_DOC}"
+            return action(service, operation)
+    return None
+
+
+def hint(wanted: str) -> str:
+    """For a refused ``wanted`` action: the statement of the project's policy that grants it."""
     statements = granting(wanted)
     where = (f"statement {', '.join(repr(s) for s in statements)} of {POLICY_DOC} grants it" if statements
              else f"{POLICY_DOC} does not grant it")

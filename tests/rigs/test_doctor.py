@@ -141,7 +141,7 @@ def test_healthy_account_every_check_passes_and_nothing_is_written(endpoint: str
     assert problems == []
     assert report.ok and report.stopped is None
     checks = {f.check for f in report.findings}
-    assert checks == set(doctor.CHECK_ORDER)  # every check ran
+    assert checks == set(doctor.CHECK_ORDER) - {"IAM permissions"}  # every check ran, and none was refused
     assert report.deployable("g6") == ["us-east-2", "us-east-1", "us-west-2"]  # the catalog's order
     assert report.deployable("g5g") == ["us-east-1", "us-west-2"]
     assert by_check(report, "Account plan").detail == "Paid plan (active)"
@@ -227,9 +227,37 @@ def test_unreadable_quotas_and_refused_calls_warn_without_blocking(endpoint: str
     image = by_check(report, "SageMaker image", "us-east-2", "sagemaker")
     assert image.status == WARN
     assert image.detail.startswith("not checked: ecr DescribeImages failed: AccessDeniedException: User is not")
+    assert image.fix == ("the caller's IAM policy does not allow ecr:DescribeImages: statement 'ReadOnly' of "
+                         "docs/iam-policy.json grants it")
     endpoint_quota = by_check(report, "Endpoint quota", "us-east-2", "sagemaker")
     assert endpoint_quota.status == WARN and "<" not in endpoint_quota.detail  # moto's HTML 500 page, made readable
     assert report.ok and report.deployable("g6") == ["us-east-2"] and report.deployable("sagemaker") == ["us-east-2"]
+    summary = by_check(report, "IAM permissions")
+    assert (summary.status, summary.detail) == (WARN, "refused: SageMaker image (ecr:DescribeImages)")
+    assert summary.fix == "attach docs/iam-policy.json to the caller (statements ReadOnly)"
+
+
+def test_each_refused_check_names_the_statement_that_grants_it(endpoint: str, which: Any) -> None:
+    answers = CannedAnswers()
+    for service, operation, code in (("cloudformation", "DescribeStacks", "AccessDenied"),
+                                     ("service-quotas", "GetServiceQuota", "AccessDeniedException"),
+                                     ("freetier", "GetAccountPlanState", "AccessDeniedException"),
+                                     ("ec2", "DescribeAvailabilityZones", "UnauthorizedOperation")):
+        answers.add_error(service, operation, {}, code, "not authorized")
+    report, _ = run([G6], answers, which, regions=["us-east-2"])
+    expected = {"CDK bootstrap": "cloudformation:DescribeStacks", "Type and quota": "servicequotas:GetServiceQuota",
+                "Account plan": "freetier:GetAccountPlanState", "Zones": "ec2:DescribeAvailabilityZones"}
+    for check, action in expected.items():
+        finding = by_check(report, check, None if check == "Account plan" else "us-east-2",
+                           "g6" if check == "Type and quota" else None)
+        assert finding.status == WARN and finding.denied == action, finding
+        assert finding.fix == (f"the caller's IAM policy does not allow {action}: statement 'ReadOnly' of "
+                               "docs/iam-policy.json grants it")
+    summary = by_check(report, "IAM permissions")
+    assert summary.detail == ("refused: Account plan, CDK bootstrap, Zones, Type and quota (cloudformation:DescribeStacks, "
+                              "ec2:DescribeAvailabilityZones, freetier:GetAccountPlanState, "
+                              "servicequotas:GetServiceQuota)")
+    assert report.deployable("g6") == ["us-east-2"]  # a check that could not be made blocks nothing
 
 
 def test_a_free_plan_account_blocks_every_rig_everywhere_with_the_upgrade_as_the_fix(endpoint: str,
