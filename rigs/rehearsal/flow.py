@@ -80,6 +80,7 @@ class Options:
     bootstrap: bool = False
     evidence: Path | None = None
     max_hours: float | None = None
+    max_usd: float | None = None
     capacity_grace_minutes: float | None = None
     inject_capacity: Sequence[str] = ()
     bench_options: str = ""
@@ -230,6 +231,11 @@ class Rehearsal:
                     return EXIT_INTERRUPTED
                 if estimate is None:
                     return EXIT_FAILED
+                refusal = None if self.options.max_usd is None else estimating.over_limit(estimate,
+                                                                                           self.options.max_usd)
+                if refusal:
+                    self.say(f"error: {refusal}")
+                    return EXIT_USAGE
                 if not self._consent():
                     self.say("nothing created")
                     return EXIT_OK
