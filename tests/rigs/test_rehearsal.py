@@ -180,11 +180,52 @@ def test_without_credentials_it_says_how_to_log_in_and_leaves_no_folder(tmp_path
      "error: --inject-capacity is for --offline (moto's server) only"),
     (["rehearse", "--yes", "--offline", "--inject-capacity", "g6.xlarge"], "give TYPE@REGION"),
     (["rehearse", "--yes", "--offline", "--bench-options=--out here"], "--out is set by the rehearsal itself"),
+    # the benchmark's own parser checks its options before anything is created (it once ran only after every
+    # rig was up: `--runs 0` deployed them all, then the benchmark exited 2)
+    (["rehearse", "--yes", "--offline", "--bench-options=--runs 0"],
+     "error: --bench-options: the benchmark refuses them: argument --runs: 0 is too small: give at least 1 (see "
+     "`python -m agent.run --help`); nothing created"),
+    (["rehearse", "--yes", "--bench-options=--demos chat --bogus"],
+     "error: --bench-options: the benchmark refuses them: unrecognized arguments: --bogus (see "
+     "`python -m agent.run --help`); nothing created"),
 ])
 def test_bad_input_is_one_line_and_exit_2(tmp_path: Path, args: list[str], problem: str):
     done = run_rigs(*args, tmp_path=tmp_path)
     assert done.returncode == 2 and problem in done.stderr.strip().splitlines()[-1]
     assert not (tmp_path / "results").exists()
+
+
+def test_good_benchmark_options_pass_the_check():
+    from rigs.rehearsal.flow import check_bench_options
+
+    check_bench_options(["--runs", "1", "--demos", "chat"])  # no exception: the real run gets the same options
+
+
+def test_an_interrupted_rehearsals_timeline_says_so_and_names_no_report_it_never_wrote(tmp_path: Path):
+    from rigs.rehearsal.flow import Phase
+
+    out = io.StringIO()
+    rehearsal = Rehearsal(Options(rigs=["g6"]), out=out)
+    rehearsal.folder = tmp_path
+    small = Phase("small", bench_folder=tmp_path / "bench", bench_exit=2)
+    rehearsal.phases = [small]
+
+    def interrupted_benchmark(*_args, **_kwargs):
+        rehearsal.step = "the benchmark (small model)"
+        raise KeyboardInterrupt
+
+    rehearsal._up = lambda *_args: None
+    rehearsal._benchmark = interrupted_benchmark
+    rehearsal._down = lambda: True
+    assert rehearsal._rehearse([]) == 130
+    record = json.loads((tmp_path / "timeline.json").read_text())
+    assert record["interrupted"].startswith("interrupted during the benchmark (small model) at ")
+    assert record["interrupted"].endswith("; the clean-up then destroyed everything the rehearsal created")
+    markdown = (tmp_path / "TIMELINE.md").read_text()
+    assert markdown.startswith("# Rehearsal timeline (interrupted)") and f"- {record['interrupted']}" in markdown
+    said = out.getvalue()
+    assert "report (small model): none written (the benchmark exited 2; what it printed says why)" in said
+    assert "REPORT.md" not in said
 
 
 class FakeTerminal(io.StringIO):
