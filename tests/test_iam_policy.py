@@ -103,3 +103,40 @@ def test_the_walk_places_each_way_the_code_names_a_call(tmp_path: Path) -> None:
     assert permissions.action("service-quotas", "GetServiceQuota") == "servicequotas:GetServiceQuota"
     assert permissions.action("sagemaker-runtime", "InvokeEndpoint") == "sagemaker:InvokeEndpoint"
     assert permissions.action("bedrock-runtime", "ConverseStream") == "bedrock:InvokeModelWithResponseStream"
+
+
+def test_status_needs_only_the_read_only_statement_by_moto_s_own_iam_checks(monkeypatch) -> None:
+    """moto maps each request to its IAM action itself: `rigs status` signed by a user holding only the
+    ReadOnly statement lists everything, and is refused the one listing whose action is taken away."""
+    import boto3
+    from moto import mock_aws, settings
+    from moto.core.responses import ActionAuthenticatorMixin
+
+    from rigs import inventory
+    from rigs.pricing import PriceBook
+
+    read_only = next(s for s in POLICY["Statement"] if s["Sid"] == "ReadOnly")
+    with mock_aws():
+        boto3.client("ec2", region_name="us-east-2").create_volume(
+            Size=10, AvailabilityZone="us-east-2a",
+            TagSpecifications=[{"ResourceType": "volume", "Tags": [{"Key": "ManagedBy", "Value": "aws-inference"}]}])
+        iam = boto3.client("iam", region_name="us-east-1")
+
+        def session_with(user: str, statement: dict) -> boto3.Session:
+            iam.create_user(UserName=user)
+            iam.put_user_policy(UserName=user, PolicyName="p", PolicyDocument=json.dumps(
+                {"Version": "2012-10-17", "Statement": [statement]}))
+            key = iam.create_access_key(UserName=user)["AccessKey"]
+            return boto3.Session(aws_access_key_id=key["AccessKeyId"], aws_secret_access_key=key["SecretAccessKey"],
+                                 aws_session_token=None, region_name="us-east-2")
+
+        allowed = session_with("reader", read_only)
+        short = session_with("short", {**read_only, "Action": [a for a in read_only["Action"]
+                                                               if a != "ec2:DescribeVolumes"]})
+        monkeypatch.setattr(settings, "INITIAL_NO_AUTH_ACTION_COUNT", 0)
+        monkeypatch.setattr(ActionAuthenticatorMixin, "request_count", 0)
+        found = inventory.discover(allowed, ["us-east-2"], PriceBook(None))
+        assert found.problems == () and [r.kind for r in found.resources] == [inventory.VOLUME]
+        refused = inventory.discover(short, ["us-east-2"], PriceBook(None))
+        # moto answers AccessDenied where EC2 says UnauthorizedOperation; both are refusals to rigs.permissions
+        assert refused.problems == ("us-east-2: could not list EBS volumes (AccessDenied)",)
