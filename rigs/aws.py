@@ -22,6 +22,13 @@ Errors are classified by their **error code**, never by free text:
 - ``credentials``: no credentials, or an expired session.
 - ``unreachable``: no answer from the endpoint at all (offline, DNS, a proxy, a misspelt
   region); :func:`unreachable_error` names the endpoint and the likely cause.
+- ``free-plan``: the account is on AWS's Free plan, which launches only Free Tier instance
+  types (``InvalidParameterCombination`` whose message says ``not eligible for Free Tier``: the
+  code alone covers many other mistakes, so AWS's message tells this one apart); no region
+  fixes it, upgrading the account to the Paid plan does (:data:`FREE_PLAN_FIX`).
+- ``not-here``: what the rig needs is not published in this region (the SageMaker image's tag
+  missing from the region's registry, as the stack's ``Custom::ImageDigest`` reports it with
+  ``ImageNotFoundException``); another region may have it.
 - ``other``: anything else.
 
 Failures that arrive asynchronously (an Auto Scaling activity, a CloudFormation event, a
@@ -68,7 +75,13 @@ THROTTLED = "throttled"
 CREDENTIALS = "credentials"
 UNREACHABLE = "unreachable"
 NOT_FOUND = "not-found"
+FREE_PLAN = "free-plan"
+NOT_HERE = "not-here"
 OTHER = "other"
+
+FREE_PLAN_FIX = ("upgrade the account to the Paid plan (the Free plan launches only Free Tier instance types): in the "
+                 "Billing and Cost Management console, or `aws freetier upgrade-account-plan --account-plan-type PAID`")
+"""What a Free-plan account must do before any rig can launch."""
 
 CAPACITY_CODES = frozenset({
     "InsufficientInstanceCapacity",
@@ -78,6 +91,8 @@ CAPACITY_CODES = frozenset({
     "InsufficientCapacityOnHost",
     "SpotMaxPriceTooLow",
     "InsufficientInstanceCapacityException",
+    "CapacityError",
+    "EC2InsufficientCapacityError",
 })
 UNSUPPORTED_CODES = frozenset({
     "Unsupported",
@@ -135,6 +150,11 @@ _CODE_TOKEN = re.compile(r"\b(" + "|".join(re.escape(c) for c in _KNOWN_IN_MESSA
 _LAUNCH_FAILURE = re.compile(r"\blaunch failed in \S+: ([A-Za-z][A-Za-z0-9]*(?:\.[A-Za-z0-9]+)*): ")
 """The rig stacks' launch watch reports ``launch failed in <zone>: <Code>: <message>``
 (``stacks/parts/handlers/launch_watch.py``): any code there is the launch's own."""
+_FREE_TIER = re.compile(r"\bnot eligible for Free Tier\b")
+"""EC2's message for a launch a Free-plan account may not make (``InvalidParameterCombination``)."""
+_NOT_IN_REGISTRY = re.compile(r"\b(ImageNotFoundException|RepositoryNotFoundException|ImageNotFound): \S+ is not in "
+                              r"[a-z0-9-]+'s registry")
+"""``Custom::ImageDigest``'s failure for a tag the stack's region does not publish (``image_digest.py``)."""
 
 
 class RigsError(Exception):
@@ -224,7 +244,9 @@ def classify(exc: BaseException) -> AwsFailure:
     if isinstance(exc, botocore.exceptions.ClientError):
         err = exc.response.get("Error", {})
         code = err.get("Code") or str(exc.response.get("ResponseMetadata", {}).get("HTTPStatusCode", ""))
-        return AwsFailure(code, classify_code(code), readable(err.get("Message", "")))
+        message = err.get("Message", "")
+        kind = FREE_PLAN if _FREE_TIER.search(message or "") else classify_code(code)
+        return AwsFailure(code, kind, readable(message))
     if isinstance(exc, botocore.exceptions.WaiterError):
         reason = getattr(exc, "last_response", {}) or {}
         code = reason.get("Error", {}).get("Code") if isinstance(reason, dict) else None
@@ -250,9 +272,16 @@ def code_in_message(message: str | None) -> str | None:
 
 
 def classify_message(message: str | None) -> AwsFailure:
-    launch = _LAUNCH_FAILURE.search(message or "")
-    code = (launch.group(1) if launch else None) or code_in_message(message)
-    return AwsFailure(code or "Unknown", classify_code(code), (message or "").strip())
+    """The failure an asynchronous message reports: its code, and its class (see the module docstring)."""
+    text = (message or "").strip()
+    launch = _LAUNCH_FAILURE.search(text)
+    missing = _NOT_IN_REGISTRY.search(text)
+    code = (launch.group(1) if launch else None) or (missing.group(1) if missing else None) or code_in_message(text)
+    if _FREE_TIER.search(text):
+        return AwsFailure(code or "InvalidParameterCombination", FREE_PLAN, text)
+    if missing:
+        return AwsFailure(code or missing.group(1), NOT_HERE, text)
+    return AwsFailure(code or "Unknown", classify_code(code), text)
 
 
 _TAG = re.compile(r"<[^>]+>")

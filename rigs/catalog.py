@@ -153,6 +153,10 @@ def _with_variant(rig: "Ec2Rig | SageMakerRig", variant: str) -> Any:
     return replace(rig, **rig.variants[variant].overrides(rig))
 
 
+MAX_ROOT_VOLUME_GIB = 16384
+"""The largest gp3 volume (16 TiB): the deploy-time root volume handler fails an AMI that would need more."""
+
+
 @dataclass(frozen=True, slots=True)
 class Ec2Rig:
     """A rig that runs its server in a container on one EC2 instance."""

@@ -46,6 +46,20 @@ def _session(args: argparse.Namespace) -> Any:
     return session
 
 
+def _usd(value: str) -> float:
+    try:
+        usd = float(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{value!r} is not an amount in USD, e.g. 20") from None
+    if not usd > 0 or usd == float("inf"):
+        raise argparse.ArgumentTypeError(f"{value!r}: give an amount above 0 in USD, e.g. 20")
+    return usd
+
+
+MAX_USD_HELP = ("refuse to start (exit 2, nothing deployed) when the rigs could cost more than this: each rig's "
+                "hourly price x its lifetime limit")
+
+
 def _type_at_region(value: str) -> str:
     instance_type, sep, region = value.partition("@")
     if not sep or not instance_type or region not in REGIONS:
@@ -98,6 +112,7 @@ def _add_up(sub: Any) -> None:
     p = sub.add_parser("up", help="deploy rigs with region failover; records the timeline")
     p.add_argument("rigs", nargs="+", metavar="RIG")
     p.add_argument("--max-hours", type=float, help="lifetime limit passed as -c max_hours=N (default: the catalog's)")
+    p.add_argument("--max-usd", type=_usd, metavar="USD", help=MAX_USD_HELP)
     p.add_argument("--preflight", action="store_true", help="run preflight for these rigs first (always done "
                    "when nothing is recorded for a rig)")
     p.add_argument("--doctor", action="store_true", help="run `doctor` for these rigs first: stop before any "
@@ -166,6 +181,7 @@ def _add_rehearse(sub: Any) -> None:
                         "(default: its own defaults)")
     p.add_argument("--evidence", type=Path, help="evidence folder (default: results/rehearsal-<UTC time>)")
     p.add_argument("--max-hours", type=float, help="lifetime limit of each rig, the backstop (default: the catalog's)")
+    p.add_argument("--max-usd", type=_usd, metavar="USD", help=MAX_USD_HELP)
     p.add_argument("--capacity-grace", type=float, help="minutes a group that cannot launch for capacity gets before "
                    f"the next region (default {CAPACITY_GRACE_MINUTES:g}; offline {OFFLINE_CAPACITY_GRACE_MINUTES:g})")
     p.add_argument("--inject-capacity", action="append", default=[], type=_type_at_region, metavar="TYPE@REGION",
@@ -189,7 +205,8 @@ def cmd_doctor(args: argparse.Namespace) -> int:
         print(json.dumps({"account": report.account, "seconds": round(report.seconds, 2),
                           "findings": [{"check": f.check, "subject": f.subject, "region": f.region,
                                         "status": f.status, "detail": f.detail, "fix": f.fix,
-                                        "blocks": list(f.blocks)} for f in report.findings],
+                                        "blocks": list(f.blocks), "denied": f.denied or None}
+                                       for f in report.findings],
                           "deployable": {rig: report.deployable(rig) for rig in report.rig_regions}}, indent=2))
     else:
         console = _console()
@@ -245,6 +262,11 @@ def cmd_up(args: argparse.Namespace) -> int:
             return EXIT_USAGE
         context[key] = value
     session = _session(args)
+    if args.max_usd is not None:
+        refusal = _over_max_usd(rigs, session, args.max_usd, args.max_hours)
+        if refusal:
+            print(f"error: {refusal}", file=sys.stderr)
+            return EXIT_USAGE
     sequence = DeploySequence(session, _console().print)
     if args.doctor:
         allowed = sequence.doctor(rigs, ignore=("CDK bootstrap",) if args.bootstrap else ())
@@ -281,6 +303,23 @@ def cmd_up(args: argparse.Namespace) -> int:
         where = f"up in {result.region}" if result.ok else f"NOT up: {result.reason}"
         print(f"{result.rig}: {where}")
     return EXIT_OK if all(r.ok for r in results) else EXIT_FAILED
+
+
+def _over_max_usd(rigs: Sequence[Any], session: Any, max_usd: float, max_hours: float | None) -> str | None:
+    """``up --max-usd``: the refusal when the rigs' lifetime cost bound is above the limit (None: within it)."""
+    from .pricing import PriceBook, PriceError
+    from .rehearsal.estimate import estimate, lifetime_plans, over_limit
+
+    book = PriceBook(session)
+
+    def hourly(rig: Any, region: str) -> tuple[float | None, str]:
+        try:
+            price = book.hourly_price(rig, region)
+        except PriceError as exc:
+            return None, str(exc)
+        return price.usd_per_hour, price.describe()
+
+    return over_limit(estimate(lifetime_plans(rigs, hourly, max_hours)), max_usd)
 
 
 def cmd_status(args: argparse.Namespace) -> int:
@@ -420,7 +459,8 @@ def cmd_rehearse(args: argparse.Namespace) -> int:
 
     options = flow.Options(
         rigs=args.rigs, big=args.big, yes=args.yes, offline=args.offline, bootstrap=args.bootstrap,
-        evidence=args.evidence, max_hours=args.max_hours, capacity_grace_minutes=args.capacity_grace,
+        evidence=args.evidence, max_hours=args.max_hours, max_usd=args.max_usd,
+        capacity_grace_minutes=args.capacity_grace,
         inject_capacity=args.inject_capacity, bench_options=args.bench_options, bench_minutes=args.bench_minutes,
         destroy_minutes=args.destroy_minutes, profile=args.profile, region=args.region)
     try:

@@ -7,15 +7,18 @@ with the fix for each failure:
 
 - local: AWS CLI v2 and the Session Manager plugin (the agent's SSM port forwards need
   both; they do not block a deploy, so a problem there is a warning);
-- the credentials and the caller identity (nothing else runs without them);
+- the credentials and the caller identity (nothing else runs without them), and the account's
+  plan (the Free Tier API: a Free-plan account launches no rig until it is upgraded to the Paid plan);
 - per region: the CDK bootstrap stack and its version; the zones (the available zones that
   offer the most of the region's rig types, as the base network chooses them at deploy time);
-- per rig and region: its AMI's SSM parameter resolves and the AMI's root snapshot fits
-  the rig's root volume; the zones offering the instance type (and whether the base
+- per rig and region: its AMI's SSM parameter resolves, and the root volume the deploy
+  will size for it (snapshot plus what the rig needs free, never below the catalog's floor;
+  a failure only where no gp3 volume could hold it); the zones offering the instance type (and whether the base
   network has a subnet in one of them); the vCPU quotas (on-demand, which rigs use, and
   spot) or the SageMaker endpoint quota against what the rig needs, by quota code, a
   quota of 0 reported as "request an increase" (:mod:`rigs.preflight` does these); the
-  SageMaker image's pinned digest in that region's registry; the Hugging Face token
+  digest the SageMaker deploy will run in that region (the catalog's pin, checked in the
+  region's registry, else the one the tag points to there); the Hugging Face token
   secret when the rig's model needs one; for g5g, its image in the account's ECR and the
   CodeBuild quota its build needs.
 
@@ -29,6 +32,7 @@ machine that cannot reach AWS hears so in seconds.
 
 from __future__ import annotations
 
+import re
 import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -36,11 +40,11 @@ from typing import Any, Callable, Iterable, Mapping, Sequence
 
 from botocore.config import Config
 
-from . import aws, local_tools
-from .catalog import Catalog, DeployableRig, Ec2Rig, SageMakerRig, load_catalog
+from . import aws, local_tools, permissions, pins
+from .catalog import MAX_ROOT_VOLUME_GIB, Catalog, DeployableRig, Ec2Rig, SageMakerRig, load_catalog
 from .contract import BOOTSTRAP_STACK, HF_TOKEN_SECRET, REGIONS
 from .deploy_options import OWN_IMAGE_PREFIX, ecr_image
-from .preflight import EC2_QUOTAS, NOT_LISTED, OK as PREFLIGHT_OK, UNPINNED, RegionCheck, quota_class
+from .preflight import EC2_QUOTAS, NOT_LISTED, OK as PREFLIGHT_OK, RegionCheck, quota_class
 from .preflight import check as preflight_check
 from .pricing import PriceBook
 from .zone_choice import choose_zones, offer_counts, usable_zones
@@ -62,14 +66,21 @@ MIN_BOOTSTRAP_VERSION = 6
 """The synthesized templates' ``CheckBootstrapVersion`` rule refuses versions 1 to 5."""
 
 G5G_BUILD_QUOTA = "Concurrently running builds for ARM/XLarge environment"
-"""The CodeBuild quota the g5g image build counts against: an ARM container on ``BUILD_GENERAL1_XLARGE``
-(``stacks/parts/image_build.py``; a test keeps the two in step). The quota's code is read from
-Service Quotas with its value."""
+"""The CodeBuild quota the g5g image build counts against, as AWS's naming of the other ARM build quotas
+suggests: an ARM container on ``BUILD_GENERAL1_XLARGE`` (``stacks/parts/image_build.py``; a test keeps the
+two in step). The exact name is not in public quota lists, so the doctor lists the ARM build quotas by
+:data:`ARM_BUILD_QUOTAS` and takes the XLarge one among them (:data:`XLARGE`)."""
+ARM_BUILD_QUOTAS = re.compile(r"^Concurrently running builds for (?!.*Lambda).*\bARM\b", re.IGNORECASE)
+"""CodeBuild's quotas on concurrent ARM container builds (its ARM Lambda builds are another kind)."""
+XLARGE = re.compile(r"\bXLarge\b", re.IGNORECASE)
 
 LOCAL_CHECKS = ("AWS CLI v2", "Session Manager plugin")
-CHECK_ORDER = ("AWS CLI v2", "Session Manager plugin", "Credentials", "CDK bootstrap", "Zones", "AMI",
+FREE_TIER_REGION = "us-east-1"
+"""Where the Free Tier API answers for the account (``freetier``, a global service)."""
+
+CHECK_ORDER = ("AWS CLI v2", "Session Manager plugin", "Credentials", "Account plan", "CDK bootstrap", "Zones", "AMI",
                "Type and quota", "Endpoint quota", "SageMaker image", "HF token secret",
-               "g5g image", "CodeBuild quota", "Can deploy")
+               "g5g image", "CodeBuild quota", "IAM permissions", "Can deploy")
 
 
 @dataclass(frozen=True, slots=True)
@@ -88,6 +99,8 @@ class Finding:
     detail: str
     fix: str = ""
     blocks: tuple[str, ...] = ()
+    denied: str = ""
+    """The IAM action the caller's policy refused, when that is why the check could not be made."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -114,10 +127,13 @@ class DoctorReport:
         ignored = set(ignore)
         blocked = {f.region for f in self.findings if f.status == FAIL and rig in f.blocks
                    and f.check not in ignored}
+        if None in blocked:  # an account-wide failure (the Free plan) blocks the rig everywhere
+            return []
         return [region for region in self.rig_regions.get(rig, ()) if region not in blocked]
 
     def blockers(self, rig: str, region: str) -> list[Finding]:
-        return [f for f in self.findings if f.status == FAIL and rig in f.blocks and f.region == region]
+        """The failures that stop ``rig`` in ``region``: that region's, and the account's."""
+        return [f for f in self.findings if f.status == FAIL and rig in f.blocks and f.region in (region, None)]
 
     @property
     def ok(self) -> bool:
@@ -154,6 +170,27 @@ class _Checks:
 
     def names_in(self, region: str, kind: type | tuple[type, ...] = (Ec2Rig, SageMakerRig)) -> tuple[str, ...]:
         return tuple(r.name for r in self.rigs_in(region, kind))
+
+    # the account
+
+    def account_plan(self) -> list[Finding]:
+        """The Free Tier API's account plan: a Free-plan account launches only Free Tier instance types, so no rig."""
+        try:
+            state = aws.call(self.clients("freetier", FREE_TIER_REGION).get_account_plan_state, attempts=3)
+        except Exception as exc:  # noqa: BLE001 - classified below
+            if aws.error_code(exc) == "ResourceNotFoundException":
+                return [Finding("Account plan", "", None, OK, "no Free Tier account plan (an account from before "
+                                "the Free and Paid plans)")]
+            return [_unknown("Account plan", "", None, exc, "freetier")]
+        plan, status = state.get("accountPlanType", "?"), state.get("accountPlanStatus", "?")
+        if plan != "FREE":
+            return [Finding("Account plan", "", None, OK, f"{plan.title()} plan ({status.lower()})")]
+        credits = state.get("accountPlanRemainingCredits") or {}
+        left = f", {credits['amount']:g} {credits.get('unit', 'USD')} of credits left" if "amount" in credits else ""
+        return [Finding("Account plan", "", None, FAIL,
+                        f"Free plan ({status.lower()}{left}): it launches only Free Tier instance types, none of the "
+                        "rigs' (launches fail with InvalidParameterCombination: not eligible for Free Tier)",
+                        aws.FREE_PLAN_FIX, tuple(r.name for r in self.rigs))]
 
     # per region
 
@@ -216,13 +253,15 @@ class _Checks:
         return [Finding("Zones", "", region, OK if not impaired else WARN, detail)], network
 
     def sagemaker_image(self, rig: SageMakerRig, region: str) -> list[Finding]:
-        reference = rig.image.reference(region)
-        image = ecr_image(reference)
+        """The digest the deploy will run in ``region``: the catalog's pin, checked in that region's registry, or
+        (no pin) the one the image's tag points to there, which the stack reads at deploy time."""
+        image = ecr_image(rig.image.reference(region))
         digest = rig.image.digest_for(region)
-        if image is None or not digest:
-            return [Finding("SageMaker image", rig.name, region, FAIL,
-                            "no digest pinned here: the deploy is refused",
-                            "pin it: `python -m rigs pins refresh --regions {region}`", (rig.name,))]
+        if image is None:
+            return [Finding("SageMaker image", rig.name, region, FAIL, f"{rig.image.repository} is not an ECR "
+                            "repository", "fix the image in rigs/catalog.yaml", (rig.name,))]
+        if not digest:
+            return self._unpinned_image(rig, region)
         tag = image.ref.partition("@")[0].lstrip(":")
         fix = (f"pin this region's digest of the tag: `aws ecr describe-images --registry-id {image.account} "
                f"--repository-name {image.repository} --image-ids imageTag={tag} --region {{region}}`")
@@ -243,7 +282,21 @@ class _Checks:
             return [Finding("SageMaker image", rig.name, region, WARN,
                             f"{_short_digest(digest)} exists but is no longer tagged :{tag} "
                             f"(tags: {', '.join(tags) or 'none'})", fix)]
-        return [Finding("SageMaker image", rig.name, region, OK, f"{image.repository}:{tag}@{_short_digest(digest)}")]
+        return [Finding("SageMaker image", rig.name, region, OK, f"{_short_digest(digest)}: pinned, tagged here")]
+
+    def _unpinned_image(self, rig: SageMakerRig, region: str) -> list[Finding]:
+        found = pins.check_region(rig.name, rig.image, region, self.clients("ecr", region))
+        name = f"{rig.image.repository_in(region).rpartition('/')[2]}:{rig.image.tag}"
+        if found.digest:
+            return [Finding("SageMaker image", rig.name, region, OK,
+                            f"{_short_digest(found.digest)}: the tag's digest here, read at deploy")]
+        if found.missing:
+            return [Finding("SageMaker image", rig.name, region, FAIL,
+                            f"the tag {name} is not in this region's registry ({found.error}): the deploy would "
+                            "fail here", "none here: `up` tries the rig's other regions", (rig.name,))]
+        return [_refused(Finding("SageMaker image", rig.name, region, WARN, f"not checked: ecr DescribeImages failed: "
+                                 f"{found.error}", "rerun `python -m rigs doctor`; if it persists, check the "
+                                 "permissions for this call"), found.error, "ecr:DescribeImages")]
 
     def hf_secret(self, region: str) -> list[Finding]:
         needing = [r for r in self.rigs_in(region, Ec2Rig) if getattr(r, "hf_token_required", False)]
@@ -286,23 +339,39 @@ class _Checks:
         except Exception as exc:  # noqa: BLE001
             return [_unknown("CodeBuild quota", rig.name, region, exc, "service-quotas",
                              f"check {G5G_BUILD_QUOTA!r} in the Service Quotas console")]
-        match = next((q for q in quotas if q.get("QuotaName", "").lower() == G5G_BUILD_QUOTA.lower()), None)
+        arm = sorted((q for q in quotas if ARM_BUILD_QUOTAS.search(q.get("QuotaName", ""))),
+                     key=lambda q: q.get("QuotaName", ""))
+        found = ", ".join(f"{_build_size(q)} {float(q.get('Value', 0)):g} ({q.get('QuotaCode', '?')})" for q in arm)
+        match = next((q for q in arm if XLARGE.search(q.get("QuotaName", ""))), None)
         if match is None:
             return [Finding("CodeBuild quota", rig.name, region, WARN,
-                            f"no {G5G_BUILD_QUOTA!r} quota listed here", "check the CodeBuild quotas of {region}")]
+                            f"no ARM XLarge build quota listed here; ARM build quotas: {found or 'none'}",
+                            f"check {G5G_BUILD_QUOTA!r} in the CodeBuild quotas of {{region}}")]
         code, value = match.get("QuotaCode", "?"), float(match.get("Value", 0))
         if value >= 1:
-            return [Finding("CodeBuild quota", rig.name, region, OK, f"{value:g} ARM/XLarge build(s) at once ({code})")]
+            return [Finding("CodeBuild quota", rig.name, region, OK, f"ARM XLarge builds at once: {value:g} ({code}); "
+                            f"ARM build quotas: {found}")]
         needed = built is not True
         return [Finding("CodeBuild quota", rig.name, region, FAIL if needed else WARN,
-                        f"{G5G_BUILD_QUOTA} is 0 ({code}): request an increase"
+                        f"{match.get('QuotaName')} is 0 ({code}): request an increase"
                         + ("" if needed else " (the image is built; only a rebuild needs it)"),
                         "`aws service-quotas request-service-quota-increase --service-code codebuild --quota-code "
                         f"{code} --desired-value 1 --region {{region}}`", (rig.name,) if needed else ())]
 
 
+def _build_size(quota: Mapping[str, Any]) -> str:
+    """``Concurrently running builds for ARM/XLarge environment`` -> ``ARM/XLarge``."""
+    name = str(quota.get("QuotaName", ""))
+    return name.removeprefix("Concurrently running builds for ").removesuffix(" environment") or name
+
+
 def _ami_findings(rig: Ec2Rig, region: str, resolved: tuple[str, int | None] | Exception) -> list[Finding]:
-    """The rig's AMI in ``region``: the parameter resolves, and the root snapshot fits its root volume."""
+    """The rig's AMI in ``region``: the parameter resolves, and the root volume the deploy will size for it.
+
+    The stacks size the root volume from the AMI at deploy time (``Custom::RootVolume``, the rule of
+    :meth:`rigs.catalog.Ec2Rig.root_volume_gib_for`), so a snapshot larger than the catalog's floor is no
+    failure: only one no gp3 volume could hold is.
+    """
     fix_param = (f"use another AMI: `-c ami.{rig.name}=ami-...` (or change ami_ssm_parameter in rigs/catalog.yaml)")
     if isinstance(resolved, Exception):
         code = aws.error_code(resolved)
@@ -314,14 +383,16 @@ def _ami_findings(rig: Ec2Rig, region: str, resolved: tuple[str, int | None] | E
     ami, root_gib = resolved
     if root_gib is None:
         return [Finding("AMI", rig.name, region, WARN, f"{ami}: root snapshot size unknown",
-                        f"check that {rig.root_volume_gib} GiB holds it")]
-    if root_gib > rig.root_volume_gib:
+                        "the deploy fails at once if the AMI has no EBS root volume")]
+    volume = rig.root_volume_gib_for(root_gib)
+    if volume > MAX_ROOT_VOLUME_GIB:
         return [Finding("AMI", rig.name, region, FAIL,
-                        f"{ami}: root snapshot {root_gib} GiB > root volume {rig.root_volume_gib} GiB (the launch "
-                        "fails with InvalidBlockDeviceMapping)",
-                        f"raise root_volume_gib of {rig.name} to {root_gib} or more in rigs/catalog.yaml",
+                        f"{ami}: root snapshot {root_gib} GiB + {rig.root_free_gib} GiB free needs a {volume} GiB "
+                        f"root volume, more than a gp3 volume holds ({MAX_ROOT_VOLUME_GIB} GiB)", fix_param,
                         (rig.name,))]
-    return [Finding("AMI", rig.name, region, OK, f"resolves; root snapshot {root_gib} GiB fits the root volume")]
+    sized = (f"the floor; snapshot {root_gib} GiB" if volume == rig.root_volume_gib
+             else f"snapshot {root_gib} + {rig.root_free_gib} GiB free")
+    return [Finding("AMI", rig.name, region, OK, f"root volume {volume} GiB ({sized})")]
 
 
 def resolve_ami(clients: aws.Clients, parameter: str, region: str) -> tuple[str, int | None] | Exception:
@@ -352,9 +423,11 @@ def _preflight_findings(check: RegionCheck, network: tuple[str, ...] | None) -> 
             used = f", {quota.used:g} in use" if quota.used else ""
             return Finding("Endpoint quota", rig, region, OK,
                            f"{check.instance_type}: {quota.value:g} instance(s){used} ({quota.code})")
-        if check.verdict == PREFLIGHT_OK or check.reason.startswith(UNPINNED):
-            return Finding("Endpoint quota", rig, region, WARN, f"{check.instance_type}: not readable ({_why(quota)})",
-                           f"check '{check.instance_type} for endpoint usage' in Service Quotas")
+        if check.verdict == PREFLIGHT_OK:
+            return _refused(Finding("Endpoint quota", rig, region, WARN,
+                                    f"{check.instance_type}: not readable ({_why(quota)})",
+                                    f"check '{check.instance_type} for endpoint usage' in Service Quotas"),
+                            _why(quota), "servicequotas:ListServiceQuotas")
         code = quota.code if quota and quota.code else ""
         fix = ("`aws service-quotas request-service-quota-increase --service-code sagemaker --quota-code "
                f"{code} --desired-value 1 --region {{region}}`" if code and quota and quota.value == 0 else
@@ -364,7 +437,9 @@ def _preflight_findings(check: RegionCheck, network: tuple[str, ...] | None) -> 
     check_name = "Type and quota"
     if not check.zones:
         if check.reason.startswith("offerings unknown"):
-            return Finding(check_name, rig, region, WARN, check.reason, "run `python -m rigs doctor` again")
+            return _refused(Finding(check_name, rig, region, WARN, check.reason, "run `python -m rigs doctor` again"),
+                            check.reason.removeprefix("offerings unknown (").rstrip(")"),
+                            "ec2:DescribeInstanceTypeOfferings")
         return Finding(check_name, rig, region, FAIL, f"{check.instance_type} is offered in no zone",
                        "none here: `up` tries the rig's other regions", (rig,))
     if network is not None and not set(check.zones) & set(network):
@@ -382,9 +457,9 @@ def _preflight_findings(check: RegionCheck, network: tuple[str, ...] | None) -> 
                        f"`aws service-quotas request-service-quota-increase --service-code ec2 --quota-code {od_code} "
                        f"--desired-value {max(desired, needs)} --region {{region}}`", (rig,))
     if od is None or not od.known:
-        return Finding(check_name, rig, region, WARN,
-                       f"offered; on-demand quota not readable ({_why(od)}), needs {needs} vCPU{spot_text}",
-                       f"check {od_code} in Service Quotas")
+        return _refused(Finding(check_name, rig, region, WARN,
+                                f"offered; on-demand quota not readable ({_why(od)}), needs {needs} vCPU{spot_text}",
+                                f"check {od_code} in Service Quotas"), _why(od), "servicequotas:GetServiceQuota")
     used = f", {od.used:g} in use" if od.used else ""
     return Finding(check_name, rig, region, OK,
                    f"offered; on-demand {od.value:g} vCPU{used} ({od_code}), needs {needs}{spot_text}")
@@ -401,8 +476,34 @@ def _unknown(check: str, subject: str, region: str | None, exc: BaseException, s
     failure = aws.classify(exc)
     if failure.kind == aws.CREDENTIALS:
         raise aws.CredentialsError(failure.code) from None
+    refused = permissions.refused_action(service, exc)
+    if refused:
+        return Finding(check, subject, region, WARN, f"not checked: {aws.describe_error(exc, service)}",
+                       permissions.hint(refused), denied=refused)
     return Finding(check, subject, region, WARN, f"not checked: {aws.describe_error(exc, service)}",
                    fix or "rerun `python -m rigs doctor`; if it persists, check the permissions for this call")
+
+
+def _refused(finding: Finding, code: str | None, wanted: str) -> Finding:
+    """``finding`` saying which statement grants ``wanted`` when ``code`` is a refusal of the caller's policy."""
+    if code not in permissions.ACCESS_DENIED_CODES:
+        return finding
+    return Finding(finding.check, finding.subject, finding.region, finding.status, finding.detail,
+                   permissions.hint(wanted), finding.blocks, denied=wanted)
+
+
+def _permissions_summary(findings: Sequence[Finding]) -> list[Finding]:
+    """One row naming every check the caller's policy refused, and the statements that grant them."""
+    refused = [f for f in findings if f.denied]
+    if not refused:
+        return []
+    actions = sorted({f.denied for f in refused})
+    statements = sorted({sid for action in actions for sid in permissions.granting(action)})
+    checks = ", ".join(sorted({f.check for f in refused}, key=lambda c: CHECK_ORDER.index(c)
+                              if c in CHECK_ORDER else 99))
+    return [Finding("IAM permissions", "", None, WARN, f"refused: {checks} ({', '.join(actions)})",
+                    f"attach {permissions.POLICY_DOC} to the caller (statements "
+                    f"{', '.join(statements) or 'none: it lacks them'})")]
 
 
 def _client_error(code: str, message: str) -> Exception:
@@ -458,11 +559,12 @@ def run_doctor(rigs: Sequence[DeployableRig], session: Callable[[], Any], region
     amis = sorted({(rig.ami_ssm_parameter, region) for rig in rigs if isinstance(rig, Ec2Rig)
                    for region in rig_regions[rig.name]})
     with ThreadPoolExecutor(max_workers=MAX_WORKERS, thread_name_prefix="doctor") as pool:
+        plan = pool.submit(checks.account_plan)
         bootstrap = [pool.submit(checks.bootstrap, region) for region in used_regions]
         zones = {region: pool.submit(checks.zones, region) for region in used_regions}
         resolved = {key: pool.submit(resolve_ami, clients, *key) for key in amis}
         preflight = {region: pool.submit(preflight_check, checks.rigs_in(region), session, [region],
-                                         PriceBook(None), clients)
+                                         PriceBook(None), clients, images=False)
                      for region in used_regions}
         images = [pool.submit(checks.sagemaker_image, rig, region) for rig in rigs if isinstance(rig, SageMakerRig)
                   for region in rig_regions[rig.name]]
@@ -470,6 +572,7 @@ def run_doctor(rigs: Sequence[DeployableRig], session: Callable[[], Any], region
         own = {(rig.name, region): pool.submit(checks.own_image, rig, region) for rig in rigs
                if isinstance(rig, Ec2Rig) and rig.image.repository.startswith(OWN_IMAGE_PREFIX)
                for region in rig_regions[rig.name]}
+        findings += plan.result()
         for future in bootstrap:
             findings += future.result()
         networks: dict[str, tuple[str, ...] | None] = {}
@@ -495,6 +598,7 @@ def run_doctor(rigs: Sequence[DeployableRig], session: Callable[[], Any], region
             builds.append(pool.submit(checks.codebuild_quota, rig, region, built))
         for future in builds:
             findings += future.result()
+    findings += _permissions_summary(findings)
     report = DoctorReport(tuple(findings), rig_regions, account, 0.0)
     for rig in rigs:
         findings.append(_verdict(report, rig.name))

@@ -13,7 +13,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any, Callable, Iterable, Sequence
 
-from . import aws
+from . import aws, builds, utc
 from .contract import (BASE_STACK_PREFIX, BOOTSTRAP_STACK, HF_TOKEN_SECRET, MANAGED_BY, REGIONS, TAG_MANAGED_BY,
                        TAG_RIG, OutputKey, base_stack_name)
 from .pricing import PriceBook, PriceError
@@ -32,6 +32,7 @@ ENDPOINT = "sagemaker-endpoint"
 ENDPOINT_CONFIG = "sagemaker-endpoint-config"
 MODEL = "sagemaker-model"
 BUILD_PROJECT = "codebuild-project"
+RUNNING_BUILD = "codebuild-build"
 REPOSITORY = "ecr-repository"
 SECURITY_GROUP = "security-group"
 SUBNET = "subnet"
@@ -42,11 +43,14 @@ ROLE = "iam-role"
 INSTANCE_PROFILE = "instance-profile"
 
 KINDS = (STACK, INSTANCE, VOLUME, ASG, LAUNCH_TEMPLATE, ENDPOINT, ENDPOINT_CONFIG, MODEL, BUILD_PROJECT,
-         REPOSITORY, SECURITY_GROUP, SUBNET, ROUTE_TABLE, INTERNET_GATEWAY, VPC, ROLE, INSTANCE_PROFILE)
+         RUNNING_BUILD, REPOSITORY, SECURITY_GROUP, SUBNET, ROUTE_TABLE, INTERNET_GATEWAY, VPC, ROLE, INSTANCE_PROFILE)
 KEPT_KINDS = frozenset({SECURITY_GROUP, SUBNET, ROUTE_TABLE, INTERNET_GATEWAY, VPC, ROLE, INSTANCE_PROFILE})
 """Long-lived and free: kept by ``sweep`` unless ``--all``."""
 
 LIVE_INSTANCE_STATES = ["pending", "running", "shutting-down", "stopping", "stopped"]
+OUR_BUILD_LOGS = f"/{MANAGED_BY}/"
+"""Our image builds log under ``/aws-inference/image-build/…`` (``stacks/parts/image_build.py``): a build whose
+project is gone is still known as ours by that."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -66,7 +70,8 @@ class Resource:
 
     @property
     def billing(self) -> bool:
-        return self.hourly_usd > 0
+        """It costs money while it exists (a running build does even when its price is not known)."""
+        return self.hourly_usd > 0 or self.kind == RUNNING_BUILD
 
     @property
     def kept_by_default(self) -> bool:
@@ -393,6 +398,37 @@ class _Finder:
                     self.add(BUILD_PROJECT, project["name"], tags, name=project["name"], state="idle",
                              detail="bills only while a build runs")
 
+    def running_builds(self) -> None:
+        """Builds of ours in progress: of a project of ours, or logging where ours log (a deleted project's)."""
+        running = aws.call(builds.newest_running, self.clients("codebuild", self.region))
+        projects = {r.id for r in self.found if r.kind == BUILD_PROJECT}
+        for build in running:
+            project = build.get("projectName", "?")
+            logs = build.get("logs") or {}
+            group = logs.get("groupName") or (logs.get("cloudWatchLogs") or {}).get("groupName") or ""
+            if project not in projects and not group.startswith(OUR_BUILD_LOGS):
+                continue
+            started = build.get("startTime")
+            minutes = (utc.now() - started).total_seconds() / 60 if started else 0.0
+            per_minute, note = self.price_build(build.get("environment") or {})
+            cost = (f"cost so far ${per_minute * minutes:.2f}" if per_minute else "cost so far unknown")
+            self.add(RUNNING_BUILD, build["id"], name=build["id"], state=build.get("currentPhase", "IN_PROGRESS"),
+                     hourly_usd=per_minute * 60, price_note=note,
+                     detail=f"project {project}" + ("" if project in projects else " (deleted: it runs on)")
+                            + f", running {minutes:.0f} min since {utc.iso_seconds(started) if started else '?'}; "
+                            + cost, extra={"project": project, "minutes": round(minutes, 1)})
+
+    def price_build(self, environment: dict[str, Any]) -> tuple[float, str]:
+        """USD per minute of a build's compute (``codebuild-arm1.xlarge`` in the price file), and where from."""
+        kind = {"ARM_CONTAINER": "arm1", "LINUX_CONTAINER": "general1"}.get(environment.get("type", ""), "?")
+        item = f"codebuild-{kind}.{str(environment.get('computeType', '?')).rsplit('_', 1)[-1].lower()}"
+        try:
+            price = self.prices.unit_price(item, self.region)
+        except PriceError as exc:
+            return 0.0, f"price unknown: {exc}"
+        per_minute = price.usd if price.unit == "minute" else price.usd / 60
+        return per_minute, f"${price.usd:g}/{price.unit} ({price.source}, as of {price.as_of})"
+
     def repositories(self) -> None:
         ecr = self.clients("ecr", self.region)
         for repository in aws.paginate(ecr, "describe_repositories", "repositories"):
@@ -438,6 +474,7 @@ REGIONAL_LISTERS = (
     ("launch templates", "launch_templates"),
     ("SageMaker endpoints, configs and models", "sagemaker"),
     ("CodeBuild projects", "build_projects"),
+    ("CodeBuild builds in progress", "running_builds"),
     ("ECR repositories", "repositories"),
     ("network (security groups, subnets, route tables, gateways, VPCs)", "network"),
 )
@@ -548,7 +585,7 @@ def render(inventory: Inventory, title: str, everything: bool = False) -> Any:
                 (r.region for r in inventory.resources if r.kind == STACK and r.id == owner), GLOBAL)
             managed.setdefault((region, owner), []).append(resource)
     for resource in shown:
-        price = f"{resource.hourly_usd:.4f}" if resource.billing else "-"
+        price = f"{resource.hourly_usd:.4f}" if resource.hourly_usd else "?" if resource.billing else "-"
         name = resource.name or resource.id
         if resource.name and resource.name != resource.id and resource.kind not in (STACK, ENDPOINT, MODEL,
                                                                                     ENDPOINT_CONFIG):

@@ -8,7 +8,9 @@ For each rig and each of the four regions:
 - the vCPU quotas that apply (Service Quotas by quota code) against what the rig needs
   (vCPUs of the type from ``DescribeInstanceTypes``) and what already runs in that quota
   class: a quota of 0 is reported as "quota 0", not as "no capacity";
-- for SageMaker, the ``<type> for endpoint usage`` quota and the endpoints using it;
+- for SageMaker, the ``<type> for endpoint usage`` quota and the endpoints using it, and, in a
+  region where the catalog pins no digest, that AWS's registry there has the image's tag (the
+  stack reads its digest at deploy time; a region lacking it is skipped);
 - the on-demand price (:mod:`rigs.pricing`, saying where it comes from).
 
 The verdicts become the placement (:mod:`rigs.placement`): per rig, the catalog's regions
@@ -23,7 +25,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Sequence
 
-from . import aws, placement
+from . import aws, pins, placement
 from .catalog import BedrockBackend, Catalog, DeployableRig, Ec2Rig, SageMakerRig, load_catalog
 from .contract import REGIONS
 from .pricing import HourlyPrice, PriceBook, PriceError
@@ -45,8 +47,6 @@ _CLASS = re.compile(r"^([a-z]+?)\d")
 OK = "ok"
 SKIP = "skip"
 NOT_LISTED = "not-listed"
-UNPINNED = "no digest of its image is pinned"
-"""Why a SageMaker rig skips a region whose image the catalog does not pin (see ``rigs pins``)."""
 
 
 def quota_class(instance_type: str) -> str:
@@ -238,6 +238,11 @@ class _Probe:
                 return None, []
         return self._cached(("sm-used", region, instance_type), compute)
 
+    def image_tag(self, rig: SageMakerRig, region: str) -> pins.PinResult:
+        """What ``region``'s registry says of the rig's image tag: its digest, missing, or why it could not be read."""
+        return self._cached(("image", region, rig.image.repository, rig.image.tag),
+                            lambda: pins.check_region(rig.name, rig.image, region, self.clients("ecr", region)))
+
     def price(self, instance_type: str, region: str) -> tuple[HourlyPrice | None, str]:
         try:
             return self.prices.instance_hourly_price(instance_type, region), ""
@@ -288,7 +293,7 @@ def _check_ec2(rig: Ec2Rig, region: str, probe: _Probe) -> RegionCheck:
                        spot=spot, price=price, price_error=price_error, notes=tuple(notes))
 
 
-def _check_sagemaker(rig: SageMakerRig, region: str, probe: _Probe) -> RegionCheck:
+def _check_sagemaker(rig: SageMakerRig, region: str, probe: _Probe, images: bool = True) -> RegionCheck:
     in_catalog = region in rig.regions
     base = dict(rig=rig.name, kind=rig.kind, region=region, instance_type=rig.instance_type, in_catalog=in_catalog)
     price, price_error = probe.price(rig.instance_type, region)
@@ -311,34 +316,40 @@ def _check_sagemaker(rig: SageMakerRig, region: str, probe: _Probe) -> RegionChe
         elif used is not None and value - used < 1:
             verdict, reason = SKIP, (f"endpoint quota {value:g} with {used:g} in use by {', '.join(names)}: "
                                      "no instance free")
-    if verdict == OK and in_catalog and rig.image.digest_for(region) is None:
-        verdict, reason = SKIP, (f"{UNPINNED} for {region} (the stack refuses to deploy there): "
-                                 f"`python -m rigs pins refresh --regions {region}`")
+    if verdict == OK and in_catalog and images and rig.image.digest_for(region) is None:
+        found = probe.image_tag(rig, region)
+        if found.missing:
+            verdict, reason = SKIP, (f"its image tag {rig.image.tag} is not in {region}'s registry ({found.error}): "
+                                     "the deploy would fail there")
+        elif not found.digest:
+            notes.append(f"image tag not checked ({found.error})")
     if verdict == OK and not in_catalog:
         verdict, reason = NOT_LISTED, f"could run, but {region} is not in the catalog's regions for {rig.name}"
     return RegionCheck(**base, verdict=verdict, reason=reason, endpoint_quota=endpoint_quota, price=price,
                        price_error=price_error, notes=tuple(notes))
 
 
-def check_rig(rig: DeployableRig, region: str, probe: _Probe) -> RegionCheck:
-    """Preflight of one rig in one region."""
+def check_rig(rig: DeployableRig, region: str, probe: _Probe, images: bool = True) -> RegionCheck:
+    """Preflight of one rig in one region (``images``: also whether a SageMaker image's tag is in the registry)."""
     if isinstance(rig, Ec2Rig):
         return _check_ec2(rig, region, probe)
-    return _check_sagemaker(rig, region, probe)
+    return _check_sagemaker(rig, region, probe, images)
 
 
 def check(rigs: Sequence[DeployableRig], session: Any, regions: Sequence[str] = REGIONS,
-          prices: PriceBook | None = None, clients: aws.Clients | None = None) -> tuple[RegionCheck, ...]:
+          prices: PriceBook | None = None, clients: aws.Clients | None = None,
+          images: bool = True) -> tuple[RegionCheck, ...]:
     """Check every rig in every region (regions in parallel), in the order of ``rigs``, then ``regions``.
 
-    ``clients`` shares clients (and their timeouts) with a caller such as ``doctor``.
+    ``clients`` shares clients (and their timeouts) with a caller such as ``doctor``; ``images=False`` leaves
+    the SageMaker image's registry to the caller (the doctor has a row of its own for it).
     """
     clients = clients or aws.Clients(session)
     prices = prices or PriceBook(session)
     probes = {region: _Probe(clients, prices) for region in regions}
 
     def check_region(region: str) -> list[RegionCheck]:
-        return [check_rig(rig, region, probes[region]) for rig in rigs]
+        return [check_rig(rig, region, probes[region], images) for rig in rigs]
 
     with ThreadPoolExecutor(max_workers=len(regions) or 1) as pool:
         per_region = dict(zip(regions, pool.map(check_region, regions)))

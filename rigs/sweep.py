@@ -9,7 +9,8 @@ Without ``yes`` it only lists (what bills, and its $/h). With ``yes``:
    instance profile) only with ``everything``; each deletion is waited for.
 3. What is left outside stacks (a stack that failed to delete, resources made by hand or by
    an interrupted run): endpoints, endpoint configs, models, Auto Scaling groups,
-   instances, launch templates, volumes, build projects, ECR repositories; with
+   instances, launch templates, volumes, builds still running (stopped), build projects,
+   ECR repositories; with
    ``everything`` also security groups, the network and our IAM roles and instance
    profiles. Each deletion is waited for (boto3 waiters or polling).
 4. It lists again and prints what is left: nothing, or each leftover and why.
@@ -27,11 +28,11 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
 from typing import Any, Callable, Sequence
 
-from . import aws, placement, utc
+from . import aws, builds, placement, utc
 from .contract import BASE_STACK_PREFIX, REGIONS
 from .inventory import (ASG, BUILD_PROJECT, ENDPOINT, ENDPOINT_CONFIG, GLOBAL, INSTANCE, INSTANCE_PROFILE,
-                        INTERNET_GATEWAY, LAUNCH_TEMPLATE, MODEL, REPOSITORY, ROLE, ROUTE_TABLE, SECURITY_GROUP,
-                        STACK, SUBNET, VOLUME, VPC, Inventory, Resource, discover)
+                        INTERNET_GATEWAY, LAUNCH_TEMPLATE, MODEL, REPOSITORY, ROLE, ROUTE_TABLE, RUNNING_BUILD,
+                        SECURITY_GROUP, STACK, SUBNET, VOLUME, VPC, Inventory, Resource, discover)
 from .pricing import PriceBook
 
 Say = Callable[[str], None]
@@ -299,6 +300,10 @@ class Sweeper:
             self._delete(region, volume, lambda v=volume: self._delete_volume(ec2, v.id),
                          lambda v=volume: self._wait(ec2, "volume_deleted", VolumeIds=[v.id]))
         codebuild = self.clients("codebuild", region)
+        for build in inventory.of_kind(RUNNING_BUILD):  # a deleted project's build runs on, billed, up to 8 hours
+            self._delete(region, build, lambda b=build: codebuild.stop_build(id=b.id),
+                         lambda b=build: self._poll_gone(lambda: builds.in_progress(codebuild, [b.id])),
+                         verbs=("stopping", "stopped"))
         for project in filter(free, inventory.of_kind(BUILD_PROJECT)):
             self._delete(region, project, lambda p=project: codebuild.delete_project(name=p.name))
         ecr = self.clients("ecr", region)
@@ -425,8 +430,8 @@ class Sweeper:
     # --- helpers -----------------------------------------------------------------------
 
     def _delete(self, region: str, resource: Resource, delete: Callable[[], Any],
-                wait: Callable[[], Any] | None = None) -> None:
-        self.say(f"{region}: deleting {resource.label()}")
+                wait: Callable[[], Any] | None = None, verbs: tuple[str, str] = ("deleting", "deleted")) -> None:
+        self.say(f"{region}: {verbs[0]} {resource.label()}")
         try:
             aws.call(delete)
         except Exception as exc:  # noqa: BLE001
@@ -443,9 +448,9 @@ class Sweeper:
             try:
                 wait()
             except Exception as exc:  # noqa: BLE001
-                self._fail(f"{region}: {resource.label()}: deletion not confirmed ({aws.classify(exc)})")
+                self._fail(f"{region}: {resource.label()}: not confirmed {verbs[1]} ({aws.classify(exc)})")
                 return
-        self._done(f"{region}: {resource.label()} deleted")
+        self._done(f"{region}: {resource.label()} {verbs[1]}")
 
     def _wait(self, client_: Any, waiter: str, **kwargs: Any) -> None:
         client_.get_waiter(waiter).wait(**kwargs, WaiterConfig={

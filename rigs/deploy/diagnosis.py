@@ -12,9 +12,18 @@ from typing import Any
 
 from .. import aws
 
-FAILOVER_KINDS = (aws.CAPACITY, aws.QUOTA, aws.UNSUPPORTED)
+FAILOVER_KINDS = (aws.CAPACITY, aws.QUOTA, aws.UNSUPPORTED, aws.NOT_HERE)
 """Failures another region may not have: ``up`` cleans up and tries the next region."""
 GROUP_TYPE = "AWS::AutoScaling::AutoScalingGroup"
+RELEASED = "released"
+"""A deployed rig whose compute its lifetime limit released (group at 0, endpoint deleted): a redeploy of the
+unchanged stack does not bring it back (CloudFormation compares templates, not the group's size or whether the
+endpoint exists), so ``up`` deletes the rig stack and deploys it again."""
+
+
+def released_group(groups: list[dict[str, Any]]) -> bool:
+    """Whether ``DescribeAutoScalingGroups``' group is set to 0 as the lifetime limit leaves it (max and desired 0)."""
+    return bool(groups) and groups[0].get("MaxSize") == 0 and groups[0].get("DesiredCapacity") == 0
 
 
 def live_instances(groups: list[dict[str, Any]]) -> list[dict[str, Any]]:

@@ -43,7 +43,7 @@ from .. import aws, placement, utc
 from ..catalog import DeployableRig, Ec2Rig, SageMakerRig
 from ..contract import BOOTSTRAP_STACK, OutputKey
 from .cdk_cli import CdkRunner, cli_failure, stack_dependencies
-from .diagnosis import FAILOVER_KINDS, Diagnosis
+from .diagnosis import FAILOVER_KINDS, RELEASED, Diagnosis
 from .records import Attempt, Evidence, RigResult, Timeline, default_evidence_dir
 from .watch import DeployMonitor, Watcher, WatchSettings
 
@@ -159,6 +159,12 @@ class Up:
             self.evidence.line(f"{head}: deploying {rig.stack_name}")
             timeline = Timeline(rig.name, region=candidate.region)
             failure, outputs = self._attempt(rig, candidate, number, timeline)
+            if failure is not None and failure.kind == RELEASED:  # the stack is there, its compute is not
+                self.evidence.line(f"{head}: {rig.stack_name} is deployed but {failure.message}; deleting it to "
+                                   "deploy it again")
+                self._clean_up(rig, candidate.region)
+                timeline = Timeline(rig.name, region=candidate.region)
+                failure, outputs = self._attempt(rig, candidate, number, timeline)
             attempt.ended = utc.iso_seconds()
             if failure is None:
                 attempt.outcome = "up"
@@ -183,11 +189,14 @@ class Up:
             left = (f"{rig.stack_name} is left for inspection (`python -m rigs sweep --yes` removes it)"
                     if self._stack_exists(candidate.region, rig.stack_name)
                     else f"{rig.stack_name} was not created in {candidate.region}: nothing to clean up")
-            attempt.next_step = f"stop: not a capacity or quota failure, another region would not fix it; {left}"
+            why = (f"the account is on the Free plan: {aws.FREE_PLAN_FIX}" if failure.kind == aws.FREE_PLAN
+                   else "not a capacity or quota failure, another region would not fix it")
+            attempt.next_step = f"stop: {why}; {left}"
             self.evidence.line(f"{head}: {failure.code} ({failure.kind}): {failure.message[:600]}; "
                                f"{attempt.next_step}")
             self.evidence.write_json(f"timeline-{rig.name}.json", asdict(timeline))
-            return RigResult(rig.name, False, None, attempts, timeline, reason=str(failure))
+            fix = f"; {aws.FREE_PLAN_FIX}" if failure.kind == aws.FREE_PLAN else ""
+            return RigResult(rig.name, False, None, attempts, timeline, reason=f"{failure}{fix}")
         reason = "every region failed for capacity or quota: " + ", ".join(
             f"{a.region} {a.code}" for a in attempts)
         self.evidence.line(f"{rig.name}: {reason}")

@@ -16,7 +16,7 @@ from typing import Any, Callable, Sequence
 
 from .. import aws, utc
 from ..catalog import Ec2Rig
-from .diagnosis import FAILOVER_KINDS, Diagnosis, live_instances
+from .diagnosis import FAILOVER_KINDS, RELEASED, Diagnosis, live_instances, released_group
 from .records import Timeline
 
 CAPACITY_GRACE_MINUTES = 5.0
@@ -84,6 +84,9 @@ class Watcher:
         while True:
             groups = aws.call(autoscaling.describe_auto_scaling_groups,
                               AutoScalingGroupNames=[group]).get("AutoScalingGroups", [])
+            if released_group(groups):
+                return aws.AwsFailure("Released", RELEASED, f"its group {group} is set to 0 instances: the rig's "
+                                                            "lifetime limit released it")
             live = live_instances(groups)
             if live:
                 instance_id = live[0]["InstanceId"]
@@ -170,7 +173,13 @@ class Watcher:
 
     def endpoint_times(self, region: str, endpoint: str, timeline: Timeline) -> aws.AwsFailure | None:
         sagemaker = self.clients("sagemaker", region)
-        described = aws.call(sagemaker.describe_endpoint, EndpointName=endpoint)
+        try:
+            described = aws.call(sagemaker.describe_endpoint, EndpointName=endpoint)
+        except Exception as exc:  # noqa: BLE001 - SageMaker answers ValidationException for an endpoint that is gone
+            if aws.error_code(exc) != "ValidationException":
+                raise
+            return aws.AwsFailure("Released", RELEASED, f"its endpoint {endpoint} does not exist: the rig's lifetime "
+                                                        "limit deleted it")
         timeline.endpoint = endpoint
         status = described.get("EndpointStatus")
         created = described.get("CreationTime")

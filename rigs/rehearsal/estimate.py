@@ -14,12 +14,18 @@ ready timeout). The total is the sum of the phases. If everything failed, this c
 clean-up included, each rig's lifetime limit (``max_hours``) stops it: ``backstop_usd`` is what
 the rigs cost until then. Bedrock is billed per token and is not in the estimate (the plan says
 so, with its price).
+
+``--max-usd`` (``rigs up`` and ``rigs rehearse``) refuses to start when that backstop, every rig's
+hourly price x its lifetime limit, is above the limit (:func:`over_limit`); ``up`` prices each rig
+in the priciest of the regions it may use (:func:`lifetime_plans`).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Sequence
+from typing import Callable, Sequence
+
+from ..catalog import DeployableRig
 
 BENCHMARK_ALLOWANCE_MINUTES = 20.0
 """Time allowed for the benchmark with its default options, on the rigs of one phase (an allowance)."""
@@ -111,3 +117,33 @@ def describe(result: Estimate) -> list[str]:
     if result.unpriced:
         lines.append(f"no price known for {', '.join(result.unpriced)}: not in these figures")
     return lines
+
+
+def lifetime_plans(rigs: Sequence[DeployableRig], hourly: Callable[[DeployableRig, str], tuple[float | None, str]],
+                   max_hours: float | None = None) -> list[PhasePlan]:
+    """One plan per rig for its lifetime bound: the priciest of its catalog regions (``hourly`` gives the price and
+    where it comes from, None when unknown), its lifetime limit (``max_hours``, else the catalog's)."""
+    plans = []
+    for rig in rigs:
+        priced = [(hourly(rig, region), region) for region in rig.regions]  # the catalog lists one at least
+        (usd, where), region = max(priced, key=lambda item: -1.0 if item[0][0] is None else item[0][0])
+        plans.append(PhasePlan(rig=rig.name, phase=SMALL, region=region, instance_type=rig.instance_type,
+                               model_id=rig.model_id, ready_timeout_minutes=rig.ready_timeout_minutes,
+                               max_hours=max_hours or rig.max_hours, usd_per_hour=usd, price=where))
+    return plans
+
+
+def over_limit(result: Estimate, max_usd: float) -> str | None:
+    """The one line that refuses to start when the rigs could cost more than ``max_usd`` (None: within it).
+
+    The bound is the backstop: every rig's hourly price x its lifetime limit. A rig without a known price
+    cannot be bounded, so it refuses too.
+    """
+    if result.unpriced:
+        return (f"--max-usd {max_usd:g}: no price known for {', '.join(result.unpriced)}, so the cost cannot be "
+                "bounded; nothing deployed")
+    if result.backstop_usd <= max_usd:
+        return None
+    return (f"--max-usd {max_usd:g}: the rigs could cost up to ${result.backstop_usd:.2f} (each rig's hourly price x "
+            f"its lifetime limit), ${result.backstop_usd - max_usd:.2f} above the limit; nothing deployed (lower "
+            "--max-hours, leave rigs out, or raise --max-usd)")

@@ -29,6 +29,7 @@ import json
 import os
 import shlex
 import signal
+import subprocess
 import sys
 import threading
 from contextlib import ExitStack
@@ -80,6 +81,7 @@ class Options:
     bootstrap: bool = False
     evidence: Path | None = None
     max_hours: float | None = None
+    max_usd: float | None = None
     capacity_grace_minutes: float | None = None
     inject_capacity: Sequence[str] = ()
     bench_options: str = ""
@@ -137,6 +139,36 @@ def bench_arguments(text: str) -> list[str]:
     return words
 
 
+BENCH_CHECK_S = 60.0
+"""How long the benchmark's dry parse of ``--bench-options`` may take (it answers in about a second)."""
+
+
+def check_bench_options(words: Sequence[str]) -> None:
+    """UsageError, before anything is created, when the benchmark would refuse ``words``.
+
+    The rehearsal runs the agent as a command and never imports it, so the agent's own parser checks the
+    options: ``python -m agent.run --list --backends local <options>`` parses every option the real run
+    gets (unknown ones, bad values, a ``--workload`` file) and only lists the local rig (no AWS call, no
+    server started, nothing written); it exits 2 with one line for a bad option.
+    """
+    if not words:
+        return
+    command = [sys.executable, "-m", "agent.run", "--list", "--backends", "local", *words]
+    try:
+        done = subprocess.run(command, cwd=os.getcwd(), stdin=subprocess.DEVNULL, capture_output=True, text=True,
+                              timeout=BENCH_CHECK_S, check=False)
+    except subprocess.TimeoutExpired:
+        raise UsageError(f"--bench-options: `python -m agent.run` did not check them within {BENCH_CHECK_S:g} s; "
+                         "nothing created") from None
+    if done.returncode == 0:
+        return
+    said = [line for line in (done.stderr or done.stdout).splitlines() if line.strip()]
+    reason = said[-1].removeprefix("python -m agent.run: ").removeprefix("error: ").removesuffix(" (see --help)") \
+        if said else f"exit status {done.returncode}"
+    raise UsageError(f"--bench-options: the benchmark refuses them: {reason} (see `python -m agent.run --help`); "
+                     "nothing created")
+
+
 def evidence_folder(given: Path | None) -> Path:
     folder = given or Path("results") / f"rehearsal-{utc.folder_stamp()}"
     if folder.exists() and (not folder.is_dir() or any(folder.iterdir())):
@@ -176,6 +208,10 @@ class Rehearsal:
         self.left: dict[str, Any] = {}
         """What the down step found left: billing, not billing, not checked, stacks it could not destroy."""
         self.started = utc.now()
+        self.step = "the plan"
+        """What the rehearsal is doing (said when it is interrupted)."""
+        self.interrupted: str | None = None
+        """When and where an interrupt stopped it, for the timeline; None when none did."""
         self._log: TextIO | None = None
 
     # --- output ---------------------------------------------------------------------------------
@@ -207,6 +243,7 @@ class Rehearsal:
         bench = bench_arguments(self.options.bench_options)
         if not self.options.offline and self.options.inject_capacity:
             raise UsageError("--inject-capacity is for --offline (moto's server) only")
+        check_bench_options(bench)
         given = self.options.evidence is not None and self.options.evidence.exists()
         self.folder = evidence_folder(self.options.evidence)
         previous = signal.signal(signal.SIGTERM, _interrupt)
@@ -230,6 +267,11 @@ class Rehearsal:
                     return EXIT_INTERRUPTED
                 if estimate is None:
                     return EXIT_FAILED
+                refusal = None if self.options.max_usd is None else estimating.over_limit(estimate,
+                                                                                           self.options.max_usd)
+                if refusal:
+                    self.say(f"error: {refusal}")
+                    return EXIT_USAGE
                 if not self._consent():
                     self.say("nothing created")
                     return EXIT_OK
@@ -401,11 +443,13 @@ class Rehearsal:
                 if big.plans:
                     self.say("big: the small rigs are destroyed first; then " + ", ".join(big.plans)
                              + f" come up with their {BIG_VARIANT!r} variant")
+                    self.step = "the destroy of the small rigs"
                     self._destroy_created()
                     self._up(big, self.folder / "up-big", {f"{name}_variant": BIG_VARIANT for name in big.plans})
                     self._benchmark(big, self.folder / "bench-big", bench, with_bedrock=False)
         except (KeyboardInterrupt, Cancelled):
             interrupted = True
+            self.interrupted = f"interrupted during {self.step} at {utc.iso_seconds()}"
             self.cancelled.set()
             self.say("interrupted: cleaning up everything this rehearsal created (Ctrl-C again stops the clean-up "
                      "and prints how to finish it by hand)")
@@ -416,7 +460,14 @@ class Rehearsal:
             self.notes.append(f"stopped by an error: {exc}")
         down = self._down()
         if down is None:
+            self.interrupted = (f"{self.interrupted or f'interrupted during {self.step}'}; interrupted again during "
+                                "the clean-up, which stopped: what was still up was printed with the commands that "
+                                "remove it")
+            self._report()
             return EXIT_INTERRUPTED
+        if self.interrupted:
+            self.interrupted += ("; the clean-up then destroyed everything the rehearsal created" if down else
+                                 "; the clean-up then ran, and something is left (see left)")
         self._report()
         if interrupted:
             return EXIT_INTERRUPTED
@@ -452,6 +503,7 @@ class Rehearsal:
         settings = UpSettings(max_hours=self.options.max_hours, context=dict(context), evidence_dir=folder,
                               watch=WatchSettings(capacity_grace=grace * 60, poll=default_poll_s()))
         up = Up(self.session, self._cdk(), settings, say=self.say, sleep=self._sleep)
+        self.step = f"up ({phase.name} model)"
         together = " in parallel" if len(phase.plans) > 1 else ""
         self.say(f"up ({phase.name} model): {', '.join(phase.plans)}{together}; evidence {folder}")
         box: dict[str, Any] = {}
@@ -494,6 +546,7 @@ class Rehearsal:
         if not names:
             self.say(f"benchmark ({phase.name} model): nothing came up to benchmark")
             return
+        self.step = f"the benchmark ({phase.name} model)"
         command = [sys.executable, "-m", "agent.run", "--backends", ",".join(names), "--out", str(folder)]
         if self.offline is not None and self.offline.stand_in_url:
             command += ["--stand-in", self.offline.stand_in_url]
@@ -630,7 +683,7 @@ class Rehearsal:
         assert self.folder is not None
         now = utc.now()
         lines = [line for phase in self.phases for line in phase.timelines]
-        notes = list(self.notes)
+        notes = ([self.interrupted] if self.interrupted else []) + list(self.notes)
         if self.options.offline:
             notes.append("offline: moto's server and the local rig stood in for AWS and the rigs' servers; the times "
                          "are those of the flow on this machine, and the cost is what these minutes would cost at the "
@@ -641,10 +694,11 @@ class Rehearsal:
         self.say(f"the rehearsal's own cost: ${cost:.4f} (instance-hours x price"
                  + ("; offline: nothing was billed" if self.options.offline else "") + ")")
         title = "Rehearsal timeline" + (" (offline: a rehearsal of the flow, not of the hardware)"
-                                        if self.options.offline else "")
+                                        if self.options.offline else "") + (" (interrupted)" if self.interrupted else "")
         (self.folder / "TIMELINE.md").write_text(timeline.markdown(lines, title, notes, now), encoding="utf-8")
         (self.folder / "timeline.json").write_text(json.dumps({
             "offline": self.options.offline, "started": utc.iso_seconds(self.started), "finished": utc.iso_seconds(now),
+            "interrupted": self.interrupted,
             "phases": [line.as_dict(now) for line in lines], "cost_usd": round(cost, 6),
             "benchmarks": {phase.name: {"exit": phase.bench_exit,
                                         "folder": str(phase.bench_folder) if phase.bench_folder else None}
@@ -652,8 +706,12 @@ class Rehearsal:
             "skipped": self.skipped, "no_big_model": self.big_skipped, "left": self.left, "notes": notes},
             indent=2) + "\n", encoding="utf-8")
         for phase in self.phases:
-            if phase.bench_folder is not None:
-                self.say(f"report ({phase.name} model): {phase.bench_folder / 'REPORT.md'}")
+            if phase.bench_folder is None:
+                continue
+            report = phase.bench_folder / "REPORT.md"
+            self.say(f"report ({phase.name} model): {report}" if report.exists() else
+                     f"report ({phase.name} model): none written (the benchmark exited {phase.bench_exit}; what it "
+                     "printed says why)")
         self.say(f"evidence: {self.folder}")
 
 

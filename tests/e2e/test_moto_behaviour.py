@@ -150,3 +150,35 @@ def test_cloudformation_makes_no_codebuild_project_a_ref_to_one_deploys_a_getatt
     assert aws("codebuild").list_projects()["projects"] == []
     with pytest.raises(AttributeError, match="has_cfn_attr"):  # the server: "Fn::GetAtt references undefined resource"
         cloudformation.create_stack(StackName="by-getatt", TemplateBody=template({"Fn::GetAtt": ["Project", "Arn"]}))
+
+
+def test_a_terminated_instance_keeps_its_network_interface(aws):
+    """On AWS an instance's primary interface goes with it; moto keeps it, in use, in the instance's subnet,
+    so a VPC a rig ran in holds an interface without our tag after everything else is gone."""
+    ec2 = aws("ec2")
+    vpc = ec2.create_vpc(CidrBlock="10.0.0.0/16")["Vpc"]["VpcId"]
+    subnet = ec2.create_subnet(VpcId=vpc, CidrBlock="10.0.0.0/24")["Subnet"]["SubnetId"]
+    instance = ec2.run_instances(ImageId="ami-12c6146b", MinCount=1, MaxCount=1, SubnetId=subnet,
+                                 InstanceType="t3.micro")["Instances"][0]["InstanceId"]
+    ec2.terminate_instances(InstanceIds=[instance])
+    left = ec2.describe_network_interfaces(Filters=[{"Name": "vpc-id", "Values": [vpc]}])["NetworkInterfaces"]
+    assert [(n["Status"], n.get("TagSet", [])) for n in left] == [("in-use", [])]
+
+
+def test_codebuild_finishes_a_build_when_it_is_read_and_knows_no_xlarge(aws):
+    codebuild = aws("codebuild")
+    project = {"name": "image", "source": {"type": "S3", "location": "bucket/key.zip"},
+               "artifacts": {"type": "NO_ARTIFACTS"}, "serviceRole": "arn:aws:iam::123456789012:role/r"}
+    assert error_code(lambda: codebuild.create_project(**project, environment={
+        "type": "ARM_CONTAINER", "image": "x", "computeType": "BUILD_GENERAL1_XLARGE"})) == "InvalidInputException"
+    codebuild.create_project(**project, environment={"type": "ARM_CONTAINER", "image": "x",
+                                                     "computeType": "BUILD_GENERAL1_LARGE"})
+    build = codebuild.start_build(projectName="image")["build"]
+    assert build["buildStatus"] == "IN_PROGRESS"
+    assert codebuild.batch_get_builds(ids=[build["id"]])["builds"][0]["buildStatus"] == "SUCCEEDED"
+
+
+def test_there_is_no_free_tier_api():
+    from moto.backends import list_of_moto_modules
+
+    assert "freetier" not in set(list_of_moto_modules())

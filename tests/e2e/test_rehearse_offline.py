@@ -157,6 +157,10 @@ def test_an_interrupt_in_the_benchmark_still_destroys_everything(tmp_path: Path)
     (g6,) = timeline["phases"]
     assert g6["rig"] == "g6" and g6["first_answer"] and g6["destroyed"]
     assert timeline["left"]["billing"] == [] and timeline["left"]["stacks"] == {}
+    assert timeline["interrupted"].startswith("interrupted during the benchmark (small model) at ")
+    assert timeline["interrupted"].endswith("the clean-up then destroyed everything the rehearsal created")
+    assert (evidence / "TIMELINE.md").read_text().startswith("# Rehearsal timeline (offline: a rehearsal of the "
+                                                              "flow, not of the hardware) (interrupted)")
     run = json.loads((evidence / "bench" / "run.json").read_text())
     assert run["interrupted"] is True
     requests = (evidence / "bench" / "requests.jsonl").read_text().splitlines()

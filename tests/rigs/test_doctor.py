@@ -57,16 +57,22 @@ class RecordingClients(aws.Clients):
 
 
 def quotas(answers: CannedAnswers, region: str | None = None, ec2: float = 64, sagemaker: float = 2,
-           codebuild: float = 1, codebuild_listed: bool = True) -> None:
+           codebuild: float = 1, builds: list[tuple[str, str, float]] | None = None) -> None:
     for klass in EC2_QUOTAS.values():
         for code, name in klass.values():
             answers.add("service-quotas", "GetServiceQuota", {"ServiceCode": "ec2", "QuotaCode": code},
                         {"Quota": {"ServiceCode": "ec2", "QuotaCode": code, "QuotaName": name, "Value": ec2}}, region)
     for service, listed in (("sagemaker", [("ml.g6.xlarge for endpoint usage", "L-SMG6X", sagemaker)]),
-                            ("codebuild", [(G5G_BUILD_QUOTA, "L-CBARMXL", codebuild)] if codebuild_listed else [])):
+                            ("codebuild", [(G5G_BUILD_QUOTA, "L-CBARMXL", codebuild)] if builds is None else builds)):
         answers.add("service-quotas", "ListServiceQuotas", {"ServiceCode": service}, {"Quotas": [
             {"ServiceCode": service, "QuotaName": name, "QuotaCode": code, "Value": value}
             for name, code, value in listed]}, region)
+
+
+def account_plan(answers: CannedAnswers, plan: str = "PAID", status: str = "ACTIVE", **more: Any) -> None:
+    """The Free Tier API's answer (moto has no Free Tier API), in the shape of botocore's model."""
+    answers.add("freetier", "GetAccountPlanState", {}, {"accountId": ACCOUNT, "accountPlanType": plan,
+                                                       "accountPlanStatus": status, **more})
 
 
 def dlc_image(answers: CannedAnswers, region: str, present: bool = True, tag: str = PULL_TAG) -> None:
@@ -119,7 +125,9 @@ def by_check(report: doctor.DoctorReport, check: str, region: str | None = None,
 
 def test_healthy_account_every_check_passes_and_nothing_is_written(endpoint: str, which: Any) -> None:
     answers = CannedAnswers()
-    token_rig = dataclasses.replace(G6, hf_token_required=True)
+    account_plan(answers)
+    # a root volume floor below the AMI's snapshot: the deploy sizes the volume from the AMI, so it can deploy
+    token_rig = dataclasses.replace(G6, hf_token_required=True, root_volume_gib=8)
     for region in ("us-east-1", "us-east-2", "us-west-2"):
         bootstrap(region)
         quotas(answers, region)
@@ -133,13 +141,19 @@ def test_healthy_account_every_check_passes_and_nothing_is_written(endpoint: str
     assert problems == []
     assert report.ok and report.stopped is None
     checks = {f.check for f in report.findings}
-    assert checks == set(doctor.CHECK_ORDER)  # every check ran
+    assert checks == set(doctor.CHECK_ORDER) - {"IAM permissions"}  # every check ran, and none was refused
     assert report.deployable("g6") == ["us-east-2", "us-east-1", "us-west-2"]  # the catalog's order
     assert report.deployable("g5g") == ["us-east-1", "us-west-2"]
+    assert by_check(report, "Account plan").detail == "Paid plan (active)"
     assert "version 30" in by_check(report, "CDK bootstrap", "us-east-2").detail
+    assert by_check(report, "AMI", "us-east-2", "g6").detail == (
+        f"root volume {15 + G6.root_free_gib} GiB (snapshot 15 + {G6.root_free_gib} GiB free)")
+    assert by_check(report, "AMI", "us-east-2", "inf2").detail == (
+        f"root volume {INF2.root_volume_gib} GiB (the floor; snapshot 15 GiB)")
     assert "on-demand 64 vCPU (L-DB2E81BA), needs 4" in by_check(report, "Type and quota", "us-east-2", "g6").detail
     assert "L-CBARMXL" in by_check(report, "CodeBuild quota", "us-west-2", "g5g").detail
-    assert by_check(report, "SageMaker image", "us-west-2", "sagemaker").detail.startswith("vllm:" + PULL_TAG)
+    assert by_check(report, "SageMaker image", "us-west-2", "sagemaker").detail == (
+        f"{DLC_DIGEST[:19]}…: pinned, tagged here")
     # read-only: every call is a Describe/Get/List call
     assert clients.operations and all(op.startswith(("Describe", "Get", "List")) for op in clients.operations)
 
@@ -152,7 +166,7 @@ def test_each_check_fails_with_its_fix(endpoint: str, tmp_path: Any) -> None:
     dlc_image(answers, "us-east-2", present=False)
     dlc_image(answers, "us-east-1")
     dlc_image(answers, "us-west-2", tag="an-older-tag")
-    small_root = dataclasses.replace(G6, root_volume_gib=8)  # below moto's 15 GiB AMI snapshot
+    small_root = dataclasses.replace(G6, root_free_gib=16380)  # moto's 15 GiB snapshot + 16380: over gp3's 16 TiB
     missing_ami = dataclasses.replace(INF2, ami_ssm_parameter="/aws/service/not/published")
     needs_token = dataclasses.replace(TRN1, hf_token_required=True)
     report, _ = run([small_root, G5G, missing_ami, needs_token, PINNED_SAGEMAKER], answers,
@@ -170,8 +184,9 @@ def test_each_check_fails_with_its_fix(endpoint: str, tmp_path: Any) -> None:
     old = by_check(report, "CDK bootstrap", "us-west-2")
     assert old.status == FAIL and "version 5; the templates need 6" in old.detail
     ami = by_check(report, "AMI", "us-east-2", "g6")
-    assert ami.status == FAIL and "root snapshot 15 GiB > root volume 8 GiB" in ami.detail
-    assert "InvalidBlockDeviceMapping" in ami.detail and "raise root_volume_gib of g6 to 15" in ami.fix
+    assert ami.status == FAIL and ami.detail.endswith("root snapshot 15 GiB + 16380 GiB free needs a 16395 GiB root "
+                                                      "volume, more than a gp3 volume holds (16384 GiB)")
+    assert "-c ami.g6=" in ami.fix
     unresolved = by_check(report, "AMI", "us-east-1", "inf2")
     assert unresolved.status == FAIL and "/aws/service/not/published does not resolve" in unresolved.detail
     assert "-c ami.inf2=" in unresolved.fix
@@ -212,9 +227,61 @@ def test_unreadable_quotas_and_refused_calls_warn_without_blocking(endpoint: str
     image = by_check(report, "SageMaker image", "us-east-2", "sagemaker")
     assert image.status == WARN
     assert image.detail.startswith("not checked: ecr DescribeImages failed: AccessDeniedException: User is not")
+    assert image.fix == ("the caller's IAM policy does not allow ecr:DescribeImages: statement 'ReadOnly' of "
+                         "docs/iam-policy.json grants it")
     endpoint_quota = by_check(report, "Endpoint quota", "us-east-2", "sagemaker")
     assert endpoint_quota.status == WARN and "<" not in endpoint_quota.detail  # moto's HTML 500 page, made readable
     assert report.ok and report.deployable("g6") == ["us-east-2"] and report.deployable("sagemaker") == ["us-east-2"]
+    summary = by_check(report, "IAM permissions")
+    assert (summary.status, summary.detail) == (WARN, "refused: SageMaker image (ecr:DescribeImages)")
+    assert summary.fix == "attach docs/iam-policy.json to the caller (statements ReadOnly)"
+
+
+def test_each_refused_check_names_the_statement_that_grants_it(endpoint: str, which: Any) -> None:
+    answers = CannedAnswers()
+    for service, operation, code in (("cloudformation", "DescribeStacks", "AccessDenied"),
+                                     ("service-quotas", "GetServiceQuota", "AccessDeniedException"),
+                                     ("freetier", "GetAccountPlanState", "AccessDeniedException"),
+                                     ("ec2", "DescribeAvailabilityZones", "UnauthorizedOperation")):
+        answers.add_error(service, operation, {}, code, "not authorized")
+    report, _ = run([G6], answers, which, regions=["us-east-2"])
+    expected = {"CDK bootstrap": "cloudformation:DescribeStacks", "Type and quota": "servicequotas:GetServiceQuota",
+                "Account plan": "freetier:GetAccountPlanState", "Zones": "ec2:DescribeAvailabilityZones"}
+    for check, action in expected.items():
+        finding = by_check(report, check, None if check == "Account plan" else "us-east-2",
+                           "g6" if check == "Type and quota" else None)
+        assert finding.status == WARN and finding.denied == action, finding
+        assert finding.fix == (f"the caller's IAM policy does not allow {action}: statement 'ReadOnly' of "
+                               "docs/iam-policy.json grants it")
+    summary = by_check(report, "IAM permissions")
+    assert summary.detail == ("refused: Account plan, CDK bootstrap, Zones, Type and quota (cloudformation:DescribeStacks, "
+                              "ec2:DescribeAvailabilityZones, freetier:GetAccountPlanState, "
+                              "servicequotas:GetServiceQuota)")
+    assert report.deployable("g6") == ["us-east-2"]  # a check that could not be made blocks nothing
+
+
+def test_a_free_plan_account_blocks_every_rig_everywhere_with_the_upgrade_as_the_fix(endpoint: str,
+                                                                                    which: Any) -> None:
+    answers = CannedAnswers()
+    quotas(answers)
+    account_plan(answers, "FREE", accountPlanRemainingCredits={"amount": 187.5, "unit": "USD"})
+    bootstrap("us-east-2")
+    report, _ = run([G6, PINNED_SAGEMAKER], answers, which, regions=["us-east-2"])
+    plan = by_check(report, "Account plan")
+    assert plan.status == FAIL and plan.region is None and set(plan.blocks) == {"g6", "sagemaker"}
+    assert plan.detail.startswith("Free plan (active, 187.5 USD of credits left): it launches only Free Tier")
+    assert plan.fix.startswith("upgrade the account to the Paid plan")
+    assert "`aws freetier upgrade-account-plan --account-plan-type PAID`" in plan.fix
+    assert report.deployable("g6") == [] and report.deployable("sagemaker") == []
+    assert by_check(report, "Can deploy", subject="g6").detail == "nowhere: blocked by Account plan"
+    # an account from before the plans, and a refused call: neither blocks
+    for answer in ("ResourceNotFoundException", "AccessDeniedException"):
+        answers = CannedAnswers()
+        quotas(answers)
+        answers.add_error("freetier", "GetAccountPlanState", {}, answer, "no")
+        report, _ = run([G6], answers, which, regions=["us-east-2"])
+        assert by_check(report, "Account plan").status == (OK if answer.startswith("Resource") else WARN)
+        assert report.deployable("g6") == ["us-east-2"]
 
 
 def test_the_base_network_takes_the_zones_offering_most_rig_types():
@@ -250,18 +317,28 @@ def test_offered_zones_outside_the_base_network(endpoint: str, which: Any) -> No
     assert report.deployable("g6") == ["us-west-2"] and report.deployable("trn1") == []
 
 
-def test_a_region_without_a_pinned_image_digest_blocks_sagemaker_there(endpoint: str, which: Any) -> None:
+def test_an_unpinned_region_reports_the_digest_its_deploy_reads_and_fails_only_without_the_tag(endpoint: str,
+                                                                                                   which: Any) -> None:
     answers = CannedAnswers()
     quotas(answers)
     dlc_image(answers, "us-east-2")
+    tag_digest = "sha256:" + "7" * 64
+    answers.add("ecr", "DescribeImages", {"registryId": DLC_ACCOUNT, "repositoryName": "vllm",
+                                          "imageIds": [{"imageTag": PULL_TAG}]},
+                {"imageDetails": [{"registryId": DLC_ACCOUNT, "repositoryName": "vllm", "imageDigest": tag_digest,
+                                   "imageTags": [PULL_TAG]}]}, "us-east-1")
+    answers.add_error("ecr", "DescribeImages", {"registryId": DLC_ACCOUNT, "imageIds": [{"imageTag": PULL_TAG}]},
+                      "ImageNotFoundException", "The image with imageId {imageTag:'…'} does not exist", "us-west-2")
     for region in SAGEMAKER.regions:
         bootstrap(region)
     report, _ = run([SAGEMAKER], answers, which)  # the catalog pins us-east-2 only
     assert by_check(report, "SageMaker image", "us-east-2", "sagemaker").status == OK
-    unpinned = by_check(report, "SageMaker image", "us-east-1", "sagemaker")
-    assert (unpinned.status, unpinned.detail) == (FAIL, "no digest pinned here: the deploy is refused")
-    assert unpinned.fix == "pin it: `python -m rigs pins refresh --regions {region}`"
-    assert report.deployable("sagemaker") == ["us-east-2"]
+    read = by_check(report, "SageMaker image", "us-east-1", "sagemaker")
+    assert (read.status, read.detail) == (OK, "sha256:777777777777…: the tag's digest here, read at deploy")
+    missing = by_check(report, "SageMaker image", "us-west-2", "sagemaker")
+    assert missing.status == FAIL and missing.detail.startswith(f"the tag vllm:{PULL_TAG} is not in this region's "
+                                                                "registry (ImageNotFoundException)")
+    assert report.deployable("sagemaker") == ["us-east-2", "us-east-1"]
 
 
 def test_one_screen_of_rows_merged_across_regions(endpoint: str, tmp_path: Any) -> None:
@@ -300,6 +377,36 @@ def test_up_with_doctor_stops_before_any_deploy(endpoint: str, capsys: Any, tmp_
     assert "doctor: g6 cannot deploy anywhere (see the FAIL rows); nothing deployed" in captured.err
     assert boto3.client("cloudformation", region_name="us-east-2").describe_stacks()["Stacks"] == []
     assert not (tmp_path / "evidence").exists()
+
+
+@pytest.mark.parametrize(("listed", "status", "detail"), [
+    # AWS's own spelling is unknown offline: the ARM build quotas are found by their prefix, what is found is said
+    ([("Concurrently running builds for ARM/Small environment", "L-A1", 1),
+      ("Concurrently running builds for Linux ARM/XLarge environment", "L-A3", 2),
+      ("Concurrently running builds for ARM/Large environment", "L-A2", 1),
+      ("Concurrently running builds for ARM Lambda/1GB environment", "L-AL", 10),
+      ("Concurrently running builds for Linux/XLarge environment", "L-X", 5)], OK,
+     "ARM XLarge builds at once: 2 (L-A3); ARM build quotas: ARM/Large 1 (L-A2), ARM/Small 1 (L-A1), "
+     "Linux ARM/XLarge 2 (L-A3)"),
+    ([("Concurrently running builds for ARM/Small environment", "L-A1", 1),
+      ("Concurrently running builds for ARM/2XLarge environment", "L-A4", 1)], WARN,
+     "no ARM XLarge build quota listed here; ARM build quotas: ARM/2XLarge 1 (L-A4), ARM/Small 1 (L-A1)"),
+    ([], WARN, "no ARM XLarge build quota listed here; ARM build quotas: none"),
+])
+def test_the_codebuild_quota_is_found_among_the_arm_build_quotas(endpoint: str, which: Any, listed, status,
+                                                                   detail) -> None:
+    answers = CannedAnswers()
+    quotas(answers, builds=listed)
+    report, _ = run([G5G], answers, which, regions=["us-east-1"])
+    found = by_check(report, "CodeBuild quota", "us-east-1", "g5g")
+    assert (found.status, found.detail) == (status, detail)
+
+
+def test_the_largest_root_volume_is_the_deploy_time_handlers() -> None:
+    from rigs.catalog import MAX_ROOT_VOLUME_GIB
+    from stacks.parts.handlers.root_volume import GP3_MAX_GIB
+
+    assert MAX_ROOT_VOLUME_GIB == GP3_MAX_GIB
 
 
 def test_g5g_build_quota_matches_the_image_build() -> None:

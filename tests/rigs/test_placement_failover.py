@@ -387,3 +387,98 @@ def test_group_that_cannot_launch_is_given_up_during_the_deploy_not_at_its_timeo
     assert result.ok and result.region == "us-east-1"
     assert (result.attempts[0].code, result.attempts[0].kind) == ("InsufficientInstanceCapacity", "capacity")
     assert any("InsufficientInstanceCapacity (capacity); clean up, then try us-east-1" in line for line in said)
+
+
+# --- a rig its lifetime limit released --------------------------------------------------------
+
+
+class ReleasedOnce(FakeCdk):
+    """The rig stack is already deployed and its lifetime limit has set its group to 0/0/0: `cdk deploy` changes
+    nothing (the first deploy); once `up` has deleted the stack, the next deploy creates a group that launches."""
+
+    def __init__(self) -> None:
+        super().__init__({"us-east-2": "ok"})
+        self.rig_deploys = 0
+
+    def deploy(self, app, stacks, context, log, outputs_file=None):
+        if stacks != ["InferenceG6"]:
+            return super().deploy(app, stacks, context, log, outputs_file)
+        self.rig_deploys += 1
+        self.calls.append(("deploy", "InferenceG6", "us-east-2"))
+        group = f"InferenceG6-Group-{self.rig_deploys}"
+        size = 0 if self.rig_deploys == 1 else 1
+        template = boto3.client("ec2", region_name="us-east-2").create_launch_template(
+            LaunchTemplateName=group, LaunchTemplateData={"ImageId": "ami-12c6146b", "InstanceType": "g6.xlarge"})
+        boto3.client("autoscaling", region_name="us-east-2").create_auto_scaling_group(
+            AutoScalingGroupName=group, MinSize=size, MaxSize=size, DesiredCapacity=size,
+            LaunchTemplate={"LaunchTemplateId": template["LaunchTemplate"]["LaunchTemplateId"]},
+            AvailabilityZones=["us-east-2a"])
+        outputs_file.write_text(json.dumps({"InferenceG6": {"AutoScalingGroupName": group, "RemotePort": "8000"}}))
+        return CdkResult(0, log)
+
+
+@mock_aws
+def test_a_rig_its_lifetime_released_is_deleted_and_deployed_again_not_waited_for():
+    fake = ReleasedOnce()
+    result, said, _ = run_up(boto3.Session(region_name="us-east-2"), fake, [Candidate("us-east-2", ("us-east-2a",))])
+    assert result.ok and result.region == "us-east-2" and fake.rig_deploys == 2
+    assert len(result.attempts) == 1 and result.timeline.instance_id.startswith("i-")
+    line = next(l for l in said if "deleting it to deploy it again" in l)
+    assert line == ("g6: attempt 1/1: us-east-2 (us-east-2a): InferenceG6 is deployed but its group "
+                    "InferenceG6-Group-1 is set to 0 instances: the rig's lifetime limit released it; deleting it "
+                    "to deploy it again")
+    assert "g6: us-east-2: InferenceG6 deleted" in said
+
+
+@mock_aws
+def test_an_endpoint_its_lifetime_deleted_is_reported_released():
+    from rigs import aws
+    from rigs.deploy.diagnosis import RELEASED, Diagnosis
+    from rigs.deploy.records import Timeline
+    from rigs.deploy.watch import Watcher
+
+    clients = aws.Clients(boto3.Session(region_name="us-east-2"))
+    watcher = Watcher(clients, WatchSettings(poll=0), Diagnosis(clients), sleep=lambda _s: None)
+    failure = watcher.endpoint_times("us-east-2", "InferenceSageMaker-Endpoint", Timeline("sagemaker"))
+    assert (failure.code, failure.kind) == ("Released", RELEASED)
+    assert "its endpoint InferenceSageMaker-Endpoint does not exist" in failure.message
+
+
+@mock_aws
+def test_an_image_this_region_does_not_publish_fails_over_to_the_next_region():
+    reason = ("Received response status [FAILED] from custom resource. Message returned: RuntimeError: "
+              "ImageNotFoundException: 763104351884.dkr.ecr.us-east-2.amazonaws.com/vllm:0.30.0-gpu is not in "
+              "us-east-2's registry (no such tag); deploy the rig in another of its regions, or pin a tag published here")
+    cfn, _ = stack_failed_stub("us-east-2", reason)
+    result, said, _ = run_up(StubSession({("cloudformation", "us-east-2"): cfn}),
+                             FakeCdk({"us-east-2": "fail", "us-east-1": "ok"}),
+                             [Candidate("us-east-2", ()), Candidate("us-east-1", ())])
+    assert (result.attempts[0].code, result.attempts[0].kind, result.attempts[0].outcome) == (
+        "ImageNotFoundException", "not-here", "failover")
+    assert result.ok and result.region == "us-east-1"
+
+
+@mock_aws
+def test_a_free_plan_account_stops_at_once_and_is_told_to_upgrade():
+    reason = ("Received response status [FAILED] from custom resource. Message returned: RuntimeError: launch failed "
+              "in us-east-2a: InvalidParameterCombination: The specified instance type is not eligible for Free Tier. "
+              "(a Free-plan account: upgrade the account to the Paid plan)")
+    cfn = plain_client("cloudformation", "us-east-2")
+    stubber = Stubber(cfn)
+    stubber.add_response("describe_stacks", {"Stacks": [{"StackName": "InferenceG6", "StackStatus": "ROLLBACK_COMPLETE",
+                                                         "CreationTime": datetime(2026, 11, 29, tzinfo=timezone.utc)}]})
+    stubber.add_response("describe_stack_events", {"StackEvents": [
+        {"StackId": "s", "EventId": "1", "StackName": "InferenceG6", "LogicalResourceId": "LaunchWatch",
+         "ResourceStatus": "CREATE_FAILED", "ResourceStatusReason": reason,
+         "Timestamp": datetime(2026, 11, 29, tzinfo=timezone.utc)}]})
+    stubber.add_client_error("describe_stack_resources", service_error_code="ValidationError")
+    stubber.add_response("describe_stacks", {"Stacks": [{"StackName": "InferenceG6", "StackStatus": "ROLLBACK_COMPLETE",
+                                                         "CreationTime": datetime(2026, 11, 29, tzinfo=timezone.utc)}]})
+    stubber.activate()
+    fake = FakeCdk({"us-east-2": "fail", "us-east-1": "ok"})
+    result, said, _ = run_up(StubSession({("cloudformation", "us-east-2"): cfn}), fake,
+                             [Candidate("us-east-2", ()), Candidate("us-east-1", ())])
+    assert not result.ok and len(result.attempts) == 1 and result.attempts[0].kind == "free-plan"
+    assert "stop: the account is on the Free plan: upgrade the account to the Paid plan" in said[-1]
+    assert "aws freetier upgrade-account-plan --account-plan-type PAID" in result.reason
+    assert not any(call[0] == "synth" and call[2] == "us-east-1" for call in fake.calls)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 
 import boto3
+import botocore.exceptions
 import pytest
 from botocore.stub import Stubber
 from moto import mock_aws
@@ -134,6 +135,14 @@ def test_full_preflight_all_rigs_all_regions_with_unknown_quotas():
     """Service Quotas unavailable (moto's server answers like this): quotas unknown, rigs still placed."""
     regions = ["us-east-1", "us-east-2", "us-west-1", "us-west-2"]
     rigs, _ = select_rigs([])
+    sagemaker = CATALOG.get("sagemaker")
+    dlc = boto3.client("ecr", region_name="us-east-1")  # AWS's registry in us-east-1 has the tag; us-west-2's not
+    dlc.create_repository(repositoryName="vllm", registryId="763104351884")
+    dlc.put_image(registryId="763104351884", repositoryName="vllm", imageTag=sagemaker.image.tag,
+                  imageManifest=json.dumps({"schemaVersion": 2, "layers": [],
+                                            "mediaType": "application/vnd.docker.distribution.manifest.v2+json",
+                                            "config": {"digest": "sha256:" + "1" * 64, "size": 1,
+                                                       "mediaType": "application/vnd.docker.container.image.v1+json"}}))
     with QuotaStubs(regions) as stubs:
         offered = {"us-east-1": ["g", "inf", "trn"], "us-east-2": ["g", "inf", "trn"], "us-west-1": [],
                    "us-west-2": ["g", "inf", "trn"]}
@@ -153,10 +162,13 @@ def test_full_preflight_all_rigs_all_regions_with_unknown_quotas():
     assert by[("sagemaker", "us-west-1")].verdict == NOT_LISTED
     assert [c.region for c in report.placements["g6"]] == ["us-east-2", "us-east-1", "us-west-2"]  # catalog order
     assert [c.region for c in report.placements["g5g"]] == ["us-east-1", "us-west-2"]
-    # the catalog pins the SageMaker image in us-east-2 only: the other regions are skipped, with the command
-    assert [c.region for c in report.placements["sagemaker"]] == ["us-east-2"]
-    unpinned = by[("sagemaker", "us-east-1")]
-    assert unpinned.verdict == SKIP and "`python -m rigs pins refresh --regions us-east-1`" in unpinned.reason
+    # the catalog pins the SageMaker image in us-east-2 only; elsewhere the tag is looked for in the region's
+    # registry (the stack reads its digest there at deploy time): us-east-1 has it, us-west-2 does not
+    assert [c.region for c in report.placements["sagemaker"]] == ["us-east-2", "us-east-1"]
+    missing = by[("sagemaker", "us-west-2")]
+    assert missing.verdict == SKIP and missing.reason == (
+        f"its image tag {sagemaker.image.tag} is not in us-west-2's registry (RepositoryNotFoundException): the "
+        "deploy would fail there")
     assert report.placements["trn1"][0].zones == ("us-east-2c",)
     from rich.console import Console
     console = Console(record=True, width=250)
@@ -252,6 +264,41 @@ def test_error_classification_by_code():
     quota_message = ("You have requested more vCPU capacity than your current vCPU limit of 0 allows for the "
                      "instance bucket that the specified instance type belongs to. (VcpuLimitExceeded)")
     assert aws.classify_message(quota_message).code == "VcpuLimitExceeded"
+
+
+def test_free_plan_not_here_and_sagemaker_capacity_failures_by_code():
+    """Each message as published: EC2's Free-plan refusal (nilbuild/developer-roadmap#10171), SageMaker's capacity
+    failure reasons (aws/deep-learning-containers#6673, DIAGNijmegen/rse-grand-challenge#2631,
+    aws/amazon-sagemaker-feedback#99) and quota refusal (aws-samples/sagemaker-custom-project-templates#51),
+    and the SageMaker stack's image read (stacks/parts/handlers/image_digest.py) as CloudFormation reports it."""
+    free = ("The specified instance type is not eligible for Free Tier. For a list of Free Tier instance types, run "
+            "'describe-instance-types' with the filter 'free-tier-eligible=true'.")
+    refused = botocore.exceptions.ClientError({"Error": {"Code": "InvalidParameterCombination", "Message": free}},
+                                              "RunInstances")
+    assert (aws.classify(refused).code, aws.classify(refused).kind) == ("InvalidParameterCombination", aws.FREE_PLAN)
+    other = botocore.exceptions.ClientError({"Error": {"Code": "InvalidParameterCombination",
+                                                       "Message": "Network interfaces and an instance-level "
+                                                                  "security groups may not be specified"}}, "RunInstances")
+    assert aws.classify(other).kind == aws.OTHER  # the same code for another mistake
+    assert aws.classify_message(f"Resource handler returned message: \"{free}\"").kind == aws.FREE_PLAN
+    image = ("Received response status [FAILED] from custom resource. Message returned: RuntimeError: "
+             "ImageNotFoundException: 763104351884.dkr.ecr.us-west-2.amazonaws.com/vllm:0.30.0-gpu is not in "
+             "us-west-2's registry (The image with imageId {imageTag:'0.30.0-gpu'} does not exist); deploy the rig "
+             "in another of its regions, or pin a tag published here")
+    assert (aws.classify_message(image).code, aws.classify_message(image).kind) == ("ImageNotFoundException",
+                                                                                    aws.NOT_HERE)
+    for reason in ("CapacityError: Unable to provision requested ML compute capacity. Please retry using a "
+                   "different ML instance type.",
+                   "EC2InsufficientCapacityError: Instance type 'ml.g6.xlarge' is temporarily unavailable in "
+                   "supported availability zones [use2-az1]. Try again in a few minutes, or try a different "
+                   "instance type.",
+                   "Unable to provision requested ML compute capacity due to InsufficientInstanceCapacity error."):
+        assert aws.classify_message(reason).kind == aws.CAPACITY, reason
+    limit = ("The account-level service limit 'ml.g6.xlarge for endpoint usage' is 0 Instances, with current "
+             "utilization of 0 Instances and a request delta of 1 Instances. Please contact AWS support to request "
+             "an increase for this limit. (Service: AmazonSageMaker; Status Code: 400; Error Code: "
+             "ResourceLimitExceeded; Request ID: dee8f280)")
+    assert (aws.classify_message(limit).code, aws.classify_message(limit).kind) == ("ResourceLimitExceeded", aws.QUOTA)
 
 
 def test_preflight_json_cli(monkeypatch, capsys):

@@ -180,11 +180,52 @@ def test_without_credentials_it_says_how_to_log_in_and_leaves_no_folder(tmp_path
      "error: --inject-capacity is for --offline (moto's server) only"),
     (["rehearse", "--yes", "--offline", "--inject-capacity", "g6.xlarge"], "give TYPE@REGION"),
     (["rehearse", "--yes", "--offline", "--bench-options=--out here"], "--out is set by the rehearsal itself"),
+    # the benchmark's own parser checks its options before anything is created (it once ran only after every
+    # rig was up: `--runs 0` deployed them all, then the benchmark exited 2)
+    (["rehearse", "--yes", "--offline", "--bench-options=--runs 0"],
+     "error: --bench-options: the benchmark refuses them: argument --runs: 0 is too small: give at least 1 (see "
+     "`python -m agent.run --help`); nothing created"),
+    (["rehearse", "--yes", "--bench-options=--demos chat --bogus"],
+     "error: --bench-options: the benchmark refuses them: unrecognized arguments: --bogus (see "
+     "`python -m agent.run --help`); nothing created"),
 ])
 def test_bad_input_is_one_line_and_exit_2(tmp_path: Path, args: list[str], problem: str):
     done = run_rigs(*args, tmp_path=tmp_path)
     assert done.returncode == 2 and problem in done.stderr.strip().splitlines()[-1]
     assert not (tmp_path / "results").exists()
+
+
+def test_good_benchmark_options_pass_the_check():
+    from rigs.rehearsal.flow import check_bench_options
+
+    check_bench_options(["--runs", "1", "--demos", "chat"])  # no exception: the real run gets the same options
+
+
+def test_an_interrupted_rehearsals_timeline_says_so_and_names_no_report_it_never_wrote(tmp_path: Path):
+    from rigs.rehearsal.flow import Phase
+
+    out = io.StringIO()
+    rehearsal = Rehearsal(Options(rigs=["g6"]), out=out)
+    rehearsal.folder = tmp_path
+    small = Phase("small", bench_folder=tmp_path / "bench", bench_exit=2)
+    rehearsal.phases = [small]
+
+    def interrupted_benchmark(*_args, **_kwargs):
+        rehearsal.step = "the benchmark (small model)"
+        raise KeyboardInterrupt
+
+    rehearsal._up = lambda *_args: None
+    rehearsal._benchmark = interrupted_benchmark
+    rehearsal._down = lambda: True
+    assert rehearsal._rehearse([]) == 130
+    record = json.loads((tmp_path / "timeline.json").read_text())
+    assert record["interrupted"].startswith("interrupted during the benchmark (small model) at ")
+    assert record["interrupted"].endswith("; the clean-up then destroyed everything the rehearsal created")
+    markdown = (tmp_path / "TIMELINE.md").read_text()
+    assert markdown.startswith("# Rehearsal timeline (interrupted)") and f"- {record['interrupted']}" in markdown
+    said = out.getvalue()
+    assert "report (small model): none written (the benchmark exited 2; what it printed says why)" in said
+    assert "REPORT.md" not in said
 
 
 class FakeTerminal(io.StringIO):
@@ -251,9 +292,9 @@ def counted_preflight(endpoint: str, tmp_path: Path, monkeypatch: pytest.MonkeyP
     checked: Counter = Counter()
     check_rig = preflight.check_rig
 
-    def counted(rig, region, probe):
+    def counted(rig, region, probe, *more):
         checked[(rig.name, region)] += 1
-        return check_rig(rig, region, probe)
+        return check_rig(rig, region, probe, *more)
 
     monkeypatch.setattr(preflight, "check_rig", counted)
     return checked
@@ -270,8 +311,9 @@ def test_a_rehearsal_checks_each_rig_in_each_region_once(counted_preflight: Coun
     assert counted_preflight == {(rig.name, region): 1 for rig in (g6, sagemaker) for region in rig.regions}
     assert [c.region for c in placement.load().get("g6").candidates] == list(g6.regions)
     assert f"g6: try {g6.regions[0]} (" in out.getvalue()
-    # moto has no SageMaker image in AWS's registry: the doctor rules the rig out, and says why
-    assert "sagemaker: skipped: doctor: cannot deploy anywhere: SageMaker image" in out.getvalue()
+    # moto's server puts the SageMaker image's tag in its stand-in for AWS's registry in every region: the rig
+    # tries each of its regions, the pinned one first, as an EC2 rig does
+    assert "sagemaker: try us-east-2 (any zone) -> us-east-1 (any zone) -> us-west-2 (any zone)" in out.getvalue()
 
 
 def test_up_runs_preflight_once_and_only_for_a_rig_with_nothing_recorded(counted_preflight: Counter):
@@ -288,3 +330,42 @@ def test_up_runs_preflight_once_and_only_for_a_rig_with_nothing_recorded(counted
     fresh = DeploySequence(session, show=lambda _table: None).plans([g6], fresh=True)
     assert fresh == plans  # --preflight without --doctor: preflight in the four regions, once more
     assert counted_preflight == {("g6", region): 2 if region in g6.regions else 1 for region in REGIONS}
+
+
+def test_rehearse_refuses_to_start_above_max_usd_and_says_by_how_much(counted_preflight: Counter, tmp_path: Path):
+    out = io.StringIO()
+    options = Options(rigs=["g6"], yes=True, bootstrap=True, max_usd=1, evidence=tmp_path / "evidence")
+    assert Rehearsal(options, out=out).run() == 2
+    # g6 at $0.8048/h (rigs/prices.yaml: moto has no Pricing API) until its 4 h lifetime limit: $3.22
+    assert out.getvalue().splitlines()[-1] == (
+        "error: --max-usd 1: the rigs could cost up to $3.22 (each rig's hourly price x its lifetime limit), $2.22 "
+        "above the limit; nothing deployed (lower --max-hours, leave rigs out, or raise --max-usd)")
+    import boto3
+
+    assert all(boto3.client("cloudformation", region_name=r).describe_stacks()["Stacks"] == [] for r in REGIONS)
+
+
+def test_up_refuses_to_start_above_max_usd_in_one_line(counted_preflight: Counter, tmp_path: Path,
+                                                      capsys: pytest.CaptureFixture) -> None:
+    from rigs.cli import main
+
+    evidence = tmp_path / "up"
+    assert main(["up", "g6", "sagemaker", "--max-usd", "5", "--evidence", str(evidence)]) == 2
+    # (0.8048 + 1.1267) $/h x 4 h = $7.73, the priciest region of each (the file's one price)
+    assert capsys.readouterr().err.splitlines() == [
+        "error: --max-usd 5: the rigs could cost up to $7.73 (each rig's hourly price x its lifetime limit), $2.73 "
+        "above the limit; nothing deployed (lower --max-hours, leave rigs out, or raise --max-usd)"]
+    assert not evidence.exists() and counted_preflight == Counter()  # refused before any other check
+    # within the limit, up goes on (here to say the regions are not bootstrapped)
+    assert main(["up", "g6", "sagemaker", "--max-hours", "2", "--max-usd", "5", "--evidence", str(evidence)]) == 1
+    assert "not bootstrapped for the CDK" in capsys.readouterr().err
+    with pytest.raises(SystemExit) as bad:
+        main(["up", "g6", "--max-usd", "0"])
+    assert bad.value.code == 2 and "give an amount above 0 in USD" in capsys.readouterr().err
+
+
+def test_an_unpriced_rig_cannot_be_bounded():
+    result = estimating.estimate([plan("g6", "small", 40, G6), plan("odd", "small", 40, None)])
+    assert estimating.over_limit(result, 100) == ("--max-usd 100: no price known for odd (small), so the cost "
+                                                  "cannot be bounded; nothing deployed")
+    assert estimating.over_limit(estimating.estimate([plan("g6", "small", 40, G6)]), 3.22) is None  # 3.2192

@@ -137,3 +137,62 @@ def test_a_swept_rig_is_forgotten_by_the_placement_only_where_it_was_swept(moto_
     assert main(["sweep", "--yes", "--regions", "us-west-2", "--max-wait", "1"]) == 0
     assert "placement: g6 is gone; its record in" in capsys.readouterr().out
     assert placement.load().deployed_region("g6") is None
+
+
+def running_builds_in_moto(monkeypatch, region: str = "us-east-1") -> dict[str, str]:
+    """A g5g image build of ours still running after its project was deleted (the stack's deletion, before the
+    handler stopped builds), and a build of someone else's. moto finishes every build the moment it is read
+    (``batch_get_builds``), so reads here show each build as it stands: running until stopped."""
+    from datetime import timedelta
+
+    from moto.codebuild.models import CodeBuildBackend, codebuild_backends
+    from moto.core.utils import iso_8601_datetime_with_milliseconds
+
+    from rigs import utc
+
+    monkeypatch.setattr(CodeBuildBackend, "batch_get_builds", lambda self, ids: [
+        b for history in self.build_metadata_history.values() for b in history if b["id"] in ids])
+    codebuild = boto3.client("codebuild", region_name=region)
+    ids = {}
+    for project, group, tags in (("ProjectC78D97AD-ab12", "/aws-inference/image-build/aws-inference/vllm-sm75",
+                                  [{"key": "ManagedBy", "value": "aws-inference"}]),
+                                 ("their-project", "/their/builds", [])):
+        codebuild.create_project(name=project, source={"type": "S3", "location": "bucket/recipe.zip"},
+                                 artifacts={"type": "NO_ARTIFACTS"}, serviceRole="arn:aws:iam::123456789012:role/cb",
+                                 environment={"type": "ARM_CONTAINER", "image": "x",  # moto knows no XLARGE
+                                              "computeType": "BUILD_GENERAL1_LARGE"}, tags=tags)
+        build = codebuild.start_build(projectName=project)["build"]["id"]
+        metadata = codebuild_backends["123456789012"][region].build_metadata_history[project][-1]
+        metadata["logs"]["groupName"] = group
+        metadata["environment"].update(type="ARM_CONTAINER", computeType="BUILD_GENERAL1_XLARGE")
+        metadata["startTime"] = iso_8601_datetime_with_milliseconds(utc.now() - timedelta(minutes=90))
+        ids[project] = build
+    codebuild.delete_project(name="ProjectC78D97AD-ab12")
+    return ids
+
+
+def test_status_lists_a_build_of_ours_running_after_its_project_was_deleted(monkeypatch):
+    monkeypatch.setattr("rigs.aws.time.sleep", lambda _s: None)
+    with mock_aws():
+        ids = running_builds_in_moto(monkeypatch)
+        found = inventory.discover(boto3.Session(region_name="us-east-1"), ["us-east-1"], PriceBook(),
+                                   include_iam=False)
+        (build,) = found.of_kind(inventory.RUNNING_BUILD)
+        assert build.id == ids["ProjectC78D97AD-ab12"] and build.billing
+        assert build.detail.startswith("project ProjectC78D97AD-ab12 (deleted: it runs on), running 90 min since ")
+        assert build.detail.endswith("cost so far unknown")  # prices.yaml has no CodeBuild price
+        assert "no per-unit price for 'codebuild-arm1.xlarge'" in build.price_note
+
+
+def test_sweep_stops_a_build_of_ours_and_leaves_theirs_running(monkeypatch, capsys):
+    monkeypatch.setattr("rigs.aws.time.sleep", lambda _s: None)
+    with mock_aws():
+        monkeypatch.setattr("rigs.cli._session", lambda args: boto3.Session(region_name="us-east-1"))
+        ids = running_builds_in_moto(monkeypatch)
+        assert main(["sweep", "--yes", "--regions", "us-east-1", "--max-wait", "1"]) == 0
+        out = capsys.readouterr().out
+        assert f"us-east-1: stopping codebuild-build {ids['ProjectC78D97AD-ab12']}" in out
+        assert f"us-east-1: codebuild-build {ids['ProjectC78D97AD-ab12']} stopped" in out
+        codebuild = boto3.client("codebuild", region_name="us-east-1")
+        status = {b["projectName"]: b["buildStatus"] for b in codebuild.batch_get_builds(ids=list(ids.values()))["builds"]}
+        assert status == {"ProjectC78D97AD-ab12": "STOPPED", "their-project": "IN_PROGRESS"}

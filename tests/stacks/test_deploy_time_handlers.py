@@ -443,5 +443,24 @@ def test_an_activity_without_a_code_is_reported_whole():
         "us-west-1a", "LaunchFailed", activity["StatusMessage"])
 
 
+FREE_PLAN = ("The specified instance type is not eligible for Free Tier. For a list of Free Tier instance types, run "
+             "'describe-instance-types' with the filter 'free-tier-eligible=true'. Launching EC2 instance failed.")
+"""EC2's InvalidParameterCombination message on a Free-plan account (public reports, e.g.
+nilbuild/developer-roadmap#10171), as an Auto Scaling activity shows it: no zone would change it."""
+
+
+def test_a_free_plan_refusal_ends_the_deploy_at_the_first_launch_and_names_the_fix():
+    time = FakeTime()
+    with pytest.raises(RuntimeError) as failed:
+        launch_watch.compute(THREE_ZONES, autoscaling=FailingLaunches(THREE_ZONES, [[("us-east-2a", FREE_PLAN)]]),
+                             sleep=time.sleep, clock=time.clock)
+    message = str(failed.value)
+    assert message.startswith("launch failed in us-east-2a: InvalidParameterCombination: The specified instance type")
+    assert message.endswith("(a Free-plan account: upgrade the account to the Paid plan)") and time.sleeps == 0
+    failure = aws.classify_message(f"Received response status [FAILED] from custom resource. Message returned: "
+                                   f"RuntimeError: {message}")
+    assert (failure.code, failure.kind) == ("InvalidParameterCombination", aws.FREE_PLAN)
+
+
 def test_the_handlers_per_zone_codes_are_the_librarys_capacity_and_unsupported_codes():
     assert launch_watch.PER_ZONE <= aws.CAPACITY_CODES | aws.UNSUPPORTED_CODES

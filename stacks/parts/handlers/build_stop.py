@@ -3,24 +3,14 @@
 Deleting a CodeBuild project does not stop its builds: one goes on (and bills) up to its
 timeout, 8 hours for the g5g image. This resource references the project, so
 CloudFormation deletes it first; on Delete it stops every build of the project in
-progress among the newest 100 (ListBuildsForProject, BatchGetBuilds, StopBuild). It fails
+progress among the newest 100 (ListBuildsForProject, BatchGetBuilds, StopBuild; the
+listing is rigs/builds.py, inlined here at synth, which rigs status and sweep use too). It fails
 the delete, naming the builds, when it cannot stop them: a rerun of the delete tries again.
 Create and Update do nothing. Properties: ProjectName.
 """
 import boto3
 from botocore.exceptions import ClientError
-
-
-def running_builds(codebuild, project):
-    """The ids of the project's builds in progress, among its newest 100 (none if it is gone)."""
-    try:
-        ids = codebuild.list_builds_for_project(projectName=project, sortOrder="DESCENDING").get("ids", [])[:100]
-    except ClientError as exc:
-        if exc.response["Error"]["Code"] == "ResourceNotFoundException":
-            return []
-        raise
-    builds = codebuild.batch_get_builds(ids=ids)["builds"] if ids else []
-    return [b["id"] for b in builds if b.get("buildStatus") == "IN_PROGRESS"]
+from rigs.builds import running_builds
 
 
 def compute(properties):

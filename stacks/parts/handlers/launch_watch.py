@@ -13,13 +13,18 @@ PER_ZONE = {"InsufficientInstanceCapacity", "InsufficientCapacity", "Insufficien
             "InsufficientCapacityOnHost", "Unsupported"}
 UNCODED = "LaunchFailed"  # a message without a code: it may be one zone's shortage, so judged per zone too
 CODED = re.compile(r"(?:^|\. )([A-Z][A-Za-z0-9]*(?:\.[A-Za-z0-9]+)*) - (.+?)(?: Launching EC2 instance failed\.?)?$")
+FREE_PLAN = "not eligible for Free Tier"  # EC2's InvalidParameterCombination on a Free-plan account: no zone fixes it
 
 
 def failure_of(activity):
     text = (activity.get("StatusMessage") or activity.get("Description") or "").strip()
     found = CODED.search(text)
     zone = json.loads(activity.get("Details") or "{}").get("Availability Zone", "?")
-    return (zone,) + (found.groups() if found else (UNCODED, text))
+    code, message = found.groups() if found else (UNCODED, text)
+    if FREE_PLAN in text:
+        code = "InvalidParameterCombination" if code == UNCODED else code
+        message += " (a Free-plan account: upgrade the account to the Paid plan)"
+    return zone, code, message
 
 
 def find_group(autoscaling, properties):
