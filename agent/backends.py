@@ -216,14 +216,13 @@ def _context_facts(rig: Ec2Rig | SageMakerRig) -> dict[str, Any]:
 def _image_facts(rig: Ec2Rig | SageMakerRig, region: str | None, deployed_digest: str | None) -> dict[str, Any]:
     """The engine version the image's tag names (vLLM images) and the digest it is pinned to."""
     out = {}
-    reference = rig.image.reference(region)
     if ENGINES.get(rig.runtime) == "vLLM":
         found = _TAG_VERSION.search(rig.image.tag)
         if found:
             out["engine_version"] = fact(found.group(1), f"catalog image tag {rig.image.tag}")
     digest = rig.image.digest_for(region)
     if digest:
-        out["image_digest"] = fact(digest, f"catalog image pin ({reference})")
+        out["image_digest"] = fact(digest, f"catalog pin of {rig.image.repository_in(region)}:{rig.image.tag}")
     elif deployed_digest:
         out["image_digest"] = fact(deployed_digest, f"the stack's {region} ImageDigest output (the tag's digest "
                                                      "there at deploy time)")

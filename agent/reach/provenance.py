@@ -152,13 +152,14 @@ def boot_report(session: Any, region: str, log_group: str, instance_id: str) -> 
     if line is None:
         why = "no rig report line in the log (a rig booted before its boot script wrote one, or not shipped yet)"
         return {name: missing(source, why) for name in ("accelerator", "driver", "image_digest")}
-    fields = dict(part.split("=", 1) for part in line.split("; ") if "=" in part)
-    count = fields.get("count", "")
-    values = {"accelerator": f"{count} x {fields['accelerator']}" if count and fields.get("accelerator")
-              else fields.get("accelerator"), "driver": fields.get("driver"), "image_digest": fields.get("image")}
-    return {name: fact(value, source) if value and value != "unknown" else missing(source, f"the report says "
-                                                                                          f"{value or 'nothing'}")
-            for name, value in values.items()}
+    fields = {key: value for key, _, value in (part.partition("=") for part in line.split("; ")) if value}
+    values = {"accelerator": fields.get("accelerator"), "driver": fields.get("driver"),
+              "image_digest": fields.get("image")}
+    out = {name: fact(value, source) if value and value != "unknown" else
+           missing(source, f"the report says {value or 'nothing'}") for name, value in values.items()}
+    if out["accelerator"]["value"] and fields.get("count", "").isdigit():
+        out["accelerator"]["value"] = f"{fields['count']} x {out['accelerator']['value']}"
+    return out
 
 
 def _report_line(logs: Any, log_group: str, stream: str) -> str | None:
