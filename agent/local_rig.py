@@ -263,12 +263,12 @@ def local_backend(base_url: str, install: Installation, config: LocalRigConfig,
 def expectation(install: Installation, config: LocalRigConfig) -> dict[str, object]:
     """What should serve the local rig: llama.cpp of the wheel's build, the model's alias, ``--ctx-size``."""
     build = install.version.split(",")[0]
-    expected = {"engine": fact("llama.cpp", f"{SERVER_PROGRAM.name} (llama.cpp's server from the xllamacpp wheel)")}
+    expected = {"engine": fact("llama.cpp", f"{SERVER_PROGRAM.name}: llama.cpp's server from the xllamacpp wheel")}
     if build.startswith("b") and build[1:].isdigit():
-        expected["engine_version"] = fact(build, "the xllamacpp wheel's version (its llama.cpp build)")
+        expected["engine_version"] = fact(build, "the xllamacpp wheel's llama.cpp build")
     expected["model"] = fact(MODEL_ID, "serve flag --alias")
-    expected["context_tokens"] = fact(config.context, "serve flag --ctx-size (with --kv-unified one request may use "
-                                                      "all of it)")
+    expected["context_tokens"] = fact(config.context, "serve flag --ctx-size; with --kv-unified one request may use "
+                                                      "all of it")
     return expected
 
 

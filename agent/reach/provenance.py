@@ -23,6 +23,7 @@ import dataclasses
 import http.client
 import json
 import logging
+import threading
 import urllib.error
 import urllib.request
 from concurrent.futures import ThreadPoolExecutor
@@ -31,7 +32,7 @@ from typing import Any, Mapping, Sequence
 from botocore.config import Config
 
 from rigs import aws, utc
-from rigs.pricing import STANDARD_TIER, base_model_id
+from rigs.pricing import STANDARD_TIER
 
 from ..backends import Backend, fact, service_tier_args
 from .probe import describe_error
@@ -86,11 +87,17 @@ def server_facts(base_url: str, model_id: str, timeout_s: float = READ_TIMEOUT_S
     return {
         "engine": _engine(entry, props, models_why),
         "engine_version": _version(version, version_why, props, props_why),
-        "model": (fact(str(entry["id"]), "GET /v1/models" + (f" (also lists {', '.join(i for i in ids if i != entry['id'])})"
-                                                           if len(ids) > 1 else ""))
-                  if entry.get("id") else missing("GET /v1/models", models_why or "no model id")),
+        "model": _model(entry, ids, models_why),
         "context_tokens": _context(entry, props, models_why, props_why),
     }
+
+
+def _model(entry: Mapping[str, Any], ids: list[str], models_why: str | None) -> dict[str, Any]:
+    """The model requests name when the server lists it, else the first it lists (the others named)."""
+    if not entry.get("id"):
+        return missing("GET /v1/models", models_why or "no model id")
+    others = [i for i in ids if i != entry["id"]]
+    return fact(str(entry["id"]), "GET /v1/models" + (f", which also lists {', '.join(others)}" if others else ""))
 
 
 def _engine(entry: Mapping[str, Any], props: Mapping[str, Any], models_why: str | None) -> dict[str, Any]:
@@ -121,7 +128,7 @@ def _context(entry: Mapping[str, Any], props: Mapping[str, Any], models_why: str
         return fact(entry["max_model_len"], "GET /v1/models max_model_len")
     settings = props.get("default_generation_settings")
     if isinstance(settings, dict) and isinstance(settings.get("n_ctx"), int):
-        return fact(settings["n_ctx"], "GET /props default_generation_settings.n_ctx (one request's context)")
+        return fact(settings["n_ctx"], "GET /props default_generation_settings.n_ctx, one request's context")
     meta = entry.get("meta")
     if isinstance(meta, dict) and isinstance(meta.get("n_ctx"), int):
         return fact(meta["n_ctx"], "GET /v1/models meta.n_ctx")
@@ -276,9 +283,22 @@ def read(backend: Backend, session: Any = None) -> Backend:
     return dataclasses.replace(backend, provenance=provenance)
 
 
+class _OneClientAtATime:
+    """``session`` whose clients are made one at a time: a boto3 session is not thread-safe, its clients are."""
+
+    def __init__(self, session: Any) -> None:
+        self._session = session
+        self._lock = threading.Lock()
+
+    def client(self, *args: Any, **kwargs: Any) -> Any:
+        with self._lock:
+            return self._session.client(*args, **kwargs)
+
+
 def read_all(backends: Sequence[Backend], session: Any = None) -> list[Backend]:
     """:func:`read` for every backend, at once (each server's questions take a few seconds at most)."""
     if not backends:
         return []
+    shared = _OneClientAtATime(session) if session is not None else None
     with ThreadPoolExecutor(max_workers=min(8, len(backends)), thread_name_prefix="provenance") as pool:
-        return list(pool.map(lambda b: read(b, session), backends))
+        return list(pool.map(lambda b: read(b, shared), backends))

@@ -22,12 +22,12 @@ from agent.bench.clients.bedrock import converse_args
 from agent.bench.clients.reply import ChatRequest
 from agent.bench.command import run_info
 from agent.bench.results.run import BackendInfo
-from agent.reach.provenance import boot_report, endpoint_facts, instance_facts, read, server_facts
+from agent.reach.provenance import boot_report, endpoint_facts, instance_facts, read
 from agent import run as run_module
 from rigs.catalog import load_catalog
 
 from .bench.fakes import RunningFake, vllm_pages
-from .test_run import FakeRunner, no_aws, runner  # noqa: F401 (fixtures)
+from .test_run import no_aws, runner  # noqa: F401 (fixtures)
 
 CATALOG = load_catalog()
 G6 = CATALOG.get("g6")
@@ -103,7 +103,7 @@ def test_another_model_is_flagged_and_the_others_it_lists_are_named():
     with RunningFake(pages=pages) as fake:
         backend = read(g6_backend(fake.base_url))
     model = backend.provenance["read"]["model"]
-    assert model == {"value": "google/gemma-4-E2B-it", "source": "GET /v1/models (also lists lora-adapter)"}
+    assert model == {"value": "google/gemma-4-E2B-it", "source": "GET /v1/models, which also lists lora-adapter"}
     assert verdicts(block(backend))["model"] == "mismatch"
 
 
