@@ -13,7 +13,6 @@ from types import MappingProxyType
 from typing import Mapping
 
 from rigs.catalog import Catalog, Ec2Rig, SageMakerRig
-
 from rigs.pricing import STANDARD_TIER
 
 from .backends import LOCAL, ORDER, Backend, EnvConfig, bedrock_backend, catalog_expectation, catalog_metadata, \

@@ -35,9 +35,9 @@ from .bench.command.argtypes import positive_int, positive_seconds
 from .bench.command.options import DEFAULT_RUNS
 from .reach.custom_server import identify, shadow_note
 from .reach.discovery import AwsClients, Discoverer, Discovery
-from .reach.provenance import read_all
 from .reach.forwarding import READY_TIMEOUT_S, ForwardError, ForwardSet, ForwardToolsMissing, RelayPortForward, \
     SsmPortForward, check_ssm_tools, preferred_port
+from .reach.provenance import read_all
 from .local_rig import MODEL_ID, LocalRigConfig, LocalRigError, find_installation, local_rig_process, serve_flags
 from .plan import Plan, make_plan, needs_aws
 from .reach.stand_in import StandIn, StandInError, parse_stand_in
@@ -190,7 +190,7 @@ def _main(args: argparse.Namespace, env: Mapping[str, str], runner: ModuleType |
         selection = parse_names(args.backends) if args.backends else env_config.only
     except (UnknownBackendError, CatalogError, ValueError) as exc:
         raise UsageError(str(exc)) from None
-    tier = getattr(args, "bedrock_tier", STANDARD_TIER)
+    tier = args.bedrock_tier
     priced = offline_tiers(env_config.bedrock_model)
     if tier != STANDARD_TIER and tier not in priced:
         raise UsageError(f"--bedrock-tier {tier}: rigs/prices.yaml has no {tier} tier price for "

@@ -278,7 +278,7 @@ def read(backend: Backend, session: Any = None) -> Backend:
                                        meta.get("service_tier", STANDARD_TIER)))
     except Exception as exc:  # noqa: BLE001 - provenance is a record, never a reason to stop the run
         logger.warning("backend=<%s>, error=<%s> | provenance not read", backend.name, exc)
-        facts.setdefault("engine", missing("the backend", f"reading failed: {type(exc).__name__}: {exc}"))
+        facts["reading"] = missing("agent/reach/provenance.py", f"reading stopped: {type(exc).__name__}: {exc}")
     provenance = {**backend.provenance, "read_at": utc.iso_seconds(), "read": facts}
     return dataclasses.replace(backend, provenance=provenance)
 
@@ -300,5 +300,8 @@ def read_all(backends: Sequence[Backend], session: Any = None) -> list[Backend]:
     if not backends:
         return []
     shared = _OneClientAtATime(session) if session is not None else None
-    with ThreadPoolExecutor(max_workers=min(8, len(backends)), thread_name_prefix="provenance") as pool:
+    pool = ThreadPoolExecutor(max_workers=min(8, len(backends)), thread_name_prefix="provenance")
+    try:
         return list(pool.map(lambda b: read(b, shared), backends))
+    finally:  # on Ctrl-C, do not wait for a slow server's answer: the command's cleanup comes first
+        pool.shutdown(wait=False, cancel_futures=True)
