@@ -126,6 +126,19 @@ def test_a_server_that_does_not_answer_at_all_is_recorded_never_raised():
     assert block(backend).mismatches == []
 
 
+def test_an_unexpected_failure_while_reading_is_a_row_of_its_own_never_a_failed_run(monkeypatch):
+    from agent.reach import provenance
+
+    def broken(*args: Any) -> dict[str, Any]:
+        raise RuntimeError("a bug in a reader")
+
+    monkeypatch.setattr(provenance, "server_facts", broken)
+    backend = read(g6_backend("http://127.0.0.1:9/v1", instance_id="i-0abc", instance_type="g6.xlarge"))
+    rows = {c.fact: c for c in block(backend).facts}
+    assert rows["reading"].not_reported == "reading stopped: RuntimeError: a bug in a reader"
+    assert rows["instance_type"].verdict == "match"  # what discovery read is kept
+
+
 def test_versions_count_as_the_same_with_a_local_or_build_suffix_only():
     assert same("engine_version", "0.30.0+cu130", "0.30.0") and same("engine_version", "v0.30.0", "0.30.0")
     assert same("engine_version", "b7342-1a2b3c4", "b7342")
