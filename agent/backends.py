@@ -10,12 +10,14 @@ The reference's environment variables work unchanged (``BEDROCK_MODEL``, ``G6_UR
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import Any, Iterable, Mapping
+from typing import Any, Callable, Iterable, Mapping
 from urllib.parse import urlsplit, urlunsplit
 
 from rigs.catalog import BedrockBackend, Catalog, Ec2Rig, SageMakerRig
+from rigs.pricing import STANDARD_TIER, base_model_id
 
 KINDS = ("bedrock", "openai", "sagemaker", "neuron")
 
@@ -64,6 +66,9 @@ class Backend:
             not a rig this app deployed. It is labelled as such, with the model the server
             reports, and priced and given a bandwidth ceiling only for an instance type the user
             states (``G6_INSTANCE_TYPE``...).
+        provenance: what served it: ``expected`` (what the catalog says, :func:`catalog_expectation`)
+            and ``read`` (read at run time, :mod:`agent.reach.provenance`), each fact as
+            ``{"value", "source"}`` or ``{"value": None, "source", "not_reported"}``; ``read_at``.
     """
 
     name: str
@@ -79,6 +84,7 @@ class Backend:
     metadata: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))
     toy_model: bool = False
     custom: bool = False
+    provenance: Mapping[str, Any] = field(default_factory=lambda: MappingProxyType({}))
 
     def __post_init__(self) -> None:
         problems = []
@@ -96,6 +102,7 @@ class Backend:
             raise ValueError(f"backend {self.name!r}: " + "; ".join(problems))
         # Freeze the metadata: a shared dict mutated later would change a finished report.
         object.__setattr__(self, "metadata", MappingProxyType(dict(self.metadata)))
+        object.__setattr__(self, "provenance", MappingProxyType(dict(self.provenance)))
 
     @property
     def needs_aws(self) -> bool:
@@ -179,6 +186,86 @@ def catalog_metadata(rig: Ec2Rig | SageMakerRig | BedrockBackend, region: str | 
     return meta
 
 
+ENGINES = {"vllm": "vLLM", "sagemaker-vllm": "vLLM"}
+"""The engine a catalog runtime serves with, as provenance names it (the Neuron rigs' hand-ported server has no
+name or version of its own to expect)."""
+_TAG_VERSION = re.compile(r"(?:^|[:v-])v?(\d+\.\d+\.\d+(?:rc\d+)?)")
+
+
+def service_tier_args(tier: str) -> dict[str, Any]:
+    """``serviceTier`` of a Converse/ConverseStream request: none for Standard (Bedrock's default), else the tier."""
+    return {} if tier == STANDARD_TIER else {"serviceTier": {"type": tier}}
+
+
+def fact(value: str | int | None, source: str) -> dict[str, Any]:
+    """One provenance fact as :attr:`Backend.provenance` holds it (a value of None: nothing to expect, and why)."""
+    return {"value": value, "source": source}
+
+
+def _context_facts(rig: Ec2Rig | SageMakerRig) -> dict[str, Any]:
+    """The context length vLLM is told to serve (``--max-model-len``, or the SageMaker container's variable)."""
+    if isinstance(rig, SageMakerRig):
+        value, source = rig.container_env.get("SM_VLLM_MAX_MODEL_LEN"), "container_env SM_VLLM_MAX_MODEL_LEN"
+    else:
+        flags = list(rig.serve_flags)
+        value = flags[flags.index("--max-model-len") + 1] if "--max-model-len" in flags[:-1] else None
+        source = "serve flag --max-model-len"
+    return {"context_tokens": fact(int(value), source)} if value and value.isdigit() else {}
+
+
+def _image_facts(rig: Ec2Rig | SageMakerRig, region: str | None, deployed_digest: str | None) -> dict[str, Any]:
+    """The engine version the image's tag names (vLLM images) and the digest it is pinned to."""
+    out = {}
+    if ENGINES.get(rig.runtime) == "vLLM":
+        found = _TAG_VERSION.search(rig.image.tag)
+        if found:
+            out["engine_version"] = fact(found.group(1), f"catalog image tag {rig.image.tag}")
+    digest = rig.image.digest_for(region)
+    if digest:
+        out["image_digest"] = fact(digest, f"catalog pin of {rig.image.repository_in(region)}:{rig.image.tag}")
+    elif deployed_digest:
+        out["image_digest"] = fact(deployed_digest, f"the stack's {region} ImageDigest output (the tag's digest "
+                                                     "there at deploy time)")
+    return out
+
+
+def _variant_facts(rig: Ec2Rig | SageMakerRig, model_id: str, region: str | None,
+                   deployed_digest: str | None) -> dict[str, Any]:
+    """What depends on the variant deployed (image, context): expected only where every variant serving
+    ``model_id`` agrees, since the stack's outputs name the model, not the variant."""
+    builds = [r for r in (rig, *(rig.with_variant(v) for v in rig.variants)) if r.model_id == model_id] or [rig]
+    out: dict[str, Any] = {}
+    readers: dict[str, Callable[[Ec2Rig | SageMakerRig], dict[str, Any]]] = {
+        "image": lambda r: _image_facts(r, region, deployed_digest), "context length": _context_facts}
+    for what, read in readers.items():
+        each = [read(r) for r in builds]
+        if all(e == each[0] for e in each):
+            out.update(each[0])
+        else:
+            why = f"the catalog's variants of {rig.name} differ in {what} and the stack does not say which one is deployed"
+            out.update({name: fact(None, why) for e in each for name in e})
+    return out
+
+
+def catalog_expectation(rig: Ec2Rig | SageMakerRig | BedrockBackend, model_id: str, region: str | None = None,
+                        deployed_digest: str | None = None, tier: str = STANDARD_TIER) -> dict[str, Any]:
+    """What the catalog says serves ``rig`` deployed with ``model_id`` in ``region``: the engine and its version
+    (a vLLM image's tag), the model every request names, the context length of its serve flags, its instance type
+    and image digest (the catalog's pin, else the digest the stack read at deploy time: ``deployed_digest``);
+    Bedrock's model and service ``tier``."""
+    if isinstance(rig, BedrockBackend):
+        return {"model": fact(base_model_id(model_id), f"the model id every request names ({model_id})"),
+                "service_tier": fact(tier, "--bedrock-tier" if tier != STANDARD_TIER else
+                                     "no --bedrock-tier: Bedrock's Standard tier")}
+    out: dict[str, Any] = {}
+    if rig.runtime in ENGINES:
+        out["engine"] = fact(ENGINES[rig.runtime], f"catalog runtime {rig.runtime}")
+    out["model"] = fact(model_id, "the model id every request names")
+    out.update(_variant_facts(rig, model_id, region, deployed_digest))
+    out["instance_type"] = fact(rig.instance_type, "catalog instance_type")
+    return out
+
+
 @dataclass(frozen=True, slots=True)
 class EnvConfig:
     """The backends the environment configures, and the names it restricts the run to."""
@@ -232,6 +319,7 @@ def from_env(env: Mapping[str, str], catalog: Catalog, region: str | None = None
             region=sm_region, endpoint_name=endpoint,
             metadata={**catalog_metadata(rig, sm_region), "region": sm_region,
                       "reached_via": f"SM_ENDPOINT={endpoint} in {sm_region}"},
+            provenance={"expected": catalog_expectation(rig, get("SM_MODEL") or rig.model_id, sm_region)},
         ))
     backends.sort(key=lambda b: sort_key(b.name))
     return EnvConfig(backends=tuple(backends), bedrock_model=bedrock_model,
@@ -269,9 +357,12 @@ def custom_backend(rig: Ec2Rig, prefix: str, base_url: str, model: str | None, i
         metadata["unpriced"] = (f"custom server at {variable}: no instance type stated (set "
                                 f"{prefix}_INSTANCE_TYPE, e.g. {prefix}_INSTANCE_TYPE={rig.instance_type}, to price "
                                 "it and give it a bandwidth ceiling)")
+    expected = {"model": fact(model, f"{prefix}_MODEL")} if model else {}
+    if instance_type is not None:
+        expected["instance_type"] = fact(instance_type, f"{prefix}_INSTANCE_TYPE (stated, not read)")
     return Backend(name=rig.name, label=label, kind=kind_for(rig), model_id=model or rig.model_id,
                    tool_calls=rig.tool_calls, base_url=base_url, max_prompt_tokens=rig.max_prompt_tokens,
-                   metadata=metadata, custom=True)
+                   metadata=metadata, custom=True, provenance={"expected": expected})
 
 
 def _typed(catalog: Catalog, name: str, kind: type) -> Any:
@@ -281,12 +372,13 @@ def _typed(catalog: Catalog, name: str, kind: type) -> Any:
     return rig
 
 
-def bedrock_backend(catalog: Catalog, model_id: str, region: str) -> Backend:
-    """The Bedrock backend (always on when AWS credentials are present)."""
+def bedrock_backend(catalog: Catalog, model_id: str, region: str, tier: str = STANDARD_TIER) -> Backend:
+    """The Bedrock backend (always on when AWS credentials are present), called in service ``tier``."""
     rig = catalog.get("bedrock")
     return Backend(
         name="bedrock", label=rig.label, kind="bedrock", model_id=model_id,
         tool_calls=rig.tool_calls, region=region,
-        metadata={"runtime": rig.runtime, "region": region,
+        metadata={"runtime": rig.runtime, "region": region, "service_tier": tier,
                   "reached_via": f"Bedrock runtime API in {region} (ConverseStream)"},
+        provenance={"expected": catalog_expectation(rig, model_id, region, tier=tier)},
     )

@@ -34,7 +34,7 @@ from typing import IO, Iterator
 
 from rigs.processes import spawn, stop
 
-from .backends import LOCAL, Backend
+from .backends import LOCAL, Backend, fact
 from .reach.probe import NotReadyError, ProbeResult, wait_until_answered
 
 logger = logging.getLogger(__name__)
@@ -256,7 +256,20 @@ def local_backend(base_url: str, install: Installation, config: LocalRigConfig,
         name=LOCAL, label=LABEL, kind="openai", model_id=MODEL_ID,
         tool_calls=False, constrained_tools=True, base_url=base_url,
         max_prompt_tokens=config.context, metadata=metadata, toy_model=True,
+        provenance={"expected": expectation(install, config)},
     )
+
+
+def expectation(install: Installation, config: LocalRigConfig) -> dict[str, object]:
+    """What should serve the local rig: llama.cpp of the wheel's build, the model's alias, ``--ctx-size``."""
+    build = install.version.split(",")[0]
+    expected = {"engine": fact("llama.cpp", f"{SERVER_PROGRAM.name}: llama.cpp's server from the xllamacpp wheel")}
+    if build.startswith("b") and build[1:].isdigit():
+        expected["engine_version"] = fact(build, "the xllamacpp wheel's llama.cpp build")
+    expected["model"] = fact(MODEL_ID, "serve flag --alias")
+    expected["context_tokens"] = fact(config.context, "serve flag --ctx-size; with --kv-unified one request may use "
+                                                      "all of it")
+    return expected
 
 
 @contextmanager

@@ -13,9 +13,12 @@ from types import MappingProxyType
 from typing import Mapping
 
 from rigs.catalog import Catalog, Ec2Rig, SageMakerRig
+from rigs.pricing import STANDARD_TIER
 
-from .backends import LOCAL, ORDER, Backend, EnvConfig, bedrock_backend, catalog_metadata, kind_for, sort_key
+from .backends import LOCAL, ORDER, Backend, EnvConfig, bedrock_backend, catalog_expectation, catalog_metadata, \
+    kind_for, sort_key
 from .reach.discovery import Discovery, FoundRig, Skipped
+from .reach.provenance import instance_facts
 
 _MODEL_VARS = {"g6": "G6_MODEL", "g5g": "G5G_MODEL", "inf2": "INF2_MODEL", "trn1": "TRN1_MODEL",
                "sagemaker": "SM_MODEL"}
@@ -39,9 +42,11 @@ class ForwardTarget:
         """The Backend once the forward answers at ``base_url``."""
         metadata = {**catalog_metadata(self.rig, self.found.region), **self.found.metadata,
                     "reached_via": reached_via, **(extra or {})}
+        provenance = {"expected": catalog_expectation(self.rig, self.model_id, self.found.region),
+                      "read": instance_facts(self.found.metadata)}
         return Backend(name=self.rig.name, label=self.rig.label, kind=kind_for(self.rig), model_id=self.model_id,
                        tool_calls=self.rig.tool_calls, base_url=base_url,
-                       max_prompt_tokens=self.rig.max_prompt_tokens, metadata=metadata)
+                       max_prompt_tokens=self.rig.max_prompt_tokens, metadata=metadata, provenance=provenance)
 
 
 @dataclass(slots=True)
@@ -81,7 +86,7 @@ def needs_aws(selection: tuple[str, ...] | None, env: EnvConfig) -> bool:
 
 def make_plan(*, catalog: Catalog, env: EnvConfig, selection: tuple[str, ...] | None, local: bool,
               aws_ok: bool, aws_reason: str = "", discovery: Discovery | None = None,
-              model_overrides: Mapping[str, str] = MappingProxyType({})) -> Plan:
+              model_overrides: Mapping[str, str] = MappingProxyType({}), bedrock_tier: str = STANDARD_TIER) -> Plan:
     """Decide the run's backends.
 
     Args:
@@ -93,6 +98,7 @@ def make_plan(*, catalog: Catalog, env: EnvConfig, selection: tuple[str, ...] | 
         aws_reason: why AWS is not used, when ``aws_ok`` is False.
         discovery: what discovery found (None when it did not run).
         model_overrides: ``*_MODEL`` variables, applied to discovered rigs too.
+        bedrock_tier: Bedrock's service tier (``--bedrock-tier``).
     """
     plan = Plan()
     wanted = set(selection) if selection is not None else None
@@ -117,7 +123,7 @@ def make_plan(*, catalog: Catalog, env: EnvConfig, selection: tuple[str, ...] | 
             continue
         if name == "bedrock":
             if aws_ok:
-                plan.ready.append(bedrock_backend(catalog, env.bedrock_model, env.bedrock_region))
+                plan.ready.append(bedrock_backend(catalog, env.bedrock_model, env.bedrock_region, bedrock_tier))
             else:
                 plan.skipped.append(Skipped(name, aws_reason or "no AWS credentials"))
                 if wanted is not None:
@@ -141,7 +147,9 @@ def make_plan(*, catalog: Catalog, env: EnvConfig, selection: tuple[str, ...] | 
                 region=found.region, endpoint_name=found.outputs.endpoint_name,
                 metadata={**catalog_metadata(rig, found.region), **found.metadata,
                           "reached_via": f"SageMaker runtime API, endpoint {found.outputs.endpoint_name} "
-                                         f"in {found.region}"}))
+                                         f"in {found.region}"},
+                provenance={"expected": catalog_expectation(rig, model_id, found.region,
+                                                            deployed_digest=found.outputs.image_digest)}))
     if discovery is not None:
         chosen = set(plan.names)
         plan.skipped.extend(s for s in discovery.skipped

@@ -27,6 +27,7 @@ from typing import Any, Iterator, Mapping, NoReturn, Sequence
 from rigs import aws
 from rigs.catalog import CatalogError, load_catalog
 from rigs.contract import REGIONS
+from rigs.pricing import SERVICE_TIERS, STANDARD_TIER, offline_tiers
 
 from .backends import KNOWN, Backend, UnknownBackendError, from_env, parse_names, sort_key
 from .bench.command import evidence
@@ -36,6 +37,7 @@ from .reach.custom_server import identify, shadow_note
 from .reach.discovery import AwsClients, Discoverer, Discovery
 from .reach.forwarding import READY_TIMEOUT_S, ForwardError, ForwardSet, ForwardToolsMissing, RelayPortForward, \
     SsmPortForward, check_ssm_tools, preferred_port
+from .reach.provenance import read_all
 from .local_rig import MODEL_ID, LocalRigConfig, LocalRigError, find_installation, local_rig_process, serve_flags
 from .plan import Plan, make_plan, needs_aws
 from .reach.stand_in import StandIn, StandInError, parse_stand_in
@@ -94,6 +96,10 @@ def build_parser(runner: ModuleType | None = None) -> argparse.ArgumentParser:
                        help=f"search only this region (default: {', '.join(REGIONS)}); also the region for "
                             "Bedrock and SM_ENDPOINT (beats BEDROCK_REGION and SM_REGION)")
     group.add_argument("--profile", metavar="P", help="AWS profile (default: the usual AWS credential chain)")
+    group.add_argument("--bedrock-tier", choices=SERVICE_TIERS, default=STANDARD_TIER,
+                       help="Bedrock's service tier: what its requests ask for, and the price of Bedrock and of the "
+                            "break-even against it; a tier needs its price in rigs/prices.yaml "
+                            f"(default: {STANDARD_TIER})")
     group.add_argument("--stand-in", metavar="URL",
                        help="offline rehearsals (python -m rigs rehearse --offline): the OpenAI-compatible server "
                             "at URL plays every discovered rig; EC2 rigs are reached through a local TCP relay to "
@@ -184,6 +190,12 @@ def _main(args: argparse.Namespace, env: Mapping[str, str], runner: ModuleType |
         selection = parse_names(args.backends) if args.backends else env_config.only
     except (UnknownBackendError, CatalogError, ValueError) as exc:
         raise UsageError(str(exc)) from None
+    tier = args.bedrock_tier
+    priced = offline_tiers(env_config.bedrock_model)
+    if tier != STANDARD_TIER and tier not in priced:
+        raise UsageError(f"--bedrock-tier {tier}: rigs/prices.yaml has no {tier} tier price for "
+                         f"{env_config.bedrock_model} (it has: {', '.join(priced) or 'none'}); add one with its "
+                         "source, or leave --bedrock-tier out")
     if args.region and args.region not in REGIONS:
         raise UsageError(f"--region {args.region}: this app deploys only to {', '.join(REGIONS)}")
     try:
@@ -214,7 +226,7 @@ def _main(args: argparse.Namespace, env: Mapping[str, str], runner: ModuleType |
     overrides = {key: env[key] for key in ("G6_MODEL", "G5G_MODEL", "INF2_MODEL", "TRN1_MODEL", "SM_MODEL")
                  if env.get(key, "").strip()}
     plan = make_plan(catalog=catalog, env=env_config, selection=selection, local=args.local, aws_ok=aws_ok,
-                     aws_reason=aws_reason, discovery=discovery, model_overrides=overrides)
+                     aws_reason=aws_reason, discovery=discovery, model_overrides=overrides, bedrock_tier=tier)
     plan.ready = [identify(b) for b in plan.ready]
     if stand_in is not None:
         plan.ready = [stand_in.plays(b) if b.kind == "sagemaker" and not b.custom else b for b in plan.ready]
@@ -269,6 +281,8 @@ def _run(args: argparse.Namespace, plan: Plan, runner: ModuleType, ui: Ui, out_d
         if not backends:
             ui.error("no backend could be reached")
             return EXIT_FAILED
+        with ui.step("reading what serves each backend (engine, model, instance, image)"):
+            backends = read_all(backends, session)
         ui.note("running on " + ", ".join(b.name for b in backends) + f"; evidence in {out_dir}")
         code = runner.run(backends, args, out_dir=out_dir, session=session)
     if failed:

@@ -11,7 +11,8 @@ Interfaces other modules use:
   SageMaker endpoint (``rig`` is a catalog rig or its name);
 - :func:`instance_hourly_price` ``(instance_type, region, session=None)`` for any EC2 or
   ``ml.*`` type (status and sweep price what they find);
-- :func:`bedrock_token_prices` ``(model_id, region, session=None) -> TokenPrice``;
+- :func:`bedrock_token_prices` ``(model_id, region, session=None, tier="standard") -> TokenPrice``, in one of
+  Bedrock's service tiers (:data:`SERVICE_TIERS`; :func:`offline_tiers` lists those the offline file has);
 - :class:`PriceBook`: the same lookups cached for one session (one Pricing API call per
   item).
 
@@ -39,6 +40,11 @@ PRICES_PATH = Path(__file__).with_name("prices.yaml")
 PRICING_API = "pricing-api"
 OFFLINE_FILE = "offline-file"
 PRICING_REGION = "us-east-1"
+
+STANDARD_TIER = "standard"
+SERVICE_TIERS = (STANDARD_TIER, "flex", "priority")
+"""Bedrock's on-demand service tiers, as the price file and ``--bedrock-tier`` name them; Standard is what a
+request without a ``serviceTier`` gets (the API calls it ``default``)."""
 
 LOCATIONS = {
     "us-east-1": "US East (N. Virginia)",
@@ -103,17 +109,19 @@ class TokenPrice(PriceProvenance):
     model_id: str
     usd_per_million_input: float
     usd_per_million_output: float
+    service_tier: str = STANDARD_TIER
 
     def cost(self, input_tokens: int, output_tokens: int) -> float:
         """USD for a number of input and output tokens."""
         return (input_tokens * self.usd_per_million_input + output_tokens * self.usd_per_million_output) / 1e6
 
     def describe(self) -> str:
-        return (f"${self.usd_per_million_input:g}/M in, ${self.usd_per_million_output:g}/M out "
-                f"({self._provenance()})")
+        return (f"${self.usd_per_million_input:g}/M in, ${self.usd_per_million_output:g}/M out, "
+                f"{self.service_tier.capitalize()} tier ({self._provenance()})")
 
     def as_dict(self) -> dict[str, Any]:
-        return {"model_id": self.model_id, "usd_per_million_input": self.usd_per_million_input,
+        return {"model_id": self.model_id, "service_tier": self.service_tier,
+                "usd_per_million_input": self.usd_per_million_input,
                 "usd_per_million_output": self.usd_per_million_output, **self._provenance_dict()}
 
 
@@ -154,6 +162,7 @@ class _OfflineEntry:
     usd_per_million_output: float | None = None
     usd: float | None = None
     unit: str | None = None
+    service_tier: str = STANDARD_TIER
 
 
 @dataclass(frozen=True, slots=True)
@@ -162,9 +171,9 @@ class OfflinePrices:
 
     sections: dict[str, tuple[_OfflineEntry, ...]] = field(default_factory=dict)
 
-    def find(self, section: str, key: str, region: str) -> _OfflineEntry | None:
-        """The entry for ``key`` in ``region``; else the same key in us-east-1; else any region."""
-        entries = [e for e in self.sections.get(section, ()) if e.key == key]
+    def find(self, section: str, key: str, region: str, tier: str = STANDARD_TIER) -> _OfflineEntry | None:
+        """The entry for ``key`` (in Bedrock's service ``tier``) in ``region``; else in us-east-1; else any region."""
+        entries = [e for e in self.sections.get(section, ()) if e.key == key and e.service_tier == tier]
         for wanted in (region, "us-east-1"):
             for entry in entries:
                 if entry.region == wanted:
@@ -217,6 +226,12 @@ def parse_offline_prices(text: str, source: str = "prices.yaml") -> OfflinePrice
                 problems.append(f"{path}.region: {item['region']!r} is not one of {', '.join(LOCATIONS)}")
                 continue
             extra = {}
+            if key_field == "model_id":
+                tier = item.get("service_tier", STANDARD_TIER)
+                if tier not in SERVICE_TIERS:
+                    problems.append(f"{path}.service_tier: must be one of {', '.join(SERVICE_TIERS)}")
+                    continue
+                extra["service_tier"] = tier
             if key_field == "item":
                 if item.get("unit") not in UNITS:
                     problems.append(f"{path}.unit: must be one of {', '.join(UNITS)}")
@@ -293,9 +308,13 @@ def _hourly_from_products(products: list[dict], want: dict[str, str] | None = No
     return min(found)
 
 
-def _token_prices_from_products(products: list[dict], model_names: tuple[str, ...]) -> tuple[float, float] | None:
-    """(input, output) USD per million tokens for the model, from Bedrock price-list products."""
+def _token_prices_from_products(products: list[dict], model_names: tuple[str, ...],
+                                tier: str = STANDARD_TIER) -> tuple[float, float] | None:
+    """(input, output) USD per million tokens for the model in service ``tier``, from Bedrock price-list products
+    (a Flex or Priority product names its tier in its usage type or inference type; Standard is the one that names
+    no tier)."""
     names = {n.lower() for n in model_names}
+    others = [word for word in SERVICE_TIERS if word not in (STANDARD_TIER, tier)]
     prices: dict[str, float] = {}
     for product in products:
         attributes = product.get("product", {}).get("attributes", {})
@@ -303,7 +322,9 @@ def _token_prices_from_products(products: list[dict], model_names: tuple[str, ..
             continue
         inference = str(attributes.get("inferenceType", "")).lower()
         usage = str(attributes.get("usagetype", "")).lower()
-        if any(word in usage or word in inference for word in ("batch", "cache", "provisioned", "flex", "priority")):
+        if any(word in usage or word in inference for word in ("batch", "cache", "provisioned", *others)):
+            continue
+        if tier != STANDARD_TIER and tier not in usage and tier not in inference:
             continue
         direction = "input" if "input" in inference else "output" if "output" in inference else None
         if direction is None:
@@ -368,11 +389,11 @@ class PriceBook:
                 self._cache[key] = self._hourly(instance_type, region)
             return self._cache[key]
 
-    def bedrock_token_prices(self, model_id: str, region: str) -> TokenPrice:
-        key = ("tokens", model_id, region)
+    def bedrock_token_prices(self, model_id: str, region: str, tier: str = STANDARD_TIER) -> TokenPrice:
+        key = ("tokens", f"{model_id}@{tier}", region)
         with self._lock:
             if key not in self._cache:
-                self._cache[key] = self._tokens(model_id, region)
+                self._cache[key] = self._tokens(model_id, region, tier)
             return self._cache[key]
 
     def unit_price(self, item: str, region: str) -> UnitPrice:
@@ -436,7 +457,7 @@ class PriceBook:
                            requested_region=region, as_of=entry.as_of, source=OFFLINE_FILE, detail=entry.source,
                            note=note)
 
-    def _tokens(self, model_id: str, region: str) -> TokenPrice:
+    def _tokens(self, model_id: str, region: str, tier: str) -> TokenPrice:
         base = base_model_id(model_id)
         names = BEDROCK_PRICE_NAMES.get(base)
         reason: str
@@ -445,24 +466,24 @@ class PriceBook:
         else:
             products = self._api("AmazonBedrock", bedrock_filters(region))
             if products is not None:
-                found = _token_prices_from_products(products, names)
+                found = _token_prices_from_products(products, names, tier)
                 if found is not None:
                     return TokenPrice(model_id=model_id, usd_per_million_input=found[0],
-                                      usd_per_million_output=found[1], region=region, requested_region=region,
-                                      as_of=self.today, source=PRICING_API,
-                                      detail=f"AmazonBedrock get_products, model {names[0]!r}")
-                reason = f"Pricing API has no on-demand token price for {names[0]} in {region}"
+                                      usd_per_million_output=found[1], service_tier=tier, region=region,
+                                      requested_region=region, as_of=self.today, source=PRICING_API,
+                                      detail=f"AmazonBedrock get_products, model {names[0]!r}, {tier} tier")
+                reason = f"Pricing API has no on-demand {tier} tier token price for {names[0]} in {region}"
             else:
                 reason = self._api_failure or "Pricing API unavailable"
-        entry = self.offline.find("bedrock_on_demand", base, region)
+        entry = self.offline.find("bedrock_on_demand", base, region, tier)
         if entry is None or entry.usd_per_million_input is None or entry.usd_per_million_output is None:
-            raise PriceError(f"no token price for {model_id} in {region}: {reason}, and {PRICES_PATH.name} "
-                             "has no bedrock_on_demand entry for it")
+            raise PriceError(f"no {tier} tier token price for {model_id} in {region}: {reason}, and "
+                             f"{PRICES_PATH.name} has no bedrock_on_demand entry for it")
         note = reason
         if entry.region != region:
             note += f"; {PRICES_PATH.name} holds the {entry.region} price, used for {region}"
         return TokenPrice(model_id=model_id, usd_per_million_input=entry.usd_per_million_input,
-                          usd_per_million_output=entry.usd_per_million_output, region=entry.region,
+                          usd_per_million_output=entry.usd_per_million_output, service_tier=tier, region=entry.region,
                           requested_region=region, as_of=entry.as_of, source=OFFLINE_FILE, detail=entry.source,
                           note=note)
 
@@ -477,6 +498,16 @@ def instance_hourly_price(instance_type: str, region: str, session: Any | None =
     return PriceBook(session).instance_hourly_price(instance_type, region)
 
 
-def bedrock_token_prices(model_id: str, region: str, session: Any | None = None) -> TokenPrice:
-    """Bedrock on-demand $/M input and output tokens: Pricing API if ``session`` answers, else offline."""
-    return PriceBook(session).bedrock_token_prices(model_id, region)
+def bedrock_token_prices(model_id: str, region: str, session: Any | None = None,
+                         tier: str = STANDARD_TIER) -> TokenPrice:
+    """Bedrock on-demand $/M input and output tokens in service ``tier``: Pricing API if ``session`` answers, else
+    offline."""
+    return PriceBook(session).bedrock_token_prices(model_id, region, tier)
+
+
+def offline_tiers(model_id: str, offline: OfflinePrices | None = None) -> tuple[str, ...]:
+    """The service tiers the offline price file prices ``model_id`` in (a profile id counts as its model), in
+    :data:`SERVICE_TIERS` order."""
+    entries = (offline or load_offline_prices()).sections.get("bedrock_on_demand", ())
+    found = {e.service_tier for e in entries if e.key == base_model_id(model_id)}
+    return tuple(tier for tier in SERVICE_TIERS if tier in found)

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Boot steps shared by every EC2 rig. rigs/userdata (__init__.py) renders the user data as:
 #   generated RIG_* preamble + this file + the runtime's file (vllm.sh or neuronx.sh).
-# The runtime file defines check_accelerator and start_server, then calls main.
+# The runtime file defines check_accelerator, describe_accelerator and start_server, then calls main.
 #
 # Configuration comes only from the RIG_* variables of the preamble. Never enable
 # `set -x` here: fetch_hf_token handles a secret.
@@ -182,6 +182,13 @@ pull_image() {
   fail "could not pull $RIG_IMAGE: $(tail -c 300 "$STATE_DIR/pull.log" | tr '\n' ' ')"
 }
 
+report_rig() {  # one line the agent reads back from this log: what really serves (agent/reach/provenance.py)
+  local image
+  image="$(docker image inspect -f '{{join .RepoDigests ","}}' "$RIG_IMAGE" 2>/dev/null | cut -d, -f1)" \
+    || image=""
+  log "rig report: $(describe_accelerator); image=${image:-unknown}"
+}
+
 run_server_container() {  # run_server_container DOCKER_RUN_ARGS...: start RIG_CONTAINER detached
   docker rm -f "$RIG_CONTAINER" >/dev/null 2>&1 || true
   if docker run -d --name "$RIG_CONTAINER" --restart unless-stopped --env-file "$STATE_DIR/server.env" \
@@ -277,6 +284,7 @@ main() {
   ensure_docker
   fetch_hf_token
   pull_image
+  report_rig
   start_server
   wait_until_ready
   signal_cloudformation SUCCESS "$RIG_NAME answered a chat completion after ${SECONDS}s"

@@ -12,6 +12,13 @@ check_accelerator() {
   log "Neuron devices: $(tr '\n' ' ' <<<"$RIG_NEURON_DEVICES")"
 }
 
+describe_accelerator() {  # "accelerator=NAME; count=N; driver=VERSION" for the rig report
+  local driver count
+  driver="$(cat /sys/module/neuron/version 2>/dev/null || modinfo -F version neuron 2>/dev/null || true)"
+  count="$(grep -c . <<<"$RIG_NEURON_DEVICES" || true)"
+  printf 'accelerator=AWS Neuron device; count=%s; driver=%s' "$count" "${driver:-unknown}"
+}
+
 start_server() {
   local device devices=()
   while IFS= read -r device; do

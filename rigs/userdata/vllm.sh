@@ -10,6 +10,17 @@ check_accelerator() {
   log "GPU: $gpus"
 }
 
+describe_accelerator() {  # "accelerator=NAME; count=N; driver=VERSION" for the rig report
+  local gpus first
+  gpus="$(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>/dev/null)" || gpus=""
+  first="$(head -n 1 <<<"$gpus")"
+  if [[ -z "$first" ]]; then
+    printf 'accelerator=unknown; count=0; driver=unknown'
+    return 0
+  fi
+  printf 'accelerator=%s; count=%s; driver=%s' "${first%%, *}" "$(grep -c . <<<"$gpus")" "${first##*, }"
+}
+
 start_server() {
   local flags=()
   if [[ -n "$RIG_SERVE_FLAGS" ]]; then

@@ -169,6 +169,22 @@ def test_answers_a_real_request_with_usage(local_rig: RunningRig) -> None:
 
 
 @pytest.mark.local_rig
+def test_reports_what_serves_it_at_props_and_v1_models(local_rig: RunningRig) -> None:
+    """llama.cpp's own answers: the engine by ``owned_by``, the model alias, one request's context at ``/props``;
+    this wheel's build does not know its version (``build_info`` b0-unknown), so that is not reported, said why."""
+    from agent.reach.provenance import read
+
+    provenance = read(local_rig.backend()).provenance
+    facts = provenance["read"]
+    assert facts["engine"] == {"value": "llama.cpp", "source": "GET /v1/models owned_by llamacpp"}
+    assert facts["model"] == {"value": MODEL_ID, "source": "GET /v1/models"}
+    assert facts["context_tokens"]["value"] == local_rig.config.context
+    assert facts["context_tokens"]["source"].startswith("GET /props default_generation_settings.n_ctx")
+    assert facts["engine_version"]["value"] is None and "b0-unknown" in facts["engine_version"]["not_reported"]
+    assert provenance["expected"]["engine_version"]["value"].startswith("b")  # the wheel's build, shown beside it
+
+
+@pytest.mark.local_rig
 def test_streams_with_usage_and_timings_and_honours_ignore_eos(local_rig: RunningRig) -> None:
     events = sse_events(post(local_rig.base_url, {
         "model": MODEL_ID, "messages": [{"role": "user", "content": "Write about the ocean."}],

@@ -80,6 +80,14 @@ def test_discovered_rigs_are_played_by_the_stand_in_without_ssm(
         assert f"not of {rig}" in backend.metadata["stand_in"]
         assert "not priced" in backend.metadata["unpriced"]
     assert sagemaker.kind == "sagemaker" and sagemaker.endpoint_name == "ep-1"  # still the SageMaker API
+    # what served each, read over the relay from the stand-in and from (moto's) EC2 and SageMaker, beside what the
+    # catalog expects of the rig: the stand-in's model and the endpoint config's instance type are not the rig's
+    assert g6.provenance["read"]["model"] == {"value": MODEL, "source": "GET /v1/models"}
+    assert g6.provenance["expected"]["model"]["value"] == CATALOG_G6_MODEL
+    assert g6.provenance["read"]["instance_type"]["source"] == f"EC2 DescribeInstances {instance}"
+    assert "HTTP 404" in g6.provenance["read"]["engine_version"]["not_reported"]  # the stand-in has no /version
+    assert sagemaker.provenance["read"]["instance_type"]["value"] == "ml.m5.large"
+    assert sagemaker.provenance["expected"]["instance_type"]["value"] == "ml.g6.xlarge"
     assert {request["model"] for _, request in stand_in.requests} == {MODEL}  # type: ignore[attr-defined]
 
 

@@ -202,3 +202,49 @@ surprise: {}
     for fragment in ("usd_per_hour must be a non-negative number", "us-east-9", "missing usd_per_million_output",
                      "surprise: unknown section"):
         assert fragment in message
+
+
+def test_a_bedrock_service_tier_is_priced_from_its_own_products(pricing_stub):
+    """Standard is the price that names no tier; Flex and Priority are priced from the products that name theirs
+    (the price list's naming of tiers is only confirmed against AWS: docs/benchmark.md)."""
+    client, stubber = pricing_stub
+    products = {"PriceList": [
+        bedrock_product("Nova Micro", "Input tokens flex", "0.0000175", "USE1-NovaMicro-input-tokens-flex"),
+        bedrock_product("Nova Micro", "Output tokens flex", "0.00007", "USE1-NovaMicro-output-tokens-flex"),
+        bedrock_product("Nova Micro", "Input tokens", "0.000035", "USE1-NovaMicro-input-tokens"),
+        bedrock_product("Nova Micro", "Output tokens", "0.00014", "USE1-NovaMicro-output-tokens"),
+        bedrock_product("Nova Micro", "Output tokens priority", "0.000175", "USE1-NovaMicro-output-tokens-priority"),
+    ], "FormatVersion": "aws_v1"}
+    for _ in range(2):
+        stubber.add_response("get_products", products, {"ServiceCode": "AmazonBedrock", "Filters": ANY,
+                                                        "FormatVersion": "aws_v1"})
+    book = PriceBook(StubSession({"pricing": client}))
+    standard = book.bedrock_token_prices("us.amazon.nova-micro-v1:0", "us-east-1")
+    flex = book.bedrock_token_prices("us.amazon.nova-micro-v1:0", "us-east-1", "flex")
+    assert (standard.service_tier, standard.usd_per_million_output) == ("standard", pytest.approx(0.14))
+    assert (flex.service_tier, flex.usd_per_million_input, flex.usd_per_million_output) == \
+        ("flex", pytest.approx(0.0175), pytest.approx(0.07))
+    assert flex.as_dict()["service_tier"] == "flex" and "Flex tier" in flex.describe()
+
+
+OFFLINE_TIERS = """
+bedrock_on_demand:
+  - {model_id: amazon.nova-micro-v1:0, usd_per_million_input: 0.035, usd_per_million_output: 0.14,
+     region: us-east-1, as_of: 2026-11-29, source: the pricing page}
+  - {model_id: amazon.nova-micro-v1:0, service_tier: flex, usd_per_million_input: 0.0175,
+     usd_per_million_output: 0.07, region: us-east-1, as_of: 2026-11-29, source: the pricing page, Flex}
+"""
+
+
+def test_the_offline_file_prices_each_tier_it_has_and_names_the_one_it_lacks():
+    offline = parse_offline_prices(OFFLINE_TIERS)
+    assert pricing.offline_tiers("us.amazon.nova-micro-v1:0", offline) == ("standard", "flex")
+    book = PriceBook(None, offline=offline)
+    assert book.bedrock_token_prices("us.amazon.nova-micro-v1:0", "us-east-1", "flex").usd_per_million_output == 0.07
+    assert book.bedrock_token_prices("us.amazon.nova-micro-v1:0", "us-east-1").usd_per_million_output == 0.14
+    with pytest.raises(PriceError, match="no priority tier token price for us.amazon.nova-micro-v1:0"):
+        book.bedrock_token_prices("us.amazon.nova-micro-v1:0", "us-east-1", "priority")
+    with pytest.raises(PriceError, match=r"bedrock_on_demand\[0\].service_tier: must be one of standard, flex, "
+                                         "priority"):
+        parse_offline_prices(OFFLINE_TIERS.replace("{model_id", "{service_tier: reserved, model_id", 1))
+    assert pricing.offline_tiers("us.amazon.nova-micro-v1:0") == ("standard",)  # the shipped file: Standard only

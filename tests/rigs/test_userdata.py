@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import json
 import os
+import re
+import shlex
 import subprocess
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -229,3 +231,39 @@ def test_success_signals_both_the_wait_condition_and_the_group(server, tmp_path)
     assert rc == 0
     assert [s["Status"] for s in FakeEndpoints.signals] == ["SUCCESS"]
     assert "--status SUCCESS" in calls and "--status FAILURE" not in calls
+
+
+RUNTIME_FUNCTIONS = "main() {{ :; }}\nsource {path}\nRIG_IMAGE=vllm/vllm-openai:v0.30.0\nreport_rig"
+"""Source a runtime file with ``main`` a no-op (its last line calls it), then write the rig report."""
+
+
+@pytest.mark.parametrize("gpus, line", [
+    ("NVIDIA L4, 570.133.20", "accelerator=NVIDIA L4; count=1; driver=570.133.20"),
+    ("NVIDIA A10G, 550.1\nNVIDIA A10G, 550.1", "accelerator=NVIDIA A10G; count=2; driver=550.1"),
+    (None, "accelerator=unknown; count=0; driver=unknown"),
+])
+def test_the_rig_report_names_the_gpu_its_driver_and_the_pulled_image(server, tmp_path, gpus, line):
+    """The line agent/reach/provenance.py reads back from the user-data log."""
+    fakebin = tmp_path / "bin"
+    fakebin.mkdir()
+    smi = f"printf '%s\\n' {shlex.quote(gpus)}" if gpus else "exit 9"
+    (fakebin / "nvidia-smi").write_text(f"#!/usr/bin/env bash\n{smi}\n")
+    (fakebin / "docker").write_text('#!/usr/bin/env bash\n[[ "$*" == *"image inspect"*"vllm/vllm-openai:v0.30.0" ]] '
+                                    '&& echo "vllm/vllm-openai@sha256:8a69,other/mirror@sha256:8a69"\n')
+    for tool in ("nvidia-smi", "docker"):
+        (fakebin / tool).chmod(0o755)
+    rc, out, _ = run_boot_functions(tmp_path, server.server_port,
+                                    RUNTIME_FUNCTIONS.format(path=SCRIPT_DIR / "vllm.sh"), runtime="vllm")
+    assert rc == 0, out
+    assert re.search(rf"^\S+Z rig report: {re.escape(line)}; image=vllm/vllm-openai@sha256:8a69$", out, re.M), out
+
+
+def test_a_neuron_rig_reports_its_devices_and_an_image_docker_does_not_know(server, tmp_path):
+    fakebin = tmp_path / "bin"
+    fakebin.mkdir()
+    (fakebin / "docker").write_text("#!/usr/bin/env bash\nexit 1\n")
+    (fakebin / "docker").chmod(0o755)
+    commands = "RIG_NEURON_DEVICES=/dev/neuron0\n" + RUNTIME_FUNCTIONS.format(path=SCRIPT_DIR / "neuronx.sh")
+    rc, out, _ = run_boot_functions(tmp_path, server.server_port, commands)
+    assert rc == 0, out
+    assert re.search(r"rig report: accelerator=AWS Neuron device; count=1; driver=\S+; image=unknown$", out, re.M), out

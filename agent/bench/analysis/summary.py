@@ -21,6 +21,7 @@ from .blocks.chat import summarize_chat
 from .blocks.cost import cost_block
 from .blocks.counting import summarize_counting
 from .blocks.orchestrator import summarize_orchestrator
+from .blocks.provenance import provenance_block
 from .ceiling import ceiling_for
 from .recommendation import attach
 
@@ -94,7 +95,7 @@ def backend_summary(b: BackendInfo, by_part: Mapping[str, Sequence[RequestRecord
         label=b.label, kind=b.kind, model_id=b.model_id, constrained=bool(b.constrained_tools),
         toy_model=bool(b.toy_model), custom=bool(b.custom), **blocks, cost=cost, ceiling=_ceiling(b, chat),
         slo=slo_block(chat_records, run, b.name, b.kind), skipped=skipped, stopped=stopped, failures=failures,  # type: ignore[arg-type]
-        completed=not failures)
+        completed=not failures, provenance=provenance_block(b.provenance))
 
 
 def summarize(records: Iterable[RequestRecord | Mapping[str, Any]], run: RunFile | Mapping[str, Any]) -> Summary:

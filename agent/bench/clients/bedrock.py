@@ -11,6 +11,7 @@ import json
 import time
 from typing import TYPE_CHECKING, Any
 
+from ...backends import service_tier_args
 from .aws import SdkClient, response_metadata, stream_error
 from .openai_wire import count, short
 from .reply import ChatRequest, Reply, add_call_piece, joined_calls
@@ -21,12 +22,13 @@ if TYPE_CHECKING:
 SERVICE = "bedrock-runtime"
 
 
-def converse_args(request: ChatRequest, model_id: str) -> dict[str, Any]:
-    """The keyword arguments of ``Converse``/``ConverseStream`` for ``request``."""
+def converse_args(request: ChatRequest, model_id: str, tier: str = "standard") -> dict[str, Any]:
+    """The keyword arguments of ``Converse``/``ConverseStream`` for ``request`` in Bedrock's service ``tier``."""
     args: dict[str, Any] = {
         "modelId": model_id,
         "messages": [{"role": m["role"], "content": [{"text": m["content"]}]} for m in request.turns],
         "inferenceConfig": {"maxTokens": request.max_tokens, "temperature": request.temperature},
+        **service_tier_args(tier),
     }
     if request.system is not None:
         args["system"] = [{"text": request.system}]
@@ -46,7 +48,7 @@ class BedrockClient(SdkClient):
     interfaces = ("bedrock-converse", "bedrock-converse-stream")
 
     def _arguments(self, request: ChatRequest) -> dict[str, Any]:
-        return converse_args(request, self.backend.model_id)
+        return converse_args(request, self.backend.model_id, self.backend.metadata.get("service_tier", "standard"))
 
     def _stream(self, reply: Reply, args: dict[str, Any]) -> None:
         resp = self.client.converse_stream(**args)
@@ -78,8 +80,10 @@ class BedrockClient(SdkClient):
         from strands.models import BedrockModel
 
         s = self.context.settings
+        tier = self.backend.metadata.get("service_tier", "standard")
         model = BedrockModel(boto_session=self.context.session(), boto_client_config=s.boto_config(),
-                             model_id=self.backend.model_id, temperature=s.temperature, max_tokens=s.max_tokens)
+                             model_id=self.backend.model_id, temperature=s.temperature, max_tokens=s.max_tokens,
+                             **({"service_tier": tier} if tier != "standard" else {}))
         model.client = self.client  # the backend's one client, in its own region
         return model
 

@@ -173,6 +173,8 @@ class BenchOptions:
     quality_concurrency: int
     traffic: Traffic
     min_accuracy: float | None
+    bedrock_tier: str = "standard"
+    """``--bedrock-tier`` (the command's option): Bedrock's service tier, for its price and the break-even."""
 
     @classmethod
     def from_namespace(cls, ns: argparse.Namespace) -> BenchOptions:
@@ -194,7 +196,7 @@ class BenchOptions:
             quality_seed=int(get("quality_seed", quality.DEFAULT_SEED)),
             quality_concurrency=int(get("quality_concurrency", quality.DEFAULT_CONCURRENCY)),
             traffic=get("workload", None) or Traffic.from_dict(None),
-            min_accuracy=get("min_accuracy", None),
+            min_accuracy=get("min_accuracy", None), bedrock_tier=get("bedrock_tier", "standard"),
         )  # fmt: skip
 
     def record(self, bfcl_concurrency: int) -> dict[str, Any]:
@@ -203,6 +205,7 @@ class BenchOptions:
             "demos": list(self.demos), "runs": self.runs, "tools": self.tools, "max_tokens": self.max_tokens,
             "ignore_eos": self.ignore_eos, "question": self.question, "request_timeout_s": self.request_timeout_s,
             "max_consecutive_failures": self.max_consecutive_failures, **recommendation_record(self),
+            "bedrock_tier": self.bedrock_tier,
         }  # fmt: skip
         if "bfcl" in self.demos:
             out.update(bfcl.options_record(n=self.bfcl_n, seed=self.bfcl_seed, stream=self.bfcl_stream,

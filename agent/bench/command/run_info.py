@@ -44,9 +44,9 @@ def describe(backends: Sequence[Backend], options: dict[str, Any], settings: dic
     return info
 
 
-def add_prices(info: dict[str, Any], backends: Sequence[Backend], session: Any) -> None:
+def add_prices(info: dict[str, Any], backends: Sequence[Backend], session: Any, bedrock_tier: str = "standard") -> None:
     """Read the run's prices into ``info``, with a note when the offline file stood in."""
-    info["prices"] = prices_for(backends, session)
+    info["prices"] = prices_for(backends, session, bedrock_tier)
     if info["prices"].get("offline"):
         info["notes"].append("Prices: the dated offline price file rigs/prices.yaml was used "
                              f"({info['prices'].get('offline_reason')}).")
@@ -59,6 +59,7 @@ def backend_info(b: Backend) -> dict[str, Any]:
         "constrained_tools": b.constrained_tools, "toy_model": b.toy_model, "base_url": b.base_url,
         "region": b.region, "endpoint_name": b.endpoint_name, "max_prompt_tokens": b.max_prompt_tokens,
         "metadata": dict(b.metadata), "custom": b.custom,
+        **({"provenance": dict(b.provenance)} if b.provenance else {}),
     }  # fmt: skip
 
 
@@ -85,8 +86,9 @@ def versions() -> dict[str, str | None]:
     return out
 
 
-def prices_for(backends: Sequence[Backend], session: Any) -> dict[str, Any]:
-    """The prices this run uses, with their source and date (Pricing API, else the offline file)."""
+def prices_for(backends: Sequence[Backend], session: Any, bedrock_tier: str = "standard") -> dict[str, Any]:
+    """The prices this run uses, with their source and date (Pricing API, else the offline file); Bedrock's in its
+    backend's service tier, else ``bedrock_tier`` (``--bedrock-tier``)."""
     try:
         from rigs.catalog import load_catalog
         from rigs.pricing import PriceBook, PriceError
@@ -100,7 +102,8 @@ def prices_for(backends: Sequence[Backend], session: Any) -> dict[str, Any]:
         region = b.region or meta.get("region") or _zone_region(meta.get("zone")) or "us-east-1"
         try:
             if b.kind == "bedrock":
-                out["backends"][b.name] = {"per_token": _token(book.bedrock_token_prices(b.model_id, region))}
+                tier = meta.get("service_tier", bedrock_tier)
+                out["backends"][b.name] = {"per_token": _token(book.bedrock_token_prices(b.model_id, region, tier))}
             elif meta.get("instance_type"):
                 out["backends"][b.name] = {"hourly": book.instance_hourly_price(meta["instance_type"], region).as_dict()}
             else:
@@ -108,14 +111,15 @@ def prices_for(backends: Sequence[Backend], session: Any) -> dict[str, Any]:
                                                                                 "custom server)"}
         except PriceError as exc:
             out["backends"][b.name] = {"reason": str(exc)[:300]}
-    out["not_run"] = not_run_prices(book, [b.name for b in backends])
+    out["not_run"] = not_run_prices(book, [b.name for b in backends], bedrock_tier)
     bedrock = next((b for b in backends if b.kind == "bedrock"), None)
     try:
         if bedrock is not None:
-            ref = book.bedrock_token_prices(bedrock.model_id, bedrock.region or "us-east-1")
+            ref = book.bedrock_token_prices(bedrock.model_id, bedrock.region or "us-east-1",
+                                            bedrock.metadata.get("service_tier", bedrock_tier))
         else:
             spec = load_catalog().get("bedrock")
-            ref = book.bedrock_token_prices(spec.model_id, spec.regions[0])
+            ref = book.bedrock_token_prices(spec.model_id, spec.regions[0], bedrock_tier)
         out["bedrock_reference"] = _token(ref)
     except Exception as exc:  # noqa: BLE001 - no reference price means no break-even, said in the report
         out["bedrock_reference"] = None
@@ -135,7 +139,7 @@ def prices_for(backends: Sequence[Backend], session: Any) -> dict[str, Any]:
 def _token(price: Any) -> dict[str, Any]:
     d = price.as_dict()
     return {
-        "model_id": d["model_id"], "usd_per_m_input": d["usd_per_million_input"],
+        "model_id": d["model_id"], "service_tier": d["service_tier"], "usd_per_m_input": d["usd_per_million_input"],
         "usd_per_m_output": d["usd_per_million_output"], "region": d["region"],
         "requested_region": d["requested_region"], "as_of": d["as_of"], "source": d["source"],
         "detail": d["detail"], "note": d["note"],
@@ -146,7 +150,7 @@ def _zone_region(zone: str | None) -> str | None:
     return zone[:-1] if zone and zone[-1].isalpha() else None
 
 
-def not_run_prices(book: Any, run_names: Iterable[str]) -> dict[str, dict[str, Any]]:
+def not_run_prices(book: Any, run_names: Iterable[str], bedrock_tier: str = "standard") -> dict[str, dict[str, Any]]:
     """The prices of the catalog's backends this run does not measure, for ``run.json`` ``prices``.
 
     The one function here that looks anything up (through ``book``, a :class:`rigs.pricing.PriceBook`):
@@ -165,8 +169,8 @@ def not_run_prices(book: Any, run_names: Iterable[str]) -> dict[str, dict[str, A
         region = rig.regions[0] if rig.regions else "us-east-1"
         try:
             if isinstance(rig, BedrockBackend):
-                p = book.bedrock_token_prices(rig.model_id, region).as_dict()
-                item["per_token"] = {"usd_per_m_input": p["usd_per_million_input"],
+                p = book.bedrock_token_prices(rig.model_id, region, bedrock_tier).as_dict()
+                item["per_token"] = {"service_tier": p["service_tier"], "usd_per_m_input": p["usd_per_million_input"],
                                      "usd_per_m_output": p["usd_per_million_output"], "source": p["source"],
                                      "as_of": p["as_of"]}
             else:

@@ -139,7 +139,7 @@ class Bench:
         ``requests.jsonl`` and read the prices."""
         evidence.write_json(self.out_dir / evidence.RUN, self.run_info)
         self.log = evidence.RequestLog(self.out_dir / evidence.REQUESTS)
-        run_info.add_prices(self.run_info, self.backends, self.session)
+        run_info.add_prices(self.run_info, self.backends, self.session, self.options.bedrock_tier)
         evidence.write_json(self.out_dir / evidence.RUN, self.run_info)
 
     # --- progress -----------------------------------------------------------------------

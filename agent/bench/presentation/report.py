@@ -11,10 +11,11 @@ from __future__ import annotations
 from pathlib import Path
 
 from ..results.summary import Summary
+from . import provenance
 from .plots import cost_volume, figures, slo_latency
 from .sections import bfcl, ceiling, chat, cost, counting, methods, orchestrator, scoreboard, settings, slo, which_one
 
-SECTIONS = (which_one, scoreboard, counting, bfcl, orchestrator, chat, slo, cost, ceiling)
+SECTIONS = (which_one, scoreboard, counting, bfcl, orchestrator, chat, slo, cost, ceiling, provenance)
 TITLES = {"decode": "Decode rate by backend", "cost": "$ per million output tokens", "ttft": "TTFT distribution",
           "slo": "Latency p99 against concurrency, with the target"}
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import Any, Literal
 
 from .base import Open, Sparse
+from .blocks.provenance import Provenance
 
 
 class BackendInfo(Sparse, Open):
@@ -28,6 +29,7 @@ class BackendInfo(Sparse, Open):
     max_prompt_tokens: int | None = None
     metadata: dict[str, Any] = {}
     custom: bool = False
+    provenance: Provenance | None = None
 
 
 class RunOptions(Sparse, Open):
@@ -55,6 +57,7 @@ class RunOptions(Sparse, Open):
     bfcl_concurrency: int | None = None
     bfcl_max_tokens: int | None = None
     bfcl_eval: str | None = None
+    bedrock_tier: str | None = None
 
 
 class AgentSettings(Sparse, Open):
@@ -85,6 +88,7 @@ class TokenPrice(Sparse, Open):
     usd_per_m_input: float
     usd_per_m_output: float
     model_id: str | None = None
+    service_tier: str | None = None
     region: str | None = None
     as_of: str | None = None
     source: str | None = None

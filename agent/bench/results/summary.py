@@ -13,6 +13,7 @@ from .blocks.chat import ChatSummary
 from .blocks.cost import CeilingBlock, CostBlock
 from .blocks.counting import CountingSummary
 from .blocks.orchestrator import OrchestratorSummary
+from .blocks.provenance import ProvenanceBlock
 from .blocks.recommendation import Recommendation
 from .blocks.slo import SloBlock, SloPair
 from .run import Prices, RunInfo, Stopped
@@ -40,6 +41,8 @@ class BackendSummary(Frozen):
     stopped: Stopped | None
     failures: list[str]
     completed: bool
+    provenance: ProvenanceBlock | None = None
+    """What served it, read at run time, beside the catalog's expectation (None: a run before it was read)."""
 
     def tags(self) -> list[str]:
         """What a reader must know beside the name: ``constrained``, ``CPU toy model``, ``custom server``."""

@@ -4,7 +4,9 @@ It answers ``POST /v1/chat/completions`` streamed (SSE, one content chunk per wo
 chunk) or not, with delays between chunks when asked, and plays the failure modes the harness must
 grade: HTTP errors, an empty completion, zero tokens, no usage block, malformed JSON, plain JSON to
 a streamed request (a server without SSE). With ``tools`` in the request it can answer with a
-scripted tool call and, once the tool result is back, a scripted final answer.
+scripted tool call and, once the tool result is back, a scripted final answer. ``GET`` requests are
+answered from ``pages`` (path -> JSON; any other path is a 404), e.g. vLLM's ``/version`` and
+``/v1/models`` (:func:`vllm_pages`).
 """
 
 from __future__ import annotations
@@ -46,11 +48,33 @@ class Script:
     choose: Callable[[dict[str, Any]], "Script"] | None = None
 
 
+def vllm_pages(model: str, version: str = "0.30.0", max_model_len: int = 8192) -> dict[str, Any]:
+    """``GET /version`` and ``GET /v1/models`` as vLLM's OpenAI-compatible server answers them."""
+    return {
+        "/version": {"version": version},
+        "/v1/models": {"object": "list", "data": [{
+            "id": model, "object": "model", "created": 1764547200, "owned_by": "vllm", "root": model, "parent": None,
+            "max_model_len": max_model_len,
+            "permission": [{"id": "modelperm-1", "object": "model_permission", "created": 1764547200,
+                            "allow_create_engine": False, "allow_sampling": True, "allow_logprobs": True,
+                            "allow_search_indices": False, "allow_view": True, "allow_fine_tuning": False,
+                            "organization": "*", "group": None, "is_blocking": False}]}]},
+    }
+
+
 @dataclass
 class FakeServer:
     script: Script = field(default_factory=Script)
     requests: list[dict[str, Any]] = field(default_factory=list)
     port: int = 0
+    pages: dict[str, Any] = field(default_factory=dict)
+    gets: list[str] = field(default_factory=list)
+
+    async def get(self, request: web.Request) -> web.Response:
+        self.gets.append(request.path)
+        if request.path not in self.pages:
+            return web.json_response({"error": {"message": "Not Found", "code": 404}}, status=404)
+        return web.json_response(self.pages[request.path])
 
     @property
     def base_url(self) -> str:
@@ -128,9 +152,9 @@ class FakeServer:
 class RunningFake(LoopbackServer):
     """A FakeServer served from its own thread and event loop (usable from sync and async tests)."""
 
-    def __init__(self, script: Script | None = None) -> None:
-        self.server = FakeServer(script or Script())
+    def __init__(self, script: Script | None = None, pages: dict[str, Any] | None = None) -> None:
+        self.server = FakeServer(script or Script(), pages=dict(pages or {}))
         super().__init__()
 
     def app(self) -> web.Application:
-        return chat_app(self.server.handle)
+        return chat_app(self.server.handle, self.server.get)

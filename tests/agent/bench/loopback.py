@@ -63,8 +63,10 @@ class LoopbackServer:
         self._thread.join(10)
 
 
-def chat_app(handle: Any) -> web.Application:
-    """An application answering ``POST /v1/chat/completions`` with ``handle``."""
+def chat_app(handle: Any, get: Any = None) -> web.Application:
+    """An application answering ``POST /v1/chat/completions`` with ``handle`` (and every ``GET`` with ``get``)."""
     app = web.Application()
     app.router.add_post("/v1/chat/completions", handle)
+    if get is not None:
+        app.router.add_get("/{path:.*}", get)
     return app

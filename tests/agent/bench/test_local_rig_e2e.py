@@ -32,6 +32,11 @@ def test_agent_run_on_the_local_rig_writes_a_valid_evidence_folder(tmp_path):
     summary.validate(s)
     local = s["backends"]["local"]
     assert local["toy_model"] and local["constrained"]
+    # what served it, read from the running server beside what the local rig is started with
+    provenance = {c["fact"]: c for c in local["provenance"]["facts"]}
+    assert {f: provenance[f]["verdict"] for f in ("engine", "model", "context_tokens")} == \
+        {"engine": "match", "model": "match", "context_tokens": "match"}
+    assert provenance["engine_version"]["verdict"] == "not reported" and local["provenance"]["mismatches"] == []
 
     chat = local["chat"]
     assert chat["requests"] == 2 and chat["errors"] == 0 and chat["streamed"]

@@ -10,13 +10,18 @@ from ..labels import backend_label
 from ..markdown import table
 
 
+def tier(service_tier: str | None) -> str:
+    """``, Standard tier``: the Bedrock service tier a price is for (a price recorded before tiers: Standard)."""
+    return f", {(service_tier or 'standard').capitalize()} tier"
+
+
 def _price_row(label: str, p: BackendPrice, fallback: str | None) -> list[str]:
     price = p.hourly or p.per_token
     if price is None:
         return [label, MISSING, MISSING, MISSING, p.reason or fallback or MISSING]
     given = price.model_dump()
     what = (f"${given['usd_per_hour']}/h {given.get('instance_type', '')}" if p.hourly
-            else f"${given['usd_per_m_input']}/M in, ${given['usd_per_m_output']}/M out")
+            else f"${given['usd_per_m_input']}/M in, ${given['usd_per_m_output']}/M out{tier(given.get('service_tier'))}")
     where = f"{given.get('region', '')} {given.get('note', '')}".strip()
     return [label, what, str(given.get("source")), str(given.get("as_of")), where or MISSING]
 
@@ -31,7 +36,7 @@ def _prices(summary: Summary) -> list[str]:
     out += table(["backend", "price", "source", "as of", "region / note"], rows)
     ref = prices.bedrock_reference
     if ref:
-        out += ["", f"Break-even is against Bedrock {ref.model_id}: ${ref.usd_per_m_input}/M input, "
+        out += ["", f"Break-even is against Bedrock {ref.model_id}{tier(ref.service_tier)}: ${ref.usd_per_m_input}/M input, "
                 f"${ref.usd_per_m_output}/M output ({ref.source}, as of {ref.as_of})."]
     return out + [""]
 

@@ -100,13 +100,20 @@ def _row(rec: Recommendation, name: str, b: BackendSummary) -> list[str]:
     ]
 
 
+def bedrock_tier(summary: Summary) -> str:
+    """`` (Standard tier)``: the Bedrock service tier the break-even is against (none without a Bedrock price)."""
+    ref = summary.prices.bedrock_reference
+    return f" ({(ref.service_tier or 'standard').capitalize()} tier)" if ref else ""
+
+
 def section(summary: Summary) -> list[str]:
     """The section's lines (Markdown)."""
     rec = summary.recommendation
     out = ["## Which one?", "", f"> **{rec.headline}**", ""] + caveats(summary) + workload_lines(rec) + [""]
     header = ["backend", "status", "SLO capacity (concurrency)", "goodput output tok/s at capacity [95% CI] (n)",
               "$/M output at the target [95% CI]", "instances for the peak", "$/month 24x7, one instance",
-              "$/month at this workload [95% CI]", "break-even against Bedrock", "tool-calling accuracy [95% CI]"]
+              "$/month at this workload [95% CI]", f"break-even against Bedrock{bedrock_tier(summary)}",
+              "tool-calling accuracy [95% CI]"]
     out += table(header, [_row(rec, n, b) for n, b in summary.backends.items()]) + [""]
     if rec.switch_points:
         out += ["Where the answer changes (the cheapest qualifying backend, by monthly volume):", ""]

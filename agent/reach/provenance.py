@@ -1,0 +1,307 @@
+"""What served each backend, read at run time over the way the benchmark reaches it.
+
+- **An OpenAI-compatible server** (a rig through its SSM port forward or the stand-in's relay, the local
+  rig, a ``*_URL`` server): ``GET /v1/models`` (the model, vLLM's ``max_model_len``, ``owned_by`` naming the
+  engine), vLLM's ``GET /version``, llama.cpp's ``GET /props`` (``build_info``, the context of one request).
+  Nothing but the backend's own base URL is asked: no new network path.
+- **An EC2 rig**: instance type, zone and AMI as discovery read them (``DescribeInstances``); the accelerator,
+  its driver and the server image's digest from the rig's own boot report, one ``rig report:`` line of its
+  user-data log in CloudWatch Logs (``rigs/userdata/common.sh``).
+- **A SageMaker endpoint**: the image SageMaker resolved (``DescribeEndpoint``
+  ``ProductionVariants[].DeployedImages[].ResolvedImage``) and the instance type of its endpoint config;
+  the container's own ``/version`` and ``/v1/models`` cannot be asked (the runtime passes only
+  ``/invocations`` to it).
+- **Bedrock**: the foundation model an inference profile routes to (``GetInferenceProfile``) and the service
+  tier Bedrock reports serving a one-token ``Converse`` request in (``serviceTier``).
+
+A fact that is not answered is recorded as not reported, with the reason; reading never fails a run.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import http.client
+import json
+import logging
+import threading
+import urllib.error
+import urllib.request
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any, Mapping, Sequence
+
+from botocore.config import Config
+
+from rigs import aws, utc
+from rigs.pricing import STANDARD_TIER
+
+from ..backends import Backend, fact, service_tier_args
+from .probe import describe_error
+
+logger = logging.getLogger(__name__)
+
+READ_TIMEOUT_S = 5.0
+"""How long one ``GET`` may take (a server that answers chat answers these at once)."""
+AWS_CONFIG = Config(connect_timeout=5, read_timeout=15, retries={"total_max_attempts": 2, "mode": "standard"})
+REPORT_MARK = "rig report: "
+"""The boot script's line: ``rig report: accelerator=NVIDIA L4; count=1; driver=570.1; image=repo@sha256:...``."""
+REPORT_PAGES = 5
+ENGINE_NAMES = {"vllm": "vLLM", "llamacpp": "llama.cpp"}
+"""``owned_by`` in ``/v1/models`` -> the engine's name."""
+SAGEMAKER_UNREAD = ("the SageMaker runtime passes only /invocations to the container, so its /version and "
+                    "/v1/models cannot be asked")
+PROBE_TEXT = "Say OK."
+
+
+def missing(source: str, reason: str) -> dict[str, Any]:
+    """A fact that could not be read: where it was asked, and why it is not there."""
+    return {"value": None, "source": source, "not_reported": reason}
+
+
+# --- an OpenAI-compatible server -----------------------------------------------------------------
+
+
+def _get(url: str, timeout_s: float) -> tuple[Any, str | None]:
+    """The JSON at ``url``, or None and a one-line reason."""
+    try:
+        with urllib.request.urlopen(urllib.request.Request(url, method="GET"), timeout=timeout_s) as reply:  # noqa: S310
+            return json.loads(reply.read()), None
+    except urllib.error.HTTPError as exc:
+        return None, f"HTTP {exc.code}"
+    except (OSError, http.client.HTTPException) as exc:
+        return None, describe_error(exc)
+    except ValueError:
+        return None, "not JSON"
+
+
+def server_facts(base_url: str, model_id: str, timeout_s: float = READ_TIMEOUT_S) -> dict[str, Any]:
+    """Engine, engine version, model and context length as the server at ``base_url`` (``.../v1``) reports them."""
+    root = base_url.removesuffix("/v1")
+    models, models_why = _get(f"{base_url}/models", timeout_s)
+    version, version_why = _get(f"{root}/version", timeout_s)
+    props, props_why = _get(f"{root}/props", timeout_s)
+    entries = [m for m in (models.get("data") if isinstance(models, dict) else None) or [] if isinstance(m, dict)]
+    models_why = models_why or ("no model in its list" if not entries else None)
+    ids = [str(m.get("id")) for m in entries if m.get("id")]
+    entry = next((m for m in entries if m.get("id") == model_id), entries[0] if entries else {})
+    props = props if isinstance(props, dict) else {}
+    return {
+        "engine": _engine(entry, props, models_why),
+        "engine_version": _version(version, version_why, props, props_why),
+        "model": _model(entry, ids, models_why),
+        "context_tokens": _context(entry, props, models_why, props_why),
+    }
+
+
+def _model(entry: Mapping[str, Any], ids: list[str], models_why: str | None) -> dict[str, Any]:
+    """The model requests name when the server lists it, else the first it lists (the others named)."""
+    if not entry.get("id"):
+        return missing("GET /v1/models", models_why or "no model id")
+    others = [i for i in ids if i != entry["id"]]
+    return fact(str(entry["id"]), "GET /v1/models" + (f", which also lists {', '.join(others)}" if others else ""))
+
+
+def _engine(entry: Mapping[str, Any], props: Mapping[str, Any], models_why: str | None) -> dict[str, Any]:
+    owner = entry.get("owned_by")
+    if isinstance(owner, str) and owner:
+        return fact(ENGINE_NAMES.get(owner, owner), f"GET /v1/models owned_by {owner}")
+    if "build_info" in props:
+        return fact("llama.cpp", "GET /props (llama.cpp's properties endpoint answers)")
+    return missing("GET /v1/models owned_by", models_why or "the model list names no owner")
+
+
+def _version(version: Any, version_why: str | None, props: Mapping[str, Any], props_why: str | None) -> dict[str, Any]:
+    if isinstance(version, dict) and isinstance(version.get("version"), str):
+        return fact(version["version"], "GET /version")
+    build = props.get("build_info")
+    if isinstance(build, str) and build:
+        if build.startswith("b0-"):
+            return missing("GET /props build_info", f"build_info is {build}: this llama.cpp build does not know its "
+                                                    "version")
+        return fact(build, "GET /props build_info")
+    return missing("GET /version, GET /props", f"/version: {version_why or 'no version in it'}; "
+                                               f"/props: {props_why or 'no build_info in it'}")
+
+
+def _context(entry: Mapping[str, Any], props: Mapping[str, Any], models_why: str | None,
+             props_why: str | None) -> dict[str, Any]:
+    if isinstance(entry.get("max_model_len"), int):
+        return fact(entry["max_model_len"], "GET /v1/models max_model_len")
+    settings = props.get("default_generation_settings")
+    if isinstance(settings, dict) and isinstance(settings.get("n_ctx"), int):
+        return fact(settings["n_ctx"], "GET /props default_generation_settings.n_ctx, one request's context")
+    meta = entry.get("meta")
+    if isinstance(meta, dict) and isinstance(meta.get("n_ctx"), int):
+        return fact(meta["n_ctx"], "GET /v1/models meta.n_ctx")
+    return missing("GET /v1/models, GET /props", f"/v1/models: {models_why or 'no max_model_len'}; "
+                                                 f"/props: {props_why or 'no n_ctx'}")
+
+
+# --- an EC2 rig ----------------------------------------------------------------------------------
+
+
+def instance_facts(metadata: Mapping[str, str]) -> dict[str, Any]:
+    """Instance type, zone and AMI of a discovered rig, as discovery read them from ``DescribeInstances``."""
+    source = f"EC2 DescribeInstances {metadata.get('instance_id', '')}".strip()
+    return {name: fact(metadata[name], source) for name in ("instance_type", "availability_zone", "ami_id")
+            if metadata.get(name)}
+
+
+def boot_report(session: Any, region: str, log_group: str, instance_id: str) -> dict[str, Any]:
+    """The accelerator, its driver and the image digest from the rig's ``rig report:`` line in its user-data log."""
+    stream = f"{instance_id}/user-data"
+    source = f"the rig's boot report ({log_group} {stream})"
+    logs = session.client("logs", region_name=region, config=AWS_CONFIG)
+    try:
+        line = _report_line(logs, log_group, stream)
+    except Exception as exc:  # noqa: BLE001 - any failure: not reported, with the reason
+        why = aws.describe_error(exc, "logs")
+        return {name: missing(source, why) for name in ("accelerator", "driver", "image_digest")}
+    if line is None:
+        why = "no rig report line in the log (a rig booted before its boot script wrote one, or not shipped yet)"
+        return {name: missing(source, why) for name in ("accelerator", "driver", "image_digest")}
+    fields = {key: value for key, _, value in (part.partition("=") for part in line.split("; ")) if value}
+    values = {"accelerator": fields.get("accelerator"), "driver": fields.get("driver"),
+              "image_digest": fields.get("image")}
+    out = {name: fact(value, source) if value and value != "unknown" else
+           missing(source, f"the report says {value or 'nothing'}") for name, value in values.items()}
+    if out["accelerator"]["value"] and fields.get("count", "").isdigit():
+        out["accelerator"]["value"] = f"{fields['count']} x {out['accelerator']['value']}"
+    return out
+
+
+def _report_line(logs: Any, log_group: str, stream: str) -> str | None:
+    """The last ``rig report:`` line of the stream's first pages, or None."""
+    token, found = None, None
+    for _ in range(REPORT_PAGES):
+        page = logs.get_log_events(logGroupName=log_group, logStreamName=stream, startFromHead=True,
+                                   **({"nextToken": token} if token else {}))
+        for event in page.get("events", []):
+            message = str(event.get("message", ""))
+            if REPORT_MARK in message:
+                found = message.split(REPORT_MARK, 1)[1].strip()
+        if not page.get("events") or page.get("nextForwardToken") in (None, token):
+            break
+        token = page["nextForwardToken"]
+    return found
+
+
+# --- a SageMaker endpoint ------------------------------------------------------------------------
+
+
+def endpoint_facts(session: Any, region: str, endpoint: str) -> dict[str, Any]:
+    """The image SageMaker deployed and the endpoint's instance type."""
+    sagemaker = session.client("sagemaker", region_name=region, config=AWS_CONFIG)
+    out = {name: missing("the SageMaker endpoint", SAGEMAKER_UNREAD)
+           for name in ("engine", "engine_version", "model", "context_tokens")}
+    try:
+        described = sagemaker.describe_endpoint(EndpointName=endpoint)
+    except Exception as exc:  # noqa: BLE001
+        why = aws.describe_error(exc, "sagemaker")
+        return {**out, "image_digest": missing("SageMaker DescribeEndpoint", why),
+                "instance_type": missing("SageMaker DescribeEndpoint", why)}
+    images = [image for variant in described.get("ProductionVariants") or []
+              for image in variant.get("DeployedImages") or [] if image.get("ResolvedImage")]
+    out["image_digest"] = (fact(images[0]["ResolvedImage"], f"SageMaker DescribeEndpoint {endpoint} "
+                                                            "ProductionVariants[].DeployedImages[].ResolvedImage")
+                           if images else missing("SageMaker DescribeEndpoint", "it lists no deployed image"))
+    out["instance_type"] = _endpoint_instance_type(sagemaker, described.get("EndpointConfigName"))
+    return out
+
+
+def _endpoint_instance_type(sagemaker: Any, config_name: str | None) -> dict[str, Any]:
+    source = f"SageMaker DescribeEndpointConfig {config_name}"
+    if not config_name:
+        return missing("SageMaker DescribeEndpoint", "it names no endpoint config")
+    try:
+        config = sagemaker.describe_endpoint_config(EndpointConfigName=config_name)
+    except Exception as exc:  # noqa: BLE001
+        return missing(source, aws.describe_error(exc, "sagemaker"))
+    types = [v["InstanceType"] for v in config.get("ProductionVariants") or [] if v.get("InstanceType")]
+    return fact(types[0], source) if types else missing(source, "no instance type (a serverless endpoint?)")
+
+
+# --- Bedrock -------------------------------------------------------------------------------------
+
+
+def bedrock_facts(session: Any, region: str, model_id: str, tier: str) -> dict[str, Any]:
+    """The model the inference profile ``model_id`` routes to, and the tier Bedrock served a request in."""
+    return {"model": _profile_model(session, region, model_id), "service_tier": _served_tier(session, region,
+                                                                                               model_id, tier)}
+
+
+def _profile_model(session: Any, region: str, model_id: str) -> dict[str, Any]:
+    source = f"Bedrock GetInferenceProfile {model_id}"
+    bedrock = session.client("bedrock", region_name=region, config=AWS_CONFIG)
+    try:
+        profile = bedrock.get_inference_profile(inferenceProfileIdentifier=model_id)
+    except Exception as exc:  # noqa: BLE001 - a foundation model id is not a profile: said so
+        return missing(source, aws.describe_error(exc, "bedrock"))
+    arns = [str(m.get("modelArn", "")) for m in profile.get("models") or []]
+    models = sorted({arn.rsplit("/", 1)[-1] for arn in arns if "/" in arn})
+    regions = sorted({arn.split(":")[3] for arn in arns if arn.count(":") > 3 and arn.split(":")[3]})
+    if not models:
+        return missing(source, "the profile lists no model")
+    where = f" (routes to {', '.join(regions)})" if regions else ""
+    return fact(", ".join(models), source + where)
+
+
+def _served_tier(session: Any, region: str, model_id: str, tier: str) -> dict[str, Any]:
+    source = "Bedrock Converse serviceTier (one 1-token request)"
+    runtime = session.client("bedrock-runtime", region_name=region, config=AWS_CONFIG)
+    try:
+        reply = runtime.converse(modelId=model_id, messages=[{"role": "user", "content": [{"text": PROBE_TEXT}]}],
+                                 inferenceConfig={"maxTokens": 1}, **service_tier_args(tier))
+    except Exception as exc:  # noqa: BLE001
+        return missing(source, aws.describe_error(exc, "bedrock-runtime"))
+    served = (reply.get("serviceTier") or {}).get("type")
+    if not served:
+        return missing(source, "the reply names no service tier")
+    return fact(STANDARD_TIER if served == "default" else served, source)
+
+
+# --- every backend -------------------------------------------------------------------------------
+
+
+def read(backend: Backend, session: Any = None) -> Backend:
+    """``backend`` with what served it read now beside its expectation (``provenance``); never raises."""
+    meta = backend.metadata
+    facts: dict[str, Any] = dict(backend.provenance.get("read") or {})
+    try:
+        if backend.base_url:
+            facts.update(server_facts(backend.base_url, backend.model_id))
+        if session is not None and meta.get("log_group") and meta.get("instance_id") and meta.get("region"):
+            facts.update(boot_report(session, meta["region"], meta["log_group"], meta["instance_id"]))
+        if session is not None and backend.kind == "sagemaker" and backend.region and backend.endpoint_name:
+            facts.update(endpoint_facts(session, backend.region, backend.endpoint_name))
+        if session is not None and backend.kind == "bedrock" and backend.region:
+            facts.update(bedrock_facts(session, backend.region, backend.model_id,
+                                       meta.get("service_tier", STANDARD_TIER)))
+    except Exception as exc:  # noqa: BLE001 - provenance is a record, never a reason to stop the run
+        logger.warning("backend=<%s>, error=<%s> | provenance not read", backend.name, exc)
+        facts["reading"] = missing("agent/reach/provenance.py", f"reading stopped: {type(exc).__name__}: {exc}")
+    provenance = {**backend.provenance, "read_at": utc.iso_seconds(), "read": facts}
+    return dataclasses.replace(backend, provenance=provenance)
+
+
+class _OneClientAtATime:
+    """``session`` whose clients are made one at a time: a boto3 session is not thread-safe, its clients are."""
+
+    def __init__(self, session: Any) -> None:
+        self._session = session
+        self._lock = threading.Lock()
+
+    def client(self, *args: Any, **kwargs: Any) -> Any:
+        with self._lock:
+            return self._session.client(*args, **kwargs)
+
+
+def read_all(backends: Sequence[Backend], session: Any = None) -> list[Backend]:
+    """:func:`read` for every backend, at once (each server's questions take a few seconds at most)."""
+    if not backends:
+        return []
+    shared = _OneClientAtATime(session) if session is not None else None
+    pool = ThreadPoolExecutor(max_workers=min(8, len(backends)), thread_name_prefix="provenance")
+    try:
+        return list(pool.map(lambda b: read(b, shared), backends))
+    finally:  # on Ctrl-C, do not wait for a slow server's answer: the command's cleanup comes first
+        pool.shutdown(wait=False, cancel_futures=True)
