@@ -144,3 +144,73 @@ def mcnemar_exact(only_a: int, only_b: int) -> float:
     k = min(only_a, only_b)
     tail = sum(math.comb(n, i) for i in range(k + 1)) / 2**n
     return min(1.0, 2 * tail)
+
+
+def paired_difference_interval(both_right: int, only_a: int, only_b: int, neither: int,
+                               z: float = Z95) -> tuple[float, float] | None:
+    """95% interval of ``accuracy(b) - accuracy(a)`` on paired right/wrong outcomes; None without pairs.
+
+    Newcombe's hybrid score interval for paired proportions (method 10 of Newcombe, "Improved
+    confidence intervals for the difference between binomial proportions based on paired data",
+    Statistics in Medicine 17, 1998, 2635-2650; as given in Altman et al., "Statistics with
+    Confidence", 2nd ed., 2000): each accuracy's Wilson interval, combined with the correlation of
+    the two outcomes (phi, corrected for continuity as Newcombe does). It stays inside [-1, 1], keeps
+    its coverage at small n and near 0 or 100%, and shrinks as the two backends agree more (a Wald
+    interval would need neither).
+
+    Args:
+        both_right: items both got right; ``only_a`` / ``only_b``: right on one side only;
+            ``neither``: right on neither side.
+    """
+    n = both_right + only_a + only_b + neither
+    if n == 0:
+        return None
+    right_a, right_b = both_right + only_a, both_right + only_b
+    p_a, p_b = right_a / n, right_b / n
+    low_a, high_a = wilson_interval(right_a, n, z)  # type: ignore[misc]
+    low_b, high_b = wilson_interval(right_b, n, z)  # type: ignore[misc]
+    margins = (right_a * (n - right_a) * right_b * (n - right_b))
+    phi = 0.0
+    if margins > 0:
+        cross = both_right * neither - only_a * only_b
+        corrected = cross - n / 2 if cross > n / 2 else (cross if cross < 0 else 0.0)
+        phi = corrected / math.sqrt(margins)
+    d = p_b - p_a
+    low = d - math.sqrt(max(0.0, (p_b - low_b) ** 2 - 2 * phi * (p_b - low_b) * (high_a - p_a) + (high_a - p_a) ** 2))
+    high = d + math.sqrt(max(0.0, (high_b - p_b) ** 2 - 2 * phi * (high_b - p_b) * (p_a - low_a) + (p_a - low_a) ** 2))
+    return max(-1.0, low), min(1.0, high)
+
+
+def _log_binomial_pmf(k: int, n: int, log_p: float, log_q: float) -> float:
+    coefficient = math.lgamma(n + 1) - math.lgamma(k + 1) - math.lgamma(n - k + 1)
+    return coefficient + (k * log_p if k else 0.0) + ((n - k) * log_q if n - k else 0.0)
+
+
+def mcnemar_power(n: int, right_to_wrong: float, wrong_to_right: float, alpha: float = 0.05) -> float:
+    """The chance that :func:`mcnemar_exact` gives p < ``alpha`` on ``n`` paired items, when each item
+    goes right -> wrong with probability ``right_to_wrong`` and wrong -> right with ``wrong_to_right``,
+    independently (computed exactly over the multinomial, not simulated).
+
+    With 6% of items changing and a 3-point drop (right -> wrong 4.5%, wrong -> right 1.5%) it is 0.830
+    at n = 600 and 0.492 at 300; with no drop (3% each way), the false-alarm rate, 0.033 at 600.
+    """
+    if n <= 0 or right_to_wrong + wrong_to_right <= 0:
+        return 0.0
+    changed = right_to_wrong + wrong_to_right
+    log_changed, log_same = math.log(changed), (math.log(1 - changed) if changed < 1 else -math.inf)
+    share = right_to_wrong / changed
+    log_p = math.log(share) if share > 0 else -math.inf
+    log_q = math.log(1 - share) if share < 1 else -math.inf
+    half = -math.log(2)
+    total = 0.0
+    for d in range(1, min(n, int(n * changed * 4) + 40) + 1):  # beyond, the discordant count has no mass
+        k, tail = -1, 0.0  # the largest k with 2 P(Bin(d, 1/2) <= k) < alpha: rejected when min(b, d - b) <= k
+        while k + 1 < d and 2 * (tail + math.exp(_log_binomial_pmf(k + 1, d, half, half))) < alpha:
+            k += 1
+            tail += math.exp(_log_binomial_pmf(k, d, half, half))
+        if k < 0:
+            continue
+        region = [*range(k + 1), *range(d - k, d + 1)]
+        rejected = sum(math.exp(_log_binomial_pmf(b, d, log_p, log_q)) for b in region)
+        total += math.exp(_log_binomial_pmf(d, n, log_changed, log_same)) * rejected
+    return min(1.0, total)
