@@ -184,6 +184,7 @@ def _main(args: argparse.Namespace, env: Mapping[str, str], runner: ModuleType |
         selection = parse_names(args.backends) if args.backends else env_config.only
     except (UnknownBackendError, CatalogError, ValueError) as exc:
         raise UsageError(str(exc)) from None
+    args.backends = ",".join(selection) if selection else None  # the user's choice, BACKENDS included: run.json keeps it
     if args.region and args.region not in REGIONS:
         raise UsageError(f"--region {args.region}: this app deploys only to {', '.join(REGIONS)}")
     try:
