@@ -15,7 +15,9 @@ from types import MappingProxyType
 from typing import Any, Iterable, Mapping
 from urllib.parse import urlsplit, urlunsplit
 
-from rigs.catalog import BedrockBackend, Catalog, Ec2Rig, SageMakerRig
+from rigs.catalog import BedrockBackend, Catalog, Ec2Rig, SageMakerRig, weights_for
+
+from .bench.results.constants import WEIGHTS_METADATA_PREFIX
 
 KINDS = ("bedrock", "openai", "sagemaker", "neuron")
 
@@ -161,13 +163,19 @@ def kind_for(rig: Ec2Rig | SageMakerRig | BedrockBackend) -> str:
     return "neuron" if rig.runtime == "neuronx" else "openai"
 
 
-def catalog_metadata(rig: Ec2Rig | SageMakerRig | BedrockBackend, region: str | None = None) -> dict[str, str]:
-    """What the catalog pins for a rig, for the report (the image and flags it was deployed with).
+def catalog_metadata(rig: Ec2Rig | SageMakerRig | BedrockBackend, region: str | None = None,
+                     model_id: str | None = None) -> dict[str, str]:
+    """What the catalog pins for a rig, for the report (the image and flags it was deployed with), and
+    with ``model_id`` what it states that model's weights are (``weights_*``: only when the catalog
+    lists that model for the rig, never for an override it says nothing about).
 
     ``region`` fills a regional registry (the SageMaker image's ``{region}``) and picks that
     region's digest; without it a regional image is shown with ``<region>``.
     """
     meta = {"runtime": rig.runtime}
+    weights = weights_for(rig, model_id) if model_id else None
+    if weights is not None:
+        meta.update(weights.metadata(WEIGHTS_METADATA_PREFIX))
     if isinstance(rig, (Ec2Rig, SageMakerRig)):
         meta["instance_type"] = rig.instance_type
         reference = rig.image.reference(region).replace("{region}", "<region>")
@@ -230,7 +238,7 @@ def from_env(env: Mapping[str, str], catalog: Catalog, region: str | None = None
             name="sagemaker", label=rig.label, kind="sagemaker",
             model_id=get("SM_MODEL") or rig.model_id, tool_calls=rig.tool_calls,
             region=sm_region, endpoint_name=endpoint,
-            metadata={**catalog_metadata(rig, sm_region), "region": sm_region,
+            metadata={**catalog_metadata(rig, sm_region, get("SM_MODEL") or rig.model_id), "region": sm_region,
                       "reached_via": f"SM_ENDPOINT={endpoint} in {sm_region}"},
         ))
     backends.sort(key=lambda b: sort_key(b.name))
@@ -287,6 +295,6 @@ def bedrock_backend(catalog: Catalog, model_id: str, region: str) -> Backend:
     return Backend(
         name="bedrock", label=rig.label, kind="bedrock", model_id=model_id,
         tool_calls=rig.tool_calls, region=region,
-        metadata={"runtime": rig.runtime, "region": region,
+        metadata={**catalog_metadata(rig, region, model_id), "region": region,
                   "reached_via": f"Bedrock runtime API in {region} (ConverseStream)"},
     )
