@@ -12,9 +12,10 @@ from pathlib import Path
 
 from ..results.summary import Summary
 from .plots import cost_volume, figures, slo_latency
-from .sections import bfcl, ceiling, chat, cost, counting, methods, orchestrator, scoreboard, settings, slo, which_one
+from .sections import bfcl, chat, cost, counting, methods, orchestrator, precision, scoreboard, settings, slo, which_one
 
-SECTIONS = (which_one, scoreboard, counting, bfcl, orchestrator, chat, slo, cost, ceiling)
+SECTIONS = (which_one, scoreboard, counting, bfcl, precision, orchestrator, chat, slo, cost)
+"""The sections in order (``cost`` ends with the bandwidth ceiling)."""
 TITLES = {"decode": "Decode rate by backend", "cost": "$ per million output tokens", "ttft": "TTFT distribution",
           "slo": "Latency p99 against concurrency, with the target"}
 

@@ -82,8 +82,8 @@ def reference(run: RunFile, measured: Sequence[str], weights: Mapping[str, Weigh
     if w is None or w.bytes_per_weight is None:
         why = "the first backend measured (no weight precision on file for any)"
     else:
-        why = (f"the highest-precision backend measured ({w.precision}, {w.bytes_per_weight:g} bytes per weight, as "
-               "the catalog states)")
+        why = (f"the highest-precision backend measured: {w.precision}, {w.bytes_per_weight:g} bytes per weight as the "
+               "catalog states")
     if chosen:
         why = f"--quality-reference {chosen} was not measured in this run, so {why}"
     return best, why
@@ -117,8 +117,9 @@ def verdict(a: str, b: str, flips: tuple[int, int], p: float, difference: float 
     ci_text = f"95% interval [{_points(ci[0])}, {_points(ci[1])}] points"
     if p < ALPHA and only_a != only_b:
         worse, better = (b, a) if only_a > only_b else (a, b)
-        text = (f"{worse} answers {abs(difference) * 100:.1f} points worse than {better} ({ci_text}, McNemar p = "
-                f"{p:.2g}): {_CAUSE[rel]}")
+        low, high = (-ci[1] * 100, -ci[0] * 100) if difference < 0 else (ci[0] * 100, ci[1] * 100)
+        text = (f"{worse} answers {abs(difference) * 100:.1f} points worse than {better} (95% interval {low:.1f} to "
+                f"{high:.1f} points, McNemar p = {p:.2g}): {_CAUSE[rel]}")
         flag = None
         if rel == "same weights and engine":
             flag = (f"{a} and {b} serve the same weights with the same engine, yet {only_a} items went right on {a} "
