@@ -70,15 +70,15 @@ def _below_quality_floor(b: Assessed, min_quality: float | None) -> str | None:
     if min_quality is None:
         return None
     if q is None:
-        b.thin.append("answer quality not measured (the quality part did not run or graded nothing), so the "
-                      "quality floor cannot be checked")
+        b.thin.append(f"{b.name}: answer quality not measured (the quality part did not run or graded nothing), so "
+                      "the quality floor cannot be checked")
         return None
     low, high = q.ci95
     if high < min_quality:
         return (f"answer quality {q.accuracy:.1%} [{low:.1%}, {high:.1%}] on {q.cases} graded items: even its upper "
                 f"95% bound is below the quality floor {min_quality:.0%}")
     if low < min_quality:
-        b.thin.append(f"answer quality {q.accuracy:.1%} [{low:.1%}, {high:.1%}] straddles the quality floor "
+        b.thin.append(f"{b.name}: answer quality {q.accuracy:.1%} [{low:.1%}, {high:.1%}] straddles the quality floor "
                       f"{min_quality:.0%}: more items would tell")
     return None
 
