@@ -181,36 +181,69 @@ def paired_difference_interval(both_right: int, only_a: int, only_b: int, neithe
     return max(-1.0, low), min(1.0, high)
 
 
-def _log_binomial_pmf(k: int, n: int, log_p: float, log_q: float) -> float:
-    coefficient = math.lgamma(n + 1) - math.lgamma(k + 1) - math.lgamma(n - k + 1)
-    return coefficient + (k * log_p if k else 0.0) + ((n - k) * log_q if n - k else 0.0)
+def _binomial_pmf(i: int, n: int, p: float) -> float:
+    """P(Binomial(n, p) = i), for 0 < p < 1."""
+    return math.exp(math.lgamma(n + 1) - math.lgamma(i + 1) - math.lgamma(n - i + 1) + i * math.log(p)
+                    + (n - i) * math.log(1.0 - p))
+
+
+def _binomial_cdf(k: int, n: int, p: float) -> float:
+    """P(Binomial(n, p) <= k), summed from k away from the bulk so that it takes few terms at any n."""
+    if k < 0:
+        return 0.0
+    if k >= n or p <= 0.0:
+        return 1.0
+    if p >= 1.0:
+        return 0.0
+    q = 1.0 - p
+    if k < n * p:  # below the mean: the terms shrink going down
+        term = total = _binomial_pmf(k, n, p)
+        for i in range(k, 0, -1):
+            term *= i / (n - i + 1) * q / p
+            total += term
+            if term < 1e-17 * total:
+                break
+        return min(1.0, total)
+    term = upper = _binomial_pmf(k + 1, n, p)  # above it: 1 - the upper tail, whose terms shrink going up
+    for i in range(k + 1, n):
+        term *= (n - i) / (i + 1) * p / q
+        upper += term
+        if term < 1e-17 * upper:
+            break
+    return max(0.0, 1.0 - upper)
+
+
+def _mcnemar_critical(d: int, alpha: float) -> int:
+    """The largest k with 2 P(Binomial(d, 1/2) <= k) < alpha (-1 when none): the exact McNemar test on d
+    discordant items rejects when the smaller of the two flip counts is at most k."""
+    k = max(-1, int(d / 2 - 1.96 * math.sqrt(d) / 2) - 2)
+    while k >= 0 and 2 * _binomial_cdf(k, d, 0.5) >= alpha:
+        k -= 1
+    while k + 1 < d and 2 * _binomial_cdf(k + 1, d, 0.5) < alpha:
+        k += 1
+    return k
 
 
 def mcnemar_power(n: int, right_to_wrong: float, wrong_to_right: float, alpha: float = 0.05) -> float:
     """The chance that :func:`mcnemar_exact` gives p < ``alpha`` on ``n`` paired items, when each item
     goes right -> wrong with probability ``right_to_wrong`` and wrong -> right with ``wrong_to_right``,
-    independently (computed exactly over the multinomial, not simulated).
+    independently (computed exactly over the multinomial, not simulated; the discordant counts more
+    than 12 standard deviations from their mean, which carry no mass a float can hold, are skipped).
 
     With 6% of items changing and a 3-point drop (right -> wrong 4.5%, wrong -> right 1.5%) it is 0.830
     at n = 600 and 0.492 at 300; with no drop (3% each way), the false-alarm rate, 0.033 at 600.
     """
-    if n <= 0 or right_to_wrong + wrong_to_right <= 0:
-        return 0.0
     changed = right_to_wrong + wrong_to_right
-    log_changed, log_same = math.log(changed), (math.log(1 - changed) if changed < 1 else -math.inf)
+    if n <= 0 or changed <= 0:
+        return 0.0
     share = right_to_wrong / changed
-    log_p = math.log(share) if share > 0 else -math.inf
-    log_q = math.log(1 - share) if share < 1 else -math.inf
-    half = -math.log(2)
+    mean, spread = n * changed, 12 * math.sqrt(n * changed * max(0.0, 1 - changed)) + 12
     total = 0.0
-    for d in range(1, min(n, int(n * changed * 4) + 40) + 1):  # beyond, the discordant count has no mass
-        k, tail = -1, 0.0  # the largest k with 2 P(Bin(d, 1/2) <= k) < alpha: rejected when min(b, d - b) <= k
-        while k + 1 < d and 2 * (tail + math.exp(_log_binomial_pmf(k + 1, d, half, half))) < alpha:
-            k += 1
-            tail += math.exp(_log_binomial_pmf(k, d, half, half))
+    for d in range(max(1, int(mean - spread)), min(n, int(mean + spread) + 1) + 1):
+        k = _mcnemar_critical(d, alpha)
         if k < 0:
             continue
-        region = [*range(k + 1), *range(d - k, d + 1)]
-        rejected = sum(math.exp(_log_binomial_pmf(b, d, log_p, log_q)) for b in region)
-        total += math.exp(_log_binomial_pmf(d, n, log_changed, log_same)) * rejected
+        weight = float(d == n) if changed >= 1 else _binomial_pmf(d, n, changed)
+        rejected = _binomial_cdf(k, d, share) + 1.0 - _binomial_cdf(d - k - 1, d, share)
+        total += weight * rejected
     return min(1.0, total)
