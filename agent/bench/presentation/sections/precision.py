@@ -126,7 +126,8 @@ def section(summary: Summary) -> list[str]:
     o = summary.run.options
     out += [f"{o.quality_n or MISSING} items per backend, seed {o.quality_seed if o.quality_seed is not None else MISSING}"
             f", lane `{o.quality_lane or MISSING}`. Model, precision, bytes per weight, weight memory and engine are "
-            "stated by the catalog; decode rate, quality and $/M were measured in this run.", ""]
+            "stated, not measured (the catalog's `weights`; the local rig's in `agent/local_rig.py`); decode rate, "
+            "quality and $/M were measured in this run.", ""]
     out += [f"- **{n}: every figure here is the toy model's ({b.model_id} on this machine's CPU): it shows the lane "
             "working, not what a real model answers.**" for n, b in blocks.items() if b.toy_model]
     out += [""] if any(b.toy_model for b in blocks.values()) else []
