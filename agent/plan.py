@@ -40,7 +40,7 @@ class ForwardTarget:
 
     def backend(self, base_url: str, reached_via: str, extra: Mapping[str, str] | None = None) -> Backend:
         """The Backend once the forward answers at ``base_url``."""
-        metadata = {**catalog_metadata(self.rig, self.found.region), **self.found.metadata,
+        metadata = {**catalog_metadata(self.rig, self.found.region, self.model_id), **self.found.metadata,
                     "reached_via": reached_via, **(extra or {})}
         provenance = {"expected": catalog_expectation(self.rig, self.model_id, self.found.region),
                       "read": instance_facts(self.found.metadata)}
@@ -145,7 +145,7 @@ def make_plan(*, catalog: Catalog, env: EnvConfig, selection: tuple[str, ...] | 
             plan.ready.append(Backend(
                 name=name, label=rig.label, kind="sagemaker", model_id=model_id, tool_calls=rig.tool_calls,
                 region=found.region, endpoint_name=found.outputs.endpoint_name,
-                metadata={**catalog_metadata(rig, found.region), **found.metadata,
+                metadata={**catalog_metadata(rig, found.region, model_id), **found.metadata,
                           "reached_via": f"SageMaker runtime API, endpoint {found.outputs.endpoint_name} "
                                          f"in {found.region}"},
                 provenance={"expected": catalog_expectation(rig, model_id, found.region,

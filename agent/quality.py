@@ -7,7 +7,9 @@
   ``--force``.
 * ``grade DIR`` regrades the ``part: quality`` records of an evidence folder's ``requests.jsonl``
   with the grading code as it is now, and prints each backend's accuracy (with its Wilson 95%
-  interval), per suite too. It writes nothing: the folder stays as the run left it.
+  interval), per suite too: the figures of ``summary.json``'s ``quality`` blocks, from the same
+  code (:func:`agent.bench.analysis.blocks.quality.grades`; ``--json`` prints those blocks). It
+  writes nothing: the folder stays as the run left it.
 
 Accuracy is right / graded, where graded = right + wrong + unreadable; failed requests and items
 not sent are counted apart and never graded.
@@ -20,13 +22,10 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from collections import Counter
 from pathlib import Path
-from typing import Any, Mapping, NoReturn, Sequence
+from typing import Any, Mapping, NoReturn
 
-from .bench.analysis.stats import wilson_interval
 from .bench.command import evidence
-from .bench.grading.quality import OUTCOMES, Verdict, grade
 from .bench.command.argtypes import quality_items, quality_seed
 from .bench.parts.quality import DEFAULT_SEED
 
@@ -82,36 +81,9 @@ def export(n: int, seed: int, out: Path, force: bool) -> int:
     return EXIT_OK
 
 
-def tally(verdicts: Sequence[tuple[str, Verdict]]) -> dict[str, Any]:
-    """Counts of ``(suite, verdict)`` pairs: each outcome, refusals, accuracy and its Wilson interval."""
-    counts = Counter(v.outcome for _, v in verdicts)
-    graded = sum(counts[o] for o in ("right", "wrong", "unreadable"))
-    interval = wilson_interval(counts["right"], graded)
-    return {"items": len(verdicts), **{o: counts[o] for o in OUTCOMES},
-            "refusals": sum(1 for _, v in verdicts if v.refusal), "graded": graded,
-            "accuracy": round(counts["right"] / graded, 4) if graded else None,
-            "ci95": [round(x, 4) for x in interval] if interval else None}  # fmt: skip
-
-
-def grades(records: Sequence[Mapping[str, Any]]) -> dict[str, dict[str, Any]]:
-    """Per backend: its tally, the lane versions seen, and a tally per suite."""
-    by_backend: dict[str, list[tuple[str, Verdict]]] = {}
-    lanes: dict[str, set[str]] = {}
-    for r in records:
-        if r.get("part") == "quality":
-            by_backend.setdefault(r["backend"], []).append((r["suite"], grade(r)))
-            lanes.setdefault(r["backend"], set()).add(str(r.get("lane")))
-    out = {}
-    for name, verdicts in by_backend.items():
-        suites = sorted({s for s, _ in verdicts})
-        out[name] = {**tally(verdicts), "lane": sorted(lanes[name]),
-                     "by_suite": {s: tally([x for x in verdicts if x[0] == s]) for s in suites}}  # fmt: skip
-    return out
-
-
 def _line(name: str, t: Mapping[str, Any]) -> str:
     accuracy = "n/a" if t["accuracy"] is None else (
-        f"{t['accuracy']:.1%} [{t['ci95'][0]:.1%}, {t['ci95'][1]:.1%}]")
+        f"{t['accuracy']:.1%} [{t['ci95_low']:.1%}, {t['ci95_high']:.1%}]")
     return (f"{name:<14} {t['right']:>5}/{t['graded']:<5} {accuracy:<22} wrong {t['wrong']}, unreadable "
             f"{t['unreadable']} (refusals {t['refusals']}), failed {t['failed']}, not sent {t['not_sent']}")
 
@@ -125,10 +97,17 @@ def print_grades(folder: Path, table: Mapping[str, Mapping[str, Any]]) -> None:
 
 
 def grade_folder(folder: Path, as_json: bool) -> int:
+    from .bench.analysis.blocks.quality import grades
+    from .bench.results.records import RecordError
+
     path = folder / evidence.REQUESTS
     if not path.is_file():
         raise UsageError(f"{folder}: no {evidence.REQUESTS} here; give an evidence folder written by python -m agent.run")
-    table = grades(evidence.read_requests(path))
+    try:
+        blocks = grades(evidence.read_requests(path))
+    except RecordError as exc:
+        raise UsageError(f"{path}: {exc}") from None
+    table = {name: block.model_dump(mode="json") for name, block in blocks.items()}
     if not table:
         raise UsageError(f"{path}: no quality records (run with --demos quality)")
     if as_json:

@@ -2,7 +2,7 @@
 
 Each folder's ``summary.json``, plots, ``REPORT.md`` and ``REPORT.html`` are recomputed from its
 ``requests.jsonl`` and ``run.json`` (the same code a run ends with). ``--workload`` and
-``--min-accuracy`` price the same evidence for other traffic: the evidence folder is left as it was
+``--min-accuracy`` (and ``--min-quality``) price the same evidence for other traffic: the evidence folder is left as it was
 measured, and the re-priced report goes into a new folder holding a copy of its ``requests.jsonl``
 and a ``run.json`` with the new options (and a note saying so), so the summary stays a function of
 that folder's files. With one folder, ``--out DIR`` is that new folder (without ``--workload``, a
@@ -51,6 +51,9 @@ def build_parser() -> argparse.ArgumentParser:
                              "evidence is left as measured)")
     parser.add_argument("--min-accuracy", type=share, metavar="SHARE",
                         help="tool-calling accuracy floor instead of the run's, in a new folder like --workload")
+    parser.add_argument("--min-quality", type=share, metavar="SHARE",
+                        help="answer-quality floor instead of the run's (the workload key min_quality is the same "
+                             "floor), in a new folder like --workload")
     parser.add_argument("--out", type=Path, metavar="DIR",
                         help="with one folder: the new folder for its rebuilt (or re-priced) report, with a copy of "
                              "its evidence (default with --workload: DIR-repriced/<UTC timestamp>/); with two or "
@@ -76,7 +79,8 @@ def check_folder(folder: Path) -> dict[str, Any]:
 
 
 def repriced_options(run: dict[str, Any], args: argparse.Namespace, source: Path) -> dict[str, Any]:
-    """``run`` with ``--workload``/``--min-accuracy`` in its options and a note saying where from."""
+    """``run`` with ``--workload``/``--min-accuracy``/``--min-quality`` in its options and a note saying where
+    from (a workload with ``min_quality`` sets the quality floor too)."""
     record = recommendation_record(args)
     options = dict(run.get("options") or {})
     changed = []
@@ -86,6 +90,9 @@ def repriced_options(run: dict[str, Any], args: argparse.Namespace, source: Path
     if args.min_accuracy is not None:
         options["min_accuracy"] = record["min_accuracy"]
         changed.append("min_accuracy")
+    if args.min_quality is not None or (args.workload is not None and args.workload.min_quality is not None):
+        options["min_quality"] = record["min_quality"]
+        changed.append("min_quality")
     note = (f"Recommendation options ({', '.join(changed)}) set afterwards by python -m agent.report on "
             f"{utc.iso_millis()}; the evidence as measured is in {source}.")
     return {**run, "options": options, "notes": [*(run.get("notes") or []), note]}
@@ -140,7 +147,7 @@ class Copies:
     again when the command fails, so a failed command leaves nothing behind."""
 
     def __init__(self, args: argparse.Namespace) -> None:
-        self.reprice = args.workload is not None or args.min_accuracy is not None
+        self.reprice = args.workload is not None or args.min_accuracy is not None or args.min_quality is not None
         self.args = args
         self.made: list[tuple[Path, bool]] = []
 
@@ -180,6 +187,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             raise UsageError("a folder is named twice")
         if args.out is not None and args.out.exists() and not args.out.is_dir():
             raise UsageError(f"--out {args.out}: exists and is not a folder")
+        if args.min_quality is not None and args.workload is not None and \
+                args.workload.min_quality not in (None, args.min_quality):
+            raise UsageError("--min-quality and the --workload key min_quality are the same floor with two values: "
+                             "give one of them")
         runs = [check_folder(f) for f in args.folders]
         summaries = []
         for folder, run in zip(args.folders, runs):

@@ -196,6 +196,7 @@ def _main(args: argparse.Namespace, env: Mapping[str, str], runner: ModuleType |
         raise UsageError(f"--bedrock-tier {tier}: rigs/prices.yaml has no {tier} tier price for "
                          f"{env_config.bedrock_model} (it has: {', '.join(priced) or 'none'}); add one with its "
                          "source, or leave --bedrock-tier out")
+    args.backends = ",".join(selection) if selection else None  # the user's choice, BACKENDS included: run.json keeps it
     if args.region and args.region not in REGIONS:
         raise UsageError(f"--region {args.region}: this app deploys only to {', '.join(REGIONS)}")
     try:

@@ -17,7 +17,8 @@ local rig is the toy model's (SmolLM2-135M-Instruct on llama.cpp, on this machin
 3. **Grading.** ``python -m agent.quality grade DIR`` on that run's folder: its wall time (Python's
    start included) and the in-process time to grade every record.
 
-Usage: ``python benchmarks/quality_lane.py [--n 600] [--seed 0] [--check-seeds 0,1,2] [--json FILE]``
+Usage: ``python benchmarks/quality_lane.py [--n 600] [--seed 0] [--check-seeds 0,1,2] [--json FILE] [--out DIR]``
+(``--out``: keep the run's evidence folder there, REPORT.md included; by default it is removed).
 """
 
 from __future__ import annotations
@@ -106,8 +107,8 @@ def lane_run(n: int, seed: int, out: Path) -> dict[str, Any]:
 
 def grading(out: Path) -> dict[str, Any]:
     """The grade command's wall time, and the in-process time to grade every record."""
+    from agent.bench.analysis.blocks.quality import grades
     from agent.bench.command import evidence
-    from agent.quality import grades
 
     started = time.perf_counter()
     done = subprocess.run([sys.executable, "-m", "agent.quality", "grade", str(out), "--json"], cwd=ROOT,
@@ -115,7 +116,7 @@ def grading(out: Path) -> dict[str, Any]:
     command_s = time.perf_counter() - started
     records = evidence.read_requests(out / evidence.REQUESTS)
     started = time.perf_counter()
-    table = grades(records)
+    table = {name: block.model_dump(mode="json") for name, block in grades(records).items()}
     in_process_s = time.perf_counter() - started
     return {"command_wall_s": round(command_s, 2), "in_process_s": round(in_process_s, 3),
             "exit_code": done.returncode, "toy_model_grades": table}  # fmt: skip
@@ -127,6 +128,7 @@ def main() -> int:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--check-seeds", default="0,1,2", help="seeds whose items are counted (empty: skip)")
     parser.add_argument("--json", type=Path, help="also write the figures here")
+    parser.add_argument("--out", type=Path, help="keep the run's evidence folder here (a new folder)")
     args = parser.parse_args()
     result: dict[str, Any] = {"n": args.n, "seed": args.seed, "cpus": os.cpu_count()}
     seeds = [int(s) for s in args.check_seeds.split(",") if s.strip()]
@@ -134,7 +136,7 @@ def main() -> int:
         result["prompt_sizes_smollm2"] = prompt_sizes(args.n, seeds)
         print(json.dumps(result["prompt_sizes_smollm2"]), flush=True)
     with tempfile.TemporaryDirectory() as tmp:
-        out = Path(tmp) / "evidence"
+        out = args.out or Path(tmp) / "evidence"
         result["lane_toy_model"] = lane_run(args.n, args.seed, out)
         print(json.dumps(result["lane_toy_model"]), flush=True)
         result["grading"] = grading(out)

@@ -6,8 +6,9 @@ wrong from one to the other; of those, enough go right -> wrong that the second 
 points worse (right -> wrong = (flip + drop) / 2, wrong -> right = (flip - drop) / 2). The counts of
 the two kinds of change follow a multinomial over n; the test is called significant when the
 project's exact McNemar p-value (:func:`agent.bench.analysis.stats.mcnemar_exact`) is under 0.05.
-Printed per n: the chance the drop is detected (power), and with no drop (the same flip share,
-half each way) the chance of a false alarm.
+The computation is :func:`agent.bench.analysis.stats.mcnemar_power`, the one the report states the
+lane's power with. Printed per n: the chance the drop is detected (power), and with no drop (the
+same flip share, half each way) the chance of a false alarm.
 
 Usage: ``python benchmarks/quality_power.py [--flip 0.06] [--drop 0.03] [--n 300,600,1000]``
 """
@@ -15,32 +16,12 @@ Usage: ``python benchmarks/quality_power.py [--flip 0.06] [--drop 0.03] [--n 300
 from __future__ import annotations
 
 import argparse
-import math
 import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from agent.bench.analysis.stats import mcnemar_exact  # noqa: E402
-
-
-def significant_share(n: int, right_to_wrong: float, wrong_to_right: float, alpha: float = 0.05) -> float:
-    """P(exact McNemar p < alpha) when each item goes right -> wrong with probability ``right_to_wrong``
-    and wrong -> right with ``wrong_to_right``, independently, over ``n`` items."""
-    same = 1 - right_to_wrong - wrong_to_right
-    log_p, log_q, log_s = (math.log(x) if x > 0 else -math.inf for x in (right_to_wrong, wrong_to_right, same))
-    total = 0.0
-    discordant_max = min(n, int(n * (right_to_wrong + wrong_to_right) * 4) + 40)  # the rest has no mass
-    for d in range(discordant_max + 1):
-        log_d = math.lgamma(n + 1) - math.lgamma(d + 1) - math.lgamma(n - d + 1) + (n - d) * log_s
-        for b in range(d + 1):
-            if mcnemar_exact(b, d - b) >= alpha:
-                continue
-            c = d - b
-            log_bc = math.lgamma(d + 1) - math.lgamma(b + 1) - math.lgamma(c + 1)
-            log_bc += (b * log_p if b else 0.0) + (c * log_q if c else 0.0)
-            total += math.exp(log_d + log_bc)
-    return total
+from agent.bench.analysis.stats import mcnemar_power  # noqa: E402
 
 
 def main() -> int:
@@ -50,8 +31,8 @@ def main() -> int:
     parser.add_argument("--n", default="300,600,1000", help="numbers of paired items")
     args = parser.parse_args()
     for n in (int(x) for x in args.n.split(",")):
-        power = significant_share(n, (args.flip + args.drop) / 2, (args.flip - args.drop) / 2)
-        alarm = significant_share(n, args.flip / 2, args.flip / 2)
+        power = mcnemar_power(n, (args.flip + args.drop) / 2, (args.flip - args.drop) / 2)
+        alarm = mcnemar_power(n, args.flip / 2, args.flip / 2)
         print(f"n={n}: {args.drop:.0%} drop with {args.flip:.0%} of items changing detected {power:.1%}; "
               f"false alarm with no drop {alarm:.1%}")
     return 0

@@ -110,6 +110,43 @@ class RegionSpec:
 
 
 @dataclass(frozen=True, slots=True)
+class Weights:
+    """What a rig serves, as published: the model, the precision of its weights and what they take.
+
+    Stated, not measured: the quality lane's report shows these beside the measured answers, and two
+    rigs with the same model id, precision and engine serve the same weights with the same engine
+    (their answers should agree; ``agent/bench/analysis/blocks/quality_pairs.py``).
+
+    Attributes:
+        model: The model family (``Gemma 4 E2B``, ``Amazon Nova Micro``): a difference between two
+            families is a model difference, not a precision one.
+        precision: How the weights are stored and computed (``W4A16``, ``fp16``, ``bf16``).
+        bytes_per_weight: Bytes per weight of the quantized layers (W4A16: 0.5; group scales not
+            counted); None where not published.
+        memory_gib: The weights' memory on the device, GiB, from a published log or report; None
+            where not published.
+        memory_basis: Where ``memory_gib`` comes from, in a few words.
+        engine: The serving engine and its version.
+        source: The public page of the checkpoint (or of the model, for a managed service).
+    """
+
+    model: str
+    precision: str
+    bytes_per_weight: float | None
+    memory_gib: float | None
+    memory_basis: str | None
+    engine: str
+    source: str
+
+    def metadata(self, prefix: str) -> dict[str, str]:
+        """The fields as metadata strings, each key ``prefix`` + the field's name; absent ones left out."""
+        values = {"model": self.model, "precision": self.precision, "bytes_per_weight": self.bytes_per_weight,
+                  "memory_gib": self.memory_gib, "memory_basis": self.memory_basis, "engine": self.engine,
+                  "source": self.source}
+        return {prefix + k: f"{v:g}" if isinstance(v, float) else str(v) for k, v in values.items() if v is not None}
+
+
+@dataclass(frozen=True, slots=True)
 class Variant:
     """A named alternative build of a rig: each field given replaces the rig's (``container_env`` is
     merged into the rig's), the others stay. Selected per deploy with ``-c <rig>_variant=<name>``.
@@ -130,12 +167,13 @@ class Variant:
     max_total_tokens: int | None = None
     ready_timeout_minutes: int | None = None
     root_free_gib: int | None = None
+    weights: Weights | None = None
 
     def overrides(self, rig: "Ec2Rig | SageMakerRig") -> dict[str, Any]:
         """The fields this variant replaces on ``rig``."""
         changed = {key: getattr(self, key) for key in ("model_id", "image", "serve_flags", "neuron_devices",
                                                         "max_prompt_tokens", "max_total_tokens",
-                                                        "ready_timeout_minutes", "root_free_gib")
+                                                        "ready_timeout_minutes", "root_free_gib", "weights")
                    if getattr(self, key) is not None}
         if self.container_env is not None:
             changed["container_env"] = {**getattr(rig, "container_env", {}), **self.container_env}
@@ -192,6 +230,8 @@ class Ec2Rig:
     """Why the rig has no ``big`` variant (no published bigger build), for ``rehearse --big``."""
     hf_token_required: bool = False
     """The model is gated on the Hugging Face Hub: the rig cannot boot without the token secret."""
+    weights: Weights | None = None
+    """What it serves, as published (:class:`Weights`)."""
     kind: str = "ec2"
 
     @property
@@ -233,6 +273,8 @@ class SageMakerRig:
     variants: Mapping[str, Variant] = field(default_factory=dict)
     no_big_variant: str | None = None
     """Why the rig has no ``big`` variant (no published bigger build), for ``rehearse --big``."""
+    weights: Weights | None = None
+    """What it serves, as published (:class:`Weights`)."""
     kind: str = "sagemaker"
 
     def with_variant(self, variant: str) -> "SageMakerRig":
@@ -251,11 +293,24 @@ class BedrockBackend:
     tool_calls: bool
     regions: tuple[str, ...]
     price_source: str
+    weights: Weights | None = None
+    """What it serves, as published (:class:`Weights`)."""
     kind: str = "bedrock"
 
 
 Rig = Union[Ec2Rig, SageMakerRig, BedrockBackend]
 DeployableRig = Union[Ec2Rig, SageMakerRig]
+
+
+def weights_for(rig: Rig, model_id: str) -> Weights | None:
+    """What ``rig`` serves when it serves ``model_id``: its own weights, or those of the variant with that
+    model; None for any other model (an override the catalog says nothing about)."""
+    if model_id == rig.model_id:
+        return rig.weights
+    for variant in getattr(rig, "variants", {}).values():
+        if variant.model_id == model_id:
+            return variant.weights
+    return None
 
 
 @dataclass(frozen=True, slots=True)
@@ -324,7 +379,7 @@ def parse_catalog(text: str, source: str = "catalog") -> Catalog:
     return catalog
 
 
-_COMMON = {"kind", "label", "runtime", "model_id", "tool_calls", "regions", "price_source"}
+_COMMON = {"kind", "label", "runtime", "model_id", "tool_calls", "regions", "price_source", "weights"}
 _DEPLOYED = {"stack_name", "instance_type", "image", "image_digest", "max_hours", "ready_timeout_minutes",
              "variants", "no_big_variant"}
 _FIELDS = {
@@ -338,10 +393,10 @@ _OPTIONAL = {"image_digest", "image_digests", "neuron_devices", "max_prompt_toke
              "hf_token_required", "no_big_variant"}
 _VARIANT_FIELDS = {
     "vllm": {"model_id", "model_source", "image", "image_digest", "serve_flags", "ready_timeout_minutes",
-             "root_free_gib"},
+             "root_free_gib", "weights"},
     "neuronx": {"image", "image_digest", "neuron_devices", "max_prompt_tokens", "max_total_tokens",
                 "ready_timeout_minutes"},
-    "sagemaker-vllm": {"model_id", "model_source", "container_env", "ready_timeout_minutes"},
+    "sagemaker-vllm": {"model_id", "model_source", "container_env", "ready_timeout_minutes", "weights"},
 }
 """What a variant may replace, by runtime: a Neuron server's model is built into its image, and the
 SageMaker image is AWS's, with optional pins per region, so neither is a variant's to change."""
@@ -354,6 +409,7 @@ def _root_free_check(gib: int) -> str | None:
 
 
 _MODEL_SOURCE = re.compile(r"^https://[a-z0-9.-]+\.[a-z]{2,}/\S+$")
+_WEIGHTS_FIELDS = {"model", "precision", "bytes_per_weight", "memory_gib", "memory_basis", "engine", "source"}
 
 
 class _Checker:
@@ -445,6 +501,37 @@ class _Checker:
                                                f"(its regions: {', '.join(map(str, regions))})")
             return None
         return ContainerImage(repository=repository, tag=tag, digest=digest, digests=digests)
+
+    def weights(self, data: dict, path: str) -> Weights | None:
+        """``weights``: what the rig serves, as published (:class:`Weights`); None when absent or unusable."""
+        if "weights" not in data:
+            return None
+        where = f"{path}.weights"
+        body = self.mapping(data["weights"], where)
+        if body is None:
+            return None
+        before = len(self.problems)
+        self.keys(body, where, _WEIGHTS_FIELDS, _WEIGHTS_FIELDS - {"bytes_per_weight", "memory_gib", "memory_basis"})
+        text = lambda v: None if v.strip() else "must not be empty"  # noqa: E731
+        number = lambda low, high: lambda v: None if low < v <= high else f"must be above {low} and at most {high}"  # noqa: E731
+        fields = dict(
+            model=self.typed(body, "model", where, str, text),
+            precision=self.typed(body, "precision", where, str, text),
+            bytes_per_weight=self.typed(body, "bytes_per_weight", where, (int, float), number(0, 4))
+            if body.get("bytes_per_weight") is not None else None,
+            memory_gib=self.typed(body, "memory_gib", where, (int, float), number(0, 1024))
+            if body.get("memory_gib") is not None else None,
+            memory_basis=self.typed(body, "memory_basis", where, str, text),
+            engine=self.typed(body, "engine", where, str, text),
+            source=self.typed(body, "source", where, str, lambda u: None if _MODEL_SOURCE.match(u)
+                              else "must be an https:// address of the checkpoint's (or model's) public page"),
+        )
+        if fields["memory_gib"] is not None and not fields["memory_basis"]:
+            self.fail(f"{where}.memory_basis", "say where memory_gib comes from (a published log or report)")
+        if len(self.problems) != before:
+            return None
+        return Weights(**{k: float(v) if isinstance(v, int) and not isinstance(v, bool) else v
+                          for k, v in fields.items()})
 
     def region_digests(self, data: dict, path: str) -> dict[str, str] | None:
         """``image_digests``: region -> digest; an empty mapping when absent, None when unusable."""
@@ -543,6 +630,7 @@ class _Checker:
             price_source=self.typed(data, "price_source", path, str,
                                     lambda p: None if p == PRICE_SOURCE_BY_KIND[kind] else
                                     f"a {kind} rig is priced from {PRICE_SOURCE_BY_KIND[kind]}, got {p!r}"),
+            weights=self.weights(data, path),
         )
         if kind == "bedrock":
             return BedrockBackend(**common) if len(self.problems) == before else None
@@ -635,13 +723,16 @@ class _Checker:
                 continue
             before = len(self.problems)
             self.keys(body, vpath, allowed, set())
-            if not set(body) & (allowed - {"model_source", "image_digest"}):
+            if not set(body) & (allowed - {"model_source", "image_digest", "weights"}):
                 self.fail(vpath, f"a variant must change something (it may set: {', '.join(sorted(allowed))})")
             if "model_id" in body and "model_source" not in body:
                 self.fail(f"{vpath}.model_source", "a variant that changes the model must name the public page "
                                                    "of its checkpoint (https://...)")
             if "model_source" in body and "model_id" not in body:
                 self.fail(f"{vpath}.model_source", "only a variant that sets model_id names a model source")
+            if "model_id" in body and "weights" not in body:
+                self.fail(f"{vpath}.weights", "a variant that changes the model must say what it serves (weights: "
+                                              "model, precision, bytes_per_weight, engine, source)")
             env = None
             if "container_env" in body:
                 env = self.mapping(body["container_env"], f"{vpath}.container_env")
@@ -661,6 +752,7 @@ class _Checker:
                 max_total_tokens=self.typed(body, "max_total_tokens", vpath, int),
                 ready_timeout_minutes=self.typed(body, "ready_timeout_minutes", vpath, int, _ready_timeout_check),
                 root_free_gib=self.typed(body, "root_free_gib", vpath, int, _root_free_check),
+                weights=self.weights(body, vpath),
             )
             if "image_digest" in body and "image" not in body:
                 self.fail(f"{vpath}.image_digest", "pins the variant's image: give image too")

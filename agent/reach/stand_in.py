@@ -20,6 +20,7 @@ import http.client
 from urllib.parse import urlsplit
 
 from ..backends import Backend, normalize_base_url
+from ..bench.results.constants import WEIGHTS_METADATA_PREFIX
 from .custom_server import served_models
 
 
@@ -48,8 +49,9 @@ class StandIn:
         """``backend`` as played by this server: its model, a label and note that say so, no price."""
         model = self.model or backend.model_id
         rig = backend.metadata.get("instance_type") or backend.kind
-        metadata = {key: value for key, value in backend.metadata.items()
-                    if key not in ("instance_type", "image", "image_digest", "serve_flags")}
+        metadata = {key: value for key, value in backend.metadata.items()  # the rig's, not the stand-in's
+                    if key not in ("instance_type", "image", "image_digest", "serve_flags")
+                    and not key.startswith(WEIGHTS_METADATA_PREFIX)}
         metadata.update(
             rig_instance_type=rig,
             rig_model_id=backend.model_id,

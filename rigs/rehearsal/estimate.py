@@ -5,8 +5,12 @@ An upper bound computed from the catalog, not a forecast: every rig is assumed t
 destroy take the allowances below. The rigs of a phase come up in parallel and are benchmarked
 together once the last is ready, so each bills for the phase's whole length:
 
-    phase minutes = max(ready timeouts of the phase's rigs) + benchmark + destroy
+    phase minutes = max(ready timeouts of the phase's rigs) + benchmark + quality lane + destroy
     phase cost    = sum(hourly price of each rig) x phase minutes / 60
+
+The quality lane (``--demos ...,quality``, run by default in a rehearsal) sends its items to one
+backend after another, so it adds each rig's lane allowance (:func:`lane_minutes`; Bedrock's too in
+the small phase) to the phase every rig bills for.
 
 With ``--big`` the small model's rigs are destroyed after their benchmark, and the rigs that have
 a ``big`` variant come up again in a second phase computed the same way (with the variant's
@@ -32,6 +36,12 @@ BENCHMARK_ALLOWANCE_MINUTES = 20.0
 DESTROY_ALLOWANCE_MINUTES = 10.0
 """Time allowed for ``cdk destroy`` of a phase's stacks: instances terminated, endpoints deleted (an allowance)."""
 SMALL, BIG = "small", "big"
+LANE_ITEMS = 600
+"""The quality lane's items per backend when the benchmark's options do not say (``--quality-n``'s default)."""
+LANE_SECONDS_PER_ITEM = {"neuronx": 0.8, "other": 0.15}
+"""Allowances, not measurements: the Neuron servers answer one request at a time (a reply of up to 32
+tokens at about 37 tok/s, the reference's decode rate, with its prefill: under 0.8 s); the others take
+4 in flight and decode at 36 to 130 tok/s (0.6 s per item / 4)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -50,6 +60,8 @@ class PhasePlan:
     """None when no price is known (the plan says so; the estimate leaves the rig out)."""
     price: str = ""
     """Where the price comes from, one line."""
+    lane_minutes: float = 0.0
+    """The quality lane's allowance on this rig (0 when the benchmark does not run the lane)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -59,6 +71,7 @@ class PhaseEstimate:
     ready_minutes: float
     minutes: float
     usd: float
+    lane_minutes: float = 0.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -78,18 +91,26 @@ class Estimate:
         return sum(p.usd for p in self.phases)
 
 
+def lane_minutes(runtime: str, items: int) -> float:
+    """The quality lane's allowance for ``items`` items on a backend of ``runtime`` (:data:`LANE_SECONDS_PER_ITEM`)."""
+    per_item = LANE_SECONDS_PER_ITEM["neuronx" if runtime == "neuronx" else "other"]
+    return items * per_item / 60.0
+
+
 def estimate(plans: Sequence[PhasePlan], benchmark_minutes: float = BENCHMARK_ALLOWANCE_MINUTES,
-             destroy_minutes: float = DESTROY_ALLOWANCE_MINUTES) -> Estimate:
-    """The upper bound of time and cost for ``plans`` (see the module's docstring for the formulas)."""
+             destroy_minutes: float = DESTROY_ALLOWANCE_MINUTES, bedrock_lane_minutes: float = 0.0) -> Estimate:
+    """The upper bound of time and cost for ``plans`` (see the module's docstring for the formulas);
+    ``bedrock_lane_minutes``: the lane on Bedrock, benchmarked with the small phase."""
     phases = []
     for phase in (SMALL, BIG):
         members = [p for p in plans if p.phase == phase]
         if not members:
             continue
         ready = max(p.ready_timeout_minutes for p in members)
-        minutes = ready + benchmark_minutes + destroy_minutes
+        lane = sum(p.lane_minutes for p in members) + (bedrock_lane_minutes if phase == SMALL else 0.0)
+        minutes = ready + benchmark_minutes + lane + destroy_minutes
         usd = sum(p.usd_per_hour for p in members if p.usd_per_hour is not None) * minutes / 60.0
-        phases.append(PhaseEstimate(phase, tuple(p.rig for p in members), ready, minutes, usd))
+        phases.append(PhaseEstimate(phase, tuple(p.rig for p in members), ready, minutes, usd, lane))
     backstop = sum(p.usd_per_hour * p.max_hours for p in plans if p.usd_per_hour is not None)
     unpriced = tuple(f"{p.rig} ({p.phase})" for p in plans if p.usd_per_hour is None)
     return Estimate(tuple(phases), benchmark_minutes, destroy_minutes, backstop, unpriced)
@@ -106,9 +127,10 @@ def describe(result: Estimate) -> list[str]:
     lines = []
     for phase in result.phases:
         model = "the catalog's model" if phase.phase == SMALL else "the big variant"
+        lane = f", the quality lane {phase.lane_minutes:.0f}" if phase.lane_minutes else ""
         lines.append(f"{phase.phase} model ({model}; {', '.join(phase.rigs)}): up to {duration(phase.minutes)} "
                      f"(ready within {phase.ready_minutes:g} min, the longest ready timeout; benchmark "
-                     f"{result.benchmark_minutes:g} and destroy {result.destroy_minutes:g} min, allowances), "
+                     f"{result.benchmark_minutes:g}{lane} and destroy {result.destroy_minutes:g} min, allowances), "
                      f"up to ${phase.usd:.2f}")
     if len(result.phases) > 1:
         lines.append(f"total: up to {duration(result.minutes)}, up to ${result.usd:.2f}")

@@ -8,7 +8,9 @@
 2. **Up** with the small model (the catalog's), every rig in parallel with region failover
    (:class:`rigs.deploy.up.Up`).
 3. **Benchmark** every rig that came up (and Bedrock), with ``python -m agent.run`` run as a
-   command into the rehearsal's evidence folder.
+   command into the rehearsal's evidence folder; unless ``--bench-options`` name the parts, the
+   default parts and the quality lane (``--demos default,quality``; offline, 30 items per backend,
+   the stand-in being one CPU toy model), whose minutes of rig time the estimate includes.
 4. **Big** (``--big``): the small rigs are destroyed, the rigs with a ``big`` catalog variant come
    up again with it, and are benchmarked again; the others are skipped with the catalog's reason.
 5. **Down**: ``cdk destroy`` of exactly the stacks it created (:mod:`.down`), then the check that
@@ -55,6 +57,12 @@ EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
 BENCH_WAIT_S = 120.0
 """How long the benchmark gets to stop and write its evidence after an interrupt."""
 RESERVED_BENCH_OPTIONS = ("--backends", "--out", "--stand-in", "--local", "--list")
+LANE_DEMOS = ["--demos", "default,quality"]
+"""What the rehearsal adds to the benchmark's options when they name no parts: the default parts and the
+quality lane (the agent's options are passed as words; ``rigs`` never imports the agent)."""
+OFFLINE_LANE_ITEMS = "30"
+"""Offline, one CPU toy model plays every rig: the lane's flow rehearsed on 30 items each, unless
+``--bench-options`` give ``--quality-n``."""
 OFFLINE_CAPACITY_GRACE_MINUTES = 0.0
 """Offline, a failed launch is the injected one (``--inject-capacity``): the next region at once."""
 NO_OFFLINE_BEDROCK = "no offline stand-in for Bedrock (moto has no Bedrock runtime): left out of an offline rehearsal"
@@ -139,6 +147,36 @@ def bench_arguments(text: str) -> list[str]:
     return words
 
 
+def _value(words: Sequence[str], flag: str) -> str | None:
+    """The value given to ``flag`` (``--flag V`` or ``--flag=V``), the last one when given twice."""
+    found = None
+    for i, word in enumerate(words):
+        if word == flag and i + 1 < len(words):
+            found = words[i + 1]
+        elif word.startswith(flag + "="):
+            found = word.split("=", 1)[1]
+    return found
+
+
+def with_quality_lane(words: Sequence[str], offline: bool) -> list[str]:
+    """The benchmark's options with the quality lane added when they name no parts (:data:`LANE_DEMOS`)."""
+    if _value(words, "--demos") is not None:
+        return list(words)
+    extra = list(LANE_DEMOS)
+    if offline and _value(words, "--quality-n") is None:
+        extra += ["--quality-n", OFFLINE_LANE_ITEMS]
+    return [*words, *extra]
+
+
+def lane_items(words: Sequence[str]) -> int | None:
+    """How many items per backend the benchmark's quality lane sends; None when the lane is not run."""
+    demos = _value(words, "--demos")
+    if demos is None or "quality" not in [d.strip() for d in demos.split(",")]:
+        return None
+    given = _value(words, "--quality-n")
+    return int(given) if given and given.isdigit() else estimating.LANE_ITEMS
+
+
 BENCH_CHECK_S = 60.0
 """How long the benchmark's dry parse of ``--bench-options`` may take (it answers in about a second)."""
 
@@ -213,6 +251,8 @@ class Rehearsal:
         self.interrupted: str | None = None
         """When and where an interrupt stopped it, for the timeline; None when none did."""
         self._log: TextIO | None = None
+        self.bench: list[str] = []
+        """The options the benchmark is run with (``--bench-options``, the quality lane added)."""
 
     # --- output ---------------------------------------------------------------------------------
 
@@ -240,10 +280,11 @@ class Rehearsal:
             raise UsageError("rehearse asks before it creates anything (on an account, rigs that bill), and this is "
                              "not a terminal: pass --yes to go on without asking (the plan it prints says what it "
                              "will cost)")
-        bench = bench_arguments(self.options.bench_options)
+        bench = with_quality_lane(bench_arguments(self.options.bench_options), self.options.offline)
         if not self.options.offline and self.options.inject_capacity:
             raise UsageError("--inject-capacity is for --offline (moto's server) only")
         check_bench_options(bench)
+        self.bench = bench
         given = self.options.evidence is not None and self.options.evidence.exists()
         self.folder = evidence_folder(self.options.evidence)
         previous = signal.signal(signal.SIGTERM, _interrupt)
@@ -376,6 +417,7 @@ class Rehearsal:
 
     def _estimate(self) -> estimating.Estimate:
         book = self._prices()
+        items = lane_items(self.bench)
         plans = []
         for phase in self.phases:
             for name, (rig, candidates) in phase.plans.items():
@@ -388,9 +430,11 @@ class Rehearsal:
                 plans.append(estimating.PhasePlan(
                     rig=name, phase=phase.name, region=region, instance_type=rig.instance_type, model_id=rig.model_id,
                     ready_timeout_minutes=rig.ready_timeout_minutes,
-                    max_hours=self.options.max_hours or rig.max_hours, usd_per_hour=usd, price=where))
+                    max_hours=self.options.max_hours or rig.max_hours, usd_per_hour=usd, price=where,
+                    lane_minutes=estimating.lane_minutes(rig.runtime, items) if items else 0.0))
         self.price_plans = plans
-        return estimating.estimate(plans, self.options.bench_minutes, self.options.destroy_minutes)
+        bedrock = estimating.lane_minutes("bedrock", items) if items and self._bedrock() else 0.0
+        return estimating.estimate(plans, self.options.bench_minutes, self.options.destroy_minutes, bedrock)
 
     def _write_plan(self, result: estimating.Estimate, account: str) -> None:
         assert self.folder is not None
@@ -403,7 +447,7 @@ class Rehearsal:
                 bedrock_price = self._prices().bedrock_token_prices(bedrock.model_id, bedrock.regions[0]).describe()
             except PriceError as exc:
                 bedrock_price = str(exc)
-        benchmark = "python -m agent.run " + (self.options.bench_options or "(its default options)")
+        benchmark = "python -m agent.run " + (shlex.join(self.bench) or "(its default options)")
         for line in plan.lines(self.price_plans, then, result, offline=self.options.offline,
                                bedrock_price=bedrock_price, skipped=self.skipped, no_big_model=self.big_skipped,
                                benchmark=benchmark):

@@ -53,5 +53,6 @@ def record(plans: Sequence[PhasePlan], result: Estimate, *, account: str, offlin
                      "benchmark_allowance_minutes": result.benchmark_minutes,
                      "destroy_allowance_minutes": result.destroy_minutes,
                      "phases": [{"phase": p.phase, "rigs": list(p.rigs), "ready_minutes": p.ready_minutes,
-                                 "minutes": p.minutes, "usd": round(p.usd, 4)} for p in result.phases]},
+                                 "lane_minutes": round(p.lane_minutes, 2), "minutes": p.minutes,
+                                 "usd": round(p.usd, 4)} for p in result.phases]},
     }

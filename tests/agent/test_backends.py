@@ -143,3 +143,20 @@ class TestReferenceEnvironment:
     def test_bedrock_backend(self) -> None:
         backend = bedrock_backend(CATALOG, "us.amazon.nova-micro-v1:0", "us-east-1")
         assert (backend.kind, backend.region, backend.tool_calls, backend.needs_aws) == ("bedrock", "us-east-1", True, True)
+
+
+def test_the_catalogs_weights_ride_with_a_backend_only_for_the_model_it_lists():
+    from agent.backends import bedrock_backend, catalog_metadata
+    from rigs.catalog import load_catalog
+
+    catalog = load_catalog()
+    nova = bedrock_backend(catalog, "us.amazon.nova-micro-v1:0", "us-east-1")
+    assert (nova.metadata["weights_model"], nova.metadata["weights_engine"]) == ("Amazon Nova Micro", "Amazon Bedrock")
+    assert "weights_bytes_per_weight" not in nova.metadata  # not published
+    other = bedrock_backend(catalog, "us.amazon.nova-lite-v1:0", "us-east-1")  # BEDROCK_MODEL: not the catalog's
+    assert not [k for k in other.metadata if k.startswith("weights_")]
+    g6 = catalog.get("g6")
+    assert catalog_metadata(g6, "us-east-2", g6.model_id)["weights_precision"] == "W4A16 (emb4 repack)"
+    big = catalog_metadata(g6, "us-east-2", "google/gemma-4-12B-it-qat-w4a16-ct")
+    assert big["weights_model"] == "Gemma 4 12B"
+    assert "weights_model" not in catalog_metadata(g6, "us-east-2")

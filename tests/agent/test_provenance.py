@@ -332,13 +332,13 @@ bedrock_on_demand:
 
 
 def test_a_run_records_what_served_each_backend_in_summary_json_and_the_report(tmp_path: Path):
-    from agent.bench.command import runner
+    from agent.bench.command import runner as bench_runner
 
     from .bench.conftest import make_options
 
     with RunningFake(pages=vllm_pages(G6.model_id, version="0.29.1")) as fake:
         backend = read(g6_backend(fake.base_url, instance_id="i-0abc", instance_type="g6.xlarge"))
-        runner.run([backend], make_options("--runs", "1", "--demos", "chat"), tmp_path, None)
+        bench_runner.run([backend], make_options("--runs", "1", "--demos", "chat"), tmp_path, None)
     summary = json.loads((tmp_path / "summary.json").read_text())
     provenance = summary["backends"]["g6"]["provenance"]
     assert provenance["mismatches"] == ["engine version is 0.29.1 (GET /version) where the catalog expects 0.30.0 "

@@ -165,6 +165,7 @@ def test_urls_only_never_touch_aws(monkeypatch: pytest.MonkeyPatch, runner: Fake
     (backend,) = call["backends"]
     assert (backend.name, backend.base_url, backend.model_id) == ("g6", chat_server.base_url, "served")
     assert call["options"].runs == 2 and call["options"].demos == "counting,orchestrator,chat"
+    assert call["options"].backends == "g6"  # the user's choice, for run.json (the recommendation chooses among them)
     assert call["out_dir"] == tmp_path / "out" and call["out_dir_ready"]  # claimed before the runner was called
     assert not call["out_dir"].exists()  # and released, as the (fake) runner started no run in it
     assert call["session"] is None
@@ -173,6 +174,13 @@ def test_urls_only_never_touch_aws(monkeypatch: pytest.MonkeyPatch, runner: Fake
 def test_runner_exit_code_is_the_commands(runner: FakeRunner, chat_server: ChatServer, tmp_path: Path) -> None:
     runner.code = 1
     assert run_module.main(["--backends", "g6", "--out", str(tmp_path)], env={"G6_URL": chat_server.base_url}) == 1
+
+
+def test_backends_named_by_the_environment_are_the_users_choice_too(runner: FakeRunner, chat_server: ChatServer,
+                                                                    tmp_path: Path) -> None:
+    env = {"G6_URL": chat_server.base_url, "G5G_URL": chat_server.base_url, "BACKENDS": "G5G, g6"}
+    assert run_module.main(["--out", str(tmp_path / "out")], env=env) == 0
+    assert runner.calls[0]["options"].backends == "g6,g5g"  # parsed, in registry order
 
 
 def make_endpoint(session: boto3.Session) -> None:

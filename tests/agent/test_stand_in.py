@@ -79,6 +79,7 @@ def test_discovered_rigs_are_played_by_the_stand_in_without_ssm(
         assert backend.metadata["rig_model_id"] in ("sm-model", CATALOG_G6_MODEL)  # what the rig itself serves
         assert f"not of {rig}" in backend.metadata["stand_in"]
         assert "not priced" in backend.metadata["unpriced"]
+        assert not [k for k in backend.metadata if k.startswith("weights_")]  # the rig's weights are not the stand-in's
     assert sagemaker.kind == "sagemaker" and sagemaker.endpoint_name == "ep-1"  # still the SageMaker API
     # what served each, read over the relay from the stand-in and from (moto's) EC2 and SageMaker, beside what the
     # catalog expects of the rig: the stand-in's model and the endpoint config's instance type are not the rig's

@@ -224,3 +224,46 @@ def test_hf_token_required_is_a_flag_of_ec2_rigs_off_by_default():
         "rigs.g6.hf_token_required: must be bool, got 'yes'"]
     assert problems_for(lambda d: d["rigs"]["sagemaker"].update(hf_token_required=True))[0].startswith(
         "rigs.sagemaker.hf_token_required: unknown key")
+
+
+def test_every_rig_states_what_it_serves_and_the_same_weights_are_told_apart():
+    from rigs.catalog import weights_for
+
+    catalog = load_catalog()
+    g6, g5g, inf2, trn1, sm, bedrock = (catalog.get(n).weights for n in catalog.rigs)
+    assert (g6.model, g6.precision, g6.bytes_per_weight, g6.memory_gib, g6.engine) == (
+        "Gemma 4 E2B", "W4A16 (emb4 repack)", 0.5, 2.86, "vLLM 0.30.0")
+    assert g6 == sm and catalog.get("g6").model_id == catalog.get("sagemaker").model_id  # the same weights, same engine
+    assert (g5g.precision, g5g.bytes_per_weight, g5g.memory_gib) == ("fp16", 2.0, 9.8) and g5g.engine != g6.engine
+    assert inf2 == trn1 and inf2.bytes_per_weight == 2.0 and inf2.engine.startswith("torch-neuronx")
+    assert (bedrock.model, bedrock.bytes_per_weight, bedrock.memory_gib) == ("Amazon Nova Micro", None, None)
+    for rig in catalog.rigs.values():
+        assert rig.weights is not None and rig.weights.source.startswith("https://")
+        assert rig.weights.memory_gib is None or rig.weights.memory_basis
+    # a variant that changes the model states its own; another model than the catalog's has none on file
+    big = weights_for(catalog.get("g6"), "google/gemma-4-12B-it-qat-w4a16-ct")
+    assert big.model == "Gemma 4 12B" and catalog.get("g6").with_variant("big").weights == big
+    assert weights_for(catalog.get("g6"), "someone/else") is None
+    assert g6.metadata("weights_") == {
+        "weights_model": "Gemma 4 E2B", "weights_precision": "W4A16 (emb4 repack)", "weights_bytes_per_weight": "0.5",
+        "weights_memory_gib": "2.86", "weights_memory_basis": g6.memory_basis, "weights_engine": "vLLM 0.30.0",
+        "weights_source": g6.source}
+
+
+def test_bad_weights_are_reported_with_their_paths_at_once():
+    def break_weights(d):
+        d["rigs"]["g6"].pop("weights")
+        w = d["rigs"]["g5g"]["weights"]
+        w.update(bytes_per_weight=0, precision=" ", source="http://example.com/x", colour="red")
+        w.pop("memory_basis")
+        d["rigs"]["sagemaker"]["variants"]["big"].pop("weights")
+
+    problems = problems_for(break_weights)
+    assert "rigs.g6.weights: missing required field" in problems
+    assert any(p.startswith("rigs.g5g.weights.colour: unknown key") for p in problems)
+    assert "rigs.g5g.weights.bytes_per_weight: must be above 0 and at most 4" in problems
+    assert "rigs.g5g.weights.precision: must not be empty" in problems
+    assert any(p.startswith("rigs.g5g.weights.source: must be an https:// address") for p in problems)
+    assert "rigs.g5g.weights.memory_basis: say where memory_gib comes from (a published log or report)" in problems
+    assert any(p.startswith("rigs.sagemaker.variants.big.weights: a variant that changes the model must say what "
+                            "it serves") for p in problems)

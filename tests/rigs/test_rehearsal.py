@@ -4,6 +4,8 @@ how, and the input it refuses before doing anything."""
 
 from __future__ import annotations
 
+import dataclasses
+
 import io
 import os
 import json
@@ -60,6 +62,33 @@ def test_big_adds_a_phase_with_the_variants_wait_for_the_rigs_that_have_one():
     assert result.minutes == 135 and result.usd == pytest.approx(3.9466667, abs=1e-6)  # 1.69325 + 2.2534167
     assert result.backstop_usd == pytest.approx(G6 * 4 + INF2 * 4 + G6 * 4 + SAGEMAKER * 2)
     assert estimating.duration(result.minutes) == "2 h 15 min"
+
+
+def test_the_quality_lane_adds_each_rigs_allowance_to_the_phase_every_rig_bills_for():
+    # 600 items: a Neuron rig one at a time at 0.8 s each = 8 min; the others 0.15 s an item = 1.5 min.
+    assert estimating.lane_minutes("neuronx", 600) == pytest.approx(8.0)
+    assert estimating.lane_minutes("vllm", 600) == pytest.approx(1.5)
+    small = [dataclasses.replace(plan("g6", "small", 40, G6), lane_minutes=1.5),
+             dataclasses.replace(plan("inf2", "small", 40, INF2), lane_minutes=8.0)]
+    result = estimating.estimate(small, bedrock_lane_minutes=1.5)
+    # 40 + 20 + (1.5 + 8 + 1.5 for Bedrock) + 10 = 81 minutes, both rigs billed all of it
+    assert result.minutes == pytest.approx(81) and result.phases[0].lane_minutes == pytest.approx(11)
+    assert result.usd == pytest.approx((G6 + INF2) * 81 / 60)
+    assert "benchmark 20, the quality lane 11 and destroy 10 min" in estimating.describe(result)[0]
+
+
+@pytest.mark.parametrize(("given", "offline", "words", "items"), [
+    ("", False, ["--demos", "default,quality"], 600),
+    ("--runs 1", True, ["--runs", "1", "--demos", "default,quality", "--quality-n", "30"], 30),
+    ("--quality-n 120", True, ["--quality-n", "120", "--demos", "default,quality"], 120),
+    ("--demos chat", False, ["--demos", "chat"], None),
+    ("--demos=chat,quality --quality-n=50", False, ["--demos=chat,quality", "--quality-n=50"], 50),
+])
+def test_the_rehearsal_runs_the_quality_lane_unless_the_options_name_the_parts(given, offline, words, items):
+    from rigs.rehearsal.flow import lane_items, with_quality_lane
+
+    bench = with_quality_lane(bench_arguments(given), offline)
+    assert bench == words and lane_items(bench) == items
 
 
 def test_a_rig_without_a_price_is_left_out_and_said():
@@ -199,6 +228,9 @@ def test_good_benchmark_options_pass_the_check():
     from rigs.rehearsal.flow import check_bench_options
 
     check_bench_options(["--runs", "1", "--demos", "chat"])  # no exception: the real run gets the same options
+    from rigs.rehearsal.flow import with_quality_lane
+
+    check_bench_options(with_quality_lane([], offline=True))  # what the rehearsal adds, the agent takes
 
 
 def test_an_interrupted_rehearsals_timeline_says_so_and_names_no_report_it_never_wrote(tmp_path: Path):

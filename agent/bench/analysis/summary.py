@@ -15,7 +15,7 @@ from ..results.blocks.chat import ChatSummary
 from ..results.blocks.cost import CeilingBlock
 from ..results.run import BackendInfo, RunFile
 from ..results.summary import SCHEMA_VERSION, BackendSummary, Summary
-from .blocks import bfcl
+from .blocks import bfcl, quality, quality_pairs
 from .blocks.capacity import slo_block, slo_pairs
 from .blocks.chat import summarize_chat
 from .blocks.cost import cost_block
@@ -63,7 +63,7 @@ def _failures(parts: set[str], blocks: Mapping[str, Any], skipped: Mapping[str, 
         elif chat.requests == 0 or chat.errors == chat.requests:
             out.append(f"chat: every request failed ({next(iter(chat.error_reasons), 'no timed request')})")
     out += [f"{part}: {reason}" for part, reason in skipped.items() if reason.startswith("failed")]
-    return out + bfcl.failures(blocks["bfcl"], parts, skipped)
+    return out + bfcl.failures(blocks["bfcl"], parts, skipped) + quality.failures(blocks["quality"], parts, skipped)
 
 
 def backend_summary(b: BackendInfo, by_part: Mapping[str, Sequence[RequestRecord]], run: RunFile,
@@ -75,6 +75,7 @@ def backend_summary(b: BackendInfo, by_part: Mapping[str, Sequence[RequestRecord
         "counting_strict": summarize_counting(by_part.get("counting_strict", []), "counting_strict"),  # type: ignore[arg-type]
         "chat": summarize_chat(chat_records),  # type: ignore[arg-type]
         "bfcl": bfcl.summarize(by_part.get("bfcl", [])),  # type: ignore[arg-type]
+        "quality": quality.summarize(by_part.get("quality", [])),  # type: ignore[arg-type]
     }
     chat = blocks["chat"]
     price = run.prices.of(b.name)
@@ -93,7 +94,8 @@ def backend_summary(b: BackendInfo, by_part: Mapping[str, Sequence[RequestRecord
         failures.append(INTERRUPTED)
     return BackendSummary(
         label=b.label, kind=b.kind, model_id=b.model_id, constrained=bool(b.constrained_tools),
-        toy_model=bool(b.toy_model), custom=bool(b.custom), **blocks, cost=cost, ceiling=_ceiling(b, chat),
+        toy_model=bool(b.toy_model), custom=bool(b.custom), **blocks, weights=quality_pairs.weights_of(b), cost=cost,
+        ceiling=_ceiling(b, chat),
         slo=slo_block(chat_records, run, b.name, b.kind), skipped=skipped, stopped=stopped, failures=failures,  # type: ignore[arg-type]
         completed=not failures, provenance=provenance_block(b.provenance))
 
@@ -117,10 +119,14 @@ def summarize(records: Iterable[RequestRecord | Mapping[str, Any]], run: RunFile
         entry = backends[orchestrator.backend]
         backends[orchestrator.backend] = entry.model_copy(update={
             "failures": entry.failures + [f"orchestrator: {orchestrator.failure}"], "completed": False})
-    backends, recommendation = attach(backends, run)
+    weights = {n: b.weights for n, b in backends.items()}
+    lane = quality_pairs.lane(run, {n: b.quality for n, b in backends.items()}, weights)
+    pairs = quality_pairs.pairs({n: recs for n, parts in by_part.items() if (recs := parts.get("quality"))},  # type: ignore[misc]
+                                run, lane.reference if lane else None, weights)
+    backends, recommendation = attach(backends, run, pairs, lane.reference if lane else None)
     return Summary(schema_version=SCHEMA_VERSION, run=run.info(), prices=run.prices, backends=backends,
                    slo_pairs=slo_pairs(backends), orchestrator=orchestrator, bfcl_pairs=bfcl.pairs(backends),
-                   recommendation=recommendation)
+                   recommendation=recommendation, quality_pairs=pairs, quality_lane=lane)
 
 
 def validate(data: Mapping[str, Any]) -> Summary:

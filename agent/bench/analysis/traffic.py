@@ -9,8 +9,10 @@ it. Given as ``KEY=VALUE,...`` on the command line or as a YAML file with the sa
     input_per_output: 5              # input tokens per output token (also "5:1")
     peak_to_average: 3               # the busiest hour's rate over the month's average rate
     tool_calls: yes                  # the workload needs native tool calls
+    min_quality: 80%                 # answer-quality floor on the quality lane (or 0.8; no default)
 
 Every key is optional; a missing one takes its default and the report says which ones did.
+``min_quality`` has no default (no floor) and is the same floor as ``--min-quality``.
 Pure parsing and arithmetic: the only I/O is reading the YAML file named on the command line.
 """
 
@@ -30,6 +32,9 @@ from .cost import HOURS_PER_MONTH
 SECONDS_PER_MONTH = HOURS_PER_MONTH * 3600.0
 
 KEYS = tuple(DEFAULTS)
+MIN_QUALITY = "min_quality"
+"""The one optional key without a default: the answer-quality floor (``--min-quality``)."""
+ALL_KEYS = (*KEYS, MIN_QUALITY)
 
 _SUFFIXES = {"k": 1e3, "m": 1e6, "b": 1e9, "g": 1e9, "t": 1e12}
 _NUMBER = re.compile(r"^\s*([+-]?[0-9][0-9_,]*(?:\.[0-9]+)?(?:e[+-]?[0-9]+)?)\s*([kmbgt]?)\s*$", re.IGNORECASE)
@@ -53,6 +58,8 @@ class Traffic:
     """``defaults``, ``option`` (KEY=VALUE on the command line) or ``file <name>``."""
     defaulted: tuple[str, ...] = KEYS
     """The keys that took their default."""
+    min_quality: float | None = None
+    """The answer-quality floor, a share; None: no floor."""
 
     @property
     def average_output_tok_per_s(self) -> float:
@@ -67,7 +74,7 @@ class Traffic:
     def with_volume(self, output_tokens_per_month: float) -> Traffic:
         """The same traffic shape at another monthly volume."""
         return Traffic(output_tokens_per_month, self.input_per_output, self.peak_to_average, self.tool_calls,
-                       self.source, self.defaulted)
+                       self.source, self.defaulted, self.min_quality)
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -79,6 +86,7 @@ class Traffic:
             "peak_output_tok_per_s": round(self.peak_output_tok_per_s, 3),
             "source": self.source,
             "defaulted": list(self.defaulted),
+            "min_quality": self.min_quality,
         }
 
     @classmethod
@@ -86,8 +94,10 @@ class Traffic:
         """The traffic recorded in ``run.json`` (None or ``{}``: the defaults)."""
         if not data:
             return default_traffic()
-        return from_mapping({k: data[k] for k in KEYS if k in data and k not in (data.get("defaulted") or ())},
-                            source=str(data.get("source") or "option"))
+        given = {k: data[k] for k in KEYS if k in data and k not in (data.get("defaulted") or ())}
+        if data.get(MIN_QUALITY) is not None:
+            given[MIN_QUALITY] = data[MIN_QUALITY]
+        return from_mapping(given, source=str(data.get("source") or "option"))
 
 
 def default_traffic() -> Traffic:
@@ -118,6 +128,24 @@ def parse_number(key: str, value: Any) -> float:
     return number
 
 
+def share_value(value: Any) -> float:
+    """``0.8``, ``80%`` or a YAML number as a share in [0, 1].
+
+    Raises:
+        ValueError: not a share; the message says what to give.
+    """
+    if isinstance(value, bool):
+        raise ValueError(f"{value!r} is not a share (e.g. 0.8 or 80%)")
+    raw = str(value).strip()
+    try:
+        share = float(raw[:-1]) / 100.0 if raw.endswith("%") else float(raw)
+    except ValueError:
+        raise ValueError(f"{value!r} is not a share (e.g. 0.8 or 80%)") from None
+    if math.isnan(share) or not 0.0 <= share <= 1.0:
+        raise ValueError(f"{value!r} is not between 0 and 1 (or 0% and 100%)")
+    return share
+
+
 def parse_bool(key: str, value: Any) -> bool:
     if isinstance(value, bool):
         return value
@@ -131,17 +159,21 @@ def parse_bool(key: str, value: Any) -> bool:
 
 def from_mapping(given: Mapping[str, Any], source: str) -> Traffic:
     """Validate the given keys (every problem in one line) and fill in the defaults."""
-    unknown = [k for k in given if k not in DEFAULTS]
+    unknown = [k for k in given if k not in ALL_KEYS]
     if unknown:
         raise WorkloadError(f"--workload: unknown key {', '.join(map(repr, unknown))}; the keys are "
-                            f"{', '.join(KEYS)}")
+                            f"{', '.join(ALL_KEYS)}")
     problems = []
-    values: dict[str, Any] = dict(DEFAULTS)
+    values: dict[str, Any] = {**DEFAULTS, MIN_QUALITY: None}
     for key, value in given.items():
         try:
-            values[key] = parse_bool(key, value) if key == "tool_calls" else parse_number(key, value)
-        except WorkloadError as exc:
-            problems.append(str(exc).removeprefix("--workload "))
+            if key == MIN_QUALITY:
+                values[key] = share_value(value)
+            else:
+                values[key] = parse_bool(key, value) if key == "tool_calls" else parse_number(key, value)
+        except ValueError as exc:
+            problem = str(exc).removeprefix("--workload ")
+            problems.append(f"{key}: {problem}" if key == MIN_QUALITY else problem)
     if "output_tokens_per_month" in given and not problems and values["output_tokens_per_month"] <= 0:
         problems.append("output_tokens_per_month must be more than 0")
     if "input_per_output" in given and isinstance(values["input_per_output"], float) and values["input_per_output"] < 0:
@@ -157,6 +189,7 @@ def from_mapping(given: Mapping[str, Any], source: str) -> Traffic:
         tool_calls=bool(values["tool_calls"]),
         source=source,
         defaulted=tuple(k for k in KEYS if k not in given),
+        min_quality=values[MIN_QUALITY],
     )
 
 
@@ -176,7 +209,7 @@ def parse_spec(text: str) -> Traffic:
                 continue
             key, sep, value = part.partition("=")
             if not sep or not key.strip() or not value.strip():
-                raise WorkloadError(f"--workload: {part.strip()!r} is not KEY=VALUE (keys: {', '.join(KEYS)})")
+                raise WorkloadError(f"--workload: {part.strip()!r} is not KEY=VALUE (keys: {', '.join(ALL_KEYS)})")
             given[key.strip().replace("-", "_")] = value.strip()
         return from_mapping(given, source="option")
     path = Path(text)

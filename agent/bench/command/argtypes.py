@@ -104,15 +104,13 @@ def seed(text: str) -> int:
 
 
 def share(text: str) -> float:
-    """``0.8`` or ``80%`` as a share in [0, 1]."""
-    raw = text.strip()
+    """``0.8`` or ``80%`` as a share in [0, 1] (:func:`agent.bench.analysis.traffic.share_value`)."""
+    from ..analysis.traffic import share_value
+
     try:
-        value = float(raw[:-1]) / 100.0 if raw.endswith("%") else float(raw)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a share (e.g. 0.8 or 80%)") from None
-    if not 0.0 <= value <= 1.0 or math.isnan(value):
-        raise argparse.ArgumentTypeError(f"{text!r} is not between 0 and 1 (or 0% and 100%)")
-    return value
+        return share_value(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
 
 
 def target(text: str) -> Any:

@@ -16,6 +16,7 @@ from typing import Any, Callable
 
 from ..analysis.slo import DEFAULT_BUDGET_S, DEFAULT_MAX_CONCURRENCY, DEFAULT_REPEATS_WITH_TARGET, Target
 from ..analysis.traffic import Traffic
+from ...backends import KNOWN
 from ..parts import bfcl, quality
 from ..parts.stopping import DEFAULT_MAX_CONSECUTIVE_FAILURES
 from ..tasks.workload import CHAT_MAX_TOKENS, ORCHESTRATOR_QUESTION
@@ -24,6 +25,8 @@ from .argtypes import (MAX_CONCURRENCY, bfcl_cases, choices_list, concurrency_le
 
 DEMOS = ("counting", "orchestrator", "chat", "bfcl", "quality")
 DEFAULT_DEMOS = ("counting", "orchestrator", "chat")
+DEFAULT = "default"
+"""In ``--demos``, the default parts (``--demos default,quality`` adds the quality lane to them)."""
 DEFAULT_RUNS = 5
 DEFAULT_TOOLS = "engine"
 REQUEST_TIMEOUT_S = 300.0
@@ -43,13 +46,22 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     _recommendation(parser.add_argument_group("recommendation"))
 
 
+def demos_list(text: str) -> list[str]:
+    """``--demos``: some of :data:`DEMOS`, ``default`` standing for :data:`DEFAULT_DEMOS`."""
+    out: list[str] = []
+    for part in choices_list((*DEMOS, DEFAULT))(text):
+        out += DEFAULT_DEMOS if part == DEFAULT else [part]
+    return list(dict.fromkeys(out))
+
+
 def _benchmark(g: Any) -> None:
-    g.add_argument("--demos", type=choices_list(DEMOS), default=list(DEFAULT_DEMOS), metavar="LIST",
+    g.add_argument("--demos", type=demos_list, default=list(DEFAULT_DEMOS), metavar="LIST",
                    help="parts to run, comma-separated: counting (graded tool use, both question sets), "
                         "orchestrator (an agent asks every backend; its summary is checked), chat (streamed "
                         "timings), bfcl (BFCL tool-calling cases through each backend's tool interface), quality "
-                        "(seeded questions with checkable answers through each backend's chat interface). "
-                        f"Default: {','.join(DEFAULT_DEMOS)}")
+                        "(seeded questions with checkable answers through each backend's chat interface); "
+                        f"default stands for the default parts (e.g. default,quality). Default: "
+                        f"{','.join(DEFAULT_DEMOS)}")
     g.add_argument("--tools", choices=("engine", "rows"), default=DEFAULT_TOOLS,
                    help="counting tools: engine = count_ids(op, value) (graded on the filter sent); rows = "
                         f"list_ids() and the model counts (default: {DEFAULT_TOOLS})")
@@ -107,6 +119,9 @@ def _quality(g: Any) -> None:
     g.add_argument("--quality-concurrency", type=positive_int, metavar="N",
                    help=f"requests in flight per backend (the Neuron rigs get 1) (default: "
                         f"{quality.DEFAULT_CONCURRENCY})")
+    g.add_argument("--quality-reference", choices=KNOWN, metavar="NAME",
+                   help="the backend every other one is compared against in the report's precision section "
+                        "(default: the highest-precision backend measured, by the catalog's bytes per weight)")
 
 
 def _recommendation(g: Any) -> None:
@@ -118,6 +133,10 @@ def _recommendation(g: Any) -> None:
     g.add_argument("--min-accuracy", type=share, metavar="SHARE",
                    help="tool-calling accuracy floor (BFCL part), e.g. 0.8 or 80%%; a backend below it is "
                         "disqualified (default: no floor)")
+    g.add_argument("--min-quality", type=share, metavar="SHARE",
+                   help="answer-quality floor (quality part), e.g. 0.7 or 70%%; a backend whose quality's upper "
+                        "95%% bound is below it is disqualified; the --workload key min_quality is the same floor "
+                        "(default: no floor)")
 
 
 PART_OPTIONS: dict[str, tuple[tuple[str, str], ...]] = {
@@ -125,7 +144,7 @@ PART_OPTIONS: dict[str, tuple[tuple[str, str], ...]] = {
              ("slo_budget", "--slo-budget")),
     "bfcl": (("bfcl_n", "--bfcl-n"), ("bfcl_seed", "--bfcl-seed"), ("bfcl_stream", "--bfcl-stream")),
     "quality": (("quality_n", "--quality-n"), ("quality_seed", "--quality-seed"),
-                ("quality_concurrency", "--quality-concurrency")),
+                ("quality_concurrency", "--quality-concurrency"), ("quality_reference", "--quality-reference")),
 }
 """The options only one part reads, by part (the namespace's name, the option as typed)."""
 
@@ -146,6 +165,17 @@ def check(namespace: argparse.Namespace) -> None:
             raise OptionError(f"{', '.join(given)} only change{'s' if len(given) == 1 else ''} the {part} part, "
                               f"and --demos {','.join(demos)} has no {part}: add {part} to --demos, or leave "
                               f"{'it' if len(given) == 1 else 'them'} out")
+    _check_quality_floor(namespace)
+
+
+def _check_quality_floor(namespace: argparse.Namespace) -> None:
+    """``--min-quality`` and the workload's ``min_quality`` are one floor: two different values are refused."""
+    option = getattr(namespace, "min_quality", None)
+    traffic = getattr(namespace, "workload", None)
+    given = traffic.min_quality if isinstance(traffic, Traffic) else None
+    if option is not None and given is not None and option != given:
+        raise OptionError(f"--min-quality {option:g} and the --workload key min_quality={given:g} are the same floor "
+                          "with two values: give one of them")
 
 
 @dataclass(frozen=True)
@@ -173,6 +203,10 @@ class BenchOptions:
     quality_concurrency: int
     traffic: Traffic
     min_accuracy: float | None
+    min_quality: float | None
+    quality_reference: str | None
+    backends: tuple[str, ...] | None
+    """The backends the user chose (``--backends`` or ``BACKENDS``); None: every one found."""
     bedrock_tier: str = "standard"
     """``--bedrock-tier`` (the command's option): Bedrock's service tier, for its price and the break-even."""
 
@@ -182,6 +216,8 @@ class BenchOptions:
             else getattr(ns, name)  # noqa: E731
         bfcl_n = get("bfcl_n", bfcl.DEFAULT_N)
         levels = get("concurrency", (1,))
+        traffic = get("workload", None) or Traffic.from_dict(None)
+        chosen = get("backends", None)
         return cls(
             demos=tuple(get("demos", DEFAULT_DEMOS)), runs=int(get("runs", DEFAULT_RUNS)), tools=get("tools", DEFAULT_TOOLS),
             concurrency=levels if levels == AUTO else tuple(levels), max_tokens=int(get("max_tokens", CHAT_MAX_TOKENS)),
@@ -195,8 +231,10 @@ class BenchOptions:
             bfcl_stream=bool(get("bfcl_stream", False)), quality_n=int(get("quality_n", quality.DEFAULT_N)),
             quality_seed=int(get("quality_seed", quality.DEFAULT_SEED)),
             quality_concurrency=int(get("quality_concurrency", quality.DEFAULT_CONCURRENCY)),
-            traffic=get("workload", None) or Traffic.from_dict(None),
-            min_accuracy=get("min_accuracy", None), bedrock_tier=get("bedrock_tier", "standard"),
+            traffic=traffic, min_accuracy=get("min_accuracy", None),
+            min_quality=get("min_quality", traffic.min_quality), quality_reference=get("quality_reference", None),
+            backends=tuple(n.strip() for n in chosen.split(",") if n.strip()) if isinstance(chosen, str) else chosen,
+            bedrock_tier=get("bedrock_tier", "standard"),
         )  # fmt: skip
 
     def record(self, bfcl_concurrency: int) -> dict[str, Any]:
@@ -213,13 +251,20 @@ class BenchOptions:
         if "quality" in self.demos:
             out.update(quality.options_record(n=self.quality_n, seed=self.quality_seed,
                                               concurrency=self.quality_concurrency))
+            if self.quality_reference:
+                out["quality_reference"] = self.quality_reference
+        if self.backends is not None:
+            out["backends"] = list(self.backends)
         return out
 
 
 def recommendation_record(options: Any) -> dict[str, Any]:
-    """What ``run.json`` options keep of ``--workload`` and ``--min-accuracy`` (the command's options, or
-    ``python -m agent.report``'s)."""
+    """What ``run.json`` options keep of ``--workload``, ``--min-accuracy`` and ``--min-quality`` (the
+    command's options, or ``python -m agent.report``'s); the quality floor is the option, else the
+    workload's ``min_quality``."""
     traffic = getattr(options, "traffic", None) or getattr(options, "workload", None)
     if not isinstance(traffic, Traffic):
         traffic = Traffic.from_dict(None)
-    return {"workload": traffic.as_dict(), "min_accuracy": getattr(options, "min_accuracy", None)}
+    floor = getattr(options, "min_quality", None)
+    return {"workload": traffic.as_dict(), "min_accuracy": getattr(options, "min_accuracy", None),
+            "min_quality": floor if floor is not None else traffic.min_quality}

@@ -20,3 +20,9 @@ token is a chat or agent turn that carries its history (the mix that turns Nova 
 and $0.035/M input into $0.315 per M output tokens); a busiest hour 3x the average is daytime-heavy
 interactive traffic; tool calls are needed because the benchmark is about agents (say ``tool_calls=no``
 for plain chat)."""
+
+WEIGHTS_METADATA_PREFIX = "weights_"
+"""A backend's ``metadata`` (``run.json`` ``backends``) carries what the catalog states it serves as
+``weights_model``, ``weights_precision``, ``weights_bytes_per_weight``, ``weights_memory_gib``,
+``weights_memory_basis``, ``weights_engine`` and ``weights_source`` (the fields of
+:class:`agent.bench.results.blocks.quality.Weights`), all strings; absent when not on file."""

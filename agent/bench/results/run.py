@@ -58,6 +58,14 @@ class RunOptions(Sparse, Open):
     bfcl_max_tokens: int | None = None
     bfcl_eval: str | None = None
     bedrock_tier: str | None = None
+    quality_n: int | None = None
+    quality_seed: int | None = None
+    quality_concurrency: int | None = None
+    quality_lane: str | None = None
+    quality_reference: str | None = None
+    min_quality: float | None = None
+    backends: list[str] | None = None
+    """The backends the user chose (``--backends`` or ``BACKENDS``); absent when the run took every one it found."""
 
 
 class AgentSettings(Sparse, Open):

@@ -14,6 +14,7 @@ from .blocks.cost import CeilingBlock, CostBlock
 from .blocks.counting import CountingSummary
 from .blocks.orchestrator import OrchestratorSummary
 from .blocks.provenance import ProvenanceBlock
+from .blocks.quality import QualityLane, QualityPair, QualitySummary, Weights
 from .blocks.recommendation import Recommendation
 from .blocks.slo import SloBlock, SloPair
 from .run import Prices, RunInfo, Stopped
@@ -37,6 +38,9 @@ class BackendSummary(Frozen):
     cost: CostBlock
     ceiling: CeilingBlock
     slo: SloBlock | None
+    quality: QualitySummary | None = None
+    weights: Weights | None = None
+    """What it serves, as the catalog states it (None: not on file, e.g. a custom server)."""
     skipped: dict[str, str]
     stopped: Stopped | None
     failures: list[str]
@@ -59,6 +63,8 @@ class Summary(Frozen):
     orchestrator: OrchestratorSummary
     bfcl_pairs: list[BfclPair]
     recommendation: Recommendation
+    quality_pairs: list[QualityPair] = []
+    quality_lane: QualityLane | None = None
 
     def as_json(self) -> dict:
         """The summary as ``summary.json`` holds it."""

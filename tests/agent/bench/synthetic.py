@@ -14,6 +14,7 @@ from agent.bench.results.blocks.bfcl import BfclSummary
 from agent.bench.results.blocks.chat import ChatSummary
 from agent.bench.results.blocks.cost import CeilingBlock, CostBlock
 from agent.bench.results.blocks.counting import CountingSummary
+from agent.bench.results.blocks.quality import QualitySummary
 from agent.bench.results.blocks.slo import LevelIntervals, SloBlock, SloLevel, SloSearch, TargetLimits
 from agent.bench.results.run import RunFile
 from agent.bench.results.summary import BackendSummary, Summary
@@ -73,6 +74,14 @@ def bfcl(cases: int, correct: int, low: float, high: float) -> BfclSummary:
         seed=0, output_tokens=empty, prompt_tokens=empty, seconds=empty, detail=[])
 
 
+def quality(graded: int, right: int, low: float, high: float) -> QualitySummary:
+    """A ``quality`` block: ``right`` of ``graded`` items, the rest wrong, with the interval given."""
+    return QualitySummary(
+        items=graded, right=right, wrong=graded - right, unreadable=0, failed=0, not_sent=0, refusals=0, graded=graded,
+        accuracy=right / graded, ci95_low=low, ci95_high=high, lane=["quality-1"], seed=0, by_suite={},
+        failure_reasons={})
+
+
 def chat(input_per_output: float | None = 0.3, ttft_p50: float | None = None) -> ChatSummary:
     empty = distribution([])
     return ChatSummary(
@@ -92,12 +101,13 @@ NO_CEILING = CeilingBlock(device=None, bandwidth_gb_s=None, bandwidth_basis=None
 
 def backend(name: str, *, kind: str = "openai", slo_block: SloBlock | None = None, bfcl_block: BfclSummary | None = None,
             tool_calls: bool = True, toy: bool = False, constrained: bool = False,
-            input_per_output: float | None = 0.3, ttft_p50: float | None = None) -> tuple[BackendSummary, dict[str, Any]]:
+            input_per_output: float | None = 0.3, ttft_p50: float | None = None,
+            quality_block: QualitySummary | None = None) -> tuple[BackendSummary, dict[str, Any]]:
     """``(summary entry, run.json backend info)`` of one backend."""
     entry = BackendSummary(
         label=f"{name} label", kind=kind, model_id="m", constrained=constrained, toy_model=toy, custom=False,
         counting=None, counting_strict=None, chat=chat(input_per_output, ttft_p50), bfcl=bfcl_block, cost=NO_COST,
-        ceiling=NO_CEILING, slo=slo_block, skipped={}, stopped=None, failures=[], completed=True)
+        ceiling=NO_CEILING, slo=slo_block, quality=quality_block, skipped={}, stopped=None, failures=[], completed=True)
     info = {"name": name, "label": f"{name} label", "kind": kind, "model_id": "m", "tool_calls": tool_calls,
             "constrained_tools": constrained, "toy_model": toy}
     return entry, info
@@ -105,10 +115,13 @@ def backend(name: str, *, kind: str = "openai", slo_block: SloBlock | None = Non
 
 def summary(backends: dict[str, tuple[BackendSummary, dict]], prices: dict[str, dict], *,
             workload: dict | None = None, min_accuracy: float | None = None, not_run: dict | None = None,
-            bedrock_reference: dict | None = NOVA_MICRO) -> tuple[dict[str, BackendSummary], RunFile]:
-    """``(backends, run)`` ready for :func:`agent.bench.analysis.recommendation.choose.recommend`."""
+            bedrock_reference: dict | None = NOVA_MICRO, min_quality: float | None = None,
+            chosen: list[str] | None = None) -> tuple[dict[str, BackendSummary], RunFile]:
+    """``(backends, run)`` ready for :func:`agent.bench.analysis.recommendation.choose.recommend`;
+    ``chosen``: the backends given with ``--backends``."""
     run = RunFile.model_validate({
-        "options": {"workload": workload or {}, "min_accuracy": min_accuracy},
+        "options": {"workload": workload or {}, "min_accuracy": min_accuracy, "min_quality": min_quality,
+                    **({"backends": chosen} if chosen is not None else {})},
         "backends": [info for _, info in backends.values()],
         "prices": {"backends": prices, "bedrock_reference": bedrock_reference, "not_run": not_run or {}}})
     return {n: entry for n, (entry, _) in backends.items()}, run

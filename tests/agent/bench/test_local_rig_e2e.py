@@ -71,3 +71,29 @@ def test_agent_run_on_the_local_rig_writes_a_valid_evidence_folder(tmp_path):
     assert text == report.render(summary.validate(s))
     assert "CPU-served toy model" in text and "constrained" in text
     assert code == (0 if all(b["completed"] for b in s["backends"].values()) else 1)
+
+
+@pytest.mark.timeout(900)
+def test_the_quality_lane_on_the_local_rig_is_graded_reported_and_recomputable(tmp_path):
+    """The lane as a user runs it on the toy model: every item graded or failed, never lost; the precision
+    section in REPORT.md and REPORT.html, labelled as the toy model's; the summary a function of the evidence.
+    What the 135M model answers is not asserted."""
+    from agent import run
+
+    out = tmp_path / "evidence"
+    code = run.main(["--backends", "local", "--demos", "quality", "--quality-n", "24", "--out", str(out)], env={})
+    s = json.loads((out / "summary.json").read_text())
+    q = s["backends"]["local"]["quality"]
+    assert q["items"] == 24 and q["graded"] + q["failed"] + q["not_sent"] == 24 and q["not_sent"] == 0
+    assert s["backends"]["local"]["weights"]["precision"] == "GGUF Q4_1"
+    assert s["quality_lane"]["reference"] == "local" and s["quality_pairs"] == []
+    records = evidence.read_requests(out / "requests.jsonl")
+    assert len(records) == 24 and {r["part"] for r in records} == {"quality"}
+    again = summary.summarize(records, json.loads((out / "run.json").read_text()))
+    assert again.as_json() == s
+    text = (out / "REPORT.md").read_text()
+    assert text == report.render(summary.validate(s))
+    assert "## Precision: what you trade" in text and "every figure here is the toy model's" in text
+    assert "Precision: what you trade" in (out / "REPORT.html").read_text()
+    assert json.loads((out / "run.json").read_text())["options"]["backends"] == ["local"]
+    assert code == (0 if s["backends"]["local"]["completed"] else 1)

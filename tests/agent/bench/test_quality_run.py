@@ -1,8 +1,11 @@
 """The ``quality`` part end to end through the runner, against the scripted OpenAI-compatible server
 (:mod:`.fakes`) answering each item by its question: reference answers score every item, a known 5%
-of wrong answers are exactly the items graded wrong, a failed request is never graded, an item over
-a backend's prompt limit is recorded as not sent; the run sends exactly the exported items;
-``python -m agent.quality grade`` regrades the folder and writes nothing into it."""
+of wrong answers are exactly the items graded wrong and are flagged against the reference (McNemar,
+the flips counted exactly), two servers answering alike show no flip and no difference, two that
+serve the same weights and differ are flagged as a fault, a failed request is never graded, an item
+over a backend's prompt limit is recorded as not sent; the run sends exactly the exported items; the
+summary is recomputed from ``requests.jsonl``; ``python -m agent.quality grade`` regrades the folder
+and writes nothing into it."""
 
 from __future__ import annotations
 
@@ -14,6 +17,7 @@ from pathlib import Path
 import pytest
 
 from agent import quality as quality_command
+from agent.backends import catalog_metadata
 from agent.bench.analysis import summary
 from agent.bench.command.options import BenchOptions
 from agent.bench.command import evidence, runner
@@ -21,7 +25,9 @@ from agent.bench.grading.quality import verdicts
 from agent.bench.parts import quality, stopping
 from agent.bench.tasks.quality import lane
 from agent.bench.tasks.quality.items import MAX_TOKENS, SYSTEM_PROMPT
+from agent.bench.presentation import report
 from agent.run import build_parser
+from rigs.catalog import load_catalog
 
 from .conftest import make_options, openai_backend
 from .fakes import RunningFake, Script
@@ -64,6 +70,24 @@ def outcomes(records, backend: str) -> dict[str, str]:
     return {item: v.outcome for item, v in verdicts(records)[backend].items()}
 
 
+def rig(name: str, url: str):
+    """Backend ``name`` at ``url``, carrying what the catalog states it serves (as discovery gives it)."""
+    spec = load_catalog().get(name)
+    return openai_backend(name, url, model_id=spec.model_id,
+                          metadata={**catalog_metadata(spec, "us-east-2", spec.model_id), "region": "us-east-2"})
+
+
+def pair(s: dict, a: str, b: str) -> dict:
+    return next(p for p in s["quality_pairs"] if (p["a"], p["b"]) == (a, b))
+
+
+def recomputed(out: Path, s: dict) -> None:
+    """The summary is a function of the evidence: recomputed from requests.jsonl and run.json, it is the same."""
+    again = summary.summarize(evidence.read_requests(out / "requests.jsonl"), json.loads((out / "run.json").read_text()))
+    assert again.as_json() == s
+    assert (out / "REPORT.md").read_text() == report.render(summary.validate(s))
+
+
 def test_reference_answers_score_every_item_and_the_run_sends_exactly_the_exported_items(tmp_path, items600):
     with RunningFake(answering(items600)) as fake:
         code, s, records, out = run(tmp_path, [openai_backend("g6", fake.base_url)], "--quality-n", "600",
@@ -72,6 +96,10 @@ def test_reference_answers_score_every_item_and_the_run_sends_exactly_the_export
     assert code == 0 and s["backends"]["g6"]["completed"]
     right = sum(o == "right" for o in outcomes(records, "g6").values())
     assert len(records) == 600 and right / 600 >= 0.99 and right == 600
+    block = s["backends"]["g6"]["quality"]
+    assert (block["items"], block["right"], block["graded"], block["accuracy"]) == (600, 600, 600, 1.0)
+    assert block["ci95_low"] >= 0.99 and sum(x["graded"] for x in block["by_suite"].values()) == 600
+    recomputed(out, s)
     # what went over the wire is what export writes: messages with the system turn, cap, temperature 0
     rows = {r["id"]: r for r in (i.row(lane.version()) for i in lane.select(600, 0))}
     assert sorted(json.dumps([b["messages"], b["max_tokens"]]) for b in sent) == sorted(
@@ -237,3 +265,116 @@ def test_a_neuron_backend_answers_through_plain_chat(tmp_path, items600):
                                                               max_prompt_tokens=128)], "--quality-n", "12")
     assert code == 0 and set(outcomes(records, "inf2").values()) == {"right"}
     assert {r["interface"] for r in records} == {"openai-chat"}
+
+
+def test_a_known_five_percent_wrong_is_flagged_against_the_reference_with_the_flips_counted_exactly(tmp_path,
+                                                                                                    items600):
+    items = items600[:120]
+    wrong = [i.id for i in items if i.grading["kind"] != "instructions"][::17]
+    assert len(wrong) == 6  # 5% of 120
+    with RunningFake(answering(items)) as truth, RunningFake(answering(items, wrong=set(wrong))) as flawed:
+        # g5g serves fp16 (2 bytes per weight): the highest precision, so the reference
+        code, s, records, out = run(tmp_path, [rig("g6", flawed.base_url), rig("g5g", truth.base_url)],
+                                    "--quality-n", "120")
+        _, named, _, _ = run(tmp_path / "named", [rig("g6", flawed.base_url), rig("g5g", truth.base_url)],
+                             "--quality-n", "120", "--quality-reference", "g6")
+    assert code == 0
+    lane_block = s["quality_lane"]
+    assert lane_block["reference"] == "g5g" and lane_block["reference_reason"].startswith(
+        "the highest-precision backend measured: fp16, 2 bytes per weight")
+    p = pair(s, "g5g", "g6")
+    assert (p["both"], p["a_right_b_wrong"], p["a_wrong_b_right"]) == (120, 6, 0)
+    assert p["flipped"] == [i.id for i in items if i.id in wrong]
+    assert p["mcnemar_p"] == 0.03125 and p["significant"]  # 2 x (1/2)^6: exact McNemar on 6 flips, all one way
+    assert p["difference"] == -0.05 and p["ci95"][0] < -0.05 < p["ci95"][1] < 0
+    assert p["relation"] == "same model" and not p["same_weights"] and p["flag"] is None
+    assert p["verdict"].startswith("g6 answers 5.0 points worse than g5g (95% interval")
+    assert s["backends"]["g6"]["quality"]["wrong"] == 6 and s["backends"]["g6"]["weights"]["precision"].startswith("W4A16")
+    reasons = s["recommendation"]["reasons"]
+    assert any(r.startswith("Quality: g6 answers 5.0 points worse than g5g, the quality reference (95.0% against "
+                            "100.0% on 120 paired items") for r in reasons)
+    text = (out / "REPORT.md").read_text()
+    assert "## Precision: what you trade" in text and "**Reference: g5g**" in text
+    assert "| g6 | Gemma 4 E2B | W4A16 (emb4 repack) | 0.5 | 2.86 GiB | vLLM 0.30.0 |" in text
+    assert "Power at n = 120:" in text
+    assert "Precision: what you trade" in (out / "REPORT.html").read_text()
+    recomputed(out, s)
+    # --quality-reference names another reference: the pair is oriented to it, the figures the same
+    assert named["quality_lane"] == {**lane_block, "reference": "g6", "reference_reason": "chosen with --quality-reference"}
+    p = pair(named, "g6", "g5g")
+    assert (p["a_right_b_wrong"], p["a_wrong_b_right"], p["difference"]) == (0, 6, 0.05)
+    assert p["verdict"].startswith("g6 answers 5.0 points worse than g5g")
+
+
+def test_two_identical_servers_show_no_flips_and_no_difference(tmp_path, items600):
+    items = items600[:240]
+    with RunningFake(answering(items)) as one, RunningFake(answering(items)) as two:
+        code, s, records, out = run(tmp_path, [rig("g6", one.base_url), rig("sagemaker", two.base_url)],
+                                    "--quality-n", "240", "--quality-concurrency", "8")
+    p = pair(s, "g6", "sagemaker")
+    assert (p["both"], p["a_right_b_wrong"], p["a_wrong_b_right"], p["flipped"]) == (240, 0, 0, [])
+    assert p["difference"] == 0 and p["mcnemar_p"] == 1 and not p["significant"]
+    assert p["same_weights"] and p["relation"] == "same weights and engine" and p["flag"] is None
+    # the whole interval within 3 points: "no difference", said only when the interval is that narrow
+    assert -0.03 <= p["ci95"][0] <= 0 <= p["ci95"][1] <= 0.03
+    assert p["verdict"].startswith("no difference larger than 3 points")
+    assert "serve the same weights with the same engine** (the catalog's statement): of 240 items both graded they " \
+           "differ on 0" in (out / "REPORT.md").read_text()
+
+
+def test_a_pair_on_too_few_items_is_not_enough_to_tell_never_no_difference(tmp_path, items600):
+    items = items600[:24]
+    with RunningFake(answering(items)) as one, RunningFake(answering(items, wrong={items[0].id})) as two:
+        code, s, records, out = run(tmp_path, [rig("g6", one.base_url), rig("g5g", two.base_url)],
+                                    "--quality-n", "24")
+    p = pair(s, "g5g", "g6")
+    assert not p["significant"] and p["verdict"].startswith("not enough items to tell")
+    assert p["power"] < 0.1 and s["quality_lane"]["power"] == p["power"]
+
+
+def test_the_same_weights_disagreeing_is_flagged_as_an_engine_or_configuration_fault(tmp_path, items600):
+    items = items600[:120]
+    wrong = set([i.id for i in items if i.grading["kind"] != "instructions"][::10])
+    with RunningFake(answering(items)) as one, RunningFake(answering(items, wrong=wrong)) as two:
+        code, s, records, out = run(tmp_path, [rig("g6", one.base_url), rig("sagemaker", two.base_url)],
+                                    "--quality-n", "120")
+    p = pair(s, "g6", "sagemaker")
+    assert p["same_weights"] and p["significant"] and p["a_right_b_wrong"] == len(wrong) == 10
+    assert p["flag"].startswith("g6 and sagemaker serve the same weights with the same engine, yet 10 items went right "
+                                "on g6 only and 0 on sagemaker only")
+    assert p["flag"].endswith("an engine or configuration fault, not a precision effect")
+    assert any(r.startswith("Quality: g6 and sagemaker serve the same weights") for r in s["recommendation"]["reasons"])
+    assert "**flagged: g6 and sagemaker serve the same weights" in (out / "REPORT.md").read_text()
+
+
+def test_a_failed_request_is_never_a_flip_and_never_in_a_pair(tmp_path, items600):
+    items = items600[:60]
+    failing = {i.id for i in items[::10]}
+    with RunningFake(answering(items)) as one, RunningFake(answering(items, failing=failing)) as two:
+        code, s, records, out = run(tmp_path, [rig("g6", one.base_url), rig("g5g", two.base_url)],
+                                    "--quality-n", "60", "--max-consecutive-failures", "0")
+    block = s["backends"]["g5g"]["quality"]
+    assert (block["failed"], block["graded"], block["right"], block["accuracy"]) == (6, 54, 54, 1.0)
+    assert block["failure_reasons"] == {'HTTP 500: {"error": "boom"}': 6}
+    p = pair(s, "g5g", "g6")
+    assert (p["both"], p["a_right_b_wrong"], p["a_wrong_b_right"]) == (54, 0, 0)
+    recomputed(out, s)
+
+
+def test_the_recommendation_options_of_the_lane_are_checked(capsys):
+    parser = build_parser(runner)
+    ns = parser.parse_args(["--demos", "default,quality", "--quality-reference", "g5g", "--min-quality", "70%"])
+    options = BenchOptions.from_namespace(ns)
+    assert options.demos == ("counting", "orchestrator", "chat", "quality") and options.min_quality == 0.7
+    assert options.record(1)["quality_reference"] == "g5g" and options.record(1)["min_quality"] == 0.7
+    with pytest.raises(SystemExit):
+        parser.parse_args(["--quality-reference", "g7"])
+    assert "invalid choice: 'g7'" in capsys.readouterr().err
+    with pytest.raises(runner.OptionError, match="--quality-reference only changes the quality part"):
+        runner.check_options(parser.parse_args(["--quality-reference", "g6"]))
+    both = parser.parse_args(["--demos", "quality", "--min-quality", "0.8", "--workload", "min_quality=0.7"])
+    with pytest.raises(runner.OptionError, match="the same floor with two values"):
+        runner.check_options(both)
+    same = parser.parse_args(["--demos", "quality", "--workload", "min_quality=70%"])
+    runner.check_options(same)
+    assert BenchOptions.from_namespace(same).record(1)["min_quality"] == 0.7

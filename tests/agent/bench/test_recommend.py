@@ -10,7 +10,7 @@ import pytest
 from agent.bench.analysis.recommendation import choose, offers
 from agent.bench.analysis.traffic import Traffic, from_mapping
 
-from .synthetic import G5G_PRICE, G6_PRICE, NOVA_MICRO, SM_PRICE, backend, bfcl, level, slo, summary
+from .synthetic import G5G_PRICE, G6_PRICE, NOVA_MICRO, SM_PRICE, backend, bfcl, level, quality, slo, summary
 
 MONTH_S = 730 * 3600
 
@@ -315,3 +315,60 @@ def test_the_search_bracket_says_whether_capacity_is_a_lower_bound():
     g6 = backend("g6", slo_block=slo(4, levels, fails_above=False, bracket=(4, None)))
     rec, _ = run_rec({"g6": g6}, {"g6": hourly(G6_PRICE)}, bedrock_reference=None)
     assert any("capacity may be higher" in r for r in rec.reasons)
+
+
+# --- the quality floor and the backends the user chose ------------------------------------------------
+
+
+def test_the_quality_floor_disqualifies_only_below_the_upper_bound():
+    # g6 the cheaper ($587.50 against g5g's one instance, 100 M a month, both within the target); its
+    # quality 70.0% [66.2%, 73.5%] on 600 items: even the upper bound is below a 75% floor.
+    g6 = backend("g6", slo_block=slo(1, [level(1, 131.5)]), quality_block=quality(600, 420, 0.662, 0.735))
+    g5g = backend("g5g", slo_block=slo(1, [level(1, 400.0)]), quality_block=quality(600, 468, 0.746, 0.811))
+    prices = {"g6": hourly(G6_PRICE), "g5g": hourly({**G5G_PRICE, "usd_per_hour": 0.9})}
+    rec, _ = run_rec({"g6": g6, "g5g": g5g}, prices, min_quality=0.75, bedrock_reference=None)
+    assert rec.disqualified["g6"] == ("answer quality 70.0% [66.2%, 73.5%] on 600 graded items: even its upper 95% "
+                                      "bound is below the quality floor 75%")
+    # g5g's 78.0% reaches below 75% only with its lower bound: it qualifies, and the straddle is thin evidence
+    assert "g5g" not in rec.disqualified and rec.verdict == "too_thin"
+    assert "g5g: answer quality 78.0% [74.6%, 81.1%] straddles the quality floor 75%" in rec.headline
+    assert rec.min_quality == 0.75 and rec.backends["g5g"].quality.cases == 600
+    # a floor of 73%: within g6's interval, so not disqualified; the cheaper g6 leads (thin: it straddles)
+    rec, _ = run_rec({"g6": g6, "g5g": g5g}, prices, min_quality=0.73, bedrock_reference=None)
+    assert "g6" not in rec.disqualified and rec.leader == "g6" and rec.verdict == "too_thin"
+    # 66%: both wholly above it: the choice, with the floor in the headline
+    rec, _ = run_rec({"g6": g6, "g5g": g5g}, prices, min_quality=0.66, bedrock_reference=None)
+    assert rec.choice == "g6" and "and the quality floor of 66%" in rec.headline
+    # the workload's min_quality is the same floor
+    rec, _ = run_rec({"g6": g6, "g5g": g5g}, prices, workload={"min_quality": "75%"}, bedrock_reference=None)
+    assert rec.min_quality == 0.75 and "g6" in rec.disqualified and rec.workload.min_quality == 0.75
+
+
+def test_a_quality_floor_without_the_lane_is_thin_evidence_not_a_pass():
+    g6 = backend("g6", slo_block=slo(1, [level(1, 131.5)]))
+    rec, _ = run_rec({"g6": g6}, {"g6": hourly(G6_PRICE)}, min_quality=0.7, bedrock_reference=None)
+    assert rec.verdict == "too_thin" and "answer quality not measured" in rec.headline
+
+
+def test_a_run_limited_to_some_backends_chooses_among_them_and_names_the_cheaper_ones_left_out():
+    # g6 and g5g measured; Bedrock not run, at list price $31.50 a month for 100 M: cheaper than both.
+    g6 = backend("g6", slo_block=slo(1, [level(1, 131.5)]))
+    g5g = backend("g5g", slo_block=slo(1, [level(1, 40.0)]))
+    not_run = {"bedrock": {"label": "Amazon Bedrock (Nova Micro)", "tool_calls": True, **per_token()}}
+    prices = {"g6": hourly(G6_PRICE), "g5g": hourly(G5G_PRICE)}
+    # as a new user runs it, without --backends: not enough evidence, only a leader
+    rec, _ = run_rec({"g6": g6, "g5g": g5g}, prices, not_run=not_run)
+    assert rec.verdict == "too_thin" and rec.choice is None and rec.leader == "g6"
+    assert rec.headline.startswith("Not enough evidence to choose") and "bedrock was not run and could cost less" \
+        in rec.headline
+    # --backends g6,g5g: the choice among them, Bedrock a caveat
+    rec, _ = run_rec({"g6": g6, "g5g": g5g}, prices, not_run=not_run, chosen=["g6", "g5g"])
+    assert rec.verdict == "choice" and rec.choice == "g6" and rec.runner_up == "g5g"
+    assert rec.backends_chosen == ["g6", "g5g"]
+    assert "the cheapest backend of those chosen with --backends (g6, g5g)" in rec.headline
+    assert "Not among them, and could cost less: bedrock." in rec.headline
+    assert any(r.startswith("bedrock was not among --backends and could cost less here") for r in rec.reasons)
+    # a chosen backend that did not run is still missing evidence
+    rec, _ = run_rec({"g6": g6}, {"g6": hourly(G6_PRICE)}, chosen=["g6", "g5g"],
+                     not_run={"g5g": {"label": "g5g", "tool_calls": True, "hourly": G5G_PRICE}})
+    assert rec.verdict == "too_thin" and "g5g was not run and could cost less" in rec.headline

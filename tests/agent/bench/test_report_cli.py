@@ -120,6 +120,23 @@ def test_another_workload_goes_to_a_new_folder_and_leaves_the_evidence_as_measur
     assert f"({copy} is left as measured)" in capsys.readouterr().out
 
 
+def test_a_quality_floor_reprices_too_and_two_values_of_it_are_refused(before: Path, tmp_path: Path, capsys):
+    priced = tmp_path / "priced"
+    assert report_cli.main([str(before), "--min-quality", "70%", "--out", str(priced)]) == 0
+    run = json.loads((priced / "run.json").read_text())
+    assert run["options"]["min_quality"] == 0.7 and "(min_quality)" in run["notes"][-1]
+    s = json.loads((priced / "summary.json").read_text())
+    assert s["recommendation"]["min_quality"] == 0.7
+    assert "**Quality floor**: 70% answer quality" in (priced / "REPORT.md").read_text()
+    by_workload = tmp_path / "by-workload"
+    assert report_cli.main([str(before), "--workload", "min_quality=0.6", "--out", str(by_workload)]) == 0
+    assert json.loads((by_workload / "run.json").read_text())["options"]["min_quality"] == 0.6
+    capsys.readouterr()
+    assert report_cli.main([str(before), "--workload", "min_quality=0.6", "--min-quality", "0.7",
+                            "--out", str(tmp_path / "both")]) == 2
+    assert "the same floor with two values" in capsys.readouterr().err and not (tmp_path / "both").exists()
+
+
 def test_without_out_a_repriced_copy_gets_a_fresh_folder_beside_the_evidence(before: Path, tmp_path: Path):
     copy = tmp_path / "copy"
     shutil.copytree(before, copy)

@@ -9,8 +9,9 @@ summary's blocks and ``run.json`` (the workload, the accuracy floor, the prices)
 
 from __future__ import annotations
 
-from typing import Mapping
+from typing import Mapping, Sequence
 
+from ...results.blocks.quality import QualityPair
 from ...results.blocks.recommendation import Recommendation
 from ...results.blocks.slo import SloBlock
 from ...results.run import RunFile
@@ -18,9 +19,11 @@ from ...results.summary import BackendSummary
 from .choose import recommend
 
 
-def attach(backends: Mapping[str, BackendSummary], run: RunFile) -> tuple[dict[str, BackendSummary], Recommendation]:
-    """The backends with the cost at the target added to their ``slo`` blocks, and the recommendation."""
-    rec, additions = recommend(backends, run)
+def attach(backends: Mapping[str, BackendSummary], run: RunFile, quality_pairs: Sequence[QualityPair] = (),
+           quality_reference: str | None = None) -> tuple[dict[str, BackendSummary], Recommendation]:
+    """The backends with the cost at the target added to their ``slo`` blocks, and the recommendation
+    (``quality_pairs`` name the backends that answer significantly worse than ``quality_reference``)."""
+    rec, additions = recommend(backends, run, quality_pairs, quality_reference)
     out = {}
     for name, b in backends.items():
         extra = additions.get(name)

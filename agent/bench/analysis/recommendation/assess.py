@@ -1,7 +1,8 @@
 """What each measured backend offers for the user's traffic, and what keeps it from being chosen:
 no capacity under the target, no tool calls where the workload needs them, an accuracy below the
-floor, no price; and what makes the evidence thin (few requests, no repeats, an interval that
-reaches below the floor)."""
+floor, an answer quality whose upper 95% bound is below the quality floor, no price; and what makes
+the evidence thin (few requests, no repeats, an interval that reaches below a floor, a floor that
+could not be checked)."""
 
 from __future__ import annotations
 
@@ -29,6 +30,7 @@ class Assessed:
     thin: list[str] = field(default_factory=list)
     caveats: list[str] = field(default_factory=list)
     accuracy: Accuracy | None = None
+    quality: Accuracy | None = None
 
     @property
     def met_target(self) -> bool | None:
@@ -49,6 +51,36 @@ def accuracy_of(backend: BackendSummary) -> Accuracy | None:
         return None
     return Accuracy(accuracy=b.accuracy, ci95=(b.ci95_low, b.ci95_high), cases=b.cases, correct=b.correct,
                     source="BFCL")
+
+
+def quality_of(backend: BackendSummary) -> Accuracy | None:
+    """Answer quality from the quality lane, with its 95% Wilson interval; None when the lane did not run
+    or graded nothing."""
+    q = backend.quality
+    if not q or not q.graded or q.accuracy is None or q.ci95_low is None or q.ci95_high is None:
+        return None
+    return Accuracy(accuracy=q.accuracy, ci95=(q.ci95_low, q.ci95_high), cases=q.graded, correct=q.right,
+                    source="quality lane")
+
+
+def _below_quality_floor(b: Assessed, min_quality: float | None) -> str | None:
+    """The quality floor: a disqualification when even the upper 95% bound is below it; a thin note
+    when the floor could not be checked or the interval straddles it."""
+    q = b.quality
+    if min_quality is None:
+        return None
+    if q is None:
+        b.thin.append(f"{b.name}: answer quality not measured (the quality part did not run or graded nothing), so "
+                      "the quality floor cannot be checked")
+        return None
+    low, high = q.ci95
+    if high < min_quality:
+        return (f"answer quality {q.accuracy:.1%} [{low:.1%}, {high:.1%}] on {q.cases} graded items: even its upper "
+                f"95% bound is below the quality floor {min_quality:.0%}")
+    if low < min_quality:
+        b.thin.append(f"{b.name}: answer quality {q.accuracy:.1%} [{low:.1%}, {high:.1%}] straddles the quality floor "
+                      f"{min_quality:.0%}: more items would tell")
+    return None
 
 
 def _no_capacity(b: Assessed, slo: SloBlock | None) -> str | None:
@@ -127,12 +159,13 @@ def _offer(b: Assessed, slo: SloBlock, prices: Prices, traffic: Traffic) -> None
 
 
 def assess(name: str, info: BackendInfo | None, entry: BackendSummary, prices: Prices, traffic: Traffic,
-           min_accuracy: float | None) -> Assessed:
+           min_accuracy: float | None, min_quality: float | None = None) -> Assessed:
     """What one measured backend offers, and what keeps it from being chosen."""
-    b = Assessed(name, info, entry, accuracy=accuracy_of(entry))
+    b = Assessed(name, info, entry, accuracy=accuracy_of(entry), quality=quality_of(entry))
     slo = entry.slo
     b.level = slo.at_capacity() if slo else None
-    b.disqualified = _no_capacity(b, slo) or _no_tool_calls(b, traffic) or _below_floor(b, min_accuracy)
+    b.disqualified = (_no_capacity(b, slo) or _no_tool_calls(b, traffic) or _below_floor(b, min_accuracy)
+                      or _below_quality_floor(b, min_quality))
     if b.disqualified is None and slo is not None:
         _offer(b, slo, prices, traffic)
     return b

@@ -1,12 +1,18 @@
-"""The recommendation: the cheapest backend that meets the target, the accuracy floor and the
-workload's need for tool calls, at the user's volume; a tie when the monthly costs overlap within
+"""The recommendation: the cheapest backend that meets the target, the accuracy and quality floors and
+the workload's need for tool calls, at the user's volume; a tie when the monthly costs overlap within
 the goodput intervals; not enough evidence when the evidence is thin; and where the answer changes
-(the switch points: an instance added, or a per-token line crossing)."""
+(the switch points: an instance added, or a per-token line crossing).
+
+A catalog backend this run did not measure that could cost less makes the evidence thin, unless the
+user chose the backends (``--backends``, recorded in ``run.json`` ``options.backends``): then the
+choice is among those, and each one left out that could cost less is named as a caveat. A backend
+that answers significantly worse than the quality reference is named in the reasons, with the figure."""
 
 from __future__ import annotations
 
-from typing import Any, Mapping
+from typing import Any, Mapping, Sequence
 
+from ...results.blocks.quality import QualityPair
 from ...results.blocks.recommendation import NotRunOffer, Recommendation, SwitchFigures, SwitchPoint, TargetUsed, \
     Workload
 from ...results.formatting import target as describe_target
@@ -106,16 +112,22 @@ def _none_qualifies(assessed: Mapping[str, Assessed], disqualified: Mapping[str,
     return {"verdict": "none_qualifies", "headline": headline}
 
 
-def _thin(leader: Assessed, lead_cost: float, not_run: Mapping[str, NotRunOffer], traffic: Traffic) -> list[str]:
+def _thin(leader: Assessed, lead_cost: float, not_run: Mapping[str, NotRunOffer], traffic: Traffic,
+          chosen: Sequence[str] | None = None) -> tuple[list[str], list[str]]:
     """Why the evidence is too thin to choose: the leader's own, and each backend not run that could
-    cost less (and could serve the workload)."""
-    thin = list(leader.thin)
+    cost less (and could serve the workload); and the caveats: those of them the user left out of
+    ``--backends`` (``chosen``), which do not stop the choice among the ones chosen."""
+    thin, caveats = list(leader.thin), []
     for n, x in not_run.items():
         low = x.lower_bound_monthly_usd
         if low is not None and low < lead_cost and not (traffic.tool_calls and x.tool_calls is False):
-            thin.append(f"{n} was not run and could cost less here ({x.basis}: from {usd(low)} a month against "
-                        f"{leader.name}'s {usd(lead_cost)})")
-    return thin
+            line = (f"{n} was not run and could cost less here ({x.basis}: from {usd(low)} a month against "
+                    f"{leader.name}'s {usd(lead_cost)})")
+            if chosen is not None and n not in chosen:
+                caveats.append(line.replace(" was not run ", " was not among --backends ", 1))
+            else:
+                thin.append(line)
+    return thin, caveats
 
 
 def _tie(leader: Assessed, runner: Assessed | None, traffic: Traffic) -> str | None:
@@ -145,16 +157,16 @@ def _mix_reason(backends: Mapping[str, BackendSummary], offers: Mapping[str, Ass
 
 
 def _ranked(backends: Mapping[str, BackendSummary], offers: Mapping[str, Assessed], target: TargetUsed, floor: str,
-            not_run: Mapping[str, NotRunOffer], traffic: Traffic) -> dict[str, Any]:
+            not_run: Mapping[str, NotRunOffer], traffic: Traffic, chosen: Sequence[str] | None = None) -> dict[str, Any]:
     """The verdict among the backends that qualify: a choice, a tie, or too thin to choose."""
     volume = traffic.output_tokens_per_month
     ranked = sorted(offers.values(), key=lambda b: (b.offer.monthly(volume, traffic), b.name))  # type: ignore[union-attr]
     leader, runner = ranked[0], (ranked[1] if len(ranked) > 1 else None)
     lead_cost = leader.offer.monthly(volume, traffic)  # type: ignore[union-attr]
-    thin = _thin(leader, lead_cost, not_run, traffic)
+    thin, left_out = _thin(leader, lead_cost, not_run, traffic, chosen)
     tie = _tie(leader, runner, traffic)
     reasons = [money_line(b, traffic) for b in ranked] + ([tie] if tie else [])
-    reasons += [c for b in ranked for c in b.caveats] + _mix_reason(backends, offers, traffic) + thin
+    reasons += [c for b in ranked for c in b.caveats] + _mix_reason(backends, offers, traffic) + left_out + thin
     points, truncated = switch_points([b.offer for b in ranked], traffic, volume * VOLUME_SPAN)  # type: ignore[misc]
     if truncated:
         reasons.append("Switch points beyond the first 20,000 instance steps of a backend were not examined")
@@ -171,29 +183,58 @@ def _ranked(backends: Mapping[str, BackendSummary], offers: Mapping[str, Assesse
             f"cost within their intervals ({usd(lead_cost)} and {usd(runner.offer.monthly(volume, traffic))} a month).")}  # type: ignore[union-attr]
     second = (f"; runner-up {runner.name} at {usd(runner.offer.monthly(volume, traffic))}" if runner  # type: ignore[union-attr]
               else "; no other backend qualifies")
+    among = f" of those chosen with --backends ({', '.join(chosen)})" if chosen is not None else ""
+    caveat = f" Not among them, and could cost less: {', '.join(_names(left_out))}." if left_out else ""
     return {**out, "verdict": "choice", "choice": leader.name, "runner_up": runner.name if runner else None,
-            "headline": f"{leader.name}: the cheapest backend that meets the target ({describe_target(target.model_dump())})"
-                        f"{floor} at {workload}, {usd(lead_cost)} a month{second}."}
+            "headline": f"{leader.name}: the cheapest backend{among} that meets the target "
+                        f"({describe_target(target.model_dump())}){floor} at {workload}, {usd(lead_cost)} a month"
+                        f"{second}.{caveat}"}
 
 
-def recommend(backends: Mapping[str, BackendSummary], run: RunFile) -> tuple[Recommendation, dict[str, dict]]:
+def _names(lines: Sequence[str]) -> list[str]:
+    return [line.split(" ", 1)[0] for line in lines]
+
+
+def quality_reasons(pairs: Sequence[QualityPair], reference: str | None) -> list[str]:
+    """Each backend that answers significantly worse than the quality reference, with the figure; and
+    each pair serving the same weights with the same engine that differs (a fault, not precision)."""
+    out = []
+    for p in pairs:
+        if p.flag:
+            out.append(f"Quality: {p.flag}")
+        if reference is None or p.a != reference or not p.significant or p.difference is None or p.difference >= 0:
+            continue
+        ci = f" [{p.ci95[0] * 100:+.1f}, {p.ci95[1] * 100:+.1f}]" if p.ci95 else ""
+        out.append(f"Quality: {p.b} answers {-p.difference * 100:.1f} points worse than {p.a}, the quality reference "
+                   f"({p.b_accuracy:.1%} against {p.a_accuracy:.1%} on {p.both} paired items, difference "
+                   f"{p.difference * 100:+.1f}{ci} points, McNemar p = {p.mcnemar_p:.2g}; {p.relation})")
+    return out
+
+
+def recommend(backends: Mapping[str, BackendSummary], run: RunFile, quality_pairs: Sequence[QualityPair] = (),
+              quality_reference: str | None = None) -> tuple[Recommendation, dict[str, dict]]:
     """The ``recommendation`` block and the per-backend ``slo`` additions (``{name: {...}}``)."""
     traffic = Traffic.from_dict(run.options.workload)
     min_accuracy = run.options.min_accuracy
+    min_quality = run.options.min_quality if run.options.min_quality is not None else traffic.min_quality
+    chosen = run.options.backends
     infos = {b.name: b for b in run.backends}
     volume = traffic.output_tokens_per_month
-    assessed = {n: assess(n, infos.get(n), e, run.prices, traffic, min_accuracy) for n, e in backends.items()}
+    assessed = {n: assess(n, infos.get(n), e, run.prices, traffic, min_accuracy, min_quality)
+                for n, e in backends.items()}
     bedrock, bedrock_meets = _bedrock_offer(assessed, run.prices, traffic)
     additions = {n: slo_costs(b, traffic, bedrock, bedrock_meets) for n, b in assessed.items() if backends[n].slo}
     not_run = _not_run(run.prices, set(backends), traffic)
     target = _target(backends)
-    floor = f" and the accuracy floor of {min_accuracy:.0%}" if min_accuracy is not None else ""
+    floor = _floors(min_accuracy, min_quality)
     disqualified = {n: b.disqualified for n, b in assessed.items() if b.disqualified}
     rec: dict[str, Any] = {
-        "workload": Workload(**traffic.as_dict()), "min_accuracy": min_accuracy, "target": target,
+        "workload": Workload(**traffic.as_dict()), "min_accuracy": min_accuracy, "min_quality": min_quality,
+        "backends_chosen": list(chosen) if chosen is not None else None, "target": target,
         "choice": None, "runner_up": None, "leader": None, "ranking": [], "switch_points": [], "reasons": [],
         "disqualified": disqualified, "not_run": not_run,
-        "backends": {n: {"accuracy": b.accuracy, "thin": b.thin, "caveats": b.caveats} for n, b in assessed.items()},
+        "backends": {n: {"accuracy": b.accuracy, "quality": b.quality, "thin": b.thin, "caveats": b.caveats}
+                     for n, b in assessed.items()},
         "volume_range": (volume / VOLUME_SPAN, volume * VOLUME_SPAN),
         "curves": cost_curves(backends, run.prices, disqualified, traffic),
     }
@@ -204,5 +245,13 @@ def recommend(backends: Mapping[str, BackendSummary], run: RunFile) -> tuple[Rec
     elif not offers:
         rec.update(_none_qualifies(assessed, disqualified, target, floor, not_run))
     else:
-        rec.update(_ranked(backends, offers, target, floor, not_run, traffic))
+        rec.update(_ranked(backends, offers, target, floor, not_run, traffic, chosen))
+    rec["reasons"] = rec["reasons"] + quality_reasons(quality_pairs, quality_reference)
     return Recommendation(**rec), additions
+
+
+def _floors(min_accuracy: float | None, min_quality: float | None) -> str:
+    """`` and the accuracy floor of 80%`` and the quality floor, for the headline."""
+    floors = ([f"the accuracy floor of {min_accuracy:.0%}"] if min_accuracy is not None else []) + \
+        ([f"the quality floor of {min_quality:.0%}"] if min_quality is not None else [])
+    return "".join(f" and {f}" for f in floors)

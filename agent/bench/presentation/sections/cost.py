@@ -1,9 +1,11 @@
 """The cost section: each backend's price and where it came from, $ per million output tokens per
-concurrency level, and the 24x7 month with the break-even against Bedrock."""
+concurrency level, and the 24x7 month with the break-even against Bedrock; then the bandwidth-ceiling
+section: each backend's decode ceiling from memory bandwidth, the measured decode rate as a share of
+it, and the sources of every device and model figure."""
 
 from __future__ import annotations
 
-from ...results.formatting import MISSING, cell
+from ...results.formatting import MISSING, cell, percent
 from ...results.run import BackendPrice
 from ...results.summary import Summary
 from ..labels import backend_label
@@ -59,10 +61,29 @@ def _monthly(summary: Summary) -> list[str]:
          "Bedrock $/M output at that mix", "break-even output tok/s", "break-even tokens/month"], rows) + [""]
 
 
+CEILING_HEADER = ["backend", "device", "GB/s", "basis", "precision", "GB per step", "ceiling tok/s",
+                  "measured decode p50", "share", "share of whole chip", "note"]
+
+
+def ceiling(summary: Summary) -> list[str]:
+    """The bandwidth-ceiling section."""
+    rows, sources = [], []
+    for n, b in summary.backends.items():
+        c = b.ceiling
+        rows.append([backend_label(summary, n), c.device or MISSING, cell(c.bandwidth_gb_s, 0),
+                     c.bandwidth_basis or MISSING, c.precision or MISSING, cell(c.bytes_per_step_gb, 2),
+                     cell(c.ceiling_tok_per_s), cell(c.measured_decode_tok_per_s), percent(c.share),
+                     percent(c.chip_share), c.reason or ""])
+        sources += [s for s in c.sources if s not in sources]
+    return (["## Bandwidth ceiling", ""] + table(CEILING_HEADER, rows) + ["", "Sources:", ""]
+            + [f"- {s}" for s in sources] + [""])
+
+
 def section(summary: Summary) -> list[str]:
+    """The cost section, then the bandwidth-ceiling section."""
     out = ["## Cost", ""] + _prices(summary)
     rows = [[backend_label(summary, n), lv.concurrency, cell(lv.output_tok_per_s), cell(lv.usd_per_m_output, 3)]
             for n, b in summary.backends.items() for lv in b.cost.per_concurrency]
     if rows:
         out += table(["backend", "concurrency", "output tok/s", "$ per M output tokens"], rows) + [""]
-    return out + _monthly(summary)
+    return out + _monthly(summary) + ceiling(summary)

@@ -59,6 +59,13 @@ def workload_lines(rec: Recommendation) -> list[str]:
     floor = rec.min_accuracy
     lines.append("- **Accuracy floor**: " + (f"{floor:.0%} tool-calling accuracy (BFCL)." if floor is not None
                                               else "none (`--min-accuracy` not given)."))
+    quality = rec.min_quality
+    lines.append("- **Quality floor**: " + (f"{quality:.0%} answer quality on the quality lane (a backend whose upper "
+                                             "95% bound is below it is disqualified)." if quality is not None
+                                             else "none (`--min-quality` not given)."))
+    if rec.backends_chosen is not None:
+        lines.append(f"- **Backends**: chosen with `--backends` ({', '.join(rec.backends_chosen)}): the choice is "
+                     "among them; one left out that could cost less is named below.")
     return lines
 
 
@@ -74,6 +81,7 @@ def _status(rec: Recommendation, name: str) -> str:
 def _row(rec: Recommendation, name: str, b: BackendSummary) -> list[str]:
     slo = b.slo
     acc = rec.backends[name].accuracy if name in rec.backends else None
+    quality = rec.backends[name].quality if name in rec.backends else None
     level = slo.at_capacity() if slo else None
     monthly = slo.monthly_usd if slo else None
     be = slo.break_even_vs_bedrock if slo else None
@@ -97,6 +105,8 @@ def _row(rec: Recommendation, name: str, b: BackendSummary) -> list[str]:
         MISSING if not monthly else usd(monthly.at_workload) + bracket(monthly.at_workload_ci95, 2, "$"),
         be_text,
         MISSING if not acc else f"{acc.accuracy:.0%} [{acc.ci95[0]:.0%}, {acc.ci95[1]:.0%}] n={acc.cases}",
+        MISSING if not quality else f"{quality.accuracy:.0%} [{quality.ci95[0]:.0%}, {quality.ci95[1]:.0%}] "
+                                    f"n={quality.cases}",
     ]
 
 
@@ -113,7 +123,7 @@ def section(summary: Summary) -> list[str]:
     header = ["backend", "status", "SLO capacity (concurrency)", "goodput output tok/s at capacity [95% CI] (n)",
               "$/M output at the target [95% CI]", "instances for the peak", "$/month 24x7, one instance",
               "$/month at this workload [95% CI]", f"break-even against Bedrock{bedrock_tier(summary)}",
-              "tool-calling accuracy [95% CI]"]
+              "tool-calling accuracy [95% CI]", "answer quality [95% CI]"]
     out += table(header, [_row(rec, n, b) for n, b in summary.backends.items()]) + [""]
     if rec.switch_points:
         out += ["Where the answer changes (the cheapest qualifying backend, by monthly volume):", ""]

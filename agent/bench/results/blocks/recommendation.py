@@ -20,6 +20,8 @@ class Workload(Frozen):
     peak_output_tok_per_s: float
     source: str
     defaulted: list[str]
+    min_quality: float | None = None
+    """The answer-quality floor the workload file or option gave (``min_quality``)."""
 
 
 class TargetUsed(Frozen):
@@ -77,6 +79,8 @@ class Assessment(Frozen):
     accuracy: Accuracy | None
     thin: list[str]
     caveats: list[str]
+    quality: Accuracy | None = None
+    """Answer quality on the quality lane, with its 95% Wilson interval; None when the lane did not run."""
 
 
 class CostCurve(Frozen):
@@ -108,6 +112,12 @@ class CostCurve(Frozen):
 class Recommendation(Frozen):
     workload: Workload
     min_accuracy: float | None
+    min_quality: float | None = None
+    """The answer-quality floor (``--min-quality`` or the workload's ``min_quality``): a backend whose
+    quality's upper 95% bound is below it is disqualified."""
+    backends_chosen: list[str] | None = None
+    """The backends the user chose (``--backends``): the choice is among them, and the ones left out
+    that could cost less are caveats, not missing evidence."""
     target: TargetUsed | None
     verdict: Literal["choice", "tie", "too_thin", "none_qualifies", "not_measured"]
     choice: str | None
