@@ -12,13 +12,13 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Awaitable, Callable, Mapping, Sequence
 
-from rigs import utc
 
 from ..clients.base import BackendClient
 from ..clients.reply import ChatRequest, Reply, Tool
 from ..tasks.bfcl_cases import PINNED_VERSION, BfclUnavailableError, Case, installed_version, sample_cases
 from ..tasks.bfcl_tools import parameters, tool_name
 from .inflight import in_flight
+from .replies import reply_fields
 
 if TYPE_CHECKING:
     from ...backends import Backend
@@ -58,23 +58,12 @@ def case_record(b: Backend, client: BackendClient, request: ChatRequest, case: C
         "case": case.id,
         "category": case.category,
         "seed": seed,
-        "started": utc.iso_millis(utc.at_epoch(reply.wall_sent)),
-        "interface": client.interface(request),
         "constrained": client.constrained,
         "messages": case.messages,
         "functions": case.functions,
         "ground_truth": case.ground_truth,
         "calls": reply.calls,
-        "text": reply.text,
-        "finish_reason": reply.finish_reason,
-        "status": reply.status,
-        "request_id": reply.request_id,
-        "error": reply.error,
-        "prompt_tokens": reply.prompt_tokens,
-        "output_tokens": reply.completion_tokens,
-        "seconds": round(reply.seconds, 4),
-        "streamed": reply.streamed,
-        "resends": reply.reconnects,
+        **reply_fields(client, request, reply),
     }
 
 

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Awaitable, Callable, Mapping, Sequence
 
-from rigs import utc
 
 from ..clients.base import BackendClient
 from ..clients.reply import ChatRequest, Reply
@@ -21,6 +20,7 @@ from ..tasks.quality import lane
 from ..tasks.quality.gym import QualityUnavailableError
 from ..tasks.quality.items import MAX_TOKENS, SYSTEM_PROMPT, Item
 from .inflight import in_flight
+from .replies import reply_fields
 
 if TYPE_CHECKING:
     from ...backends import Backend
@@ -64,21 +64,7 @@ def item_record(b: Backend, client: BackendClient, request: ChatRequest, item: I
                 reply: Reply) -> dict[str, Any]:
     """One item's record: the item as sent (messages with the system turn, cap, reference, grading)
     and what came back."""
-    return {
-        **_item_fields(b, item, seed, version),
-        "started": utc.iso_millis(utc.at_epoch(reply.wall_sent)),
-        "interface": client.interface(request),
-        "text": reply.text,
-        "finish_reason": reply.finish_reason,
-        "status": reply.status,
-        "request_id": reply.request_id,
-        "error": reply.error,
-        "prompt_tokens": reply.prompt_tokens,
-        "output_tokens": reply.completion_tokens,
-        "seconds": round(reply.seconds, 4),
-        "streamed": reply.streamed,
-        "resends": reply.reconnects,
-    }
+    return {**_item_fields(b, item, seed, version), **reply_fields(client, request, reply)}
 
 
 def not_sent_record(b: Backend, item: Item, seed: int, version: str) -> dict[str, Any]:
