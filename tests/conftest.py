@@ -29,6 +29,29 @@ for key in ("COLUMNS", "LINES"):
     os.environ.pop(key, None)
 
 
+LONGEST_FIRST = (
+    "tests/e2e/test_cdk_against_moto.py",
+    "tests/e2e/test_rehearse_offline.py",
+    "tests/e2e/test_rehearse_interrupted.py",
+    "tests/agent/bench/test_local_rig_e2e.py",
+    "tests/agent/bench/test_bfcl_local_rig.py",
+    "tests/stacks/test_checkov.py",
+)
+"""The files that take longest (``--durations`` in ``scripts/test`` shows them), longest first."""
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Run the longest files first: ``scripts/test`` has pytest-xdist hand out files in collection order
+    (``--no-loadscope-reorder``), so the long ones start at once, on both workers, and the short ones
+    fill in around them; last, one would hold a worker while the other idles."""
+
+    def rank(item: pytest.Item) -> int:
+        path = item.nodeid.split("::", 1)[0]
+        return LONGEST_FIRST.index(path) if path in LONGEST_FIRST else len(LONGEST_FIRST)
+
+    items.sort(key=rank)
+
+
 def synth(outdir: Path, context: dict | None = None) -> Path:
     """Synthesize the whole app into ``outdir`` and return it."""
     from app import build_app

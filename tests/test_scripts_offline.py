@@ -136,7 +136,7 @@ def test_setup_without_node_says_what_to_install(tmp_path: Path) -> None:
                            "Node.js 22 (https://nodejs.org/en/download) and rerun\n")
 
 
-@pytest.mark.parametrize("script", ["cdk", "env.sh", "check-node", "setup"])
+@pytest.mark.parametrize("script", ["cdk", "env.sh", "check-node", "setup", "test"])
 def test_wrapper_scripts_are_shellcheck_clean(script: str) -> None:
     result = subprocess.run([str(SHELLCHECK), "-x", "--severity=style", f"scripts/{script}"],
                             capture_output=True, text=True, cwd=PROJECT_DIR)

@@ -88,7 +88,11 @@ class CdkCli:
         return self._run(args + list(self.extra_args), log)
 
     def bootstrap(self, environments: Sequence[str], log: Path) -> CdkResult:
-        return self._run([self.cdk, "bootstrap", *environments], log)
+        """The CLI synthesizes the app before it bootstraps; into a folder beside the log, not the project's
+        ``cdk.out``, where another command of the CLI synthesizing at the same time would make it fail
+        ("Another CLI ... is currently synthing to cdk.out")."""
+        return self._run([self.cdk, "bootstrap", *environments, "--output", str(log.parent / "cdk.out-bootstrap")],
+                         log)
 
 
 _ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")

@@ -38,7 +38,7 @@ import pytest
 
 from tests.conftest import PROJECT_DIR
 
-pytestmark = pytest.mark.timeout(900)
+pytestmark = [pytest.mark.e2e, pytest.mark.timeout(900)]
 
 ACCOUNT = "123456789012"
 REGIONS = ("us-east-1", "us-east-2", "us-west-1", "us-west-2")
@@ -155,14 +155,18 @@ def test_everything_against_moto_with_the_real_cdk_cli(moto, env, tmp_path):
     foreign = make_foreign(endpoint)
 
     # 3. bootstrap and preflight
-    bootstrap = run([CDK, "bootstrap", *(f"aws://{ACCOUNT}/{r}" for r in RIG_REGIONS)], env)
+    # Each command of the CLI gets its own --output: the CLI refuses to synthesize into a folder another
+    # test's CLI is synthesizing into (the project's cdk.out).
+    bootstrap = run([CDK, "bootstrap", *(f"aws://{ACCOUNT}/{r}" for r in RIG_REGIONS), "--output",
+                     str(tmp_path / "bootstrap.out")], env)
     assert bootstrap.returncode == 0, bootstrap.stderr[-2000:]
     # The CLI's AWS SDK announces, on Node before 22, that its releases after January 2027 need Node 22;
     # ./scripts/cdk (scripts/env.sh) turns that notice off, the CLI run directly shows it.
     assert "NodeVersionSupportWarning" not in bootstrap.stderr
     if int(subprocess.run(["node", "-p", "process.versions.node.split('.')[0]"], capture_output=True,
                           text=True).stdout) < 22:
-        direct = run([str(PROJECT_DIR / "node_modules" / ".bin" / "cdk"), "bootstrap", f"aws://{ACCOUNT}/us-east-2"],
+        direct = run([str(PROJECT_DIR / "node_modules" / ".bin" / "cdk"), "bootstrap", f"aws://{ACCOUNT}/us-east-2",
+                      "--output", str(tmp_path / "direct.out")],
                      {k: v for k, v in env.items() if k != "AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED"})
         assert direct.returncode == 0 and "NodeVersionSupportWarning" in direct.stderr
     preflight = rigs("preflight", env=env)
@@ -275,7 +279,7 @@ def test_everything_against_moto_with_the_real_cdk_cli(moto, env, tmp_path):
         destroy = run([CDK, "destroy", "--all", "--force", "--output", str(cdk_out)], env)
     assert destroy.returncode == 0, destroy.stderr[-2000:]
     assert our_stacks(endpoint) == {}
-    again = run([CDK, "destroy", "--all", "--force"], env)  # nothing is deployed: nothing is "destroyed"
+    again = run([CDK, "destroy", "--all", "--force", "--output", str(cdk_out)], env)  # nothing is deployed: nothing is "destroyed"
     assert again.returncode == 0 and "nothing to destroy" in again.stderr and "destroyed" not in again.stdout
 
     # 9. moto leaks each base stack's VPC with its route tables and gateway (DependencyViolation,

@@ -5,8 +5,8 @@ moto's account with the real CDK CLI, runs doctor and preflight, deploys g6, inf
 parallel (g6 has no capacity in us-east-2, so it fails over to us-east-1), benchmarks them through the
 agent's discovery with the local rig behind the relay and the SageMaker runtime, moves g6 and SageMaker
 to their big variant and benchmarks again, destroys exactly what it created, and checks that nothing of
-ours is left billing; then an interrupt in the middle of the benchmark, which must still end with nothing
-left. No process the rehearsal started may outlive it.
+ours is left billing. No process the rehearsal started may outlive it. (An interrupt in the middle of
+the benchmark: ``test_rehearse_interrupted.py``.)
 
 Small benchmark options keep the suite's time down (``--runs 1 --demos chat``); a user's rehearsal runs
 the agent's defaults.
@@ -15,71 +15,19 @@ the agent's defaults.
 from __future__ import annotations
 
 import json
-import os
-import signal
-import subprocess
-import sys
-import time
 from pathlib import Path
 
 import pytest
 
 from tests.agent.conftest import alive, require_local_rig
-from tests.conftest import PROJECT_DIR
 
-pytestmark = pytest.mark.timeout(900)
+from .rehearsal import rehearse, timeline_of
+
+pytestmark = [pytest.mark.e2e, pytest.mark.timeout(900)]
 
 SMALL_MODEL = "xbill9/gemma-4-E2B-it-qat-q4_0-w4a16-ct-text-emb4"
 BIG_MODEL = "google/gemma-4-12B-it-qat-w4a16-ct"
 EVENTS = ("deploy_start", "instance_launched", "instance_running", "ssm_online", "ready", "first_answer", "destroyed")
-
-
-def descendants(root: int) -> set[int]:
-    """Every process below ``root`` now (children run in sessions of their own, but keep their parent)."""
-    parents: dict[int, int] = {}
-    for entry in Path("/proc").iterdir():
-        if entry.name.isdigit():
-            try:
-                fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
-            except OSError:
-                continue
-            parents[int(entry.name)] = int(fields[1])
-    found, frontier = set(), {root}
-    while frontier:
-        frontier = {pid for pid, parent in parents.items() if parent in frontier} - found
-        found |= frontier
-    return found
-
-
-def environment(home: Path) -> dict[str, str]:
-    env = {key: value for key, value in os.environ.items() if not key.startswith("AWS_")}
-    env.update(COLUMNS="160", CI="true", HOME=str(home))
-    return env
-
-
-def rehearse(args: list[str], tmp_path: Path, interrupt_when: Path | None = None) -> tuple[int, str, set[int]]:
-    """Run the command; return its exit status, its output, and every process it started along the way."""
-    log = tmp_path / "rehearse.out"
-    seen: set[int] = set()
-    with log.open("w") as out:
-        process = subprocess.Popen([sys.executable, "-m", "rigs", "rehearse", *args], cwd=PROJECT_DIR,
-                                   stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT,
-                                   env=environment(tmp_path))
-        interrupted = False
-        while process.poll() is None:
-            seen |= descendants(process.pid)
-            if interrupt_when is not None and not interrupted and interrupt_when.exists() and \
-                    interrupt_when.read_text().strip():
-                process.send_signal(signal.SIGINT)
-                interrupted = True
-            time.sleep(0.5)
-    text = log.read_text()
-    print(text[-6000:])
-    return process.returncode, text, seen
-
-
-def timeline_of(evidence: Path) -> dict:
-    return json.loads((evidence / "timeline.json").read_text())
 
 
 def test_offline_rehearsal_with_a_failover_and_the_big_model_leaves_nothing(tmp_path: Path) -> None:
@@ -140,29 +88,4 @@ def test_offline_rehearsal_with_a_failover_and_the_big_model_leaves_nothing(tmp_
         records = [json.loads(line) for line in (evidence / folder / "requests.jsonl").read_text().splitlines()]
         assert {r["backend"] for r in records if not r.get("error")} == set(backends)
     assert "InsufficientInstanceCapacity" in (evidence / "up" / "up.log").read_text()
-    assert started and alive(started) == set()
-
-
-def test_an_interrupt_in_the_benchmark_still_destroys_everything(tmp_path: Path) -> None:
-    require_local_rig()
-    evidence = tmp_path / "evidence"
-    code, out, started = rehearse(["g6", "--offline", "--yes", "--bench-options=--runs 500 --demos chat",
-                                   "--evidence", str(evidence)], tmp_path,
-                                  interrupt_when=evidence / "bench" / "requests.jsonl")
-    assert code == 130
-    assert "benchmark interrupted: it stops and writes what it measured" in out
-    assert "interrupted: cleaning up everything this rehearsal created" in out
-    assert "nothing of ours left billing in us-east-1, us-east-2, us-west-1, us-west-2" in out
-    timeline = timeline_of(evidence)
-    (g6,) = timeline["phases"]
-    assert g6["rig"] == "g6" and g6["first_answer"] and g6["destroyed"]
-    assert timeline["left"]["billing"] == [] and timeline["left"]["stacks"] == {}
-    assert timeline["interrupted"].startswith("interrupted during the benchmark (small model) at ")
-    assert timeline["interrupted"].endswith("the clean-up then destroyed everything the rehearsal created")
-    assert (evidence / "TIMELINE.md").read_text().startswith("# Rehearsal timeline (offline: a rehearsal of the "
-                                                              "flow, not of the hardware) (interrupted)")
-    run = json.loads((evidence / "bench" / "run.json").read_text())
-    assert run["interrupted"] is True
-    requests = (evidence / "bench" / "requests.jsonl").read_text().splitlines()
-    assert 0 < len(requests) < 2 * 501  # stopped part-way
     assert started and alive(started) == set()

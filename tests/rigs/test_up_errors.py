@@ -17,7 +17,7 @@ from moto import mock_aws
 from rigs import aws, placement
 from rigs.catalog import load_catalog
 from rigs.placement import Candidate
-from rigs.deploy.cdk_cli import CdkResult, cli_failure
+from rigs.deploy.cdk_cli import CdkCli, CdkResult, cli_failure
 from rigs.deploy.up import Up, UpSettings
 from rigs.deploy.watch import WatchSettings
 
@@ -128,3 +128,15 @@ def test_bootstrap_failure_shows_the_cli_error(tmp_path: Path) -> None:
     assert failure is not None and failure.kind == aws.CREDENTIALS
     assert failure.message == ("cdk bootstrap failed: ExpiredToken: The security token included in the request is "
                                f"expired (log: {tmp_path / 'ev' / 'cdk-bootstrap.log'})")
+
+
+def test_bootstrap_synthesizes_beside_its_log_not_into_the_projects_cdk_out(tmp_path: Path) -> None:
+    """The CLI synthesizes the app before it bootstraps, and refuses to while another of its commands
+    synthesizes into the same folder: two `rigs up` (or rehearsals) at once must not share cdk.out."""
+    recorder = tmp_path / "cdk"
+    recorder.write_text('#!/bin/sh\nprintf "%s\\n" "$@"\n')
+    recorder.chmod(0o755)
+    log = tmp_path / "run" / "cdk-bootstrap.log"
+    assert CdkCli(cdk=str(recorder)).bootstrap(["aws://123456789012/us-east-2"], log).returncode == 0
+    assert log.read_text().splitlines()[1:] == ["bootstrap", "aws://123456789012/us-east-2",
+                                                "--output", str(tmp_path / "run" / "cdk.out-bootstrap")]

@@ -39,10 +39,12 @@ def test_cli_is_configured_not_to_reach_the_internet():
     assert "CDK_DISABLE_VERSION_CHECK=1" in env_script
 
 
-def test_cdk_list_prints_every_stack_offline(stack_regions):
+def test_cdk_list_prints_every_stack_offline(stack_regions, tmp_path):
     env = {**os.environ, "CDK_DISABLE_VERSION_CHECK": "1", "CDK_DISABLE_CLI_TELEMETRY": "true"}
     env.pop("AWS_ENDPOINT_URL", None)
-    result = subprocess.run([str(PROJECT_DIR / "scripts" / "cdk"), "list"], cwd=PROJECT_DIR, env=env,
+    # its own --output: the CLI refuses to synthesize into a folder another test's CLI is synthesizing into
+    result = subprocess.run([str(PROJECT_DIR / "scripts" / "cdk"), "list", "--output", str(tmp_path / "cdk.out")],
+                            cwd=PROJECT_DIR, env=env,
                             capture_output=True, text=True, timeout=180)
     assert result.returncode == 0, result.stderr[-2000:]
     assert sorted(result.stdout.split()) == sorted(stack_regions)

@@ -17,6 +17,7 @@ from agent.bench.grading.bfcl_grading import OUTCOMES
 from .conftest import make_options
 
 
+@pytest.mark.e2e
 @pytest.mark.timeout(900)  # a CPU-served model on a shared 2-core machine: about 10 s per case when busy
 def test_bfcl_on_the_local_rig_completes_and_is_labelled_constrained(local_rig, tmp_path):
     out = tmp_path / "out"

@@ -15,7 +15,7 @@ from agent.bench.command import evidence
 from agent.bench.presentation import report
 from agent.bench.analysis import summary
 
-pytestmark = pytest.mark.local_rig
+pytestmark = [pytest.mark.e2e, pytest.mark.local_rig]
 
 
 @pytest.mark.timeout(900)  # a CPU-served model on a shared 2-core machine: minutes when others are busy
