@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import threading
+import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Iterator
@@ -161,3 +162,12 @@ def descendants(pid: int) -> set[int]:
 def alive(pids: set[int]) -> set[int]:
     """The pids that still run (zombies waiting to be reaped do not count)."""
     return {pid for pid in pids if (stat := _stat(pid)) is not None and stat[0] != "Z"}
+
+
+def alive_after(pids: set[int], seconds: float = 5) -> set[int]:
+    """The pids still running ``seconds`` after the call, or none sooner: a killed process's children are
+    signalled, reparented and reaped asynchronously, so one may outlive its leader's exit by moments."""
+    deadline = time.monotonic() + seconds
+    while alive(pids) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    return alive(pids)

@@ -17,7 +17,7 @@ from agent.local_rig import free_port
 
 from tests.fake_tools import AWS_CLI_V1, AWS_CLI_V2, PLUGIN, tools
 
-from .conftest import ChatServer, alive, descendants
+from .conftest import ChatServer, alive_after, descendants
 
 
 def test_ssm_command() -> None:
@@ -101,7 +101,7 @@ def test_open_waits_for_a_real_answer_then_reopens_after_a_drop(chat_server: Cha
         assert forward.pid != first and forward.reopens == 1
         assert "exited with status 137" in (forward.last_drop or "")
         second = forward.pid
-    assert alive({first, second, helper}) == set()
+    assert alive_after({first, second, helper}) == set()
     with pytest.raises(urllib.error.URLError) as refused:
         chat_once(forward.base_url, "m", timeout_s=2)
     assert "refused" in describe_error(refused.value)
@@ -118,7 +118,7 @@ def test_close_stops_every_forward_even_after_an_error(chat_server: ChatServer) 
                 forwards_seen.append(forward.pid)
             raise RuntimeError("boom")
     assert len(forwards_seen) == 2
-    assert alive(set(forwards_seen)) == set()
+    assert alive_after(set(forwards_seen)) == set()
 
 
 def test_closed_forward_cannot_be_reopened(chat_server: ChatServer) -> None:

@@ -15,7 +15,7 @@ import pytest
 
 from agent.local_rig import free_port
 
-from .conftest import ChatServer, alive, descendants
+from .conftest import ChatServer, alive_after, descendants
 
 PROJECT = Path(__file__).resolve().parents[2]
 
@@ -77,10 +77,8 @@ def _interrupt_and_check(process: subprocess.Popen, sig: signal.Signals, expecte
         code = process.wait(timeout=30)
     finally:
         process.kill()
-    deadline = time.monotonic() + 5  # orphans are reparented and reaped asynchronously
-    while alive(children) and time.monotonic() < deadline:
-        time.sleep(0.05)
-    assert alive(children) == set(), f"left behind: {alive(children)}"
+    left = alive_after(children)
+    assert left == set(), f"left behind: {left}"
     return code
 
 

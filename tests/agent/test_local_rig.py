@@ -32,7 +32,7 @@ from agent.bench.clients.constrained import _tool_choice_schema
 from agent.reach.probe import chat_once
 
 from . import conftest as agent_conftest
-from .conftest import alive, require_local_rig
+from .conftest import alive_after, require_local_rig
 
 PROJECT = Path(__file__).resolve().parents[2]
 TOOL_CALL_TEMPLATE = Path(__file__).with_name("data") / "tool_call_template.jinja"
@@ -333,7 +333,7 @@ def test_stopped_after_an_error_inside_the_block(tmp_path: Path) -> None:
         with local_rig_process(log_dir=tmp_path) as rig:
             pid, port = rig.pid, int(rig.base_url.split(":")[2].split("/")[0])
             raise RuntimeError("benchmark failed")
-    assert alive({pid}) == set()
+    assert alive_after({pid}) == set()
     with pytest.raises(ConnectionRefusedError):  # nothing listens there any more
         socket.create_connection(("127.0.0.1", port), timeout=5).close()
     log = (tmp_path / "llama-server.log").read_text()

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.agent.conftest import alive, require_local_rig
+from tests.agent.conftest import alive_after, require_local_rig
 
 from .rehearsal import rehearse, timeline_of
 
@@ -42,4 +42,4 @@ def test_an_interrupt_in_the_benchmark_still_destroys_everything(tmp_path: Path)
     assert run["interrupted"] is True
     requests = (evidence / "bench" / "requests.jsonl").read_text().splitlines()
     assert 0 < len(requests) < 2 * 501  # stopped part-way
-    assert started and alive(started) == set()
+    assert started and alive_after(started) == set()

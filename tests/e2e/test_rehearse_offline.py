@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.agent.conftest import alive, require_local_rig
+from tests.agent.conftest import alive_after, require_local_rig
 
 from .rehearsal import rehearse, timeline_of
 
@@ -88,4 +88,4 @@ def test_offline_rehearsal_with_a_failover_and_the_big_model_leaves_nothing(tmp_
         records = [json.loads(line) for line in (evidence / folder / "requests.jsonl").read_text().splitlines()]
         assert {r["backend"] for r in records if not r.get("error")} == set(backends)
     assert "InsufficientInstanceCapacity" in (evidence / "up" / "up.log").read_text()
-    assert started and alive(started) == set()
+    assert started and alive_after(started) == set()

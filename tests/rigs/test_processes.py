@@ -11,7 +11,7 @@ import time
 from pathlib import Path
 
 from rigs.processes import Running, spawn, stop
-from tests.agent.conftest import alive, descendants
+from tests.agent.conftest import alive_after, descendants
 
 
 def wait_for_children(process: subprocess.Popen, count: int) -> set[int]:
@@ -35,7 +35,7 @@ def test_a_group_that_ignores_the_first_signal_is_killed_after_the_grace():
     tree = wait_for_children(process, 1)
     started = time.monotonic()
     assert stop(process, signal.SIGINT, grace_s=0.5) == -signal.SIGKILL
-    assert time.monotonic() - started < 5 and alive(tree) == set()
+    assert time.monotonic() - started < 5 and alive_after(tree) == set()
 
 
 def test_an_interrupt_reaches_every_command_in_flight_at_once():
@@ -67,7 +67,7 @@ def test_stop_takes_the_whole_guarded_group():
     tree = wait_for_children(process, 3)  # the guard is a Python process: slow to start on a loaded machine
     assert len(tree) >= 4  # guard, sh, 2 sleeps
     stop(process)
-    assert alive(tree) == set()
+    assert alive_after(tree) == set()
 
 
 def test_leftovers_of_a_helper_that_exits_are_cleared():
@@ -76,10 +76,7 @@ def test_leftovers_of_a_helper_that_exits_are_cleared():
     time.sleep(0.1)
     tree = descendants(process.pid)
     assert process.wait(timeout=10) in (3, -9)  # -9: the guard cleared the group, itself included
-    deadline = time.monotonic() + 5
-    while alive(tree) and time.monotonic() < deadline:
-        time.sleep(0.05)
-    assert alive(tree) == set()
+    assert alive_after(tree) == set()
 
 
 def test_exit_status_passes_through_the_guard():

@@ -290,7 +290,7 @@ def test_a_second_interrupt_says_what_is_still_up_and_the_commands_that_remove_i
 
 def test_an_interrupt_while_destroying_stops_the_destroy_command_and_says_what_is_left(tmp_path: Path):
     """The second Ctrl-C arrives while ``cdk destroy`` runs: that command is stopped, not left behind."""
-    from tests.agent.conftest import alive
+    from tests.agent.conftest import alive_after
 
     started = tmp_path / "pid"
     fake_cdk = tmp_path / "cdk"
@@ -307,7 +307,7 @@ def test_an_interrupt_while_destroying_stops_the_destroy_command_and_says_what_i
     threading.Thread(target=interrupt, daemon=True).start()
     with pytest.raises(KeyboardInterrupt):
         destroyer.destroy({"InferenceG6": ["us-east-1"]})
-    assert alive({int(started.read_text())}) == set()
+    assert alive_after({int(started.read_text())}) == set()
     assert destroyer.left == {"InferenceG6": ["us-east-1"]}
 
 
