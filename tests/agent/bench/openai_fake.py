@@ -49,6 +49,9 @@ class Answer:
         first_delay_s: Pause before the first content chunk.
         chunk_delay_s: Pause before each later content chunk (a whole reply comes after all the pauses).
         sse: False: a whole reply even to a streamed request (a server without SSE).
+        id: The reply's ``id`` (a client takes it as the request id where no header gives one).
+        model: The reply's ``model``.
+        headers: More response headers (``x-request-id``).
         status: The HTTP status of a ``body``.
         body: Sent as it is, as JSON (with ``status``), instead of a chat completion.
         drop: Close the connection without answering.
@@ -92,17 +95,16 @@ class Answer:
 
     def tool_deltas(self) -> list[dict[str, Any]]:
         """The streamed deltas that carry the tool calls."""
-        calls = [{"index": i, **call.wire()} for i, call in enumerate(self.tool_calls)]
         if not self.split_tool_calls:
-            return [{"tool_calls": calls}] if calls else []
-        deltas = []
-        for call in calls:
-            args = call["function"]["arguments"]
-            half = len(args) // 2
-            deltas.append({"tool_calls": [{**call, "function": {"name": call["function"]["name"], "arguments": ""}}]})
-            deltas += [{"tool_calls": [{"index": call["index"], "function": {"arguments": piece}}]}
-                       for piece in (args[:half], args[half:])]  # fmt: skip
-        return deltas
+            whole = [{"index": i, **call.wire()} for i, call in enumerate(self.tool_calls)]
+            return [{"tool_calls": whole}] if whole else []
+        pieces = []
+        for i, call in enumerate(self.tool_calls):
+            half = len(call.arguments) // 2
+            pieces += [{"index": i, **call._replace(arguments="").wire()},
+                       {"index": i, "function": {"arguments": call.arguments[:half]}},
+                       {"index": i, "function": {"arguments": call.arguments[half:]}}]
+        return [{"tool_calls": [piece]} for piece in pieces]
 
 
 def words(text: str) -> list[str]:
@@ -171,7 +173,6 @@ class Policy(Protocol):
 
     async def answer(self, request: web.Request, body: dict[str, Any], n: int) -> web.StreamResponse:
         """Answer ``request`` (its JSON ``body``), the server's ``n``-th chat request (from 1)."""
-        ...
 
 
 class FakeOpenAI(LoopbackServer):
