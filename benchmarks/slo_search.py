@@ -45,10 +45,11 @@ def _backend(stack: ExitStack, rig: str, slots: int, out: Path) -> Any:
 
         return stack.enter_context(local_rig_process(log_dir=out / "logs")).backend()
     from agent.backends import Backend
-    from tests.agent.bench.paced import Pace, RunningPaced
+    from tests.agent.bench.openai_fake import FakeOpenAI
+    from tests.agent.bench.paced import Pace
 
     # About the local rig's pace at one request in flight (TTFT ~20 ms, ~80 tok/s), with its 4 slots.
-    server = stack.enter_context(RunningPaced(Pace(slots=slots, ttft_s=0.02, tpot_s=0.0125, tokens=100)))
+    server = stack.enter_context(FakeOpenAI(Pace(slots=slots, ttft_s=0.02, tpot_s=0.0125, tokens=100)))
     return Backend(name="paced", label="paced test server", kind="openai", model_id="paced", tool_calls=False,
                    base_url=server.base_url)
 

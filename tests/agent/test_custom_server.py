@@ -20,7 +20,8 @@ from agent.plan import make_plan
 from rigs.catalog import load_catalog
 
 from .bench.conftest import make_options
-from .bench.fakes import RunningFake, Script
+from .bench.openai_fake import FakeOpenAI
+from .bench.scripted import Script
 from .conftest import ChatServer, _ChatHandler
 from .test_plan import found_g6
 from .test_run import FakeRunner, _stub_ssm_online, aws, no_aws  # noqa: F401 (aws and no_aws are fixtures)
@@ -112,7 +113,7 @@ def test_list_shows_the_custom_label(no_aws, fake_runner, models_server, capsys)
 
 def _run(tmp_path: Path, instance_type: str | None) -> tuple[dict[str, Any], str]:
     """A chat run on a fake server given as G6_URL (with G6_INSTANCE_TYPE when ``instance_type``)."""
-    with RunningFake(Script(chunk_delay_s=0.001)) as fake:
+    with FakeOpenAI(Script(chunk_delay_s=0.001)) as fake:
         b = identify(custom_backend(CATALOG.get("g6"), "G6", fake.base_url, None, instance_type))
         out = tmp_path / "out"
         runner.run([b], make_options("--runs", "2", "--demos", "chat"), out, None)

@@ -22,7 +22,8 @@ from agent.bench.clients.constrained import ConstrainedToolModel
 from agent.bench.clients.pool import ClientPool
 from agent.bench.clients.sagemaker import sagemaker_usage_needs_patch, tolerate_vllm_usage
 
-from .bench.fakes import RunningFake, Script
+from .bench.openai_fake import FakeOpenAI
+from .bench.scripted import Script
 
 VLLM_USAGE = {"prompt_tokens": 5, "completion_tokens": 3, "total_tokens": 8, "prompt_tokens_details": None,
               "completion_tokens_details": None}
@@ -57,7 +58,7 @@ class TestOpenAI:
     def test_one_shared_client_for_every_request(self, monkeypatch):
         built = count_client_builds(monkeypatch)
         script = Script(tool_call=("count_ids", {"op": ">=", "value": 10}), final="There are 8.")
-        with RunningFake(script) as fake:
+        with FakeOpenAI(script) as fake:
 
             async def go():
                 async with ClientPool([openai_backend(fake.base_url)]) as pool:
@@ -174,7 +175,7 @@ def constrained_script(body):
 
 class TestConstrained:
     def test_first_turn_is_a_schema_constrained_choice_then_plain_text(self):
-        with RunningFake(Script(choose=constrained_script)) as fake:
+        with FakeOpenAI(Script(choose=constrained_script)) as fake:
             local = openai_backend(fake.base_url, tool_calls=False, constrained_tools=True)
 
             async def go():
@@ -201,7 +202,7 @@ class TestConstrained:
         assert answer.strip() == "There are 7 ids."
 
     def test_unparseable_choice_becomes_text(self):
-        with RunningFake(Script(choose=lambda b: Script(text="not json"))) as fake:
+        with FakeOpenAI(Script(choose=lambda b: Script(text="not json"))) as fake:
             local = openai_backend(fake.base_url, tool_calls=False, constrained_tools=True)
 
             async def go():

@@ -26,7 +26,8 @@ from agent.reach.provenance import boot_report, endpoint_facts, instance_facts, 
 from agent import run as run_module
 from rigs.catalog import load_catalog
 
-from .bench.fakes import RunningFake, vllm_pages
+from .bench.openai_fake import FakeOpenAI, vllm_pages
+from .bench.scripted import Script
 from .test_run import no_aws, runner  # noqa: F401 (fixtures)
 
 CATALOG = load_catalog()
@@ -68,7 +69,7 @@ def verdicts(b) -> dict[str, str]:
 def test_vllm_reports_its_version_model_and_context_and_they_match_the_catalog():
     ec2 = {"instance_id": "i-0abc", "instance_type": "g6.xlarge", "availability_zone": "us-east-2b",
            "ami_id": "ami-0123"}
-    with RunningFake(pages=vllm_pages(G6.model_id)) as fake:
+    with FakeOpenAI(Script(), pages=vllm_pages(G6.model_id)) as fake:
         backend = read(g6_backend(fake.base_url, **ec2))
         assert {"/version", "/v1/models"} <= set(fake.gets)  # asked over the backend's own URL, nothing else
     facts = backend.provenance["read"]
@@ -87,7 +88,7 @@ def test_vllm_reports_its_version_model_and_context_and_they_match_the_catalog()
 
 def test_another_vllm_version_model_length_or_instance_type_is_flagged():
     pages = vllm_pages(G6.model_id, version="0.29.1", max_model_len=4096)
-    with RunningFake(pages=pages) as fake:
+    with FakeOpenAI(Script(), pages=pages) as fake:
         backend = read(g6_backend(fake.base_url, instance_id="i-0abc", instance_type="g6.2xlarge"))
     b = block(backend)
     assert {c.fact for c in b.facts if c.verdict == "mismatch"} == {"engine_version", "context_tokens", "instance_type"}
@@ -100,7 +101,7 @@ def test_another_vllm_version_model_length_or_instance_type_is_flagged():
 def test_another_model_is_flagged_and_the_others_it_lists_are_named():
     pages = vllm_pages("google/gemma-4-E2B-it")
     pages["/v1/models"]["data"].append({**pages["/v1/models"]["data"][0], "id": "lora-adapter"})
-    with RunningFake(pages=pages) as fake:
+    with FakeOpenAI(Script(), pages=pages) as fake:
         backend = read(g6_backend(fake.base_url))
     model = backend.provenance["read"]["model"]
     assert model == {"value": "google/gemma-4-E2B-it", "source": "GET /v1/models, which also lists lora-adapter"}
@@ -108,7 +109,7 @@ def test_another_model_is_flagged_and_the_others_it_lists_are_named():
 
 
 def test_a_server_without_the_endpoints_is_not_reported_with_the_reason():
-    with RunningFake() as fake:  # chat only: every GET is a 404
+    with FakeOpenAI(Script()) as fake:  # chat only: every GET is a 404
         backend = read(g6_backend(fake.base_url))
     facts = backend.provenance["read"]
     assert facts["engine_version"]["value"] is None
@@ -336,7 +337,7 @@ def test_a_run_records_what_served_each_backend_in_summary_json_and_the_report(t
 
     from .bench.conftest import make_options
 
-    with RunningFake(pages=vllm_pages(G6.model_id, version="0.29.1")) as fake:
+    with FakeOpenAI(Script(), pages=vllm_pages(G6.model_id, version="0.29.1")) as fake:
         backend = read(g6_backend(fake.base_url, instance_id="i-0abc", instance_type="g6.xlarge"))
         bench_runner.run([backend], make_options("--runs", "1", "--demos", "chat"), tmp_path, None)
     summary = json.loads((tmp_path / "summary.json").read_text())

@@ -10,7 +10,8 @@ import pytest
 from agent.backends import Backend
 from agent.bench.command import runner
 
-from .fakes import RunningFake, Script
+from .openai_fake import FakeOpenAI
+from .scripted import Script
 
 
 def make_options(*argv: str) -> argparse.Namespace:
@@ -47,13 +48,13 @@ def agent_script(body: dict[str, Any]) -> Script:
 
 @pytest.fixture
 def fake_agent_server():
-    with RunningFake(Script(choose=agent_script)) as fake:
+    with FakeOpenAI(Script(choose=agent_script)) as fake:
         yield fake
 
 
 @pytest.fixture
 def fake_neuron_server():
-    with RunningFake(Script(mode="no_sse", text="The ocean covers most of the planet.")) as fake:
+    with FakeOpenAI(Script(mode="no_sse", text="The ocean covers most of the planet.")) as fake:
         yield fake
 
 

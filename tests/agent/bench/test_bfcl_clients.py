@@ -23,7 +23,8 @@ from agent.bench.grading.bfcl_grading import decode_calls
 from agent.bench.parts.bfcl import tools_of
 from agent.bench.tasks.bfcl_cases import load_cases
 
-from .bfcl_server import RunningBfclServer, truth_calls
+from .bfcl_answers import BfclAnswers, truth_calls
+from .openai_fake import FakeOpenAI
 from .clients import bedrock_client, openai_client, sagemaker_client, send
 
 PARALLEL = next(c for c in load_cases()["parallel_multiple"] if c.id == "parallel_multiple_0")
@@ -40,7 +41,7 @@ def ask(client, case, max_tokens=64, stream=False):
 
 @pytest.mark.parametrize("stream", [False, True])
 def test_openai_tools_bring_back_the_calls_the_server_made(stream):
-    with RunningBfclServer("truth") as server:
+    with FakeOpenAI(BfclAnswers("truth")) as server:
         reply = ask(openai_client(server.base_url, timeout_s=30), PARALLEL, stream=stream)
     sent = server.requests[0]
     assert sent["tool_choice"] == "auto" and sent["model"] == "fake" and sent["stream"] is stream
@@ -55,7 +56,7 @@ def test_openai_tools_bring_back_the_calls_the_server_made(stream):
 
 @pytest.mark.parametrize("stream", [False, True])
 def test_the_constrained_mode_sends_a_schema_instead_of_tools(stream):
-    with RunningBfclServer("truth") as server:
+    with FakeOpenAI(BfclAnswers("truth")) as server:
         reply = ask(openai_client(server.base_url, timeout_s=30, tool_calls=False, constrained=True), SIMPLE,
                     stream=stream)
     sent = server.requests[0]

@@ -30,7 +30,7 @@ def bedrock_tool_config(functions):
     request = ChatRequest.user("q", 8, tools=tools_of(functions))
     return converse_args(request, "m")["toolConfig"]
 
-from .bfcl_server import truth_calls, wrong_answer
+from .bfcl_answers import truth_calls, wrong_answer
 
 ROOT = Path(__file__).resolve().parents[3]
 

@@ -23,7 +23,8 @@ from agent.bench.presentation import report
 from agent.bench.tasks.bfcl_cases import CATEGORIES, BfclUnavailableError
 from agent.run import build_parser
 
-from .bfcl_server import RunningBfclServer
+from .bfcl_answers import BfclAnswers
+from .openai_fake import FakeOpenAI
 from .conftest import make_options, openai_backend
 from .synthetic import backend
 from .synthetic import bfcl as bfcl_block
@@ -39,13 +40,13 @@ def run(tmp_path: Path, backends, *argv: str) -> tuple[int, dict, list[dict], Pa
 
 @pytest.fixture(scope="module")
 def truth():
-    with RunningBfclServer("truth") as server:
+    with FakeOpenAI(BfclAnswers("truth")) as server:
         yield server
 
 
 @pytest.fixture(scope="module")
 def wrong():
-    with RunningBfclServer("wrong") as server:
+    with FakeOpenAI(BfclAnswers("wrong")) as server:
         yield server
 
 

@@ -18,7 +18,8 @@ from agent.bench.analysis import summary
 from agent.bench.results import schema as schema_module
 
 from .conftest import make_options, openai_backend
-from .fakes import RunningFake, Script
+from .openai_fake import FakeOpenAI
+from .scripted import Script
 
 
 def run_fake(tmp_path: Path, backends, *argv: str) -> tuple[int, Path]:
@@ -109,7 +110,7 @@ def test_max_tokens_and_text_tool_calls_are_graded_not_raised(tmp_path):
             return Script(tool_call=("count_ids", {"op": ">=", "value": "10"}))  # value as a string
         return Script(final='count_ids(op=">=", value=10) gives 8 ids and then some more', finish="length")
 
-    with RunningFake(Script(choose=script)) as fake:
+    with FakeOpenAI(Script(choose=script)) as fake:
         code, out = run_fake(tmp_path, [openai_backend("g6", fake.base_url)], "--runs", "1", "--demos", "counting")
     s = json.loads((out / "summary.json").read_text())
     c = s["backends"]["g6"]["counting"]

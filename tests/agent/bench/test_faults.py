@@ -22,7 +22,8 @@ from agent.bench.clients.reply import ChatRequest, Reply
 
 from .clients import bedrock_client, openai_client, sagemaker_client, send
 from .conftest import make_options, openai_backend
-from .faults import CASES, OK_WORDS, POISON_TOKENS, RunningFaults
+from .faults import CASES, OK_WORDS, POISON_TOKENS, Faults
+from .openai_fake import FakeOpenAI
 
 FAILURES = [case for case, error in CASES.items() if error is not None]
 SUCCESSES = [case for case, error in CASES.items() if error is None]
@@ -42,7 +43,7 @@ def record_of(t: Reply) -> dict:
 
 @pytest.mark.parametrize("case", FAILURES)
 def test_each_broken_reply_is_a_failed_request_with_its_reason(case):
-    with RunningFaults([case]) as fake:
+    with FakeOpenAI(Faults([case])) as fake:
         t = time_one(fake.base_url, timeout_s=2.0 if case == "hang" else 10.0)
     assert t.error is not None and CASES[case] in t.error, t.error
     assert t.reconnects == 0
@@ -53,7 +54,7 @@ def test_each_broken_reply_is_a_failed_request_with_its_reason(case):
 
 @pytest.mark.parametrize("case", SUCCESSES)
 def test_odd_but_whole_replies_succeed(case):
-    with RunningFaults([case]) as fake:
+    with FakeOpenAI(Faults([case])) as fake:
         t = time_one(fake.base_url)
     assert t.error is None and t.complete and t.finish_reason == "stop"
     assert t.completion_tokens == {"no_usage": None, "text_tool_call": 4}.get(case, OK_WORDS)
@@ -212,11 +213,11 @@ def test_a_run_against_a_faulty_server_records_every_failure_and_computes_no_fig
     cases = [c for c in CASES if c != "ok"]
     plan = interleaved(cases)
     out = tmp_path / "out"
-    with RunningFaults(plan) as fake:
+    with FakeOpenAI(Faults(plan)) as fake:
         backend = openai_backend("g6", fake.base_url)
         code = runner.run([backend], make_options("--runs", str(len(plan) - 1), "--demos", "chat",
                                                   "--request-timeout", "2"), out, None)  # fmt: skip
-        assert fake.played == plan
+        assert fake.policy.played == plan
     s = json.loads((out / "summary.json").read_text())
     summary.validate(s)
     records = [r for r in evidence.read_requests(out / "requests.jsonl") if r["part"] == "chat"]
@@ -253,7 +254,7 @@ def test_a_run_against_a_faulty_server_records_every_failure_and_computes_no_fig
 
 def test_a_backend_whose_replies_all_come_in_multi_token_chunks_is_marked_and_kept_out_of_the_ceiling(tmp_path):
     out = tmp_path / "out"
-    with RunningFaults(["multi_token"]) as fake:
+    with FakeOpenAI(Faults(["multi_token"])) as fake:
         assert runner.run([openai_backend("g6", fake.base_url)], make_options("--runs", "3", "--demos", "chat"),
                           out, None) == 0  # fmt: skip
     s = json.loads((out / "summary.json").read_text())
@@ -267,7 +268,7 @@ def test_a_backend_whose_replies_all_come_in_multi_token_chunks_is_marked_and_ke
 
 def test_every_request_failing_gives_no_figures_stops_early_and_says_so(tmp_path, capsys):
     out = tmp_path / "out"
-    with RunningFaults(["http500"]) as fake:
+    with FakeOpenAI(Faults(["http500"])) as fake:
         code = runner.run([openai_backend("g6", fake.base_url)],
                           make_options("--runs", "5", "--concurrency", "1,4", "--demos", "chat,counting,orchestrator"),
                           out, None)  # fmt: skip
@@ -289,7 +290,7 @@ def test_every_request_failing_gives_no_figures_stops_early_and_says_so(tmp_path
 
 def test_a_hung_backend_is_stopped_after_its_timeouts_and_the_option_changes_the_limit(tmp_path, capsys):
     out = tmp_path / "out"
-    with RunningFaults(["hang"]) as fake:
+    with FakeOpenAI(Faults(["hang"])) as fake:
         code = runner.run([openai_backend("g6", fake.base_url)],
                           make_options("--runs", "5", "--demos", "chat", "--request-timeout", "0.5",
                                        "--max-consecutive-failures", "2"), out, None)  # fmt: skip
@@ -302,10 +303,10 @@ def test_a_hung_backend_is_stopped_after_its_timeouts_and_the_option_changes_the
 
 def test_partial_failures_get_one_console_line(tmp_path, capsys):
     out = tmp_path / "out"
-    with RunningFaults(["ok", "ok", "abort"]) as fake:
+    with FakeOpenAI(Faults(["ok", "ok", "abort"])) as fake:
         code = runner.run([openai_backend("g6", fake.base_url)], make_options("--runs", "2", "--demos", "chat"),
                           out, None)  # fmt: skip
-        assert fake.played == ["ok", "ok", "abort"]
+        assert fake.policy.played == ["ok", "ok", "abort"]
     err = [line for line in capsys.readouterr().err.splitlines() if not line.startswith("[")]  # not progress
     assert code == 0
     assert err == ["g6: chat: 1 of 3 requests failed, left out of every figure (most often: finish_reason 'abort': "
@@ -345,7 +346,7 @@ def test_agent_runs_count_toward_a_stop_only_when_the_backend_is_down_or_hung():
 
 def test_resends_are_counted_per_level_and_in_the_report(tmp_path):
     out = tmp_path / "out"
-    with RunningFaults(["ok"], close_reused=True) as fake:
+    with FakeOpenAI(Faults(["ok"], close_reused=True)) as fake:
         assert runner.run([openai_backend("g6", fake.base_url)], make_options("--runs", "3", "--demos", "chat"),
                           out, None) == 0  # fmt: skip
         assert len(fake.requests) == 5  # cold, then the first timed request twice, then two more

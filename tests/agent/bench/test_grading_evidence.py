@@ -16,7 +16,8 @@ from agent.bench.parts.orchestrator import scoreboard_table
 from agent.bench.tasks.workload import SUBMIT_TOOL, tool_name
 
 from .conftest import make_options, openai_backend
-from .fakes import RunningFake, Script
+from .openai_fake import FakeOpenAI
+from .scripted import Script
 
 REF_IDS = [0, 2, 3, 20, 21, 22, 23, 10, 11, 12, 13]
 STRICT_IDS = [9, 0, 21, 10, 4, 13, 8, 23, 11, 5, 20, 12, 7, 22, 6, 3, 2, 14, 1]
@@ -125,7 +126,7 @@ def test_crafted_transcripts_are_graded_right_and_recompute(tmp_path):
 
 def test_an_empty_reply_from_a_live_server_is_a_failed_run(tmp_path):
     script = Script(tool_call=("count_ids", {"op": ">=", "value": 10}), final="")
-    with RunningFake(script) as fake:
+    with FakeOpenAI(script) as fake:
         out = tmp_path / "out"
         code = runner.run([openai_backend("g6", fake.base_url)], make_options("--runs", "1", "--demos", "counting"),
                           out, None)

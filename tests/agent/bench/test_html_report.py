@@ -19,7 +19,8 @@ from agent.bench.results.summary import Summary
 
 from . import browser
 from .conftest import make_options, openai_backend
-from .fakes import RunningFake, Script
+from .openai_fake import FakeOpenAI
+from .scripted import Script
 from .synthetic import bfcl, level, slo
 
 
@@ -32,7 +33,7 @@ def png_size(data: bytes) -> tuple[int, int]:
 def evidence_folder(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A real run on a fake server (g6 and g5g, chat), as ``python -m agent.run`` writes it."""
     out = tmp_path_factory.mktemp("html") / "out"
-    with RunningFake(Script(chunk_delay_s=0.001)) as fake:
+    with FakeOpenAI(Script(chunk_delay_s=0.001)) as fake:
         g6 = openai_backend("g6", fake.base_url)
         g5g = openai_backend("g5g", fake.base_url, metadata={"instance_type": "g5g.2xlarge", "region": "us-east-1"})
         runner.run([g6, g5g], make_options("--runs", "2", "--demos", "chat", "--workload",

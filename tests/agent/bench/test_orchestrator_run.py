@@ -12,7 +12,8 @@ from agent.bench.analysis import summary
 from agent.bench.clients.constrained import CONSTRAINED_ANSWER_MAX_CHARS
 
 from .conftest import make_options, openai_backend
-from .fakes import RunningFake, Script
+from .openai_fake import FakeOpenAI
+from .scripted import Script
 
 ASK_MAX_TOKENS = 64  # the orchestrator's ask_ requests come from the timer with this cap
 
@@ -53,7 +54,7 @@ def test_an_agent_that_does_not_submit_commits_in_the_follow_up(tmp_path):
         table = tool_results(body["messages"])[-1]
         return Script(final=f"{table}\n\nCompared with the others, g6 was the fastest.")
 
-    with RunningFake(Script(choose=script)) as fake:
+    with FakeOpenAI(Script(choose=script)) as fake:
         code, s, out = run_orchestrator_only(tmp_path, [openai_backend("g6", fake.base_url)])
     o = s["orchestrator"]
     assert code == 0 and o["ran"] and o["failure"] is None
@@ -84,7 +85,7 @@ def test_the_constrained_local_rig_completes_and_is_labelled(tmp_path):
             return Script(text="Paris")
         return Script(text="The tool returned Paris.")
 
-    with RunningFake(Script(choose=script)) as fake:
+    with FakeOpenAI(Script(choose=script)) as fake:
         local = openai_backend("local", fake.base_url, tool_calls=False, constrained_tools=True, toy_model=True,
                                model_id="SmolLM2-135M-Instruct", metadata={})
         code, s, out = run_orchestrator_only(tmp_path, [local])
@@ -111,7 +112,7 @@ def test_an_empty_orchestrator_reply_is_a_failure(tmp_path):
             return Script(tool_call=("ask_g6", {"prompt": "Capital?"}))
         return Script(final="")
 
-    with RunningFake(Script(choose=script)) as fake:
+    with FakeOpenAI(Script(choose=script)) as fake:
         code, s, _ = run_orchestrator_only(tmp_path, [openai_backend("g6", fake.base_url)])
     o = s["orchestrator"]
     assert code == 1 and o["winner_verdict"] == "failed" and o["failure"].startswith("empty reply")

@@ -30,7 +30,8 @@ from agent.run import build_parser
 from rigs.catalog import load_catalog
 
 from .conftest import make_options, openai_backend
-from .fakes import RunningFake, Script
+from .openai_fake import FakeOpenAI
+from .scripted import Script
 
 
 def wrong_answer(item: lane.Item) -> str:
@@ -89,7 +90,7 @@ def recomputed(out: Path, s: dict) -> None:
 
 
 def test_reference_answers_score_every_item_and_the_run_sends_exactly_the_exported_items(tmp_path, items600):
-    with RunningFake(answering(items600)) as fake:
+    with FakeOpenAI(answering(items600)) as fake:
         code, s, records, out = run(tmp_path, [openai_backend("g6", fake.base_url)], "--quality-n", "600",
                                     "--quality-concurrency", "8")
         sent = list(fake.requests)
@@ -121,7 +122,7 @@ def test_a_known_five_percent_of_wrong_answers_are_exactly_the_items_graded_wron
     items = items600[:120]
     wrong = set([i.id for i in items if i.grading["kind"] != "instructions"][::17])
     assert len(wrong) == 6  # 5% of 120
-    with RunningFake(answering(items)) as truth, RunningFake(answering(items, wrong=wrong)) as flawed:
+    with FakeOpenAI(answering(items)) as truth, FakeOpenAI(answering(items, wrong=wrong)) as flawed:
         code, s, records, out = run(tmp_path, [openai_backend("g6", truth.base_url),
                                                openai_backend("g5g", flawed.base_url)], "--quality-n", "120")
     assert code == 0
@@ -136,7 +137,7 @@ def test_a_known_five_percent_of_wrong_answers_are_exactly_the_items_graded_wron
 def test_a_failed_request_is_never_graded(tmp_path, items600):
     items = items600[:60]
     failing = {i.id for i in items[::10]}
-    with RunningFake(answering(items, failing=failing)) as fake:
+    with FakeOpenAI(answering(items, failing=failing)) as fake:
         code, s, records, out = run(tmp_path, [openai_backend("g6", fake.base_url)], "--quality-n", "60",
                                     "--max-consecutive-failures", "0")
     graded = outcomes(records, "g6")
@@ -162,7 +163,7 @@ def test_an_item_over_a_backends_prompt_limit_is_recorded_not_sent(tmp_path, ite
     limit = 90
     over = {i.id for i in items if i.prompt_tokens_estimate > limit}
     assert 0 < len(over) < 60
-    with RunningFake(answering(items)) as fake:
+    with FakeOpenAI(answering(items)) as fake:
         code, s, records, out = run(tmp_path, [openai_backend("small", fake.base_url, max_prompt_tokens=limit)],
                                     "--quality-n", "60")
         asked = {b["messages"][-1]["content"] for b in fake.requests}
@@ -176,7 +177,7 @@ def test_an_item_over_a_backends_prompt_limit_is_recorded_not_sent(tmp_path, ite
 def test_grade_regrades_a_folder_and_writes_nothing_into_it(tmp_path, items600, capsys):
     items = items600[:30]
     wrong = {items[0].id, items[1].id}
-    with RunningFake(answering(items, wrong=wrong)) as fake:
+    with FakeOpenAI(answering(items, wrong=wrong)) as fake:
         run(tmp_path, [openai_backend("g6", fake.base_url)], "--quality-n", "30")
     out = tmp_path / "out"
     before = {p.name: p.stat().st_mtime_ns for p in out.iterdir()}
@@ -202,7 +203,7 @@ def test_grade_refuses_a_folder_without_quality_records(tmp_path, capsys):
 
 def test_without_reasoning_gym_the_part_fails_with_the_install_line(tmp_path, monkeypatch):
     monkeypatch.setitem(__import__("sys").modules, "reasoning_gym", None)
-    with RunningFake() as fake:
+    with FakeOpenAI(Script()) as fake:
         code, s, records, out = run(tmp_path, [openai_backend("g6", fake.base_url)], "--quality-n", "6")
     assert code == 1 and records == []
     assert s["backends"]["g6"]["skipped"]["quality"].startswith("failed: the reasoning-gym package is not installed")
@@ -260,7 +261,7 @@ def test_on_bedrock_the_system_turn_goes_as_converse_system_and_nova_thinking_is
 
 def test_a_neuron_backend_answers_through_plain_chat(tmp_path, items600):
     items = items600[:12]
-    with RunningFake(answering(items)) as fake:
+    with FakeOpenAI(answering(items)) as fake:
         code, s, records, out = run(tmp_path, [openai_backend("inf2", fake.base_url, kind="neuron", tool_calls=False,
                                                               max_prompt_tokens=128)], "--quality-n", "12")
     assert code == 0 and set(outcomes(records, "inf2").values()) == {"right"}
@@ -272,7 +273,7 @@ def test_a_known_five_percent_wrong_is_flagged_against_the_reference_with_the_fl
     items = items600[:120]
     wrong = [i.id for i in items if i.grading["kind"] != "instructions"][::17]
     assert len(wrong) == 6  # 5% of 120
-    with RunningFake(answering(items)) as truth, RunningFake(answering(items, wrong=set(wrong))) as flawed:
+    with FakeOpenAI(answering(items)) as truth, FakeOpenAI(answering(items, wrong=set(wrong))) as flawed:
         # g5g serves fp16 (2 bytes per weight): the highest precision, so the reference
         code, s, records, out = run(tmp_path, [rig("g6", flawed.base_url), rig("g5g", truth.base_url)],
                                     "--quality-n", "120")
@@ -308,7 +309,7 @@ def test_a_known_five_percent_wrong_is_flagged_against_the_reference_with_the_fl
 
 def test_two_identical_servers_show_no_flips_and_no_difference(tmp_path, items600):
     items = items600[:240]
-    with RunningFake(answering(items)) as one, RunningFake(answering(items)) as two:
+    with FakeOpenAI(answering(items)) as one, FakeOpenAI(answering(items)) as two:
         code, s, records, out = run(tmp_path, [rig("g6", one.base_url), rig("sagemaker", two.base_url)],
                                     "--quality-n", "240", "--quality-concurrency", "8")
     p = pair(s, "g6", "sagemaker")
@@ -324,7 +325,7 @@ def test_two_identical_servers_show_no_flips_and_no_difference(tmp_path, items60
 
 def test_a_pair_on_too_few_items_is_not_enough_to_tell_never_no_difference(tmp_path, items600):
     items = items600[:24]
-    with RunningFake(answering(items)) as one, RunningFake(answering(items, wrong={items[0].id})) as two:
+    with FakeOpenAI(answering(items)) as one, FakeOpenAI(answering(items, wrong={items[0].id})) as two:
         code, s, records, out = run(tmp_path, [rig("g6", one.base_url), rig("g5g", two.base_url)],
                                     "--quality-n", "24")
     p = pair(s, "g5g", "g6")
@@ -335,7 +336,7 @@ def test_a_pair_on_too_few_items_is_not_enough_to_tell_never_no_difference(tmp_p
 def test_the_same_weights_disagreeing_is_flagged_as_an_engine_or_configuration_fault(tmp_path, items600):
     items = items600[:120]
     wrong = set([i.id for i in items if i.grading["kind"] != "instructions"][::10])
-    with RunningFake(answering(items)) as one, RunningFake(answering(items, wrong=wrong)) as two:
+    with FakeOpenAI(answering(items)) as one, FakeOpenAI(answering(items, wrong=wrong)) as two:
         code, s, records, out = run(tmp_path, [rig("g6", one.base_url), rig("sagemaker", two.base_url)],
                                     "--quality-n", "120")
     p = pair(s, "g6", "sagemaker")
@@ -350,7 +351,7 @@ def test_the_same_weights_disagreeing_is_flagged_as_an_engine_or_configuration_f
 def test_a_failed_request_is_never_a_flip_and_never_in_a_pair(tmp_path, items600):
     items = items600[:60]
     failing = {i.id for i in items[::10]}
-    with RunningFake(answering(items)) as one, RunningFake(answering(items, failing=failing)) as two:
+    with FakeOpenAI(answering(items)) as one, FakeOpenAI(answering(items, failing=failing)) as two:
         code, s, records, out = run(tmp_path, [rig("g6", one.base_url), rig("g5g", two.base_url)],
                                     "--quality-n", "60", "--max-consecutive-failures", "0")
     block = s["backends"]["g5g"]["quality"]

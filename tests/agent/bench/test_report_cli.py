@@ -18,7 +18,8 @@ from agent.bench.presentation.compare import compare, render
 from agent.bench.results.summary import Summary
 
 from .conftest import make_options, openai_backend
-from .fakes import RunningFake, Script
+from .openai_fake import FakeOpenAI
+from .scripted import Script
 from .synthetic import G5G_PRICE, G6_PRICE, backend, counting_block, full_summary, level, slo
 from .synthetic import summary as synthetic_summary
 
@@ -28,7 +29,7 @@ TTFT_SHIFT_MS = 300.0
 @pytest.fixture(scope="module")
 def before(tmp_path_factory: pytest.TempPathFactory) -> Path:
     out = tmp_path_factory.mktemp("cli") / "before"
-    with RunningFake(Script(chunk_delay_s=0.001)) as fake:
+    with FakeOpenAI(Script(chunk_delay_s=0.001)) as fake:
         runner.run([openai_backend("g6", fake.base_url)], make_options("--runs", "5", "--demos", "chat"), out, None)
     return out
 
@@ -52,7 +53,7 @@ def shifted_copy(src: Path, dst: Path, shift_ms: float) -> Path:
 def test_the_end_of_a_run_shows_the_scoreboard_recommendation_and_report(before: Path, capsys):
     # the module fixture printed at its end; run once more to capture it here
     out = before.parent / "again"
-    with RunningFake(Script(chunk_delay_s=0.001)) as fake:
+    with FakeOpenAI(Script(chunk_delay_s=0.001)) as fake:
         runner.run([openai_backend("g6", fake.base_url)], make_options("--runs", "1", "--demos", "chat"), out, None)
     text = capsys.readouterr().out
     assert "Scoreboard" in text and "g6" in text
@@ -88,7 +89,7 @@ def test_two_folders_compared_with_real_differences_marked(before: Path, tmp_pat
 
 def test_backends_in_only_one_folder_are_named_not_compared(before: Path, tmp_path: Path):
     other = tmp_path / "other"
-    with RunningFake(Script(chunk_delay_s=0.001)) as fake:
+    with FakeOpenAI(Script(chunk_delay_s=0.001)) as fake:
         runner.run([openai_backend("g5g", fake.base_url, metadata={"instance_type": "g5g.2xlarge"})],
                    make_options("--runs", "1", "--demos", "chat"), other, None)
     assert report_cli.main([str(before), str(other), "--out", str(tmp_path / "cmp")]) == 0
@@ -258,7 +259,7 @@ def test_two_runs_measured_once_are_never_ranked_against_each_other():
 
 def test_a_time_interval_from_two_requests_does_not_go_below_zero(before: Path, tmp_path: Path):
     two = tmp_path / "two"
-    with RunningFake(Script(chunk_delay_s=0.001)) as fake:
+    with FakeOpenAI(Script(chunk_delay_s=0.001)) as fake:
         runner.run([openai_backend("g6", fake.base_url)], make_options("--runs", "2", "--demos", "chat"), two, None)
     cmp = compare([("before", Summary.read(before / "summary.json")), ("two", Summary.read(two / "summary.json"))])
     ttft = next(r for r in cmp.backends["g6"] if r.figure == "TTFT ms, mean at c=1")
@@ -269,7 +270,7 @@ def test_a_time_interval_from_two_requests_does_not_go_below_zero(before: Path, 
 
 def test_a_comparison_warns_of_another_target_and_of_an_interrupted_run(before: Path, tmp_path: Path, capsys):
     other = tmp_path / "other"
-    with RunningFake(Script(chunk_delay_s=0.001)) as fake:
+    with FakeOpenAI(Script(chunk_delay_s=0.001)) as fake:
         runner.run([openai_backend("g6", fake.base_url)],
                    make_options("--runs", "1", "--demos", "chat", "--slo", "ttft_p99_ms=250"), other, None)
     run = json.loads((other / "run.json").read_text())

@@ -22,7 +22,8 @@ from agent.bench.presentation import report
 from agent.bench.analysis import summary
 
 from .conftest import make_options, openai_backend
-from .paced import Pace, RunningPaced
+from .openai_fake import FakeOpenAI
+from .paced import Pace
 
 TARGET = "ttft_p99_ms=600,itl_p99_ms=250"
 TTFT_LIMIT_MS, ITL_LIMIT_MS = 600.0, 250.0
@@ -30,7 +31,7 @@ TTFT_LIMIT_MS, ITL_LIMIT_MS = 600.0, 250.0
 
 def run_paced(tmp_path: Path, pace: Pace, *argv: str, **backend: object) -> tuple[int, dict, list[dict], Path]:
     out = tmp_path / "out"
-    with RunningPaced(pace) as server:
+    with FakeOpenAI(pace) as server:
         b = openai_backend(str(backend.pop("name", "g6")), server.base_url, **backend)
         code = runner.run([b], make_options("--demos", "chat", "--runs", "1", "--max-tokens", str(pace.tokens),
                                             *argv), out, None)

@@ -13,8 +13,9 @@ from agent.bench.clients.openai_wire import EventReader
 from agent.bench.clients.reply import ChatRequest, Reply
 
 from .clients import bedrock_client, openai_client, sagemaker_client, send
-from .fakes import RunningFake, Script
-from .faults import OK_WORDS, RunningFaults
+from .faults import OK_WORDS, Faults
+from .openai_fake import FakeOpenAI
+from .scripted import Script
 
 
 def chat(url, timeout_s=10.0, stream=True):
@@ -28,7 +29,7 @@ def hi(max_tokens):
 
 def test_streamed_timings_follow_the_server_delays():
     text = " ".join(f"w{i}" for i in range(11))
-    with RunningFake(Script(text=text, first_delay_s=0.05, chunk_delay_s=0.02)) as fake:
+    with FakeOpenAI(Script(text=text, first_delay_s=0.05, chunk_delay_s=0.02)) as fake:
         t = chat(fake.base_url)
         body = fake.requests[0]
     assert t.error is None and t.streamed and t.status == 200
@@ -46,14 +47,14 @@ def test_streamed_timings_follow_the_server_delays():
 
 
 def test_non_streamed_request():
-    with RunningFake() as fake:
+    with FakeOpenAI(Script()) as fake:
         t = chat(fake.base_url, stream=False)
         assert "stream_options" not in fake.requests[0]
     assert not t.streamed and t.error is None and t.completion_tokens == 12 and t.text.startswith("The ocean")
 
 
 def test_server_without_sse_is_read_as_non_streamed():
-    with RunningFake(Script(mode="no_sse")) as fake:
+    with FakeOpenAI(Script(mode="no_sse")) as fake:
         t = chat(fake.base_url)
     assert t.streamed is False and t.error is None and t.completion_tokens == 12
 
@@ -64,7 +65,7 @@ def test_server_without_sse_is_read_as_non_streamed():
      ("malformed", "malformed JSON reply")],
 )
 def test_failure_modes_are_recorded_not_raised(mode, error):
-    with RunningFake(Script(mode=mode)) as fake:
+    with FakeOpenAI(Script(mode=mode)) as fake:
         t = chat(fake.base_url)
     assert t.error is not None and t.error.startswith(error)
 
@@ -77,7 +78,7 @@ def test_a_reused_connection_the_server_closed_is_resent_once_on_a_new_one():
         finally:
             await client.close()
 
-    with RunningFaults(["ok"], close_reused=True) as fake:
+    with FakeOpenAI(Faults(["ok"], close_reused=True)) as fake:
         (first, second, third), notes = asyncio.run(go(fake.base_url))
         assert len(fake.requests) == 4  # the second request went out twice
     assert first.error is None and first.reconnects == 0 and first.new_connection is True
@@ -95,7 +96,7 @@ def test_a_server_that_keeps_connections_alive_gets_them_reused():
         finally:
             await client.close()
 
-    with RunningFaults(["ok"]) as fake:
+    with FakeOpenAI(Faults(["ok"])) as fake:
         results, fresh = asyncio.run(go(fake.base_url))
     assert [r.new_connection for r in results] == [True, False, False] and not fresh
     assert all(r.error is None and r.reconnects == 0 for r in results)
@@ -112,27 +113,27 @@ def test_a_server_that_closes_after_every_reply_costs_at_most_one_resend():
         finally:
             await client.close()
 
-    with RunningFaults(["ok"], close_after_reply=True) as fake:
+    with FakeOpenAI(Faults(["ok"], close_after_reply=True)) as fake:
         results = asyncio.run(go(fake.base_url))
     assert all(r.error is None and r.completion_tokens == OK_WORDS for r in results)
     assert sum(r.reconnects for r in results) <= 1
 
 
 def test_a_new_connection_dropped_before_answering_is_a_failure_not_a_resend():
-    with RunningFake(Script(mode="drop_once")) as fake:
+    with FakeOpenAI(Script(mode="drop_once")) as fake:
         t = chat(fake.base_url)
         assert len(fake.requests) == 1
     assert t.reconnects == 0 and t.error and "ServerDisconnected" in t.error
 
 
 def test_missing_usage_is_recorded_as_missing():
-    with RunningFake(Script(mode="no_usage")) as fake:
+    with FakeOpenAI(Script(mode="no_usage")) as fake:
         t = chat(fake.base_url)
     assert t.error is None and t.completion_tokens is None and t.text
 
 
 def test_timeout_and_refused_connection():
-    with RunningFake(Script(first_delay_s=2.0)) as fake:
+    with FakeOpenAI(Script(first_delay_s=2.0)) as fake:
         t = chat(fake.base_url, timeout_s=0.3)
     assert t.error == "timeout after 0.3 s"
     t = chat("http://127.0.0.1:9/v1")
@@ -149,7 +150,7 @@ def test_one_session_for_many_requests():
         await client.close()
         return results
 
-    with RunningFake() as fake:
+    with FakeOpenAI(Script()) as fake:
         results = asyncio.run(go(fake.base_url))
     assert all(r.error is None for r in results)
 
