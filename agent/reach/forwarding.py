@@ -8,7 +8,9 @@ behaviour: it accepts on the local port and drops the connection when nothing li
 behind it (what SSM does: the client sees ``RemoteDisconnected``, not "refused").
 
 Both run their helper in its own process group and share the supervision: open waits
-until a real chat request through the forward is answered; a helper that exits while
+until the helper says it holds the local port (a line in its output: another program may
+have taken a port that looked free), then until a real chat request through the forward is
+answered; a helper that exits while
 the forward is in use is restarted on the same local port (SSM sessions end after long
 idle or when credentials expire); close stops the whole group, so no
 session-manager-plugin outlives the command.

@@ -218,3 +218,36 @@ def test_ssm_forward_trusts_the_port_once_the_plugin_reports_it(chat_server: Cha
     log = (tmp_path / "logs1" / "forward-g6.log").read_text()
     assert f"Port {port} opened for sessionId fake-i-01.\nWaiting for connections..." in log
     other_server.close()
+
+
+def test_a_reopen_that_finds_the_port_taken_says_so_and_retries(chat_server: ChatServer) -> None:
+    """The session dropped and another program took the port before the reopen: the drop names it, and the
+    forward comes back once the port is free again."""
+    port = free_port()
+    with RelayPortForward("g6", target_port=chat_server.port, local_port=port) as forward:
+        forward.open("m", timeout_s=20)
+        (helper,) = descendants(forward.pid)
+        os.kill(helper, signal.SIGKILL)
+        deadline = time.monotonic() + 15
+        with socket.socket() as other:
+            other.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            while True:
+                try:
+                    other.bind(("127.0.0.1", port))
+                    break
+                except OSError:
+                    assert time.monotonic() < deadline, "the killed relay never let go of its port"
+                    time.sleep(0.01)
+            other.listen()
+            while f"another program holds port {port}" not in (forward.last_drop or ""):
+                assert time.monotonic() < deadline, forward.last_drop
+                time.sleep(0.05)
+        assert f"relay: port {port} is taken" in (forward.last_drop or "")
+        while True:  # the port is free again: the next reopen holds it
+            try:
+                chat_once(forward.base_url, "m", timeout_s=2)
+                break
+            except (OSError, http.client.HTTPException):
+                assert time.monotonic() < deadline + 15, forward.last_drop
+                time.sleep(0.1)
+        assert forward.reopens >= 2
