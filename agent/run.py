@@ -35,11 +35,11 @@ from .bench.command.argtypes import positive_int, positive_seconds
 from .bench.command.options import DEFAULT_RUNS
 from .reach.custom_server import identify, shadow_note
 from .reach.discovery import AwsClients, Discoverer, Discovery
-from .reach.forwarding import READY_TIMEOUT_S, ForwardError, ForwardSet, ForwardToolsMissing, RelayPortForward, \
-    SsmPortForward, check_ssm_tools, preferred_port
+from .reach.forwarding import READY_TIMEOUT_S, ForwardError, ForwardSet, ForwardToolsMissing, PortForward, \
+    PortTaken, RelayPortForward, SsmPortForward, check_ssm_tools, preferred_port
 from .reach.provenance import read_all
 from .local_rig import MODEL_ID, LocalRigConfig, LocalRigError, find_installation, local_rig_process, serve_flags
-from .plan import Plan, make_plan, needs_aws
+from .plan import ForwardTarget, Plan, make_plan, needs_aws
 from .reach.stand_in import StandIn, StandInError, parse_stand_in
 from .ui import Ui
 
@@ -323,9 +323,9 @@ def _open_forwards(stack: ExitStack, plan: Plan, args: argparse.Namespace, out_d
         return []
     forwards = stack.enter_context(ForwardSet())
     taken: set[int] = set()
-    pending = []
-    for target in plan.forwards:
-        port = preferred_port(target.local_port, taken)
+
+    def started(target: ForwardTarget, preferred: int | None) -> PortForward:
+        port = preferred_port(preferred, taken)
         taken.add(port)
         if stand_in is not None:  # the stand-in plays the rig: a relay to it instead of an SSM session
             forward = forwards.add(RelayPortForward(target.name, target_port=stand_in.port, local_port=port,
@@ -336,7 +336,9 @@ def _open_forwards(stack: ExitStack, plan: Plan, args: argparse.Namespace, out_d
                 remote_port=target.found.outputs.remote_port or 0, region=target.found.region, local_port=port,
                 profile=args.profile, log_dir=out_dir / "logs"))
         forward.start()  # from the main thread (see processes.spawn)
-        pending.append((target, forward))
+        return forward
+
+    pending = [(target, started(target, target.local_port)) for target in plan.forwards]
     backends = []
     # The waits run in threads; on Ctrl-C the caller closes the forwards, which ends them
     # at once (so the pool is not waited for here).
@@ -344,11 +346,18 @@ def _open_forwards(stack: ExitStack, plan: Plan, args: argparse.Namespace, out_d
     try:
         kind = "relay(s) to the stand-in" if stand_in is not None else "SSM port forward(s)"
         with ui.step(f"opening {len(pending)} {kind}, waiting for an answer through each"):
-            futures = [(t, f, pool.submit(f.open, (stand_in and stand_in.model) or t.model_id, args.ready_timeout))
-                       for t, f in pending]
+            models = {t.name: (stand_in and stand_in.model) or t.model_id for t, _ in pending}
+            futures = [(t, f, pool.submit(f.open, models[t.name], args.ready_timeout)) for t, f in pending]
             for target, forward, future in futures:
                 try:
-                    ready = future.result()
+                    try:
+                        ready = future.result()
+                    except PortTaken as exc:  # taken since it looked free (another run): once more, elsewhere
+                        logger.warning("backend=<%s> | %s", target.name, exc)
+                        taken_port, forward = forward.local_port, started(target, None)
+                        ui.note(f"{target.name}: port {taken_port} was taken by another program after it looked "
+                                f"free; trying port {forward.local_port} instead")
+                        ready = pool.submit(forward.open, models[target.name], args.ready_timeout).result()
                 except ForwardError as exc:
                     ui.error(f"{target.name} not reachable: {exc}")
                     failed.append(target.name)

@@ -8,7 +8,9 @@ behaviour: it accepts on the local port and drops the connection when nothing li
 behind it (what SSM does: the client sees ``RemoteDisconnected``, not "refused").
 
 Both run their helper in its own process group and share the supervision: open waits
-until a real chat request through the forward is answered; a helper that exits while
+until the helper says it holds the local port (a line in its output: another program may
+have taken a port that looked free), then until a real chat request through the forward is
+answered; a helper that exits while
 the forward is in use is restarted on the same local port (SSM sessions end after long
 idle or when credentials expire); close stops the whole group, so no
 session-manager-plugin outlives the command.
@@ -16,13 +18,16 @@ session-manager-plugin outlives the command.
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import shutil
 import socket
 import subprocess
 import sys
 import threading
+import time
 from abc import ABC, abstractmethod
+from collections import deque
 from contextlib import ExitStack
 from pathlib import Path
 from types import TracebackType
@@ -42,9 +47,17 @@ SUPERVISE_INTERVAL_S = 0.5
 MAX_REOPENS = 20
 """A forward that drops more often than this in one run is given up."""
 REOPEN_BACKOFF_S = (0.5, 1.0, 2.0, 5.0, 10.0)
+HELD_POLL_S = 0.05
+"""How often a forward being opened checks whether its helper still runs (the marker wakes it at once)."""
+OUTPUT_TAIL_LINES = 5
+"""How many of a helper's last output lines an error quotes."""
 
 class ForwardError(RuntimeError):
     """A forward could not be opened, or stopped answering."""
+
+
+class PortTaken(ForwardError):
+    """The forward's helper could not listen on its local port: another program holds it."""
 
 
 class ForwardToolsMissing(ForwardError):
@@ -111,8 +124,52 @@ class PortForward(ABC):
         self.close()
 
 
+class _HelperOutput:
+    """A helper's output, read in a thread: copied to the forward's log, its last lines kept, its marker watched.
+
+    Read through a pipe rather than from the log file, so a forward without a log leaves no
+    file behind, whatever happens to this program.
+    """
+
+    def __init__(self, stream: IO[bytes], marker: str, log: IO[bytes] | None) -> None:
+        self.held = threading.Event()
+        self._lines: deque[str] = deque(maxlen=OUTPUT_TAIL_LINES)
+        self._thread = threading.Thread(target=self._read, args=(stream, marker, log), name="forward-output",
+                                        daemon=True)
+        self._thread.start()
+
+    def _read(self, stream: IO[bytes], marker: str, log: IO[bytes] | None) -> None:
+        with stream:
+            for raw in iter(stream.readline, b""):
+                if log is not None:
+                    try:
+                        log.write(raw)
+                        log.flush()
+                    except ValueError:  # the forward closed its log
+                        log = None
+                line = raw.decode(errors="replace").strip()
+                if line:
+                    self._lines.append(line)
+                if marker in line:
+                    self.held.set()
+
+    def tail(self) -> str:
+        """Its last lines, on one line."""
+        return " | ".join(list(self._lines)) or "nothing"
+
+    def finish(self, timeout_s: float = 2.0) -> None:
+        """Wait until everything it wrote is read (its group has exited, or is stopped)."""
+        self._thread.join(timeout_s)
+
+
 class ProcessPortForward(PortForward):
-    """A forward kept up by a helper process in its own group, supervised by a thread."""
+    """A forward kept up by a helper process in its own group, supervised by a thread.
+
+    The local port is trusted only once the helper says it holds it (:meth:`ready_marker` in
+    its output): a port that looked free a moment earlier may have been taken since (another
+    run, another test), and then the helper fails to bind and exits, while a probe of the port
+    would be answered by whatever the other program forwards to.
+    """
 
     def __init__(self, name: str, local_port: int, log_dir: Path | None = None) -> None:
         self.name = name
@@ -121,6 +178,7 @@ class ProcessPortForward(PortForward):
         self._log_path = (log_dir / f"forward-{name}.log") if log_dir else None
         self._log: IO[bytes] | None = None
         self._process: subprocess.Popen | None = None
+        self._output: _HelperOutput | None = None
         self._lock = threading.Lock()
         self._closing = threading.Event()
         self._supervisor: threading.Thread | None = None
@@ -130,6 +188,10 @@ class ProcessPortForward(PortForward):
     def command(self) -> Sequence[str]:
         """The helper's command line."""
 
+    @abstractmethod
+    def ready_marker(self) -> str:
+        """What the helper prints (on a line of its output) once it listens on the local port."""
+
     @property
     def pid(self) -> int | None:
         return self._process.pid if self._process else None
@@ -138,17 +200,28 @@ class ProcessPortForward(PortForward):
         if self._log is None and self._log_path is not None:
             self._log_path.parent.mkdir(parents=True, exist_ok=True)
             self._log = open(self._log_path, "ab")
-        self._process = spawn(self.command(), log=self._log or subprocess.DEVNULL, guard=True)
+        self._process = spawn(self.command(), stdout=subprocess.PIPE, log=subprocess.STDOUT, guard=True)
+        assert self._process.stdout is not None
+        self._output = _HelperOutput(self._process.stdout, self.ready_marker(), self._log)
         logger.info("backend=<%s>, pid=<%s>, port=<%s> | forward started", self.name,
                     self._process.pid, self.local_port)
 
     def _exit_reason(self) -> str | None:
         if self._closing.is_set():
             return "the forward was closed"
-        process = self._process
-        if process is None or process.poll() is None:
+        process, output = self._process, self._output
+        if process is None or output is None or process.poll() is None:
             return None
-        return f"the forward's helper exited with status {process.returncode}"
+        output.finish()
+        reason = f"the forward's helper exited with status {process.returncode}"
+        if not output.held.is_set():
+            reason += f" before it listened on port {self.local_port}"
+            if self._port_taken(output):
+                reason += f": another program holds port {self.local_port}"
+        return f"{reason} (its output: {output.tail()})"
+
+    def _port_taken(self, output: _HelperOutput) -> bool:
+        return "address already in use" in output.tail().lower() or not port_is_free(self.local_port)
 
     def start(self) -> None:
         """Start the helper without waiting (call from the main thread: see processes.spawn)."""
@@ -159,17 +232,44 @@ class ProcessPortForward(PortForward):
                 self._start()
 
     def open(self, model_id: str, timeout_s: float = READY_TIMEOUT_S) -> ProbeResult:
+        """Wait until the helper holds the port, then until a chat request through it is answered.
+
+        Raises:
+            PortTaken: the helper could not listen because another program holds the port.
+            ForwardError: anything else kept the forward from answering in time.
+        """
         self.start()
+        started = time.monotonic()
         try:
-            result = wait_until_answered(self.base_url, model_id, timeout_s, alive=self._exit_reason)
+            self._wait_until_held(started + timeout_s)
+            result = wait_until_answered(self.base_url, model_id, timeout_s - (time.monotonic() - started),
+                                         alive=self._exit_reason)
         except NotReadyError as exc:
             self.close()
             raise ForwardError(f"{self.name}: {self.describe()}: {exc}") from None
+        except ForwardError:
+            self.close()
+            raise
         if self._supervisor is None:
             self._supervisor = threading.Thread(target=self._supervise, name=f"forward-{self.name}",
                                                 daemon=True)
             self._supervisor.start()
-        return result
+        return dataclasses.replace(result, waited_s=time.monotonic() - started)
+
+    def _wait_until_held(self, deadline: float) -> None:
+        """Return once the helper reports it listens on the local port; raise if it exits or the deadline passes."""
+        process, output = self._process, self._output
+        assert process is not None and output is not None
+        while not output.held.wait(HELD_POLL_S):
+            if self._closing.is_set():
+                raise ForwardError(f"{self.name}: the forward was closed while opening")
+            reason = self._exit_reason()
+            if reason is not None:
+                error = PortTaken if self._port_taken(output) else ForwardError
+                raise error(f"{self.name}: {self.describe()}: {reason}")
+            if time.monotonic() >= deadline:
+                raise ForwardError(f"{self.name}: {self.describe()}: the helper did not report listening on port "
+                                   f"{self.local_port} in time (its output: {output.tail()})")
 
     def _supervise(self) -> None:
         """Reopen the forward on the same port whenever its helper exits, until closed."""
@@ -201,9 +301,12 @@ class ProcessPortForward(PortForward):
         self._closing.set()
         with self._lock:
             process, self._process = self._process, None
+            output, self._output = self._output, None
             if process is not None:
                 stop(process)
                 logger.info("backend=<%s>, pid=<%s> | forward closed", self.name, process.pid)
+            if output is not None:
+                output.finish()  # its last lines into the log before the log closes
             if self._log is not None:
                 self._log.close()
                 self._log = None
@@ -234,6 +337,12 @@ class SsmPortForward(ProcessPortForward):
             command += ["--profile", self.profile]
         return command
 
+    def ready_marker(self) -> str:
+        # session-manager-plugin prints this once its listener is up, in both of its local
+        # port-forwarding modes (src/sessionmanagerplugin/session/portsession/ in
+        # github.com/aws/session-manager-plugin: basicportforwarding.go, muxportforwarding.go).
+        return f"Port {self.local_port} opened for sessionId"
+
     def describe(self) -> str:
         return (f"SSM port forward 127.0.0.1:{self.local_port} -> {self.instance_id}:{self.remote_port} "
                 f"({self.region})")
@@ -251,6 +360,9 @@ class RelayPortForward(ProcessPortForward):
     def command(self) -> list[str]:
         return [sys.executable, "-m", "agent.reach.relay", "--listen", f"{HOST}:{self.local_port}",
                 "--target", f"{self.target_host}:{self.target_port}"]
+
+    def ready_marker(self) -> str:
+        return f"relay: listening on {HOST}:{self.local_port}"
 
     def describe(self) -> str:
         return f"TCP relay 127.0.0.1:{self.local_port} -> {self.target_host}:{self.target_port}"
@@ -281,16 +393,24 @@ class ForwardSet:
         self.close()
 
 
+def port_is_free(port: int) -> bool:
+    """Whether ``127.0.0.1:port`` can be bound right now (a moment later it may not be)."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        try:
+            sock.bind((HOST, port))
+        except OSError:
+            return False
+    return True
+
+
 def preferred_port(preferred: int | None, taken: AbstractSet[int] = frozenset()) -> int:
-    """``preferred`` (the catalog's ``local_port``, as the reference used) when it is free, else a free port."""
-    if preferred and preferred not in taken:
-        with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-            try:
-                sock.bind((HOST, preferred))
-            except OSError:
-                pass
-            else:
-                return preferred
+    """``preferred`` (the catalog's ``local_port``, as the reference used) when it is free, else a free port.
+
+    Free when asked is no promise: another program may take it before the forward's helper
+    binds it, which :meth:`ProcessPortForward.open` detects (:class:`PortTaken`).
+    """
+    if preferred and preferred not in taken and port_is_free(preferred):
+        return preferred
     while True:
         with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
             sock.bind((HOST, 0))

@@ -5,13 +5,20 @@ the local port, and when nothing listens behind it, it closes the accepted conne
 without a byte (the client sees ``RemoteDisconnected``, not "connection refused").
 Used by tests in place of ``aws ssm start-session``; also handy to put a forward-like
 hop in front of any local server.
+
+Once it holds the port it prints ``relay: listening on HOST:P`` (what its
+:class:`agent.reach.forwarding.RelayPortForward` waits for, as the SSM forward waits for the
+plugin's ``Port P opened``); when the port cannot be bound (another program holds it) it
+prints one line saying so and exits with status 1.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import errno
 import signal
+import socket
 import sys
 
 
@@ -34,7 +41,23 @@ async def _pipe(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> N
             pass
 
 
-async def _serve(listen: tuple[str, int], target: tuple[str, int]) -> None:
+def listen(address: tuple[str, int]) -> socket.socket:
+    """A socket bound to and listening on ``address`` (OSError when it cannot be bound)."""
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    try:
+        # Like asyncio's reuse_address: a port in TIME_WAIT is reusable, one another program
+        # listens on is not (Linux refuses a second listener unless both set SO_REUSEPORT).
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        sock.bind(address)
+        sock.listen(128)
+    except OSError:
+        sock.close()
+        raise
+    return sock
+
+
+async def serve(sock: socket.socket, target: tuple[str, int]) -> None:
+    """Relay every connection accepted on ``sock`` to ``target`` until SIGTERM or SIGINT."""
     async def handle(client_reader: asyncio.StreamReader, client_writer: asyncio.StreamWriter) -> None:
         try:
             upstream_reader, upstream_writer = await asyncio.open_connection(*target)
@@ -49,7 +72,7 @@ async def _serve(listen: tuple[str, int], target: tuple[str, int]) -> None:
             return
         await asyncio.gather(_pipe(client_reader, upstream_writer), _pipe(upstream_reader, client_writer))
 
-    server = await asyncio.start_server(handle, *listen, reuse_address=True)
+    server = await asyncio.start_server(handle, sock=sock)
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGTERM, signal.SIGINT):
@@ -63,7 +86,19 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--listen", required=True, help="HOST:PORT to accept on")
     parser.add_argument("--target", required=True, help="HOST:PORT to connect to")
     args = parser.parse_args(argv)
-    asyncio.run(_serve(_split(args.listen), _split(args.target)))
+    host, port = _split(args.listen)
+    try:
+        sock = listen((host, port))
+    except OSError as exc:
+        reason = exc.strerror or str(exc)
+        if exc.errno == errno.EADDRINUSE:
+            print(f"relay: port {port} is taken ({reason}): another program listens on {host}:{port}",
+                  file=sys.stderr, flush=True)
+        else:
+            print(f"relay: cannot listen on {host}:{port}: {reason}", file=sys.stderr, flush=True)
+        return 1
+    print(f"relay: listening on {host}:{port}", flush=True)
+    asyncio.run(serve(sock, _split(args.target)))
     return 0
 
 

@@ -17,10 +17,12 @@ import boto3
 import pytest
 
 from agent import run as run_module
+from agent.local_rig import free_port
+from agent.reach.forwarding import RelayPortForward
 from agent.reach.stand_in import StandInError, parse_stand_in
 from rigs.catalog import load_catalog
 
-from .conftest import _ChatHandler
+from .conftest import ChatServer, _ChatHandler
 from .test_run import FakeRunner, _stub_ssm_online, aws, make_endpoint, runner  # noqa: F401 (fixtures)
 
 MODEL = "SmolLM2-stand-in"
@@ -90,6 +92,35 @@ def test_discovered_rigs_are_played_by_the_stand_in_without_ssm(
     assert sagemaker.provenance["read"]["instance_type"]["value"] == "ml.m5.large"
     assert sagemaker.provenance["expected"]["instance_type"]["value"] == "ml.g6.xlarge"
     assert {request["model"] for _, request in stand_in.requests} == {MODEL}  # type: ignore[attr-defined]
+
+
+def test_a_port_taken_after_it_looked_free_is_tried_once_more_elsewhere(
+        aws: boto3.Session, runner: FakeRunner, stand_in: ThreadingHTTPServer, tmp_path: Path,  # noqa: F811
+        monkeypatch: pytest.MonkeyPatch, chat_server: ChatServer, capsys: pytest.CaptureFixture) -> None:
+    """Another run took g6's port between the check that it was free and the relay's bind: g6 is reached on
+    another port, through its own relay to the stand-in, never through the other run's forward."""
+    from .test_discovery import make_ec2_rig
+
+    monkeypatch.setattr(run_module, "AwsClients", _stub_ssm_online(make_ec2_rig(aws, "us-east-2", "g6")))
+    monkeypatch.setenv("PATH", str(tmp_path))
+    port = free_port()
+    free = run_module.preferred_port
+    # the catalog's port looked free when asked (as it did to both runs in the race)
+    monkeypatch.setattr(run_module, "preferred_port", lambda preferred, taken: port if preferred else free(None, taken))
+    url = f"http://127.0.0.1:{stand_in.server_address[1]}"
+    with RelayPortForward("g6", target_port=chat_server.port, local_port=port) as other_runs:
+        other_runs.open("m", timeout_s=20)
+        code = run_module.main(["--backends", "g6", "--stand-in", url, "--out", str(tmp_path / "out")], env={})
+        assert other_runs.pid is not None  # still the other run's
+    assert code == 0
+    (call,) = runner.calls
+    (g6,) = call["backends"]
+    assert call["alive"] == {"g6": True}
+    assert f":{port}/" not in g6.base_url and f"127.0.0.1:{stand_in.server_address[1]}" in g6.metadata["reached_via"]
+    assert len(chat_server.requests) == 1  # the other run's own probe only
+    assert {request["model"] for _, request in stand_in.requests} == {MODEL}  # type: ignore[attr-defined]
+    assert f"g6: port {port} was taken by another program after it looked free; trying port" in \
+        capsys.readouterr().out
 
 
 @pytest.mark.parametrize("url", ["127.0.0.1:8000", "http://127.0.0.1", "https://127.0.0.1:8443", "ftp://x:1"])
