@@ -294,7 +294,7 @@ def local_rig_process(config: LocalRigConfig | None = None, log_dir: Path | None
     """Start the llama.cpp server, wait for a real answer, yield it, and always stop it.
 
     Args:
-        config: how to run it (defaults: 2 threads, 4 slots, 8192 tokens shared).
+        config: how to run it (defaults: the cores less one thread, 1 to 4; 4 slots; 8192 tokens shared).
         log_dir: where ``llama-server.log`` goes (default: a temporary folder, removed).
 
     Raises:
