@@ -96,14 +96,16 @@ class Faults:
             return self.stream(words[:3], cut_connection=True)
         if case == "text_tool_call":
             return self.stream([TEXT_TOOL_CALL, " gives", " 8", " ids"], usage=4)
-        if case == "multi_token":
-            return self.stream(["".join(words[:5]), "".join(words[5:])], usage=OK_WORDS)
+        if case == "multi_token":  # 200 ms apart: two reads even on a loaded machine (one read has no decode time)
+            return self.stream(["".join(words[:5]), "".join(words[5:])], usage=OK_WORDS, chunk_delay_s=0.2)
         usage = {"empty": POISON_TOKENS, "zero_tokens": 0, "no_usage": None}.get(case, OK_WORDS)
         return self.stream([] if case == "empty" else words, usage=usage)
 
     def stream(self, chunks: list[str], usage: int | None = POISON_TOKENS, **shape: Any) -> Answer:
-        """A reply 2 ms a chunk; a failed one reports :data:`POISON_TOKENS` unless told otherwise."""
-        return Answer(chunks=chunks, id="chatcmpl-fault", model="fault", first_delay_s=0.002, chunk_delay_s=0.002,
+        """A reply 2 ms a chunk (unless ``chunk_delay_s`` says otherwise); a failed one reports
+        :data:`POISON_TOKENS` unless told otherwise."""
+        shape.setdefault("chunk_delay_s", 0.002)
+        return Answer(chunks=chunks, id="chatcmpl-fault", model="fault", first_delay_s=0.002,
                       usage=None if usage is None else {"prompt_tokens": 7, "completion_tokens": usage,
                                                         "total_tokens": 7 + usage},
                       close_after=self.close_after_reply, **shape)  # fmt: skip
