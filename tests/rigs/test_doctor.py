@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import threading
 from typing import Any
 
 import boto3
@@ -45,15 +46,18 @@ class RecordingClients(aws.Clients):
         super().__init__(session, DOCTOR_CONFIG)
         self.answers = answers
         self.operations: list[str] = []
+        self._attaching = threading.Lock()
 
     def __call__(self, service: str, region: str | None = None) -> Any:
-        with self._lock:
+        # One lock around making and attaching: another check's thread must not get the new client (and ask
+        # moto) before its answers are attached.
+        with self._attaching:
             known = (service, region) in self._clients
-        client = super().__call__(service, region)
-        if not known:
-            self.answers.attach(client)
-            client.meta.events.register("before-call", lambda model, **_: self.operations.append(model.name))
-        return client
+            client = super().__call__(service, region)
+            if not known:
+                self.answers.attach(client)
+                client.meta.events.register("before-call", lambda model, **_: self.operations.append(model.name))
+            return client
 
 
 def quotas(answers: CannedAnswers, region: str | None = None, ec2: float = 64, sagemaker: float = 2,
