@@ -14,24 +14,8 @@ import sys
 import time
 from pathlib import Path
 
+from tests.agent.conftest import descendants
 from tests.conftest import PROJECT_DIR
-
-
-def descendants(root: int) -> set[int]:
-    """Every process below ``root`` now (children run in sessions of their own, but keep their parent)."""
-    parents: dict[int, int] = {}
-    for entry in Path("/proc").iterdir():
-        if entry.name.isdigit():
-            try:
-                fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
-            except OSError:
-                continue
-            parents[int(entry.name)] = int(fields[1])
-    found, frontier = set(), {root}
-    while frontier:
-        frontier = {pid for pid, parent in parents.items() if parent in frontier} - found
-        found |= frontier
-    return found
 
 
 def environment(home: Path) -> dict[str, str]:

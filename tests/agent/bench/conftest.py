@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import argparse
+import json
+from pathlib import Path
 from typing import Any
 
 import pytest
 
 from agent.backends import Backend
-from agent.bench.command import runner
+from agent.bench.analysis import summary
+from agent.bench.command import evidence, runner
 
 from .openai_fake import FakeOpenAI
 from .scripted import Script
@@ -20,6 +23,16 @@ def make_options(*argv: str) -> argparse.Namespace:
     parser.add_argument("--out")
     runner.add_arguments(parser)
     return parser.parse_args(list(argv))
+
+
+def run_demo(tmp_path: Path, backends: list[Backend], demo: str, *argv: str) -> tuple[int, dict, list[dict], Path]:
+    """One part (``--demos demo``) run on ``backends`` into ``tmp_path/out``: the exit status, the validated
+    summary, the request records and the folder."""
+    out = tmp_path / "out"
+    code = runner.run(backends, make_options("--demos", demo, *argv), out, None)
+    s = json.loads((out / "summary.json").read_text())
+    summary.validate(s)
+    return code, s, evidence.read_requests(out / "requests.jsonl"), out
 
 
 def agent_script(body: dict[str, Any]) -> Script:

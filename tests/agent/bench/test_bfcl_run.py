@@ -17,7 +17,7 @@ from agent.bench.analysis import stats, summary
 from agent.bench.analysis.blocks import bfcl as bfcl_summary
 from agent.bench.results import schema as results_schema
 from agent.bench.results.blocks.bfcl import BfclCase
-from agent.bench.command import evidence, runner
+from agent.bench.command import runner
 from agent.bench.command.options import BenchOptions
 from agent.bench.presentation import report
 from agent.bench.tasks.bfcl_cases import CATEGORIES, BfclUnavailableError
@@ -25,17 +25,13 @@ from agent.run import build_parser
 
 from .bfcl_answers import BfclAnswers
 from .openai_fake import FakeOpenAI
-from .conftest import make_options, openai_backend
+from .conftest import openai_backend, run_demo
 from .synthetic import backend
 from .synthetic import bfcl as bfcl_block
 
 
 def run(tmp_path: Path, backends, *argv: str) -> tuple[int, dict, list[dict], Path]:
-    out = tmp_path / "out"
-    code = runner.run(backends, make_options("--demos", "bfcl", *argv), out, None)
-    s = json.loads((out / "summary.json").read_text())
-    summary.validate(s)
-    return code, s, evidence.read_requests(out / "requests.jsonl"), out
+    return run_demo(tmp_path, backends, "bfcl", *argv)
 
 
 @pytest.fixture(scope="module")

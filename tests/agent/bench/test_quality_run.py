@@ -29,7 +29,7 @@ from agent.bench.presentation import report
 from agent.run import build_parser
 from rigs.catalog import load_catalog
 
-from .conftest import make_options, openai_backend
+from .conftest import openai_backend, run_demo
 from .openai_fake import FakeOpenAI
 from .scripted import Script
 
@@ -60,11 +60,7 @@ def items600():
 
 
 def run(tmp_path: Path, backends, *argv: str) -> tuple[int, dict, list[dict], Path]:
-    out = tmp_path / "out"
-    code = runner.run(backends, make_options("--demos", "quality", *argv), out, None)
-    s = json.loads((out / "summary.json").read_text())
-    summary.validate(s)
-    return code, s, evidence.read_requests(out / "requests.jsonl"), out
+    return run_demo(tmp_path, backends, "quality", *argv)
 
 
 def outcomes(records, backend: str) -> dict[str, str]:
