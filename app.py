@@ -18,11 +18,11 @@ os.environ.setdefault("JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION", "20")
 
 import aws_cdk as cdk  # noqa: E402
 
-from rigs.catalog import Catalog, load_catalog  # noqa: E402
-from rigs.catalog import DeployableRig, Ec2Rig, SageMakerRig  # noqa: E402
+from rigs.catalog.model import Catalog, load_catalog  # noqa: E402
+from rigs.catalog.model import DeployableRig, Ec2Rig, SageMakerRig  # noqa: E402
 from rigs.contract import MANAGED_BY, TAG_MANAGED_BY, base_stack_name  # noqa: E402
-from rigs.deploy_options import RigOptions, parse_region_zones, parse_rig_options  # noqa: E402
-from rigs import placement  # noqa: E402
+from rigs.deploy.options import RigOptions, parse_region_zones, parse_rig_options  # noqa: E402
+from rigs.deploy import placement  # noqa: E402
 from stacks.base_stack import InferenceBaseStack  # noqa: E402
 from stacks.endpoint_stack import InferenceEndpointStack  # noqa: E402
 from stacks.g5g_image_stack import InferenceG5gImageStack  # noqa: E402
@@ -94,7 +94,7 @@ def region_choice(app: cdk.App, rig: DeployableRig) -> placement.RegionChoice:
 
 def rig_options(app: cdk.App, rig: DeployableRig, region: str) -> RigOptions:
     """The validated per-deploy choices for one rig stack in ``region``, from ``-c`` context
-    (see rigs/deploy_options.py); the recorded zones apply only in the recorded region."""
+    (see rigs/deploy/options.py); the recorded zones apply only in the recorded region."""
     context = app.node.try_get_context
     max_hours = context(f"max_hours.{rig.name}")
     zones = context(f"zones.{rig.name}")
@@ -225,7 +225,7 @@ def lookup_account_fix(cli_account: str, found: str) -> str:
 
 
 def deployed_context(catalog: Catalog, say: Callable[[str], None]) -> dict[str, Any]:
-    """Where CloudFormation says each of the app's stacks is, as context (rigs/whereabouts.py).
+    """Where CloudFormation says each of the app's stacks is, as context (rigs/estate/whereabouts.py).
 
     Asked only when the CDK CLI has resolved an account: it passes ``CDK_DEFAULT_ACCOUNT`` to the
     app only then, so offline synths (tests, CI, no credentials) make no call and stay as fast.
@@ -238,7 +238,7 @@ def deployed_context(catalog: Catalog, say: Callable[[str], None]) -> dict[str, 
         say("no AWS account resolved by the CDK CLI: CloudFormation not asked; stacks go where the "
             "placement file or the catalog says")
         return {}
-    from rigs import whereabouts
+    from rigs.estate import whereabouts
 
     if os.environ.get(whereabouts.SKIP_LOOKUP_ENV):
         say("CloudFormation not asked: python -m rigs up chose each rig's region and records it")

@@ -16,8 +16,8 @@ from types import MappingProxyType
 from typing import Any, Callable, Iterable, Mapping
 from urllib.parse import urlsplit, urlunsplit
 
-from rigs.catalog import BedrockBackend, Catalog, Ec2Rig, SageMakerRig, weights_for
-from rigs.pricing import STANDARD_TIER, base_model_id
+from rigs.catalog.model import BedrockBackend, Catalog, Ec2Rig, SageMakerRig, weights_for
+from rigs.catalog.pricing import STANDARD_TIER, base_model_id
 
 from .bench.results.constants import WEIGHTS_METADATA_PREFIX
 

@@ -32,7 +32,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Iterator
 
-from rigs.catalog import Weights
+from rigs.catalog.model import Weights
 from rigs.processes import spawn, stop
 
 from .backends import LOCAL, Backend, fact

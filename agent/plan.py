@@ -12,8 +12,8 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Mapping
 
-from rigs.catalog import Catalog, Ec2Rig, SageMakerRig
-from rigs.pricing import STANDARD_TIER
+from rigs.catalog.model import Catalog, Ec2Rig, SageMakerRig
+from rigs.catalog.pricing import STANDARD_TIER
 
 from .backends import LOCAL, ORDER, Backend, EnvConfig, bedrock_backend, catalog_expectation, catalog_metadata, \
     kind_for, sort_key

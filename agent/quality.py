@@ -25,6 +25,8 @@ import sys
 from pathlib import Path
 from typing import Any, Mapping, NoReturn
 
+from rigs.files import write_atomic
+
 from .bench.command import evidence
 from .bench.command.argtypes import quality_items, quality_seed
 from .bench.parts.quality import DEFAULT_SEED
@@ -76,7 +78,7 @@ def export(n: int, seed: int, out: Path, force: bool) -> int:
         print(f"python -m agent.quality: {exc}", file=sys.stderr)
         return EXIT_MISSING
     version = lane.version()
-    evidence.write_atomic(out, "".join(json.dumps(item.row(version)) + "\n" for item in items))
+    write_atomic(out, "".join(json.dumps(item.row(version)) + "\n" for item in items))
     print(f"wrote {len(items)} items ({version}, seed {seed}) to {out}")
     return EXIT_OK
 

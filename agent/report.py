@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Sequence
 
 from rigs import utc
+from rigs.files import write_atomic
 
 from .bench.command.argtypes import share, workload
 from .bench.command.options import recommendation_record
@@ -214,8 +215,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     console.print(Markdown(text))
     if args.out is not None:
         args.out.mkdir(parents=True, exist_ok=True)
-        evidence.write_atomic(args.out / "COMPARISON.md", text)
-        evidence.write_atomic(args.out / "COMPARISON.html", html_report.render(text, args.out, title="Comparison"))
+        write_atomic(args.out / "COMPARISON.md", text)
+        write_atomic(args.out / "COMPARISON.html", html_report.render(text, args.out, title="Comparison"))
         console.print(f"Comparison: {args.out / 'COMPARISON.md'} and {args.out / 'COMPARISON.html'}", markup=False,
                       soft_wrap=True)
     return EXIT_OK

@@ -25,9 +25,9 @@ from types import ModuleType
 from typing import Any, Iterator, Mapping, NoReturn, Sequence
 
 from rigs import aws
-from rigs.catalog import CatalogError, load_catalog
+from rigs.catalog.model import CatalogError, load_catalog
 from rigs.contract import REGIONS
-from rigs.pricing import SERVICE_TIERS, STANDARD_TIER, offline_tiers
+from rigs.catalog.pricing import SERVICE_TIERS, STANDARD_TIER, offline_tiers
 
 from .backends import KNOWN, Backend, UnknownBackendError, from_env, parse_names, sort_key
 from .bench.command import evidence

@@ -1,7 +1,7 @@
 """What the BFCL part costs the harness per case, and how long a run takes on a server of a given
 speed (a benchmark, not a test).
 
-**Harness cost.** The scripted BFCL server of the tests (``tests/agent/bench/bfcl_answers.py``: it
+**Harness cost.** The scripted BFCL server of the tests (``tests/agent/bench/fakes/bfcl_answers.py``: it
 answers every case with its ground truth at once) runs in its own process, pinned to one core where
 the machine has two; the client runs in this process, pinned to the other, and drives it exactly as
 the part does: ``agent.bench.parts.bfcl.run_bfcl`` with the OpenAI-compatible client (the request with its
@@ -56,8 +56,8 @@ G6_PER_STREAM_AT_16_TOK_S = 1485.9 / 16
 def _serve(port_queue: Any, core: int | None) -> None:
     if core is not None:
         os.sched_setaffinity(0, {core})
-    from tests.agent.bench.bfcl_answers import BfclAnswers
-    from tests.agent.bench.openai_fake import FakeOpenAI
+    from tests.agent.bench.fakes.bfcl_answers import BfclAnswers
+    from tests.agent.bench.fakes.openai_fake import FakeOpenAI
 
     with FakeOpenAI(BfclAnswers("truth")) as server:  # served from a thread; this one waits to be killed
         port_queue.put(server.port)
@@ -120,7 +120,8 @@ def case_tokens(url: str, n: int, seed: int) -> dict[str, Any]:
     from agent.bench.clients.openai_wire import chat_body
     from agent.bench.clients.reply import ChatRequest
     from agent.bench.parts.bfcl import tools_of
-    from tests.agent.bench.bfcl_answers import IRRELEVANT_REPLY, truth_calls
+    from tests.agent.bench.fakes.bfcl_answers import IRRELEVANT_REPLY
+    from tests.agent.bench.fakes.bfcl_answers import truth_calls
 
     prompt, answer = [], []
     for case in sample_cases(n, seed):

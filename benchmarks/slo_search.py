@@ -10,7 +10,7 @@ Backends:
 
 * ``--rig local`` (default): the local rig (SmolLM2-135M on llama.cpp, CPU), started here as
   ``python -m agent.run --local`` starts it.
-* ``--rig paced``: the paced test server (``tests/agent/bench/paced.py``: fixed TTFT, fixed time
+* ``--rig paced``: the paced test server (``tests/agent/bench/fakes/paced.py``: fixed TTFT, fixed time
   per token, a fixed number of slots), for the arithmetic of the search on a backend of known
   speed when the local rig is not installed.
 
@@ -45,8 +45,8 @@ def _backend(stack: ExitStack, rig: str, slots: int, out: Path) -> Any:
 
         return stack.enter_context(local_rig_process(log_dir=out / "logs")).backend()
     from agent.backends import Backend
-    from tests.agent.bench.openai_fake import FakeOpenAI
-    from tests.agent.bench.paced import Pace
+    from tests.agent.bench.fakes.openai_fake import FakeOpenAI
+    from tests.agent.bench.fakes.paced import Pace
 
     # About the local rig's pace at one request in flight (TTFT ~20 ms, ~80 tok/s), with its 4 slots.
     server = stack.enter_context(FakeOpenAI(Pace(slots=slots, ttft_s=0.02, tpot_s=0.0125, tokens=100)))

@@ -15,9 +15,11 @@ import sys
 from pathlib import Path
 from typing import Any, NoReturn, Sequence
 
-from . import aws, placement
-from .catalog import UnknownRigError, load_catalog
-from .contract import REGIONS
+from rigs import aws
+
+from rigs.deploy import placement
+from rigs.catalog.model import UnknownRigError, load_catalog
+from rigs.contract import REGIONS
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
 EXIT_CREDENTIALS, EXIT_UNREACHABLE = aws.EXIT_CREDENTIALS, aws.EXIT_UNREACHABLE
@@ -82,7 +84,7 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     for add in (_add_doctor, _add_preflight, _add_up, _add_status, _add_sweep, _add_prices, _add_rehearse):
         add(sub)
-    from .pins import add_parser as add_pins_parser
+    from rigs.catalog.pins import add_parser as add_pins_parser
 
     add_pins_parser(sub, _regions)
     return parser
@@ -106,8 +108,8 @@ def _add_preflight(sub: Any) -> None:
 
 
 def _add_up(sub: Any) -> None:
-    from .deploy.cdk_cli import DEPLOY_METHODS
-    from .deploy.watch import CAPACITY_GRACE_MINUTES
+    from rigs.deploy.cdk_cli import DEPLOY_METHODS
+    from rigs.deploy.watch import CAPACITY_GRACE_MINUTES
 
     p = sub.add_parser("up", help="deploy rigs with region failover; records the timeline")
     p.add_argument("rigs", nargs="+", metavar="RIG")
@@ -140,7 +142,7 @@ def _add_status(sub: Any) -> None:
 
 
 def _add_sweep(sub: Any) -> None:
-    from .sweep import MAX_WAIT_MINUTES
+    from rigs.estate.sweep import MAX_WAIT_MINUTES
 
     p = sub.add_parser("sweep", help="find (and with --yes delete) everything tagged ours")
     p.add_argument("--regions", type=_regions, default=list(REGIONS))
@@ -163,9 +165,9 @@ def _add_prices(sub: Any) -> None:
 
 
 def _add_rehearse(sub: Any) -> None:
-    from .deploy.watch import CAPACITY_GRACE_MINUTES
-    from .rehearsal.estimate import BENCHMARK_ALLOWANCE_MINUTES, DESTROY_ALLOWANCE_MINUTES
-    from .rehearsal.flow import OFFLINE_CAPACITY_GRACE_MINUTES
+    from rigs.deploy.watch import CAPACITY_GRACE_MINUTES
+    from rigs.rehearsal.estimate import BENCHMARK_ALLOWANCE_MINUTES, DESTROY_ALLOWANCE_MINUTES
+    from rigs.rehearsal.flow import OFFLINE_CAPACITY_GRACE_MINUTES
 
     p = sub.add_parser("rehearse", help="from nothing to a report to nothing: doctor, estimate, up (small model), "
                        "benchmark, --big, down, timeline and cost")
@@ -196,8 +198,8 @@ def _add_rehearse(sub: Any) -> None:
 
 
 def cmd_doctor(args: argparse.Namespace) -> int:
-    from .doctor import render, run_doctor
-    from .preflight import select_rigs
+    from rigs.account.doctor import render, run_doctor
+    from rigs.account.preflight import select_rigs
 
     rigs, nothing = select_rigs(args.rigs)
     report = run_doctor(rigs, lambda: aws.make_session(args.profile, args.region), args.regions)
@@ -221,7 +223,7 @@ def cmd_doctor(args: argparse.Namespace) -> int:
 
 
 def cmd_preflight(args: argparse.Namespace) -> int:
-    from .preflight import render, render_placement, run_preflight, select_rigs
+    from rigs.account.preflight import render, render_placement, run_preflight, select_rigs
 
     rigs, nothing = select_rigs(args.rigs)
     session = _session(args)
@@ -243,11 +245,11 @@ def cmd_preflight(args: argparse.Namespace) -> int:
 
 
 def cmd_up(args: argparse.Namespace) -> int:
-    from .deploy.cdk_cli import CdkCli, default_method
-    from .deploy.sequence import DeploySequence
-    from .deploy.up import Up, UpSettings
-    from .deploy.watch import WatchSettings, default_poll_s
-    from .preflight import select_rigs
+    from rigs.deploy.cdk_cli import CdkCli, default_method
+    from rigs.deploy.sequence import DeploySequence
+    from rigs.deploy.up import Up, UpSettings
+    from rigs.deploy.watch import WatchSettings, default_poll_s
+    from rigs.account.preflight import select_rigs
 
     rigs, nothing = select_rigs(args.rigs)
     for name in nothing:
@@ -307,8 +309,8 @@ def cmd_up(args: argparse.Namespace) -> int:
 
 def _over_max_usd(rigs: Sequence[Any], session: Any, max_usd: float, max_hours: float | None) -> str | None:
     """``up --max-usd``: the refusal when the rigs' lifetime cost bound is above the limit (None: within it)."""
-    from .pricing import PriceBook, PriceError
-    from .rehearsal.estimate import estimate, lifetime_plans, over_limit
+    from rigs.catalog.pricing import PriceBook, PriceError
+    from rigs.rehearsal.estimate import estimate, lifetime_plans, over_limit
 
     book = PriceBook(session)
 
@@ -323,8 +325,8 @@ def _over_max_usd(rigs: Sequence[Any], session: Any, max_usd: float, max_hours: 
 
 
 def cmd_status(args: argparse.Namespace) -> int:
-    from .inventory import discover, render, render_outlasting
-    from .pricing import PriceBook
+    from rigs.estate.inventory import discover, render, render_outlasting
+    from rigs.catalog.pricing import PriceBook
 
     session = _session(args)
     inventory = discover(session, args.regions, PriceBook(session), outlasting=True)
@@ -355,8 +357,8 @@ def cmd_status(args: argparse.Namespace) -> int:
 
 
 def cmd_sweep(args: argparse.Namespace) -> int:
-    from .inventory import render
-    from .sweep import Sweeper, default_poll_s
+    from rigs.estate.inventory import render
+    from rigs.estate.sweep import Sweeper, default_poll_s
 
     session = _session(args)
     console = _console()
@@ -406,8 +408,8 @@ def cmd_sweep(args: argparse.Namespace) -> int:
 def cmd_prices(args: argparse.Namespace) -> int:
     from rich.table import Table
 
-    from .catalog import BedrockBackend
-    from .pricing import PriceBook, PriceError
+    from rigs.catalog.model import BedrockBackend
+    from rigs.catalog.pricing import PriceBook, PriceError
 
     catalog = load_catalog()
     names = args.rigs or list(catalog.rigs)
@@ -445,7 +447,7 @@ def cmd_prices(args: argparse.Namespace) -> int:
 
 
 def cmd_pins(args: argparse.Namespace) -> int:
-    from .pins import NotRegionalError, run
+    from rigs.catalog.pins import NotRegionalError, run
 
     try:
         return run(args, lambda: _session(args))
@@ -455,7 +457,7 @@ def cmd_pins(args: argparse.Namespace) -> int:
 
 
 def cmd_rehearse(args: argparse.Namespace) -> int:
-    from .rehearsal import flow
+    from rigs.rehearsal import flow
 
     options = flow.Options(
         rigs=args.rigs, big=args.big, yes=args.yes, offline=args.offline, bootstrap=args.bootstrap,

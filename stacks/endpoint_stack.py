@@ -5,12 +5,12 @@ from __future__ import annotations
 import aws_cdk as cdk
 from constructs import Construct
 
-from rigs.catalog import SageMakerRig
+from rigs.catalog.model import SageMakerRig
 from rigs.contract import MANAGED_BY, TAG_MANAGED_BY, TAG_RIG, OutputKey
-from rigs.deploy_options import RigOptions
+from rigs.deploy.options import RigOptions
 
 from .parts.custom_resources import EndpointChatProbe
-from .parts.image_pin import PinnedImage
+from .parts.images.pin import PinnedImage
 from .parts.lifetime import Lifetime, ReleaseAction
 from .parts.rig_outputs import add_rig_outputs
 from .parts.sagemaker_endpoint import SageMakerEndpoint

@@ -7,10 +7,10 @@ from pathlib import Path
 import aws_cdk as cdk
 from constructs import Construct
 
-from rigs.catalog import Ec2Rig
+from rigs.catalog.model import Ec2Rig
 from rigs.contract import MANAGED_BY, TAG_MANAGED_BY, ImageOutputKey
 
-from .parts.image_build import ImageBuild
+from .parts.images.build import ImageBuild
 
 RECIPE_DIR = Path(__file__).resolve().parent.parent / "rigs" / "g5g"
 VLLM_REF = "v0.27.2rc0"

@@ -6,14 +6,14 @@ import aws_cdk as cdk
 from aws_cdk import aws_ec2 as ec2
 from constructs import Construct
 
-from rigs.catalog import Ec2Rig
+from rigs.catalog.model import Ec2Rig
 from rigs.contract import MANAGED_BY, TAG_MANAGED_BY, TAG_RIG, OutputKey
-from rigs.deploy_options import RigOptions
+from rigs.deploy.options import RigOptions
 from rigs.userdata import SHEBANG, BootSettings, render_body
 
 from .base_stack import InferenceBaseStack
 from .parts.custom_resources import OfferedSubnets
-from .parts.image_pull import EcrPullGrant, ServerImageLocation
+from .parts.images.pull import EcrPullGrant, ServerImageLocation
 from .parts.lifetime import Lifetime, ReleaseAction
 from .parts.rig_instance_group import RigInstanceGroup
 from .parts.rig_log_group import RigLogGroup

@@ -33,8 +33,8 @@ LONGEST_FIRST = (
     "tests/e2e/test_cdk_against_moto.py",
     "tests/e2e/test_rehearse_offline.py",
     "tests/e2e/test_rehearse_interrupted.py",
-    "tests/agent/bench/test_local_rig_e2e.py",
-    "tests/agent/bench/test_bfcl_local_rig.py",
+    "tests/agent/bench/command/test_local_rig_e2e.py",
+    "tests/agent/bench/parts/test_bfcl_local_rig.py",
     "tests/stacks/test_checkov.py",
 )
 """The files that take longest (``--durations`` in ``scripts/test`` shows them), longest first."""
@@ -90,7 +90,7 @@ def unpinned_sagemaker_rig():
     """The catalog's SageMaker rig with no per-region pin: its digest is read at deploy time everywhere."""
     import dataclasses
 
-    from rigs.catalog import load_catalog
+    from rigs.catalog.model import load_catalog
 
     rig = load_catalog().get("sagemaker")
     return dataclasses.replace(rig, image=dataclasses.replace(rig.image, digests={}))
@@ -103,7 +103,7 @@ def unpinned_endpoint_dirs(tmp_path_factory: pytest.TempPathFactory) -> dict[str
     import aws_cdk as cdk
 
     from app import project_context
-    from rigs.deploy_options import parse_rig_options
+    from rigs.deploy.options import parse_rig_options
     from stacks.endpoint_stack import InferenceEndpointStack
     from stacks.parts.checks import add_nag_checks
 

@@ -11,8 +11,9 @@ from botocore.stub import Stubber
 from moto import mock_aws
 
 import app
-from rigs import placement, whereabouts
-from rigs.catalog import load_catalog
+from rigs.deploy import placement
+from rigs.estate import whereabouts
+from rigs.catalog.model import load_catalog
 
 TEMPLATE = json.dumps({"Resources": {"Topic": {"Type": "AWS::SNS::Topic"}}})
 

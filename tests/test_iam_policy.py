@@ -1,7 +1,7 @@
 """``docs/iam-policy.json`` grants every AWS call of ``rigs/`` and ``agent/``, and nothing they do not make.
 
 The calls are read from the source (:mod:`tests.awscalls`), each mapped to its IAM action through
-botocore's models (:func:`rigs.permissions.action`). What the code does not call through boto3 but
+botocore's models (:func:`rigs.account.permissions.action`). What the code does not call through boto3 but
 still needs is listed in :data:`EXTERNAL` with the tool that calls it. The stacks' deploy-time
 handlers are not the user's: each runs under its own function's role, granted by its stack.
 """
@@ -12,8 +12,8 @@ import json
 import textwrap
 from pathlib import Path
 
-from rigs import permissions
-from rigs.catalog import load_catalog
+from rigs.account import permissions
+from rigs.catalog.model import load_catalog
 from tests.awscalls import aws_calls
 from tests.conftest import PROJECT_DIR
 
@@ -112,8 +112,8 @@ def test_status_needs_only_the_read_only_statement_by_moto_s_own_iam_checks(monk
     from moto import mock_aws, settings
     from moto.core.responses import ActionAuthenticatorMixin
 
-    from rigs import inventory
-    from rigs.pricing import PriceBook
+    from rigs.estate import inventory
+    from rigs.catalog.pricing import PriceBook
 
     read_only = next(s for s in POLICY["Statement"] if s["Sid"] == "ReadOnly")
     with mock_aws():
@@ -138,5 +138,5 @@ def test_status_needs_only_the_read_only_statement_by_moto_s_own_iam_checks(monk
         found = inventory.discover(allowed, ["us-east-2"], PriceBook(None))
         assert found.problems == () and [r.kind for r in found.resources] == [inventory.VOLUME]
         refused = inventory.discover(short, ["us-east-2"], PriceBook(None))
-        # moto answers AccessDenied where EC2 says UnauthorizedOperation; both are refusals to rigs.permissions
+        # moto answers AccessDenied where EC2 says UnauthorizedOperation; both are refusals to rigs.account.permissions
         assert refused.problems == ("us-east-2: could not list EBS volumes (AccessDenied)",)

@@ -21,7 +21,7 @@ import json
 import urllib.error
 import urllib.request
 
-from rigs.catalog import Catalog
+from rigs.catalog.model import Catalog
 
 from ..backends import Backend
 from .discovery import FoundRig
@@ -83,7 +83,7 @@ def identify(backend: Backend, timeout_s: float = MODELS_TIMEOUT_S) -> Backend:
 
 def shadow_note(backend: Backend, found: FoundRig, catalog: Catalog) -> str:
     """One line: ``backend``'s ``*_URL`` hides the deployed rig ``found``, which bills meanwhile."""
-    from rigs.pricing import PriceBook, PriceError
+    from rigs.catalog.pricing import PriceBook, PriceError
 
     variable = backend.metadata.get("url_variable", "its *_URL variable")
     try:

@@ -20,7 +20,7 @@ from botocore.config import Config
 from botocore.exceptions import BotoCoreError, ClientError
 
 from rigs import aws
-from rigs.catalog import Catalog, Ec2Rig, SageMakerRig
+from rigs.catalog.model import Catalog, Ec2Rig, SageMakerRig
 from rigs.contract import MANAGED_BY, REGIONS, TAG_MANAGED_BY, TAG_RIG, ContractError, OutputKey, RigOutputs
 
 logger = logging.getLogger(__name__)

@@ -32,7 +32,7 @@ from typing import Any, Mapping, Sequence
 from botocore.config import Config
 
 from rigs import aws, utc
-from rigs.pricing import STANDARD_TIER
+from rigs.catalog.pricing import STANDARD_TIER
 
 from ..backends import Backend, fact, service_tier_args
 from .probe import describe_error

@@ -16,7 +16,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Mapping, Protocol, Sequence
 
-from .. import aws, placement, whereabouts
+from rigs import aws
+
+from rigs.deploy import placement
+
+from rigs.estate import whereabouts
 
 PROJECT_DIR = placement.PROJECT_DIR
 CDK = str(PROJECT_DIR / "scripts" / "cdk")
@@ -47,7 +51,7 @@ class CdkRunner(Protocol):
 class CdkCli:
     """Runs the project-pinned CDK CLI (``scripts/cdk``); output goes to a log file per call.
 
-    Its synths tell the app that this command placed the rigs (:data:`rigs.whereabouts.SKIP_LOOKUP_ENV`).
+    Its synths tell the app that this command placed the rigs (:data:`rigs.estate.whereabouts.SKIP_LOOKUP_ENV`).
     """
 
     ENV = {"CI": "true", whereabouts.SKIP_LOOKUP_ENV: "1"}

@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from .. import aws
+from rigs import aws
 
 FAILOVER_KINDS = (aws.CAPACITY, aws.QUOTA, aws.UNSUPPORTED, aws.NOT_HERE)
 """Failures another region may not have: ``up`` cleans up and tries the next region."""

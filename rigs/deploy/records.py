@@ -13,7 +13,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
-from .. import placement, utc
+from rigs.deploy import placement
+
+from rigs import utc
 
 
 @dataclass

@@ -5,8 +5,8 @@
    nowhere is the caller's: ``up`` refuses to start, a rehearsal leaves the rig out.
 2. **Preflight**, once: the placement is recorded for the rigs that need it (every rig when
    ``fresh``, else those with nothing recorded). When the doctor ran, its checks *are*
-   preflight's (the doctor runs :func:`rigs.preflight.check` for offerings and quotas), so the
-   placement is recorded from them (:func:`rigs.preflight.place`) without asking AWS again;
+   preflight's (the doctor runs :func:`rigs.account.preflight.check` for offerings and quotas), so the
+   placement is recorded from them (:func:`rigs.account.preflight.place`) without asking AWS again;
    otherwise preflight runs here.
 3. **The regions to try** per rig: its recorded candidates that the doctor allows, in order.
    ``Up`` (:mod:`.up`) then deploys the rigs region after region.
@@ -16,10 +16,10 @@ from __future__ import annotations
 
 from typing import Any, Callable, Sequence
 
-from .. import placement
-from ..catalog import DeployableRig
-from ..doctor import DoctorReport, render, run_doctor
-from ..preflight import PreflightReport, place, run_preflight
+from rigs.deploy import placement
+from rigs.catalog.model import DeployableRig
+from rigs.account.doctor import DoctorReport, render, run_doctor
+from rigs.account.preflight import PreflightReport, place, run_preflight
 
 Plans = dict[str, tuple[DeployableRig, list[placement.Candidate]]]
 """Rig name -> the rig and the regions it tries, in order (what :meth:`rigs.deploy.up.Up.run` takes)."""

@@ -39,13 +39,15 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence
 
-from .. import aws, placement, utc
-from ..catalog import DeployableRig, Ec2Rig, SageMakerRig
-from ..contract import BOOTSTRAP_STACK, OutputKey
-from .cdk_cli import CdkRunner, cli_failure, stack_dependencies
-from .diagnosis import FAILOVER_KINDS, RELEASED, Diagnosis
-from .records import Attempt, Evidence, RigResult, Timeline, default_evidence_dir
-from .watch import DeployMonitor, Watcher, WatchSettings
+from rigs import aws, utc
+
+from rigs.deploy import placement
+from rigs.catalog.model import DeployableRig, Ec2Rig, SageMakerRig
+from rigs.contract import BOOTSTRAP_STACK, OutputKey
+from rigs.deploy.cdk_cli import CdkRunner, cli_failure, stack_dependencies
+from rigs.deploy.diagnosis import FAILOVER_KINDS, RELEASED, Diagnosis
+from rigs.deploy.records import Attempt, Evidence, RigResult, Timeline, default_evidence_dir
+from rigs.deploy.watch import DeployMonitor, Watcher, WatchSettings
 
 
 def _seconds(start: str | None, end: str | None) -> float | None:

@@ -14,10 +14,10 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Callable, Sequence
 
-from .. import aws, utc
-from ..catalog import Ec2Rig
-from .diagnosis import FAILOVER_KINDS, RELEASED, Diagnosis, live_instances, released_group
-from .records import Timeline
+from rigs import aws, utc
+from rigs.catalog.model import Ec2Rig
+from rigs.deploy.diagnosis import FAILOVER_KINDS, RELEASED, Diagnosis, live_instances, released_group
+from rigs.deploy.records import Timeline
 
 CAPACITY_GRACE_MINUTES = 5.0
 """How long a group whose launches fail for capacity gets before the next region, by default (``--capacity-grace``)."""

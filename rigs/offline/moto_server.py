@@ -96,7 +96,7 @@ def seed_ssm_parameters() -> list[str]:
     from moto.ec2.models import ec2_backends
     from moto.ssm.models import Parameter, ssm_backends
 
-    from rigs.catalog import load_catalog
+    from rigs.catalog.model import load_catalog
 
     names = sorted({rig.ami_ssm_parameter for rig in load_catalog().ec2_rigs()})
     for region in REGIONS:
@@ -555,8 +555,8 @@ def seed_dlc_images() -> None:
     deploy time, as from AWS's registry). Not tagged ours."""
     from moto.ecr.models import ecr_backends
 
-    from rigs.catalog import load_catalog
-    from rigs.deploy_options import ecr_image
+    from rigs.catalog.model import load_catalog
+    from rigs.deploy.options import ecr_image
 
     for rig in load_catalog().sagemaker_rigs():
         for region in rig.regions:
@@ -570,8 +570,8 @@ def seed_images() -> None:
     """The g5g image in the account's ECR, as ``InferenceG5gImage`` would build it; not tagged ours."""
     from moto.ecr.models import ecr_backends
 
-    from rigs.catalog import load_catalog
-    from rigs.deploy_options import OWN_IMAGE_PREFIX
+    from rigs.catalog.model import load_catalog
+    from rigs.deploy.options import OWN_IMAGE_PREFIX
 
     catalog = load_catalog()
     for rig in catalog.ec2_rigs():

@@ -20,12 +20,12 @@ from datetime import datetime
 from pathlib import Path
 from typing import Callable, Mapping, Sequence
 
-from .. import aws, processes, utc
-from ..catalog import load_catalog
-from ..contract import BASE_STACK_PREFIX, REGIONS
-from ..placement import PROJECT_DIR
-from ..deploy.cdk_cli import CDK
-from ..whereabouts import Whereabouts
+from rigs import aws, processes, utc
+from rigs.catalog.model import load_catalog
+from rigs.contract import BASE_STACK_PREFIX, REGIONS
+from rigs.deploy.placement import PROJECT_DIR
+from rigs.deploy.cdk_cli import CDK
+from rigs.estate.whereabouts import Whereabouts
 
 ATTEMPTS = 4
 """How many times the destroy command is run while something it should remove is left."""

@@ -29,7 +29,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Callable, Sequence
 
-from ..catalog import DeployableRig
+from rigs.catalog.model import DeployableRig
 
 BENCHMARK_ALLOWANCE_MINUTES = 20.0
 """Time allowed for the benchmark with its default options, on the rigs of one phase (an allowance)."""

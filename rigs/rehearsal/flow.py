@@ -14,7 +14,7 @@
 4. **Big** (``--big``): the small rigs are destroyed, the rigs with a ``big`` catalog variant come
    up again with it, and are benchmarked again; the others are skipped with the catalog's reason.
 5. **Down**: ``cdk destroy`` of exactly the stacks it created (:mod:`.down`), then the check that
-   nothing of ours is left billing in the four regions (:func:`rigs.inventory.discover`).
+   nothing of ours is left billing in the four regions (:func:`rigs.estate.inventory.discover`).
 6. **Timeline** per rig and phase and the rehearsal's own cost (:mod:`.timeline`), in the evidence
    folder and on the terminal.
 
@@ -39,19 +39,21 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Mapping, Sequence, TextIO
 
-from . import estimate as estimating
-from . import plan, timeline
-from .down import Destroyer, created_since, destroy_commands, shown
-from .offline import OfflineAws, OfflineError
-from .. import aws, local_tools, placement, processes, utc, whereabouts
-from ..catalog import BIG_VARIANT, BedrockBackend, DeployableRig, Ec2Rig, load_catalog
-from ..contract import REGIONS
-from ..pricing import PriceBook, PriceError
-from ..deploy.cdk_cli import CdkCli, CdkResult, default_method
-from ..deploy.sequence import DeploySequence
-from ..deploy.records import RigResult
-from ..deploy.up import Up, UpSettings
-from ..deploy.watch import CAPACITY_GRACE_MINUTES, WatchSettings, default_poll_s
+from rigs.rehearsal import estimate as estimating
+from rigs.rehearsal import plan, timeline
+from rigs.rehearsal.down import Destroyer, created_since, destroy_commands, shown
+from rigs.rehearsal.offline import OfflineAws, OfflineError
+from rigs import aws, local_tools, processes, utc
+from rigs.deploy import placement
+from rigs.estate import whereabouts
+from rigs.catalog.model import BIG_VARIANT, BedrockBackend, DeployableRig, Ec2Rig, load_catalog
+from rigs.contract import REGIONS
+from rigs.catalog.pricing import PriceBook, PriceError
+from rigs.deploy.cdk_cli import CdkCli, CdkResult, default_method
+from rigs.deploy.sequence import DeploySequence
+from rigs.deploy.records import RigResult
+from rigs.deploy.up import Up, UpSettings
+from rigs.deploy.watch import CAPACITY_GRACE_MINUTES, WatchSettings, default_poll_s
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
 BENCH_WAIT_S = 120.0
@@ -379,7 +381,7 @@ class Rehearsal:
     def _regions_to_try(self, rigs: list[DeployableRig]) -> dict[str, list[placement.Candidate]] | None:
         """Doctor, then preflight (once: :mod:`rigs.deploy.sequence`): the regions each rig may try; a rig with
         none is left out, with why. None when the benchmark could not reach the EC2 rigs (nothing created)."""
-        from ..preflight import render_placement
+        from rigs.account.preflight import render_placement
 
         sequence = DeploySequence(self.session, self.show)
         ignore = ("CDK bootstrap",) if self.options.bootstrap else ()
@@ -664,7 +666,7 @@ class Rehearsal:
 
     def _check_left(self) -> bool:
         """Everything of ours in the four regions: say what still bills, and whether this rehearsal left it."""
-        from ..inventory import discover
+        from rigs.estate.inventory import discover
 
         inventory = discover(self.session, REGIONS, self._prices())
         self.left = {"billing": [], "not_billing": [r.label() for r in inventory.resources if not r.billing],

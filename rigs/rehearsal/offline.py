@@ -24,8 +24,8 @@ import time
 from pathlib import Path
 from typing import IO, Callable, Sequence
 
-from .. import processes
-from ..placement import PROJECT_DIR
+from rigs import processes
+from rigs.deploy.placement import PROJECT_DIR
 
 START_TIMEOUT_S = 180.0
 """How long each of the two may take to say it is ready (the local rig loads a model first)."""

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any, Mapping, Sequence
 
-from .estimate import Estimate, PhasePlan, describe
+from rigs.rehearsal.estimate import Estimate, PhasePlan, describe
 
 OFFLINE_NOTE = ("offline: a rehearsal of the flow in moto, not of the hardware; nothing is billed, and the estimate "
                 "is what a real account would pay")

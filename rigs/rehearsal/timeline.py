@@ -21,7 +21,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any, Iterable, Sequence
 
-from .. import utc
+from rigs import utc
 
 EVENTS = ("deploy_start", "instance_launched", "instance_running", "ssm_online", "ready", "first_answer", "destroyed")
 """The columns of the timeline, in order."""

@@ -18,8 +18,8 @@ import shlex
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..catalog import Ec2Rig
-from ..contract import HF_TOKEN_SECRET
+from rigs.catalog.model import Ec2Rig
+from rigs.contract import HF_TOKEN_SECRET
 
 SCRIPT_DIR = Path(__file__).parent
 SHEBANG = "#!/usr/bin/env bash"

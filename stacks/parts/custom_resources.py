@@ -120,7 +120,7 @@ class RootVolume(Construct):
     A volume below the AMI's root snapshot fails every launch with
     ``InvalidBlockDeviceMapping``, and the AMI behind an SSM parameter changes over time.
     The handler reads the AMI and answers ``max(minimum_gib, snapshot + free_gib)``
-    (:meth:`rigs.catalog.Ec2Rig.root_volume_gib_for`) and the AMI's root device name; it
+    (:meth:`rigs.catalog.model.Ec2Rig.root_volume_gib_for`) and the AMI's root device name; it
     fails the deploy at once, with the reason, when the AMI is missing, built for another
     architecture, or has no EBS root.
 

@@ -20,7 +20,7 @@ from .checks import skip_checkov
 
 HANDLER_DIR = Path(__file__).with_name("handlers")
 SHARED_DIR = Path(rigs.__file__).parent
-SHARED_IMPORT = re.compile(r"^from rigs\.(\w+) import [\w, ]+$", re.MULTILINE)
+SHARED_IMPORT = re.compile(r"^from rigs\.([\w.]+) import [\w, ]+$", re.MULTILINE)
 """A handler's import of a pure module of ``rigs/``, replaced by the module's code when inlined."""
 INLINE_LIMIT = 8192
 """Our bound on one handler with respond.py, to keep each a small single job. Not AWS's: CloudFormation
@@ -51,7 +51,7 @@ def shared_code(module: str) -> str:
     ``__future__`` (which must open a file): the Lambda has neither ``rigs`` nor the project's
     packages, and the code lands in the middle of the handler.
     """
-    path = SHARED_DIR / f"{module}.py"
+    path = SHARED_DIR.joinpath(*module.split(".")).with_suffix(".py")
     source = path.read_text(encoding="utf-8")
     tree = ast.parse(source, filename=str(path))
     for node in ast.walk(tree):
@@ -59,12 +59,12 @@ def shared_code(module: str) -> str:
                  else [node.module or ""] if isinstance(node, ast.ImportFrom) else [])
         foreign = [name for name in names if name == "__future__" or name.split(".")[0] not in sys.stdlib_module_names]
         if foreign or getattr(node, "level", 0):
-            raise ValueError(f"rigs/{module}.py imports {', '.join(foreign) or 'a relative module'}: a handler can "
+            raise ValueError(f"rigs/{module.replace('.', '/')}.py imports {', '.join(foreign) or 'a relative module'}: a handler can "
                              "inline only code that needs the standard library alone")
     body = tree.body[1:] if tree.body and isinstance(tree.body[0], ast.Expr) and \
         isinstance(tree.body[0].value, ast.Constant) and isinstance(tree.body[0].value.value, str) else tree.body
     first = body[0].lineno if body else len(source.splitlines()) + 1
-    return f"# rigs/{module}.py\n" + "\n".join(source.splitlines()[first - 1:]).strip("\n") + "\n"
+    return f"# rigs/{module.replace('.', '/')}.py\n" + "\n".join(source.splitlines()[first - 1:]).strip("\n") + "\n"
 
 
 class InlineFunction(Construct):

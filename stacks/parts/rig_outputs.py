@@ -6,7 +6,7 @@ from typing import Mapping, Union
 
 import aws_cdk as cdk
 
-from rigs.catalog import Ec2Rig, SageMakerRig
+from rigs.catalog.model import Ec2Rig, SageMakerRig
 from rigs.contract import OutputKey
 
 

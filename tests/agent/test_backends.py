@@ -6,7 +6,7 @@ import pytest
 
 from agent.backends import (KNOWN, Backend, UnknownBackendError, bedrock_backend, from_env, normalize_base_url,
                             parse_names, sort_key)
-from rigs.catalog import load_catalog
+from rigs.catalog.model import load_catalog
 
 CATALOG = load_catalog()
 
@@ -147,7 +147,7 @@ class TestReferenceEnvironment:
 
 def test_the_catalogs_weights_ride_with_a_backend_only_for_the_model_it_lists():
     from agent.backends import bedrock_backend, catalog_metadata
-    from rigs.catalog import load_catalog
+    from rigs.catalog.model import load_catalog
 
     catalog = load_catalog()
     nova = bedrock_backend(catalog, "us.amazon.nova-micro-v1:0", "us-east-1")

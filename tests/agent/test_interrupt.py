@@ -15,7 +15,11 @@ import pytest
 
 from agent.local_rig import free_port
 
-from .conftest import ChatServer, alive_after, descendants
+from tests.agent.conftest import ChatServer
+
+from tests.agent.conftest import alive_after
+
+from tests.agent.conftest import descendants
 
 PROJECT = Path(__file__).resolve().parents[2]
 

@@ -31,8 +31,9 @@ from agent.local_rig import (MODEL_ID, SERVER_PROGRAM, Installation, LocalRigCon
 from agent.bench.clients.constrained import _tool_choice_schema
 from agent.reach.probe import chat_once
 
-from . import conftest as agent_conftest
-from .conftest import alive_after, require_local_rig
+from tests.agent import conftest as agent_conftest
+from tests.agent.conftest import alive_after
+from tests.agent.conftest import require_local_rig
 
 PROJECT = Path(__file__).resolve().parents[2]
 TOOL_CALL_TEMPLATE = Path(__file__).with_name("data") / "tool_call_template.jinja"

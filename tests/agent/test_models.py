@@ -22,8 +22,8 @@ from agent.bench.clients.constrained import ConstrainedToolModel
 from agent.bench.clients.pool import ClientPool
 from agent.bench.clients.sagemaker import sagemaker_usage_needs_patch, tolerate_vllm_usage
 
-from .bench.openai_fake import FakeOpenAI
-from .bench.scripted import Script
+from tests.agent.bench.fakes.openai_fake import FakeOpenAI
+from tests.agent.bench.fakes.scripted import Script
 
 VLLM_USAGE = {"prompt_tokens": 5, "completion_tokens": 3, "total_tokens": 8, "prompt_tokens_details": None,
               "completion_tokens_details": None}

@@ -7,7 +7,7 @@ from types import MappingProxyType
 from agent.backends import from_env
 from agent.reach.discovery import Discovery, FoundRig, Skipped
 from agent.plan import make_plan, needs_aws
-from rigs.catalog import load_catalog
+from rigs.catalog.model import load_catalog
 from rigs.contract import REGIONS, RigOutputs
 
 CATALOG = load_catalog()

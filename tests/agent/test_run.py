@@ -18,10 +18,10 @@ from moto import mock_aws
 from agent import run as run_module
 from agent.backends import Backend
 from agent.reach.discovery import AwsClients
-from rigs.catalog import load_catalog
+from rigs.catalog.model import load_catalog
 from rigs.contract import MANAGED_BY, TAG_MANAGED_BY, OutputKey
 
-from .conftest import ChatServer
+from tests.agent.conftest import ChatServer
 
 CATALOG = load_catalog()
 AWS_VARS = ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN", "AWS_PROFILE")
@@ -224,7 +224,7 @@ def test_run_with_aws_passes_the_session_and_fails_for_missing_selected(
 def test_missing_ssm_tools_stop_before_anything_starts(aws: boto3.Session, runner: FakeRunner, tmp_path: Path,
                                                        monkeypatch: pytest.MonkeyPatch,
                                                        capsys: pytest.CaptureFixture) -> None:
-    from .test_discovery import make_ec2_rig
+    from tests.agent.reach.test_discovery import make_ec2_rig
 
     instance = make_ec2_rig(aws, "us-east-2", "g6")
 
@@ -285,7 +285,7 @@ def test_discovered_ec2_rig_is_reached_through_a_forward(aws: boto3.Session, run
                                                          chat_server: ChatServer, capsys: pytest.CaptureFixture) -> None:
     """The whole path with a TCP relay in place of SSM: discover, forward, wait, run, close."""
     from agent.reach.forwarding import RelayPortForward
-    from .test_discovery import make_ec2_rig
+    from tests.agent.reach.test_discovery import make_ec2_rig
 
     instance = make_ec2_rig(aws, "us-east-2", "g6")
     other = make_ec2_rig(aws, "us-west-2", "inf2", port=8080)

@@ -11,7 +11,7 @@ import pytest
 
 from agent import run as run_module
 
-from .test_run import FakeRunner
+from tests.agent.test_run import FakeRunner
 
 
 @pytest.mark.parametrize(

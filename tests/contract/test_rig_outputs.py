@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import pytest
 
-from rigs.catalog import Ec2Rig, load_catalog
+from rigs.catalog.model import Ec2Rig, load_catalog
 from rigs.contract import ImageOutputKey, OutputKey, RigOutputs
 from tests.contract.templates import stack_outputs
 

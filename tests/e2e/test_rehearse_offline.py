@@ -19,9 +19,13 @@ from pathlib import Path
 
 import pytest
 
-from tests.agent.conftest import alive_after, require_local_rig
+from tests.agent.conftest import alive_after
 
-from .rehearsal import rehearse, timeline_of
+from tests.agent.conftest import require_local_rig
+
+from tests.e2e.rehearsal import rehearse
+
+from tests.e2e.rehearsal import timeline_of
 
 pytestmark = [pytest.mark.e2e, pytest.mark.timeout(900)]
 

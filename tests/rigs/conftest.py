@@ -14,7 +14,7 @@ from moto import mock_aws
 from agent.local_rig import free_port
 from tests.conftest import PROJECT_DIR
 
-from . import ourstuff
+from tests.rigs import ourstuff
 
 
 @pytest.fixture(autouse=True)

@@ -11,7 +11,8 @@ import time
 from pathlib import Path
 
 from rigs.processes import Running, spawn, stop
-from tests.agent.conftest import alive_after, descendants
+from tests.agent.conftest import alive_after
+from tests.agent.conftest import descendants
 
 
 def wait_for_children(process: subprocess.Popen, count: int) -> set[int]:

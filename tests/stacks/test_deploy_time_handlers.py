@@ -14,8 +14,10 @@ import pytest
 from moto import mock_aws
 from moto.ec2.models import ec2_backends
 
-from rigs import aws, doctor
-from rigs.catalog import load_catalog
+from rigs import aws
+
+from rigs.account import doctor
+from rigs.catalog.model import load_catalog
 from rigs.contract import base_stack_name
 from stacks.parts.handlers import launch_watch, root_volume, usable_zones
 from rigs.offline.moto_server import failing_launches

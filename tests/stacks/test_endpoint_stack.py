@@ -7,9 +7,11 @@ import json
 import pytest
 from aws_cdk.assertions import Template
 
-from rigs.catalog import load_catalog
+from rigs.catalog.model import load_catalog
 from rigs.contract import MANAGED_BY, TAG_MANAGED_BY, TAG_RIG, OutputKey
-from tests.contract.templates import one, resources_of, stack_outputs
+from tests.contract.templates import one
+from tests.contract.templates import resources_of
+from tests.contract.templates import stack_outputs
 
 CATALOG = load_catalog()
 RIG = CATALOG.get("sagemaker")

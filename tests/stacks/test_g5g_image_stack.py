@@ -9,10 +9,12 @@ from pathlib import Path
 import pytest
 import yaml
 
-from rigs.catalog import load_catalog
+from rigs.catalog.model import load_catalog
 from rigs.contract import ImageOutputKey
 from stacks.g5g_image_stack import MAX_JOBS, RECIPE_DIR, VLLM_REF
-from tests.contract.templates import one, resources_of, stack_outputs
+from tests.contract.templates import one
+from tests.contract.templates import resources_of
+from tests.contract.templates import stack_outputs
 
 CATALOG = load_catalog()
 RIG = CATALOG.get("g5g")

@@ -17,7 +17,7 @@ import pytest
 from botocore.stub import Stubber
 from moto import mock_aws
 
-from rigs.catalog import load_catalog
+from rigs.catalog.model import load_catalog
 from stacks.parts.handlers import build_stop, image_digest
 from stacks.parts.inline_function import inline_source
 

@@ -28,8 +28,9 @@ from botocore.exceptions import ClientError
 from moto import mock_aws, settings
 from moto.core.authorization import ActionAuthenticatorMixin
 
-from rigs.catalog import load_catalog
-from tests.contract.templates import one, resources_of
+from rigs.catalog.model import load_catalog
+from tests.contract.templates import one
+from tests.contract.templates import resources_of
 
 ACCOUNT = "123456789012"
 CATALOG = load_catalog()

@@ -7,10 +7,13 @@ from pathlib import Path
 
 import pytest
 
-from rigs.catalog import load_catalog
-from rigs.deploy_options import OptionsError, ServerImage, parse_rig_options
+from rigs.catalog.model import load_catalog
+from rigs.deploy.options import OptionsError, ServerImage, parse_rig_options
 from tests.conftest import synth
-from tests.contract.templates import boot_environment, one, resources_of, user_data_script
+from tests.contract.templates import boot_environment
+from tests.contract.templates import one
+from tests.contract.templates import resources_of
+from tests.contract.templates import user_data_script
 
 CATALOG = load_catalog()
 CONTEXT = {

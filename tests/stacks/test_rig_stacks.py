@@ -10,11 +10,15 @@ from pathlib import Path
 import pytest
 from aws_cdk.assertions import Match, Template
 
-from rigs.catalog import load_catalog
+from rigs.catalog.model import load_catalog
 from rigs.contract import HF_TOKEN_SECRET, MANAGED_BY, TAG_MANAGED_BY, TAG_RIG, OutputKey, base_stack_name
 from rigs.userdata import CONTAINER_PORT, USER_DATA_LIMIT_BYTES
 from stacks.parts.rig_instance_group import LAUNCH_BUDGET
-from tests.contract.templates import WAIT_HANDLE_URL, boot_environment, one, resources_of, user_data_script
+from tests.contract.templates import WAIT_HANDLE_URL
+from tests.contract.templates import boot_environment
+from tests.contract.templates import one
+from tests.contract.templates import resources_of
+from tests.contract.templates import user_data_script
 
 CATALOG = load_catalog()
 EC2_RIGS = CATALOG.ec2_rigs()

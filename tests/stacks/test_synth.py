@@ -8,7 +8,9 @@ import os
 import subprocess
 from pathlib import Path
 
-from tests.conftest import PROJECT_DIR, synth
+from tests.conftest import PROJECT_DIR
+
+from tests.conftest import synth
 
 
 def test_synth_twice_gives_byte_identical_output(assembly_dir: Path, tmp_path: Path):

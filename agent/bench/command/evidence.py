@@ -17,7 +17,6 @@ import itertools
 import json
 import math
 import os
-import tempfile
 from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Iterator, Mapping
@@ -26,6 +25,7 @@ if TYPE_CHECKING:
     from ..results.records import RequestRecord
 
 from rigs import utc
+from rigs.files import write_atomic
 
 REQUESTS = "requests.jsonl"
 RUN = "run.json"
@@ -126,31 +126,6 @@ def _finite(obj: Any) -> Any:
     if isinstance(obj, (list, tuple)):
         return [_finite(v) for v in obj]
     return obj
-
-
-FILE_MODE = 0o644
-"""Evidence files are readable by everyone who can read the folder, like the plots matplotlib writes
-(a temporary file is created 0600)."""
-
-
-def write_atomic(path: Path, data: str | bytes) -> None:
-    """Write ``data`` to ``path`` through a temporary file and a rename; the file is mode 0644."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    mode = "wb" if isinstance(data, bytes) else "w"
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        os.fchmod(fd, FILE_MODE)
-        with os.fdopen(fd, mode, **({} if mode == "wb" else {"encoding": "utf-8"})) as fh:
-            fh.write(data)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
 
 
 def write_json(path: Path, obj: Any) -> None:

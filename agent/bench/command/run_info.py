@@ -90,8 +90,8 @@ def prices_for(backends: Sequence[Backend], session: Any, bedrock_tier: str = "s
     """The prices this run uses, with their source and date (Pricing API, else the offline file); Bedrock's in its
     backend's service tier, else ``bedrock_tier`` (``--bedrock-tier``)."""
     try:
-        from rigs.catalog import load_catalog
-        from rigs.pricing import PriceBook, PriceError
+        from rigs.catalog.model import load_catalog
+        from rigs.catalog.pricing import PriceBook, PriceError
     except ImportError as exc:  # pragma: no cover - the price module ships with the project
         return {"offline": True, "offline_reason": f"no price module: {exc}", "backends": {}}
     book = PriceBook(session)
@@ -153,12 +153,12 @@ def _zone_region(zone: str | None) -> str | None:
 def not_run_prices(book: Any, run_names: Iterable[str], bedrock_tier: str = "standard") -> dict[str, dict[str, Any]]:
     """The prices of the catalog's backends this run does not measure, for ``run.json`` ``prices``.
 
-    The one function here that looks anything up (through ``book``, a :class:`rigs.pricing.PriceBook`):
+    The one function here that looks anything up (through ``book``, a :class:`rigs.catalog.pricing.PriceBook`):
     the recommendation uses these prices to say when a backend that was not run could have been
     cheaper, while the summary stays a pure function of ``run.json`` and ``requests.jsonl``.
     """
-    from rigs.catalog import BedrockBackend, load_catalog
-    from rigs.pricing import PriceError
+    from rigs.catalog.model import BedrockBackend, load_catalog
+    from rigs.catalog.pricing import PriceError
 
     skip = set(run_names)
     out: dict[str, dict[str, Any]] = {}

@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Sequence
 
 from rigs import utc
+from rigs.files import write_atomic
 
 from ..clients.reply import ChatRequest
 from ..parts import bfcl, quality, stopping
@@ -342,6 +343,6 @@ def write_outputs(out_dir: Path) -> Summary:
     evidence.write_json(out_dir / evidence.SUMMARY, result.as_json())
     report.make_plots(result, out_dir)
     text = report.render(result)
-    evidence.write_atomic(out_dir / evidence.REPORT, text)
-    evidence.write_atomic(out_dir / html_report.FILE, html_report.render(text, out_dir))
+    write_atomic(out_dir / evidence.REPORT, text)
+    write_atomic(out_dir / html_report.FILE, html_report.render(text, out_dir))
     return result

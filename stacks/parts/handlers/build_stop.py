@@ -4,13 +4,13 @@ Deleting a CodeBuild project does not stop its builds: one goes on (and bills) u
 timeout, 8 hours for the g5g image. This resource references the project, so
 CloudFormation deletes it first; on Delete it stops every build of the project in
 progress among the newest 100 (ListBuildsForProject, BatchGetBuilds, StopBuild; the
-listing is rigs/builds.py, inlined here at synth, which rigs status and sweep use too). It fails
+listing is rigs/estate/builds.py, inlined here at synth, which rigs status and sweep use too). It fails
 the delete, naming the builds, when it cannot stop them: a rerun of the delete tries again.
 Create and Update do nothing. Properties: ProjectName.
 """
 import boto3
 from botocore.exceptions import ClientError
-from rigs.builds import running_builds
+from rigs.estate.builds import running_builds
 
 
 def compute(properties):

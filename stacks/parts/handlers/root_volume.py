@@ -3,7 +3,7 @@
 A root volume smaller than the AMI's root snapshot fails every launch with
 InvalidBlockDeviceMapping, and the AMI behind an SSM parameter changes over time. This
 reads the AMI (DescribeImages) and returns VolumeSize = max(MinimumGiB, snapshot +
-FreeGiB) (the rule of rigs.catalog.Ec2Rig.root_volume_gib_for), its root DeviceName and
+FreeGiB) (the rule of rigs.catalog.model.Ec2Rig.root_volume_gib_for), its root DeviceName and
 SnapshotGiB. It fails at once, with the reason, when the AMI is not here, is built for
 another architecture, has no EBS root, or would need more than a gp3 volume holds.
 Properties: ImageId, Architecture, MinimumGiB, FreeGiB.

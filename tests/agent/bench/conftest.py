@@ -13,8 +13,8 @@ from agent.backends import Backend
 from agent.bench.analysis import summary
 from agent.bench.command import evidence, runner
 
-from .openai_fake import FakeOpenAI
-from .scripted import Script
+from tests.agent.bench.fakes.openai_fake import FakeOpenAI
+from tests.agent.bench.fakes.scripted import Script
 
 
 def make_options(*argv: str) -> argparse.Namespace:

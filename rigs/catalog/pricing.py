@@ -1,0 +1,513 @@
+"""Prices: the AWS Pricing API when a session is given and answers, else the dated offline file.
+
+Every price is a typed record that says where it came from (``source`` is
+``"pricing-api"`` or ``"offline-file"``), for which region it holds, and as of when. A
+price for another region than the one asked about (the offline file holds us-east-1 EC2
+prices) says so in ``note``; nothing is silently substituted.
+
+Interfaces other modules use:
+
+- :func:`hourly_price` ``(rig, region, session=None) -> HourlyPrice`` for an EC2 rig or a
+  SageMaker endpoint (``rig`` is a catalog rig or its name);
+- :func:`instance_hourly_price` ``(instance_type, region, session=None)`` for any EC2 or
+  ``ml.*`` type (status and sweep price what they find);
+- :func:`bedrock_token_prices` ``(model_id, region, session=None, tier="standard") -> TokenPrice``, in one of
+  Bedrock's service tiers (:data:`SERVICE_TIERS`; :func:`offline_tiers` lists those the offline file has);
+- :class:`PriceBook`: the same lookups cached for one session (one Pricing API call per
+  item).
+
+The Pricing API is served from us-east-1 only; the client is always made there. Its
+service codes are ``AmazonEC2``, ``AmazonSageMaker`` and ``AmazonBedrock``.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from dataclasses import dataclass, field
+from datetime import date
+from functools import lru_cache
+from pathlib import Path
+from typing import Any, Iterable
+
+import yaml
+
+from rigs import aws, utc
+from rigs.catalog.model import BedrockBackend, Ec2Rig, Rig, SageMakerRig, load_catalog
+
+PRICES_PATH = Path(__file__).parent.parent / "prices.yaml"
+
+PRICING_API = "pricing-api"
+OFFLINE_FILE = "offline-file"
+PRICING_REGION = "us-east-1"
+
+STANDARD_TIER = "standard"
+SERVICE_TIERS = (STANDARD_TIER, "flex", "priority")
+"""Bedrock's on-demand service tiers, as the price file and ``--bedrock-tier`` name them; Standard is what a
+request without a ``serviceTier`` gets (the API calls it ``default``)."""
+
+LOCATIONS = {
+    "us-east-1": "US East (N. Virginia)",
+    "us-east-2": "US East (Ohio)",
+    "us-west-1": "US West (N. California)",
+    "us-west-2": "US West (Oregon)",
+}
+
+
+class PriceError(aws.RigsError):
+    """No price is known for an item, neither from the Pricing API nor from the offline file."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class PriceProvenance:
+    """Where a price comes from: which region it holds for, as of when, from which source."""
+
+    region: str
+    """The region the price holds for."""
+    requested_region: str
+    """The region that was asked about."""
+    as_of: date
+    source: str
+    """``"pricing-api"`` or ``"offline-file"``."""
+    detail: str
+    """Where exactly: the API filter or the offline file's provenance."""
+    note: str = ""
+    """Why the offline file was used, and any region mismatch."""
+
+    @property
+    def exact_region(self) -> bool:
+        return self.region == self.requested_region
+
+    def _provenance(self) -> str:
+        where = "" if self.exact_region else f", {self.region} price"
+        return f"{self.source}{where}, as of {self.as_of.isoformat()}"
+
+    def _provenance_dict(self) -> dict[str, Any]:
+        return {"region": self.region, "requested_region": self.requested_region, "as_of": self.as_of.isoformat(),
+                "source": self.source, "detail": self.detail, "note": self.note}
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class HourlyPrice(PriceProvenance):
+    """The on-demand price of one instance type in one region."""
+
+    instance_type: str
+    usd_per_hour: float
+
+    def describe(self) -> str:
+        """One line, e.g. ``$0.8048/h (offline-file, us-east-1 price, as of 2026-10-05)``."""
+        return f"${self.usd_per_hour:.4f}/h ({self._provenance()})"
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"instance_type": self.instance_type, "usd_per_hour": self.usd_per_hour, **self._provenance_dict()}
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class TokenPrice(PriceProvenance):
+    """Bedrock on-demand prices of one model, per million tokens."""
+
+    model_id: str
+    usd_per_million_input: float
+    usd_per_million_output: float
+    service_tier: str = STANDARD_TIER
+
+    def cost(self, input_tokens: int, output_tokens: int) -> float:
+        """USD for a number of input and output tokens."""
+        return (input_tokens * self.usd_per_million_input + output_tokens * self.usd_per_million_output) / 1e6
+
+    def describe(self) -> str:
+        return (f"${self.usd_per_million_input:g}/M in, ${self.usd_per_million_output:g}/M out, "
+                f"{self.service_tier.capitalize()} tier ({self._provenance()})")
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"model_id": self.model_id, "service_tier": self.service_tier,
+                "usd_per_million_input": self.usd_per_million_input,
+                "usd_per_million_output": self.usd_per_million_output, **self._provenance_dict()}
+
+
+@dataclass(frozen=True, slots=True)
+class UnitPrice:
+    """A per-unit list price (EBS or ECR storage per GB-month, a public IPv4 address per hour)."""
+
+    item: str
+    usd: float
+    unit: str
+    region: str
+    requested_region: str
+    as_of: date
+    source: str
+    detail: str
+
+    def hourly(self, quantity: float = 1.0) -> float:
+        """USD per hour for ``quantity`` units (per-month prices spread over 730 hours)."""
+        per_hour = self.usd / HOURS_PER_MONTH if self.unit.endswith("-month") else self.usd
+        return per_hour * quantity
+
+    def monthly(self, quantity: float = 1.0) -> float:
+        """USD per month (730 hours) for ``quantity`` units."""
+        return self.hourly(quantity) * HOURS_PER_MONTH
+
+
+# --- the offline file ----------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class _OfflineEntry:
+    key: str
+    region: str
+    as_of: date
+    source: str
+    usd_per_hour: float | None = None
+    usd_per_million_input: float | None = None
+    usd_per_million_output: float | None = None
+    usd: float | None = None
+    unit: str | None = None
+    service_tier: str = STANDARD_TIER
+
+
+@dataclass(frozen=True, slots=True)
+class OfflinePrices:
+    """The validated contents of ``prices.yaml``: section -> entries."""
+
+    sections: dict[str, tuple[_OfflineEntry, ...]] = field(default_factory=dict)
+
+    def find(self, section: str, key: str, region: str, tier: str = STANDARD_TIER) -> _OfflineEntry | None:
+        """The entry for ``key`` (in Bedrock's service ``tier``) in ``region``; else in us-east-1; else any region."""
+        entries = [e for e in self.sections.get(section, ()) if e.key == key and e.service_tier == tier]
+        for wanted in (region, "us-east-1"):
+            for entry in entries:
+                if entry.region == wanted:
+                    return entry
+        return entries[0] if entries else None
+
+
+_SECTIONS = {"ec2_on_demand": "instance_type", "sagemaker_hosting": "instance_type",
+             "bedrock_on_demand": "model_id", "per_unit": "item"}
+_NUMBERS = {"instance_type": ("usd_per_hour",), "model_id": ("usd_per_million_input", "usd_per_million_output"),
+            "item": ("usd",)}
+UNITS = ("GB-month", "hour", "secret-month")
+HOURS_PER_MONTH = 730.0
+
+
+def parse_offline_prices(text: str, source: str = "prices.yaml") -> OfflinePrices:
+    """Parse and validate the offline price file; raise PriceError listing every problem."""
+    data = yaml.safe_load(text) or {}
+    problems: list[str] = []
+    if not isinstance(data, dict):
+        raise PriceError(f"{source}: must be a mapping")
+    if data.get("currency", "USD") != "USD":
+        problems.append("currency: only USD is supported")
+    sections: dict[str, tuple[_OfflineEntry, ...]] = {}
+    for section, key_field in _SECTIONS.items():
+        entries = []
+        for index, item in enumerate(data.get(section) or []):
+            path = f"{section}[{index}]"
+            if not isinstance(item, dict):
+                problems.append(f"{path}: must be a mapping")
+                continue
+            numbers = _NUMBERS[key_field]
+            missing = [k for k in (key_field, "region", "as_of", "source", *numbers) if item.get(k) in (None, "")]
+            if missing:
+                problems.append(f"{path}: missing {', '.join(missing)}")
+                continue
+            bad = [k for k in numbers if isinstance(item[k], bool) or not isinstance(item[k], (int, float))
+                   or item[k] < 0]
+            if bad:
+                problems.append(f"{path}: {', '.join(bad)} must be a non-negative number")
+                continue
+            as_of = item["as_of"]
+            if not isinstance(as_of, date):
+                try:
+                    as_of = date.fromisoformat(str(as_of))
+                except ValueError:
+                    problems.append(f"{path}.as_of: not a date (YYYY-MM-DD)")
+                    continue
+            if item["region"] not in LOCATIONS:
+                problems.append(f"{path}.region: {item['region']!r} is not one of {', '.join(LOCATIONS)}")
+                continue
+            extra = {}
+            if key_field == "model_id":
+                tier = item.get("service_tier", STANDARD_TIER)
+                if tier not in SERVICE_TIERS:
+                    problems.append(f"{path}.service_tier: must be one of {', '.join(SERVICE_TIERS)}")
+                    continue
+                extra["service_tier"] = tier
+            if key_field == "item":
+                if item.get("unit") not in UNITS:
+                    problems.append(f"{path}.unit: must be one of {', '.join(UNITS)}")
+                    continue
+                extra["unit"] = item["unit"]
+            entries.append(_OfflineEntry(key=str(item[key_field]), region=item["region"], as_of=as_of,
+                                         source=" ".join(str(item["source"]).split()),
+                                         **extra, **{k: float(item[k]) for k in numbers}))
+        sections[section] = tuple(entries)
+    unknown = sorted(set(data) - set(_SECTIONS) - {"currency"})
+    problems.extend(f"{name}: unknown section (allowed: {', '.join(_SECTIONS)})" for name in unknown)
+    if problems:
+        raise PriceError(f"{source}: " + "; ".join(problems))
+    return OfflinePrices(sections)
+
+
+@lru_cache(maxsize=4)
+def load_offline_prices(path: Path = PRICES_PATH) -> OfflinePrices:
+    return parse_offline_prices(path.read_text(encoding="utf-8"), source=path.name)
+
+
+# --- the Pricing API ------------------------------------------------------------------
+
+
+def _term_filters(**fields: str) -> list[dict[str, str]]:
+    return [{"Type": "TERM_MATCH", "Field": k, "Value": v} for k, v in fields.items()]
+
+
+def ec2_filters(instance_type: str, region: str) -> list[dict[str, str]]:
+    """On-demand Linux, shared tenancy, no pre-installed software, capacity in use."""
+    return _term_filters(instanceType=instance_type, location=LOCATIONS[region], tenancy="Shared",
+                         operatingSystem="Linux", capacitystatus="Used", preInstalledSw="NA")
+
+
+def sagemaker_filters(instance_type: str, region: str) -> list[dict[str, str]]:
+    return _term_filters(instanceName=instance_type, regionCode=region)
+
+
+def bedrock_filters(region: str) -> list[dict[str, str]]:
+    return _term_filters(regionCode=region)
+
+
+def _products(pricing_client: Any, service_code: str, filters: list[dict[str, str]]) -> list[dict]:
+    raw = aws.paginate(pricing_client, "get_products", "PriceList", ServiceCode=service_code,
+                       Filters=filters, FormatVersion="aws_v1")
+    return [json.loads(item) if isinstance(item, str) else item for item in raw]
+
+
+def _on_demand_dimensions(product: dict) -> Iterable[dict]:
+    for term in (product.get("terms", {}).get("OnDemand") or {}).values():
+        yield from (term.get("priceDimensions") or {}).values()
+
+
+def _usd(dimension: dict) -> float | None:
+    try:
+        return float(dimension.get("pricePerUnit", {}).get("USD"))
+    except (TypeError, ValueError):
+        return None
+
+
+def _hourly_from_products(products: list[dict], want: dict[str, str] | None = None) -> tuple[float, str] | None:
+    """The one non-zero hourly on-demand price among ``products`` whose attributes match ``want``."""
+    found: list[tuple[float, str]] = []
+    for product in products:
+        attributes = product.get("product", {}).get("attributes", {})
+        if want and any(str(attributes.get(k, "")).lower() != v.lower() for k, v in want.items()):
+            continue
+        for dimension in _on_demand_dimensions(product):
+            price = _usd(dimension)
+            if dimension.get("unit", "").lower() in ("hrs", "hour", "hours") and price:
+                found.append((price, product.get("product", {}).get("sku", "")))
+    if not found:
+        return None
+    return min(found)
+
+
+def _token_prices_from_products(products: list[dict], model_names: tuple[str, ...],
+                                tier: str = STANDARD_TIER) -> tuple[float, float] | None:
+    """(input, output) USD per million tokens for the model in service ``tier``, from Bedrock price-list products
+    (a Flex or Priority product names its tier in its usage type or inference type; Standard is the one that names
+    no tier)."""
+    names = {n.lower() for n in model_names}
+    others = [word for word in SERVICE_TIERS if word not in (STANDARD_TIER, tier)]
+    prices: dict[str, float] = {}
+    for product in products:
+        attributes = product.get("product", {}).get("attributes", {})
+        if str(attributes.get("model", "")).lower() not in names:
+            continue
+        inference = str(attributes.get("inferenceType", "")).lower()
+        usage = str(attributes.get("usagetype", "")).lower()
+        if any(word in usage or word in inference for word in ("batch", "cache", "provisioned", *others)):
+            continue
+        if tier != STANDARD_TIER and tier not in usage and tier not in inference:
+            continue
+        direction = "input" if "input" in inference else "output" if "output" in inference else None
+        if direction is None:
+            continue
+        for dimension in _on_demand_dimensions(product):
+            price = _usd(dimension)
+            if price is None:
+                continue
+            unit = dimension.get("unit", "").lower().replace(" ", "")
+            scale = 1000.0 if unit in ("1ktokens", "1k tokens", "1000tokens") else \
+                1.0 if unit in ("1mtokens", "1000000tokens") else None
+            if scale is None:
+                continue
+            prices.setdefault(direction, price * scale)
+    if "input" in prices and "output" in prices:
+        return prices["input"], prices["output"]
+    return None
+
+
+BEDROCK_PRICE_NAMES = {"amazon.nova-micro-v1:0": ("Nova Micro", "Amazon Nova Micro")}
+"""Bedrock model id -> the ``model`` attribute values the price list uses for it."""
+
+
+def base_model_id(model_id: str) -> str:
+    """``us.amazon.nova-micro-v1:0`` -> ``amazon.nova-micro-v1:0`` (strip a cross-region profile prefix)."""
+    head, _, rest = model_id.partition(".")
+    return rest if head in {"us", "eu", "apac", "jp", "au", "ca", "global", "us-gov"} and rest else model_id
+
+
+class PriceBook:
+    """Price lookups for one session, cached; ``session=None`` uses the offline file only.
+
+    After the first failed Pricing API call the book stops asking it (one failure is
+    enough to know the endpoint does not answer, e.g. moto's server or no network) and
+    every later price carries that reason in ``note``.
+    """
+
+    def __init__(self, session: Any | None = None, offline: OfflinePrices | None = None,
+                 today: date | None = None) -> None:
+        self.session = session
+        self.offline = offline or load_offline_prices()
+        self.today = today or utc.now().date()
+        self._client: Any = None
+        self._api_failure: str | None = None if session is not None else "no AWS session given"
+        self._cache: dict[tuple[str, str, str], Any] = {}
+        self._lock = threading.Lock()
+
+    # public lookups
+
+    def hourly_price(self, rig: Rig | str, region: str) -> HourlyPrice:
+        rig = load_catalog().get(rig) if isinstance(rig, str) else rig
+        if isinstance(rig, BedrockBackend):
+            raise PriceError(f"rig {rig.name!r} is billed per token: use bedrock_token_prices()")
+        if not isinstance(rig, (Ec2Rig, SageMakerRig)):
+            raise PriceError(f"cannot price {rig!r}")
+        return self.instance_hourly_price(rig.instance_type, region)
+
+    def instance_hourly_price(self, instance_type: str, region: str) -> HourlyPrice:
+        key = ("hourly", instance_type, region)
+        with self._lock:
+            if key not in self._cache:
+                self._cache[key] = self._hourly(instance_type, region)
+            return self._cache[key]
+
+    def bedrock_token_prices(self, model_id: str, region: str, tier: str = STANDARD_TIER) -> TokenPrice:
+        key = ("tokens", f"{model_id}@{tier}", region)
+        with self._lock:
+            if key not in self._cache:
+                self._cache[key] = self._tokens(model_id, region, tier)
+            return self._cache[key]
+
+    def unit_price(self, item: str, region: str) -> UnitPrice:
+        """A per-unit price from the offline file (``ebs-gp3``, ``ebs-gp2``, ``ecr-storage``, ``public-ipv4``,
+        ``cloudwatch-logs-storage``, ``secrets-manager-secret``, ``s3-standard``)."""
+        entry = self.offline.find("per_unit", item, region)
+        if entry is None or entry.usd is None or entry.unit is None:
+            raise PriceError(f"no per-unit price for {item!r} in {PRICES_PATH.name}")
+        return UnitPrice(item, entry.usd, entry.unit, entry.region, region, entry.as_of, OFFLINE_FILE, entry.source)
+
+    # internals
+
+    def _pricing(self) -> Any | None:
+        if self._api_failure is not None:
+            return None
+        if self._client is None:
+            self._client = aws.client(self.session, "pricing", PRICING_REGION)
+        return self._client
+
+    def _api(self, service_code: str, filters: list[dict[str, str]]) -> list[dict] | None:
+        client = self._pricing()
+        if client is None:
+            return None
+        try:
+            return _products(client, service_code, filters)
+        except Exception as exc:  # noqa: BLE001 - any failure means: use the offline file
+            failure = aws.classify(exc)
+            if failure.kind == aws.CREDENTIALS:
+                self._api_failure = f"Pricing API: credentials ({failure.code})"
+            else:
+                self._api_failure = f"Pricing API unavailable ({failure.code})"
+            return None
+
+    def _hourly(self, instance_type: str, region: str) -> HourlyPrice:
+        sagemaker = instance_type.startswith("ml.")
+        service = "AmazonSageMaker" if sagemaker else "AmazonEC2"
+        if region in LOCATIONS:
+            filters = sagemaker_filters(instance_type, region) if sagemaker else ec2_filters(instance_type, region)
+            products = self._api(service, filters)
+            if products is not None:
+                found = _hourly_from_products(products, {"component": "Hosting"} if sagemaker else None)
+                if found is not None:
+                    price, sku = found
+                    return HourlyPrice(instance_type=instance_type, usd_per_hour=price, region=region,
+                                       requested_region=region, as_of=self.today, source=PRICING_API,
+                                       detail=f"{service} get_products sku {sku}")
+                reason = f"Pricing API has no on-demand {service} price for {instance_type} in {region}"
+            else:
+                reason = self._api_failure or "Pricing API unavailable"
+        else:
+            reason = f"{region} is outside the priced regions"
+        section = "sagemaker_hosting" if sagemaker else "ec2_on_demand"
+        entry = self.offline.find(section, instance_type, region)
+        if entry is None or entry.usd_per_hour is None:
+            raise PriceError(f"no price for {instance_type} in {region}: {reason}, and {PRICES_PATH.name} "
+                             f"has no {section} entry for it")
+        note = reason
+        if entry.region != region:
+            note += f"; {PRICES_PATH.name} holds the {entry.region} price, used for {region}"
+        return HourlyPrice(instance_type=instance_type, usd_per_hour=entry.usd_per_hour, region=entry.region,
+                           requested_region=region, as_of=entry.as_of, source=OFFLINE_FILE, detail=entry.source,
+                           note=note)
+
+    def _tokens(self, model_id: str, region: str, tier: str) -> TokenPrice:
+        base = base_model_id(model_id)
+        names = BEDROCK_PRICE_NAMES.get(base)
+        reason: str
+        if names is None:
+            reason = f"no price-list name known for {base}"
+        else:
+            products = self._api("AmazonBedrock", bedrock_filters(region))
+            if products is not None:
+                found = _token_prices_from_products(products, names, tier)
+                if found is not None:
+                    return TokenPrice(model_id=model_id, usd_per_million_input=found[0],
+                                      usd_per_million_output=found[1], service_tier=tier, region=region,
+                                      requested_region=region, as_of=self.today, source=PRICING_API,
+                                      detail=f"AmazonBedrock get_products, model {names[0]!r}, {tier} tier")
+                reason = f"Pricing API has no on-demand {tier} tier token price for {names[0]} in {region}"
+            else:
+                reason = self._api_failure or "Pricing API unavailable"
+        entry = self.offline.find("bedrock_on_demand", base, region, tier)
+        if entry is None or entry.usd_per_million_input is None or entry.usd_per_million_output is None:
+            raise PriceError(f"no {tier} tier token price for {model_id} in {region}: {reason}, and "
+                             f"{PRICES_PATH.name} has no bedrock_on_demand entry for it")
+        note = reason
+        if entry.region != region:
+            note += f"; {PRICES_PATH.name} holds the {entry.region} price, used for {region}"
+        return TokenPrice(model_id=model_id, usd_per_million_input=entry.usd_per_million_input,
+                          usd_per_million_output=entry.usd_per_million_output, service_tier=tier, region=entry.region,
+                          requested_region=region, as_of=entry.as_of, source=OFFLINE_FILE, detail=entry.source,
+                          note=note)
+
+
+def hourly_price(rig: Rig | str, region: str, session: Any | None = None) -> HourlyPrice:
+    """On-demand $/h of a rig's instance type in ``region``: Pricing API if ``session`` answers, else offline."""
+    return PriceBook(session).hourly_price(rig, region)
+
+
+def instance_hourly_price(instance_type: str, region: str, session: Any | None = None) -> HourlyPrice:
+    """On-demand $/h of an EC2 or SageMaker (``ml.*``) instance type."""
+    return PriceBook(session).instance_hourly_price(instance_type, region)
+
+
+def bedrock_token_prices(model_id: str, region: str, session: Any | None = None,
+                         tier: str = STANDARD_TIER) -> TokenPrice:
+    """Bedrock on-demand $/M input and output tokens in service ``tier``: Pricing API if ``session`` answers, else
+    offline."""
+    return PriceBook(session).bedrock_token_prices(model_id, region, tier)
+
+
+def offline_tiers(model_id: str, offline: OfflinePrices | None = None) -> tuple[str, ...]:
+    """The service tiers the offline price file prices ``model_id`` in (a profile id counts as its model), in
+    :data:`SERVICE_TIERS` order."""
+    entries = (offline or load_offline_prices()).sections.get("bedrock_on_demand", ())
+    found = {e.service_tier for e in entries if e.key == base_model_id(model_id)}
+    return tuple(tier for tier in SERVICE_TIERS if tier in found)

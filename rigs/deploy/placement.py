@@ -1,0 +1,283 @@
+"""The recorded placement: per rig, the regions and zones to try in order, and where it was deployed.
+
+``python -m rigs preflight`` writes the candidates; ``python -m rigs up`` records the region a
+rig finally came up in; ``app.py`` reads that region so a fresh ``cdk destroy --all`` (or
+``cdk deploy``) reaches a rig that ``up`` moved. The file lives in ``.rigs/placement.json``
+(gitignored; ``RIGS_STATE_DIR`` moves the whole ``.rigs`` state directory).
+
+Pure Python and JSON only: ``app.py`` imports this module, so it must stay cheap and never
+touch AWS.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+import threading
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Mapping, Sequence
+
+from rigs import utc
+
+PROJECT_DIR = Path(__file__).resolve().parents[2]
+STATE_DIR_ENV = "RIGS_STATE_DIR"
+FORMAT_VERSION = 1
+
+_lock = threading.Lock()
+
+
+def state_dir() -> Path:
+    """``$RIGS_STATE_DIR`` or ``<project>/.rigs``."""
+    configured = os.environ.get(STATE_DIR_ENV)
+    return Path(configured).expanduser().resolve() if configured else PROJECT_DIR / ".rigs"
+
+
+def placement_path() -> Path:
+    return state_dir() / "placement.json"
+
+
+class PlacementError(ValueError):
+    """The placement file cannot be read."""
+
+
+@dataclass(frozen=True, slots=True)
+class Candidate:
+    """One region to try for a rig, with the zones that offer its instance type there."""
+
+    region: str
+    zones: tuple[str, ...] = ()
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"region": self.region, "zones": list(self.zones)}
+
+
+@dataclass(frozen=True, slots=True)
+class Deployed:
+    """Where ``up`` last brought a rig up."""
+
+    region: str
+    zones: tuple[str, ...]
+    stack: str
+    at: str
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"region": self.region, "zones": list(self.zones), "stack": self.stack, "at": self.at}
+
+
+@dataclass(frozen=True, slots=True)
+class RigPlacement:
+    candidates: tuple[Candidate, ...] = ()
+    skipped: Mapping[str, str] = field(default_factory=dict)
+    """Region -> why the rig cannot run there."""
+    checked_at: str | None = None
+    deployed: Deployed | None = None
+
+    def as_dict(self) -> dict[str, Any]:
+        data: dict[str, Any] = {"candidates": [c.as_dict() for c in self.candidates],
+                                "skipped": dict(self.skipped), "checked_at": self.checked_at}
+        if self.deployed is not None:
+            data["deployed"] = self.deployed.as_dict()
+        return data
+
+
+@dataclass(frozen=True, slots=True)
+class Placement:
+    rigs: Mapping[str, RigPlacement] = field(default_factory=dict)
+
+    def get(self, rig: str) -> RigPlacement | None:
+        return self.rigs.get(rig)
+
+    def deployed_region(self, rig: str) -> str | None:
+        entry = self.rigs.get(rig)
+        return entry.deployed.region if entry and entry.deployed else None
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"version": FORMAT_VERSION, "rigs": {name: p.as_dict() for name, p in sorted(self.rigs.items())}}
+
+
+def _parse(data: Any, source: str) -> Placement:
+    if not isinstance(data, dict) or not isinstance(data.get("rigs", {}), dict):
+        raise PlacementError(f"{source}: not a placement file (expected {{'version': 1, 'rigs': {{...}}}})")
+    rigs: dict[str, RigPlacement] = {}
+    try:
+        for name, body in data.get("rigs", {}).items():
+            deployed = body.get("deployed")
+            rigs[name] = RigPlacement(
+                candidates=tuple(Candidate(c["region"], tuple(c.get("zones", ()))) for c in body.get("candidates", ())),
+                skipped=dict(body.get("skipped", {})),
+                checked_at=body.get("checked_at"),
+                deployed=Deployed(deployed["region"], tuple(deployed.get("zones", ())), deployed.get("stack", ""),
+                                  deployed.get("at", "")) if deployed else None,
+            )
+    except (AttributeError, KeyError, TypeError) as exc:
+        raise PlacementError(f"{source}: malformed entry ({exc!r}); delete it and run `python -m rigs preflight`") \
+            from None
+    return Placement(rigs)
+
+
+def load(path: Path | None = None) -> Placement:
+    """The recorded placement; an empty one when the file does not exist."""
+    path = path or placement_path()
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return Placement()
+    try:
+        return _parse(json.loads(text), str(path))
+    except json.JSONDecodeError as exc:
+        raise PlacementError(f"{path}: not valid JSON ({exc}); delete it and run `python -m rigs preflight`") from None
+
+
+def _write(placement: Placement, path: Path) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with tempfile.NamedTemporaryFile("w", dir=path.parent, delete=False, suffix=".tmp", encoding="utf-8") as handle:
+        json.dump(placement.as_dict(), handle, indent=2, sort_keys=False)
+        handle.write("\n")
+    os.replace(handle.name, path)  # atomic: an interrupted write never leaves half a file
+
+
+def record_candidates(rig: str, candidates: Sequence[Candidate], skipped: Mapping[str, str],
+                      path: Path | None = None) -> Placement:
+    """Record preflight's verdict for one rig, keeping where it is deployed."""
+    path = path or placement_path()
+    with _lock:
+        current = load(path)
+        previous = current.rigs.get(rig)
+        rigs = dict(current.rigs)
+        rigs[rig] = RigPlacement(tuple(candidates), dict(skipped), utc.iso_seconds(), previous.deployed if previous else None)
+        updated = Placement(rigs)
+        _write(updated, path)
+        return updated
+
+
+def record_deployed(rig: str, region: str, zones: Sequence[str], stack: str, path: Path | None = None) -> Placement:
+    """Record the region a rig came up in; app.py synthesizes the rig's stack there from now on."""
+    path = path or placement_path()
+    with _lock:
+        current = load(path)
+        previous = current.rigs.get(rig) or RigPlacement()
+        rigs = dict(current.rigs)
+        rigs[rig] = RigPlacement(previous.candidates, previous.skipped, previous.checked_at,
+                                 Deployed(region, tuple(zones), stack, utc.iso_seconds()))
+        updated = Placement(rigs)
+        _write(updated, path)
+        return updated
+
+
+RECORDED_REGION_KEY = "recorded_region.{rig}"
+RECORDED_ZONES_KEY = "recorded_zones.{rig}"
+
+
+def recorded_context(catalog_regions: Mapping[str, Sequence[str]], placement_: Placement | None = None) -> dict[str, str]:
+    """Default CDK context for ``app.py``: where ``up`` last brought each rig up.
+
+    ``catalog_regions`` maps rig name -> the catalog's regions for it; a recorded region the
+    catalog no longer lists is left out. Keys are ``recorded_region.<rig>`` and
+    ``recorded_zones.<rig>``; ``app.py`` uses them only when ``-c region.<rig>`` is not given
+    (and the zones only for that same region), so explicit context always wins.
+    """
+    current = placement_ if placement_ is not None else load()
+    context: dict[str, str] = {}
+    for rig, regions in catalog_regions.items():
+        entry = current.get(rig)
+        if entry is None or entry.deployed is None or entry.deployed.region not in regions:
+            continue
+        context[RECORDED_REGION_KEY.format(rig=rig)] = entry.deployed.region
+        if entry.deployed.zones:
+            context[RECORDED_ZONES_KEY.format(rig=rig)] = ",".join(entry.deployed.zones)
+    return context
+
+
+@dataclass(frozen=True, slots=True)
+class RegionChoice:
+    """The region app.py synthesizes a rig's stack in, why, and where else it exists.
+
+    Attributes:
+        region: The stack's region for this synth.
+        why: Said on stderr so a deploy says where it goes and why.
+        also_deployed: Other regions where a stack of the same name exists; app.py synthesizes
+            it there too, so ``cdk destroy --all`` removes every copy.
+    """
+
+    region: str
+    why: str
+    also_deployed: tuple[str, ...] = ()
+
+
+def choose_region(rig: str, catalog_regions: Sequence[str], *, explicit: str | None = None,
+                  deployed: Sequence[str] = (), looked_up: bool = False,
+                  recorded: str | None = None) -> RegionChoice:
+    """Where a rig's stack is synthesized. In order of precedence:
+
+    1. ``-c region.<rig>``: the user's explicit choice;
+    2. where CloudFormation says the stack is (``deployed``; the recorded region first if it
+       is among them, else the catalog's order);
+    3. where ``python -m rigs up`` recorded it, unless CloudFormation was asked in every
+       region (``looked_up``) and it is not there: then the record is stale and ignored;
+    4. the catalog's first region for the rig.
+    """
+    ordered = sorted(deployed, key=lambda r: (catalog_regions.index(r) if r in catalog_regions else len(catalog_regions), r))
+    if explicit:
+        return RegionChoice(explicit, f"-c region.{rig}={explicit}", tuple(r for r in ordered if r != explicit))
+    if ordered:
+        region = recorded if recorded in ordered else ordered[0]
+        others = tuple(r for r in ordered if r != region)
+        why = "deployed there (CloudFormation)"
+        if recorded and recorded != region:
+            why += f"; the placement file said {recorded}"
+        return RegionChoice(region, why, others)
+    if recorded and recorded in catalog_regions and not looked_up:
+        return RegionChoice(recorded, "recorded by `python -m rigs up` (.rigs/placement.json)")
+    stale = recorded if recorded and looked_up else None
+    why = f"the catalog's first region for {rig}"
+    if stale:
+        why += f" (not deployed anywhere; the placement file's {stale} is out of date)"
+    return RegionChoice(catalog_regions[0], why)
+
+
+def reconcile(deployed: Mapping[str, Sequence[str]], path: Path | None = None) -> list[str]:
+    """Bring the recorded placement in line with what CloudFormation said in all four regions.
+
+    Args:
+        deployed: Rig name -> the regions its stack exists in (asked in every region).
+
+    Returns:
+        One line per change (a record cleared because the rig is gone, or moved to the region
+        it really is in); nothing is written when nothing changes.
+    """
+    path = path or placement_path()
+    with _lock:
+        current = load(path)
+        rigs = dict(current.rigs)
+        changes: list[str] = []
+        for name, entry in current.rigs.items():
+            if entry.deployed is None or name not in deployed:
+                continue
+            regions = list(deployed[name])
+            if not regions:
+                rigs[name] = RigPlacement(entry.candidates, entry.skipped, entry.checked_at, None)
+                changes.append(f"{name}: not deployed in any region; cleared the record of {entry.deployed.region}")
+            elif entry.deployed.region not in regions:
+                rigs[name] = RigPlacement(entry.candidates, entry.skipped, entry.checked_at,
+                                          Deployed(regions[0], (), entry.deployed.stack, utc.iso_seconds()))
+                changes.append(f"{name}: deployed in {regions[0]}, not {entry.deployed.region}; record updated")
+        if changes:
+            _write(Placement(rigs), path)
+        return changes
+
+
+def forget_deployed(rigs: Sequence[str], path: Path | None = None) -> list[str]:
+    """Clear the deployed record of ``rigs`` (their stacks were deleted); returns those cleared."""
+    path = path or placement_path()
+    with _lock:
+        current = load(path)
+        updated = dict(current.rigs)
+        cleared = [name for name in rigs if (entry := current.rigs.get(name)) and entry.deployed]
+        for name in cleared:
+            entry = current.rigs[name]
+            updated[name] = RigPlacement(entry.candidates, entry.skipped, entry.checked_at, None)
+        if cleared:
+            _write(Placement(updated), path)
+        return cleared

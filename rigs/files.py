@@ -1,0 +1,34 @@
+"""The one way the project writes a file: whole or not at all.
+
+Every file the project writes (evidence, ``plan.json``, ``timeline.json``, deploy records, the placement,
+``rigs/catalog.yaml`` after ``pins refresh``) goes through :func:`write_atomic`: a temporary file in the
+same folder, flushed to disk and renamed over the target, so an interrupted write never leaves half a
+file and a failed one leaves no temporary file behind.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from pathlib import Path
+
+FILE_MODE = 0o644
+"""Files are readable by everyone who can read their folder, like the plots matplotlib writes (a
+temporary file is created 0600, and a rename would keep that)."""
+
+
+def write_atomic(path: Path, data: str | bytes) -> None:
+    """Write ``data`` to ``path`` through a temporary file and a rename; the file is mode 0644."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    mode = "wb" if isinstance(data, bytes) else "w"
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        os.fchmod(fd, FILE_MODE)
+        with os.fdopen(fd, mode, **({} if mode == "wb" else {"encoding": "utf-8"})) as fh:
+            fh.write(data)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise

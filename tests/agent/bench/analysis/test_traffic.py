@@ -1,0 +1,110 @@
+"""``--workload``: the user's traffic from KEY=VALUE or a YAML file, its defaults, its rates, and one clear
+line for every bad input."""
+
+from __future__ import annotations
+
+import pytest
+
+from agent.bench.analysis.traffic import DEFAULTS, Traffic, WorkloadError, parse_spec
+from agent.bench.results.formatting import volume as describe_volume
+
+from tests.agent.bench.conftest import make_options
+
+
+def test_defaults_are_stated_and_marked():
+    t = Traffic.from_dict(None)
+    assert (t.output_tokens_per_month, t.input_per_output, t.peak_to_average, t.tool_calls) == (1e8, 5.0, 3.0, True)
+    assert t.defaulted == tuple(DEFAULTS) and t.source == "defaults"
+
+
+@pytest.mark.parametrize("text,expected", [
+    ("output_tokens_per_month=2B", 2e9), ("output_tokens_per_month=500M", 5e8), ("output_tokens_per_month=250k", 2.5e5),
+    ("output_tokens_per_month=2e9", 2e9), ("output_tokens_per_month=2_000_000", 2e6),
+    ("output-tokens-per-month=1.9b", 1.9e9),
+])
+def test_volumes_in_the_forms_people_write(text, expected):
+    assert parse_spec(text).output_tokens_per_month == pytest.approx(expected)
+
+
+def test_a_spec_sets_only_what_it_names():
+    t = parse_spec("input_per_output=3:1,peak_to_average=2,tool_calls=no")
+    assert (t.input_per_output, t.peak_to_average, t.tool_calls) == (3.0, 2.0, False)
+    assert t.defaulted == ("output_tokens_per_month",) and t.source == "option"
+
+
+def test_hand_computed_rates():
+    # 2.628 B a month over 730 h x 3600 s = 1,000 tok/s; the busiest hour at 2.5x: 2,500 tok/s
+    t = parse_spec("output_tokens_per_month=2.628B,peak_to_average=2.5")
+    assert t.average_output_tok_per_s == pytest.approx(1000.0)
+    assert t.peak_output_tok_per_s == pytest.approx(2500.0)
+    assert t.with_volume(5.256e9).average_output_tok_per_s == pytest.approx(2000.0)
+
+
+def test_a_yaml_file(tmp_path):
+    path = tmp_path / "traffic.yaml"
+    path.write_text("output_tokens_per_month: 1.5B\ninput_per_output: 8\npeak_to_average: 4\ntool_calls: false\n")
+    t = parse_spec(str(path))
+    assert (t.output_tokens_per_month, t.input_per_output, t.peak_to_average, t.tool_calls) == (1.5e9, 8.0, 4.0, False)
+    path.write_text("output_tokens_per_month: 2,000,000\n")
+    assert parse_spec(str(path)).output_tokens_per_month == 2e6
+    assert t.source == "file traffic.yaml" and t.defaulted == ()
+
+
+def test_recorded_and_read_back_the_same():
+    t = parse_spec("output_tokens_per_month=7M,tool_calls=no")
+    again = Traffic.from_dict(t.as_dict())
+    assert again == t
+
+
+@pytest.mark.parametrize("text,message", [
+    ("output_tokens_per_month=lots", "output_tokens_per_month: 'lots' is not a number"),
+    ("output_tokens_per_month=0", "output_tokens_per_month must be more than 0"),
+    ("peak_to_average=0.5", "peak_to_average must be at least 1"),
+    ("input_per_output=-1", "input_per_output must be 0 or more"),
+    ("tool_calls=maybe", "tool_calls: 'maybe' is not yes or no"),
+    ("users=5", "unknown key 'users'; the keys are output_tokens_per_month, input_per_output"),
+    ("output_tokens_per_month", "no file 'output_tokens_per_month'; give KEY=VALUE"),
+    ("output_tokens_per_month=", "'output_tokens_per_month=' is not KEY=VALUE"),
+    ("input_per_output=1:0", "divides by zero"),
+    ("output_tokens_per_month=nan", "is not a number"),
+    ("output_tokens_per_month=inf", "is not a number"),
+])
+def test_bad_input_is_one_line_that_names_it(text, message):
+    with pytest.raises(WorkloadError) as caught:
+        parse_spec(text)
+    assert message in str(caught.value) and "\n" not in str(caught.value)
+
+
+def test_every_problem_together():
+    with pytest.raises(WorkloadError) as caught:
+        parse_spec("peak_to_average=x,tool_calls=perhaps")
+    assert "peak_to_average: 'x'" in str(caught.value) and "tool_calls: 'perhaps'" in str(caught.value)
+
+
+@pytest.mark.parametrize("content,message", [
+    ("- a\n- b\n", "expected a mapping"),
+    ("output_tokens_per_month: [1\n", "not readable YAML"),
+    ("peak_to_average: 0\n", "peak_to_average must be at least 1"),
+])
+def test_bad_yaml_files(tmp_path, content, message):
+    path = tmp_path / "w.yaml"
+    path.write_text(content)
+    with pytest.raises(WorkloadError, match=message):
+        parse_spec(str(path))
+
+
+def test_the_option_exits_2_with_the_problem(capsys):
+    with pytest.raises(SystemExit) as done:
+        make_options("--workload", "peak_to_average=0")
+    assert done.value.code == 2
+    assert "argument --workload: peak_to_average must be at least 1" in capsys.readouterr().err
+    with pytest.raises(SystemExit):
+        make_options("--min-accuracy", "120%")
+    assert "'120%' is not between 0 and 1" in capsys.readouterr().err
+    assert make_options("--min-accuracy", "85%").min_accuracy == pytest.approx(0.85)
+
+
+@pytest.mark.parametrize("tokens,text", [(1.9e9, "1.9 B"), (4.196e9, "4.2 B"), (1e8, "100 M"), (12_345, "12.3 k"),
+                                         (999, "999"), (2.5e12, "2.5 T")])
+def test_volumes_in_words(tokens, text):
+    assert describe_volume(tokens) == text

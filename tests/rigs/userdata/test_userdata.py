@@ -1,0 +1,270 @@
+"""User data: real bash files, a generated preamble, deterministic, small, and behaving right.
+
+The behaviour tests run the boot script's functions in bash against a loopback HTTP
+server standing in for the model server and the CloudFormation wait-condition handle,
+with a fake ``aws`` command that records its arguments.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shlex
+import subprocess
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+
+import pytest
+
+from rigs.catalog.model import load_catalog
+from rigs.contract import HF_TOKEN_SECRET
+from rigs.userdata import (SCRIPT_DIR, SHEBANG, USER_DATA_LIMIT_BYTES, BootSettings, UserDataError, environment,
+                           preamble, render, script_files)
+from tests.contract.templates import WAIT_HANDLE_URL
+from tests.contract.templates import boot_environment
+
+PROJECT_DIR = Path(__file__).resolve().parents[3]
+SHELLCHECK = PROJECT_DIR / ".venv" / "bin" / "shellcheck"
+CATALOG = load_catalog()
+RIGS = CATALOG.ec2_rigs() + [rig.with_variant(v) for rig in CATALOG.ec2_rigs() for v in rig.variants]
+
+
+def boot(rig, **overrides) -> BootSettings:
+    values = dict(region=rig.regions[0], stack_name=rig.stack_name, signal_resource="RigGroup97D30988",
+                  wait_handle_url=WAIT_HANDLE_URL, log_group=f"/aws-inference/{rig.name}", image=rig.image.reference(),
+                  ready_timeout_seconds=rig.ready_timeout_minutes * 60,
+                  registry="123456789012.dkr.ecr.us-east-1.amazonaws.com" if rig.name == "g5g" else "")
+    values.update(overrides)
+    return BootSettings(**values)
+
+
+def shellcheck(path: Path) -> subprocess.CompletedProcess:
+    return subprocess.run([str(SHELLCHECK), "--severity=style", str(path)], capture_output=True, text=True)
+
+
+@pytest.mark.parametrize("path", sorted(SCRIPT_DIR.glob("*.sh")), ids=lambda p: p.name)
+def test_every_bash_file_is_shellcheck_clean_and_strict(path):
+    text = path.read_text()
+    assert text.startswith("#!/usr/bin/env bash\n")
+    assert "\nset -euo pipefail\n" in text
+    result = shellcheck(path)
+    assert result.returncode == 0, result.stdout
+
+
+@pytest.mark.parametrize("rig", RIGS, ids=lambda r: f"{r.name}-{r.image.tag}")
+def test_rendered_script_is_shellcheck_clean_and_under_16_kb(rig, tmp_path):
+    script = render(rig, boot(rig))
+    assert len(script.encode()) < USER_DATA_LIMIT_BYTES
+    path = tmp_path / "user-data.sh"
+    path.write_text(script)
+    result = shellcheck(path)
+    assert result.returncode == 0, result.stdout
+
+
+@pytest.mark.parametrize("rig", RIGS, ids=lambda r: f"{r.name}-{r.image.tag}")
+def test_rendering_is_deterministic_and_made_of_the_real_files(rig):
+    first, second = render(rig, boot(rig)), render(rig, boot(rig))
+    assert first == second
+    assert first.startswith(SHEBANG + "\n")
+    for path in script_files(rig):
+        body = path.read_text().split("\n", 1)[1]
+        assert body in first, f"{path.name} is not included verbatim"
+    assert first.rstrip().endswith("main")
+
+
+def test_preamble_is_sorted_and_every_value_survives_bash_quoting():
+    tricky = {"RIG_B": "it's $(rm -rf /) `x` \"q\" ; done", "RIG_A": "two\nlines", "RIG_C": "", "RIG_D": "a b\tc"}
+    text = preamble(tricky)
+    exports = [line.split("=", 1)[0] for line in text.splitlines() if line.startswith("export ")]
+    assert exports == sorted(exports)
+    assert boot_environment(text) == tricky
+
+
+def test_environment_holds_catalog_values_and_only_the_secret_name():
+    rig = CATALOG.get("g6")
+    env = environment(rig, boot(rig))
+    assert env["RIG_MODEL_ID"] == rig.model_id
+    assert env["RIG_SERVE_FLAGS"].split("\n") == list(rig.serve_flags)
+    assert env["RIG_HF_TOKEN_SECRET"] == HF_TOKEN_SECRET
+    assert all(key.startswith("RIG_") for key in env)
+
+
+def test_a_flag_spanning_lines_is_refused():
+    from dataclasses import replace
+
+    rig = replace(CATALOG.get("g6"), serve_flags=("--chat-template", "a\nb"))
+    with pytest.raises(UserDataError, match="spans lines"):
+        render(rig, boot(rig))
+
+
+def test_oversized_user_data_is_refused():
+    rig = CATALOG.get("g6")
+    with pytest.raises(UserDataError, match="16384"):
+        render(rig, boot(rig, wait_handle_url="x" * 4000))
+
+
+# --- behaviour of the boot functions ---------------------------------------------------
+
+
+class FakeEndpoints(BaseHTTPRequestHandler):
+    """``POST /v1/chat/completions`` answers the queued reply; ``PUT /handle`` records a signal."""
+
+    reply: dict = {}
+    status = 200
+    signals: list = []
+
+    def do_POST(self):  # noqa: N802 (http.server naming)
+        self.rfile.read(int(self.headers["Content-Length"]))
+        body = json.dumps(self.reply).encode()
+        self.send_response(self.status)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def do_PUT(self):  # noqa: N802
+        type(self).signals.append(json.loads(self.rfile.read(int(self.headers["Content-Length"]))))
+        self.send_response(200)
+        self.send_header("Content-Length", "0")
+        self.end_headers()
+
+    def log_message(self, *args):
+        pass
+
+
+@pytest.fixture
+def server():
+    FakeEndpoints.signals = []
+    FakeEndpoints.status = 200
+    httpd = ThreadingHTTPServer(("127.0.0.1", 0), FakeEndpoints)
+    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
+    thread.start()
+    yield httpd
+    httpd.shutdown()
+
+
+def run_boot_functions(tmp_path: Path, port: int, commands: str, runtime: str = "neuronx") -> tuple[int, str, str]:
+    """Source common.sh with a test environment and run ``commands``; returns (rc, stdout, aws calls)."""
+    fakebin = tmp_path / "bin"
+    fakebin.mkdir(exist_ok=True)
+    aws_log = tmp_path / "aws-calls"
+    (fakebin / "aws").write_text(f'#!/usr/bin/env bash\necho "$*" >> {aws_log}\n')
+    (fakebin / "aws").chmod(0o755)
+    state = tmp_path / "state"
+    state.mkdir(exist_ok=True)
+    env_vars = {
+        "RIG_NAME": "inf2", "RIG_STACK": "InferenceInf2", "RIG_SIGNAL_RESOURCE": "RigGroup97D30988",
+        "RIG_WAIT_HANDLE": f"http://127.0.0.1:{port}/handle", "RIG_PORT": str(port), "RIG_MODEL_ID": "gemma-4-E2B-it",
+        "RIG_REQUIRE_COMPLETION_TOKENS": "true" if runtime == "neuronx" else "false", "RIG_LOG_GROUP": "/aws-inference/x",
+        "RIG_STATE_DIR": str(state), "RIG_REGION": "us-east-2",
+    }
+    script = "\n".join([
+        "set -euo pipefail",
+        preamble(env_vars),
+        f"source {SCRIPT_DIR / 'common.sh'}",
+        "INSTANCE_ID=i-0123456789abcdef0",
+        'printf \'{"model": "m", "messages": []}\' > "$STATE_DIR/probe-request.json"',
+        commands,
+    ])
+    result = subprocess.run(["bash", "-c", script], capture_output=True, text=True, timeout=60,
+                            env={"PATH": f"{fakebin}:{os.environ['PATH']}", "HOME": str(tmp_path)})
+    calls = aws_log.read_text() if aws_log.exists() else ""
+    return result.returncode, result.stdout + result.stderr, calls
+
+
+PROBE = 'if chat_probe; then echo "PROBE PASS"; else echo "PROBE FAIL: $PROBE_ERROR"; fi'
+
+
+def reply(text: str | None, tokens: int) -> dict:
+    return {"choices": [{"message": {"role": "assistant", "content": text}, "finish_reason": "stop"}],
+            "usage": {"prompt_tokens": 17, "completion_tokens": tokens}}
+
+
+def test_probe_passes_on_a_real_completion(server, tmp_path):
+    FakeEndpoints.reply = reply("ok", 2)
+    rc, out, _ = run_boot_functions(tmp_path, server.server_port, PROBE)
+    assert rc == 0 and "PROBE PASS" in out, out
+
+
+def test_probe_rejects_the_neuron_zero_token_reply(server, tmp_path):
+    FakeEndpoints.reply = reply("", 0)
+    _, out, _ = run_boot_functions(tmp_path, server.server_port, PROBE)
+    assert "PROBE FAIL: 200 OK with zero completion tokens" in out, out
+
+
+def test_probe_rejects_empty_text_even_with_tokens(server, tmp_path):
+    FakeEndpoints.reply = reply("   ", 3)
+    _, out, _ = run_boot_functions(tmp_path, server.server_port, PROBE, runtime="vllm")
+    assert "PROBE FAIL: 200 OK with empty text (3 completion tokens)" in out, out
+
+
+def test_probe_reports_a_loading_server(server, tmp_path):
+    FakeEndpoints.status, FakeEndpoints.reply = 503, {"status": "loading"}
+    _, out, _ = run_boot_functions(tmp_path, server.server_port, PROBE)
+    assert "PROBE FAIL: HTTP 503" in out and "loading" in out, out
+
+
+def test_failure_reaches_cloudformation_with_its_reason(server, tmp_path):
+    rc, out, calls = run_boot_functions(tmp_path, server.server_port, 'fail "could not pull the image: denied"')
+    assert rc == 1
+    [signal] = FakeEndpoints.signals
+    assert signal["Status"] == "FAILURE"
+    assert signal["Reason"] == "inf2: could not pull the image: denied"
+    assert signal["UniqueId"] == "i-0123456789abcdef0"
+    assert ("cloudformation signal-resource --stack-name InferenceInf2 --logical-resource-id RigGroup97D30988 "
+            "--unique-id i-0123456789abcdef0 --status FAILURE") in calls
+
+
+def test_an_unexpected_error_still_signals_failure_naming_the_command(server, tmp_path):
+    commands = "install_traps\nstep() { ls /no/such/path >/dev/null; }\nstep\necho unreachable"
+    rc, out, calls = run_boot_functions(tmp_path, server.server_port, commands)
+    assert rc != 0 and "unreachable" not in out
+    [signal] = FakeEndpoints.signals
+    assert signal["Status"] == "FAILURE" and "ls /no/such/path" in signal["Reason"], signal
+    assert "--status FAILURE" in calls
+
+
+def test_success_signals_both_the_wait_condition_and_the_group(server, tmp_path):
+    rc, _, calls = run_boot_functions(tmp_path, server.server_port,
+                                      'install_traps\nsignal_cloudformation SUCCESS "inf2 answered"')
+    assert rc == 0
+    assert [s["Status"] for s in FakeEndpoints.signals] == ["SUCCESS"]
+    assert "--status SUCCESS" in calls and "--status FAILURE" not in calls
+
+
+RUNTIME_FUNCTIONS = "main() {{ :; }}\nsource {path}\nRIG_IMAGE=vllm/vllm-openai:v0.30.0\nreport_rig"
+"""Source a runtime file with ``main`` a no-op (its last line calls it), then write the rig report."""
+
+
+@pytest.mark.parametrize("gpus, line", [
+    ("NVIDIA L4, 570.133.20", "accelerator=NVIDIA L4; count=1; driver=570.133.20"),
+    ("NVIDIA A10G, 550.1\nNVIDIA A10G, 550.1", "accelerator=NVIDIA A10G; count=2; driver=550.1"),
+    (None, "accelerator=unknown; count=0; driver=unknown"),
+])
+def test_the_rig_report_names_the_gpu_its_driver_and_the_pulled_image(server, tmp_path, gpus, line):
+    """The line agent/reach/provenance.py reads back from the user-data log."""
+    fakebin = tmp_path / "bin"
+    fakebin.mkdir()
+    smi = f"printf '%s\\n' {shlex.quote(gpus)}" if gpus else "exit 9"
+    (fakebin / "nvidia-smi").write_text(f"#!/usr/bin/env bash\n{smi}\n")
+    (fakebin / "docker").write_text('#!/usr/bin/env bash\n[[ "$*" == *"image inspect"*"vllm/vllm-openai:v0.30.0" ]] '
+                                    '&& echo "vllm/vllm-openai@sha256:8a69,other/mirror@sha256:8a69"\n')
+    for tool in ("nvidia-smi", "docker"):
+        (fakebin / tool).chmod(0o755)
+    rc, out, _ = run_boot_functions(tmp_path, server.server_port,
+                                    RUNTIME_FUNCTIONS.format(path=SCRIPT_DIR / "vllm.sh"), runtime="vllm")
+    assert rc == 0, out
+    assert re.search(rf"^\S+Z rig report: {re.escape(line)}; image=vllm/vllm-openai@sha256:8a69$", out, re.M), out
+
+
+def test_a_neuron_rig_reports_its_devices_and_an_image_docker_does_not_know(server, tmp_path):
+    fakebin = tmp_path / "bin"
+    fakebin.mkdir()
+    (fakebin / "docker").write_text("#!/usr/bin/env bash\nexit 1\n")
+    (fakebin / "docker").chmod(0o755)
+    commands = "RIG_NEURON_DEVICES=/dev/neuron0\n" + RUNTIME_FUNCTIONS.format(path=SCRIPT_DIR / "neuronx.sh")
+    rc, out, _ = run_boot_functions(tmp_path, server.server_port, commands)
+    assert rc == 0, out
+    assert re.search(r"rig report: accelerator=AWS Neuron device; count=1; driver=\S+; image=unknown$", out, re.M), out
