@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any, Sequence
 from rigs import utc
 from rigs.files import write_atomic
 
+from ...kinds import descriptor
 from ..clients.reply import ChatRequest
 from ..parts import bfcl, quality, stopping
 from ..presentation import console
@@ -289,7 +290,8 @@ class Bench:
 
         agents = [b for b in self.backends if b.name in clients and clients[b.name].can_drive_agent]
         candidates = [b for b in agents if b.name not in self.stopped]
-        chosen = next((b for b in candidates if b.kind == "bedrock"), candidates[0] if candidates else None)
+        chosen = next((b for b in candidates if descriptor(b.kind).preferred_orchestrator),
+                      candidates[0] if candidates else None)
         if chosen is None:
             stopped = [b.name for b in agents if b.name in self.stopped]
             self.run_info["orchestrator"] = {"reason": "no selected backend can drive an agent (tool calls needed)"

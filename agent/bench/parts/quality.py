@@ -14,6 +14,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, Awaitable, Callable, Mapping, Sequence
 
 
+from ...kinds import descriptor
 from ..clients.base import BackendClient
 from ..clients.reply import ChatRequest, Reply
 from ..tasks.quality import lane
@@ -49,7 +50,8 @@ def options_record(*, n: int, seed: int, concurrency: int) -> dict[str, Any]:
 def concurrency_for(backend: Backend, concurrency: int) -> int:
     """The Neuron servers generate under one global lock (docs/benchmark.md, "capacity 1"): more in
     flight there only queues, and each queued request waits out the whole of the one before it."""
-    return 1 if backend.kind == "neuron" else concurrency
+    limit = descriptor(backend.kind).concurrency_limit
+    return concurrency if limit is None else limit
 
 
 def _item_fields(b: Backend, item: Item, seed: int, version: str) -> dict[str, Any]:
