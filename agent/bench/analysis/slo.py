@@ -40,7 +40,6 @@ METRIC_OF = {"ttft_p99_ms": "ttft_ms", "itl_p99_ms": "itl_ms", "e2e_p99_ms": "e2
 ATTAINMENT_PERCENT = 99
 """The share of requests, in percent, that must meet a ``*_p99_ms`` target for a level to hold."""
 
-DEFAULT_TARGET: dict[str, float | None] = {"ttft_p99_ms": 1000.0, "itl_p99_ms": 100.0, "e2e_p99_ms": None}
 DEFAULT_BASIS = (
     "interactive chat: the first words within 1 s, the limit within which a user's flow of thought "
     "stays uninterrupted (Nielsen, 'Response Times: The 3 Important Limits', 1993); then a new chunk "
@@ -49,7 +48,6 @@ DEFAULT_BASIS = (
     "length. Looser than GuideLLM's chat-application example (TTFT 200 ms, ITL 50 ms for 99% of "
     "requests), which assumes a server next to its users rather than one reached through a tunnel"
 )
-EXAMPLE = "e.g. --slo ttft_p99_ms=1000,itl_p99_ms=100"
 
 
 # --- the target -----------------------------------------------------------------------------
@@ -71,6 +69,10 @@ class Target:
     def as_dict(self) -> dict[str, float | None]:
         return {k: getattr(self, k) for k in TARGET_KEYS}
 
+    def spec(self) -> str:
+        """The target as ``--slo`` takes it: ``ttft_p99_ms=1000,itl_p99_ms=100``."""
+        return ",".join(f"{k}={v:g}" for k, v in self.limits().items())
+
     def describe(self) -> str:
         """``TTFT <= 1,000 ms and ITL <= 100 ms for 99% of requests``."""
         parts = [f"{LABEL_OF[k]} <= {v:,g} ms" for k, v in self.limits().items()]
@@ -78,7 +80,13 @@ class Target:
 
     @classmethod
     def default(cls) -> Target:
-        return cls(**DEFAULT_TARGET, source="default")  # type: ignore[arg-type]
+        """The target when ``--slo`` is not given (:data:`DEFAULT_BASIS` says why)."""
+        return cls(ttft_p99_ms=1000.0, itl_p99_ms=100.0, source="default")
+
+    @property
+    def given(self) -> bool:
+        """Whether ``--slo`` set it."""
+        return self.source == "option"
 
     @classmethod
     def from_options(cls, options: RunOptions) -> Target:
@@ -86,6 +94,9 @@ class Target:
         if options.slo is None:
             return cls.default()
         return cls(**{k: options.slo.get(k) for k in TARGET_KEYS}, source=options.slo_source or "option")
+
+
+EXAMPLE = f"e.g. --slo {Target.default().spec()}"
 
 
 def parse_target(text: str) -> Target:
