@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Any, Sequence
 from rigs import utc
 from rigs.files import write_atomic
 
-from .bench.command.argtypes import share, workload
+from .bench.command.declared import OPTION
 from .bench.command.options import recommendation_record
 from .bench.command import evidence
 
@@ -35,6 +35,14 @@ if TYPE_CHECKING:
 
 EXIT_OK, EXIT_USAGE = 0, 2
 PLAIN_WIDTH = 120
+REPRICING = {
+    "workload": "price the evidence for this traffic instead of the run's, in a new folder (the evidence is left as "
+                "measured)",
+    "min_accuracy": "tool-calling accuracy floor instead of the run's, in a new folder like --workload",
+    "min_quality": "answer-quality floor instead of the run's (the workload key min_quality is the same floor), in a "
+                   "new folder like --workload",
+}
+"""The options of ``python -m agent.run`` this command shares (their declarations), with what they do here."""
 
 
 class UsageError(Exception):
@@ -47,14 +55,8 @@ def build_parser() -> argparse.ArgumentParser:
         description="Rebuild REPORT.md, REPORT.html, the plots and summary.json of evidence folders from their "
                     "requests.jsonl and run.json; with two or more folders, compare them with the first.")
     parser.add_argument("folders", nargs="+", type=Path, metavar="DIR", help="evidence folders (results/<time>/)")
-    parser.add_argument("--workload", type=workload, metavar="SPEC|FILE",
-                        help="price the evidence for this traffic instead of the run's, in a new folder (the "
-                             "evidence is left as measured)")
-    parser.add_argument("--min-accuracy", type=share, metavar="SHARE",
-                        help="tool-calling accuracy floor instead of the run's, in a new folder like --workload")
-    parser.add_argument("--min-quality", type=share, metavar="SHARE",
-                        help="answer-quality floor instead of the run's (the workload key min_quality is the same "
-                             "floor), in a new folder like --workload")
+    for name, help in REPRICING.items():
+        OPTION[name].add_to(parser, help)
     parser.add_argument("--out", type=Path, metavar="DIR",
                         help="with one folder: the new folder for its rebuilt (or re-priced) report, with a copy of "
                              "its evidence (default with --workload: DIR-repriced/<UTC timestamp>/); with two or "

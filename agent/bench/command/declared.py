@@ -69,6 +69,8 @@ class Option:
     """A flag without a value (``store_true``)."""
     record: str | None = None
     """Its key in ``run.json`` ``options`` (None: not recorded there as given)."""
+    more: str = ""
+    """Markdown the docs' table adds to the help (a link, a detail too long for ``--help``)."""
 
     @property
     def flag(self) -> str:
@@ -82,15 +84,15 @@ class Option:
     @property
     def usage(self) -> str:
         """The flag as the docs' table shows it: ``--bfcl-n N``, ``--tools engine|rows``."""
-        if self.switch:
-            return self.flag
-        return f"{self.flag} {self.metavar or '|'.join(self.choices or ()) or self.name.upper()}"
+        flags = ", ".join(self.flags)
+        return flags if self.switch else f"{flags} {self.metavar or '|'.join(self.choices or ()) or self.name.upper()}"
 
     def full_help(self) -> str:
         return f"{self.help} (default: {self.shown})" if self.shown else self.help
 
-    def add_to(self, group: Any) -> None:
-        kwargs: dict[str, Any] = {"help": self.full_help().replace("%", "%%"),
+    def add_to(self, group: Any, help: str | None = None) -> None:
+        """Add it to a parser or group; ``help``: another command's sentence for it (``python -m agent.report``)."""
+        kwargs: dict[str, Any] = {"help": (help or self.full_help()).replace("%", "%%"),
                                   "default": None if self.part else self.default}
         if self.switch:
             kwargs["action"] = "store_true"
@@ -111,7 +113,9 @@ def demos_list(text: str) -> list[str]:
 _COMMAND = (
     Option(("--backends",), "backends", f"only these backends (known: {', '.join(KNOWN)}); overrides BACKENDS",
            shown="every one that is up, or the local rig when nothing else is configured", metavar="A,B",
-           record="backends"),
+           record="backends", more="an unknown name is an error that lists the known ones; recorded in `run.json` "
+           "`options.backends` as your choice, so the recommendation chooses among them "
+           "([benchmark.md](benchmark.md#which-one-cost-at-the-target-and-the-recommendation))"),
     Option(("--local",), "backends", "also run the local rig (SmolLM2-135M on llama.cpp, CPU), started and stopped "
            "by this command", default=False, switch=True),
     Option(("--list",), "backends", "only show the backends found, how each is reached and why others are skipped",
@@ -121,17 +125,23 @@ _COMMAND = (
     Option(("--profile",), "backends", "AWS profile", shown="the usual AWS credential chain", metavar="P"),
     Option(("--bedrock-tier",), "backends", "Bedrock's service tier: what its requests ask for, and the price of "
            "Bedrock and of the break-even against it; a tier needs its price in rigs/prices.yaml",
-           default=STANDARD_TIER, shown=STANDARD_TIER, choices=SERVICE_TIERS, record="bedrock_tier"),
+           default=STANDARD_TIER, shown=STANDARD_TIER, choices=SERVICE_TIERS, record="bedrock_tier",
+           more="`standard` sends no `serviceTier` (Bedrock's default); `flex` and `priority` are sent with every "
+           "Bedrock request; a tier `rigs/prices.yaml` has no price for is one line and exit status 2, before anything "
+           "starts; the shipped file prices Standard only "
+           "([benchmark.md](benchmark.md#what-served-each-backend-provenance))"),
     Option(("--stand-in",), "backends", "offline rehearsals (python -m rigs rehearse --offline): the "
            "OpenAI-compatible server at URL plays every discovered rig; EC2 rigs are reached through a local TCP "
            "relay to its port instead of an SSM port forward, SageMaker endpoints through the SageMaker API as "
-           "usual; each is labelled with the stand-in's model and not priced", metavar="URL"),
+           "usual; each is labelled with the stand-in's model and not priced", metavar="URL",
+           more="[below](#offline-rehearsals-the-stand-in)"),
     Option(("--ready-timeout",), "backends", "seconds to wait for a port-forwarded server to answer a first request",
            default=READY_TIMEOUT_S, shown=f"{READY_TIMEOUT_S:.0f}", type=positive_seconds, metavar="S"),
     Option(("--runs",), "run", "runs per backend: counting runs per question set, timed chat requests, and requests "
            "per in-flight slot of a chat level", default=5, shown="5", type=positive_int, metavar="N", record="runs"),
     Option(("--out",), "run", "evidence folder (files written directly in DIR); refused when it is a file or already "
-           "holds a run's evidence", shown="results/<UTC timestamp>/", type=Path, metavar="DIR"),
+           "holds a run's evidence", shown="results/<UTC timestamp>/", type=Path, metavar="DIR",
+           more="helper logs go to `DIR/logs/`"),
     Option(("-v", "--verbose"), "run", "log what is started and stopped", default=False, switch=True),
 )
 
@@ -147,8 +157,9 @@ _BENCHMARK = (
            record="tools"),
     Option(("--concurrency",), "benchmark", "chat concurrency levels, e.g. 1,4,16: at each level c, c x --runs "
            "requests with c in flight; aggregate output tok/s and $/M per level; auto: search for the highest level "
-           f"that meets the --slo target, at most {MAX_CONCURRENCY} (docs/benchmark.md)", default=(1,), shown="1",
-           type=concurrency_levels, metavar="LIST|auto", record="concurrency"),
+           f"that meets the --slo target, at most {MAX_CONCURRENCY}", default=(1,), shown="1",
+           type=concurrency_levels, metavar="LIST|auto", record="concurrency",
+           more="[the search](#capacity-under-a-latency-target-goodput)"),
     Option(("--max-tokens",), "benchmark", "output tokens requested per chat request", default=CHAT_MAX_TOKENS,
            shown=f"{CHAT_MAX_TOKENS}, the reference's", type=positive_int, metavar="N", record="max_tokens"),
     Option(("--ignore-eos",), "benchmark", "ask OpenAI-compatible servers (vLLM, llama.cpp) for exactly "
@@ -194,7 +205,7 @@ _BFCL = (
 _QUALITY = (
     Option(("--quality-n",), "quality", "items per backend; the first N of the seed, taken in turn from six suites",
            default=quality.DEFAULT_N, shown=str(quality.DEFAULT_N), part="quality", type=quality_items,
-           metavar="N", record="quality_n"),
+           metavar="N", record="quality_n", more="[the quality lane](#precision-the-quality-lane)"),
     Option(("--quality-seed",), "quality", "seed of the items; every backend and every run with this seed gets the "
            "same ones", default=quality.DEFAULT_SEED, shown=str(quality.DEFAULT_SEED), part="quality",
            type=quality_seed, metavar="S", record="quality_seed"),
@@ -210,7 +221,8 @@ _RECOMMENDATION = (
     Option(("--workload",), "recommendation", "your traffic, as KEY=VALUE,... or a YAML file with the same keys: "
            "output_tokens_per_month (e.g. 2B), input_per_output (input tokens per output token), peak_to_average "
            "(busiest hour over the average), tool_calls (yes/no)", shown="100M, 5, 3, yes (stated in the report)",
-           type=workload, metavar="SPEC|FILE", record="workload"),
+           type=workload, metavar="SPEC|FILE", record="workload",
+           more="for the recommendation ([Which one?](#which-one-cost-at-the-target-and-the-recommendation))"),
     Option(("--min-accuracy",), "recommendation", "tool-calling accuracy floor (BFCL part), e.g. 0.8 or 80%; a "
            "backend below it is disqualified", shown="no floor", type=share, metavar="SHARE",
            record="min_accuracy"),
