@@ -108,6 +108,12 @@ def copy_evidence(folder: Path, run: dict[str, Any], dest: Path | None) -> Path:
     Raises:
         UsageError: ``dest`` is a file or already holds a run's evidence.
     """
+    from .bench.results.run import RunFile
+
+    try:
+        checked = RunFile.model_validate(run)  # a hand-edited run.json: refused before a folder is made
+    except ValueError as exc:
+        raise _not_rebuilt(folder, exc) from None
     try:
         target = evidence.claim_folder(dest) if dest is not None else \
             evidence.fresh_results_dir(folder.parent / f"{folder.name}-repriced")
@@ -115,7 +121,7 @@ def copy_evidence(folder: Path, run: dict[str, Any], dest: Path | None) -> Path:
         raise UsageError(f"--out {dest}: {exc}") from None
     try:
         shutil.copyfile(folder / evidence.REQUESTS, target / evidence.REQUESTS)
-        evidence.write_json(target / evidence.RUN, run)
+        evidence.write_run(target / evidence.RUN, checked.as_json())
     finally:
         evidence.end_claim(target)
     return target
@@ -141,8 +147,11 @@ def rebuild(folder: Path) -> Summary:
     try:
         return write_outputs(folder)
     except (KeyError, TypeError, ValueError) as exc:
-        raise UsageError(f"{folder}: the report could not be rebuilt ({type(exc).__name__}: {_one_line(exc)})"[:400]) \
-            from None
+        raise _not_rebuilt(folder, exc) from None
+
+
+def _not_rebuilt(folder: Path, exc: Exception) -> UsageError:
+    return UsageError(f"{folder}: the report could not be rebuilt ({type(exc).__name__}: {_one_line(exc)})"[:400])
 
 
 class Copies:

@@ -90,10 +90,8 @@ class Target:
 
     @classmethod
     def from_options(cls, options: RunOptions) -> Target:
-        """The target recorded in ``run.json`` options (the default for evidence recorded without one)."""
-        if options.slo is None:
-            return cls.default()
-        return cls(**{k: options.slo.get(k) for k in TARGET_KEYS}, source=options.slo_source or "option")
+        """The target recorded in ``run.json`` options."""
+        return cls(**options.slo.model_dump(), source=options.slo_source)
 
 
 EXAMPLE = f"e.g. --slo {Target.default().spec()}"
