@@ -31,14 +31,12 @@ from typing import TYPE_CHECKING, Any, Mapping
 
 from ..results.constants import LIMIT_LABELS as LABEL_OF
 from ..results.constants import TARGET_KEYS
+from ..results.target import ATTAINMENT_PERCENT, Target
 
 if TYPE_CHECKING:
     from ..results.records import TimingRecord
-    from ..results.run import RunOptions
 
 METRIC_OF = {"ttft_p99_ms": "ttft_ms", "itl_p99_ms": "itl_ms", "e2e_p99_ms": "e2e_ms"}
-ATTAINMENT_PERCENT = 99
-"""The share of requests, in percent, that must meet a ``*_p99_ms`` target for a level to hold."""
 
 DEFAULT_BASIS = (
     "interactive chat: the first words within 1 s, the limit within which a user's flow of thought "
@@ -50,48 +48,7 @@ DEFAULT_BASIS = (
 )
 
 
-# --- the target -----------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class Target:
-    """Per-request limits in ms (None = not set) and where they came from (``default`` | ``option``)."""
-
-    ttft_p99_ms: float | None = None
-    itl_p99_ms: float | None = None
-    e2e_p99_ms: float | None = None
-    source: str = "default"
-
-    def limits(self) -> dict[str, float]:
-        """The limits that are set: ``{key: ms}``."""
-        return {k: v for k, v in self.as_dict().items() if v is not None}
-
-    def as_dict(self) -> dict[str, float | None]:
-        return {k: getattr(self, k) for k in TARGET_KEYS}
-
-    def spec(self) -> str:
-        """The target as ``--slo`` takes it: ``ttft_p99_ms=1000,itl_p99_ms=100``."""
-        return ",".join(f"{k}={v:g}" for k, v in self.limits().items())
-
-    def describe(self) -> str:
-        """``TTFT <= 1,000 ms and ITL <= 100 ms for 99% of requests``."""
-        parts = [f"{LABEL_OF[k]} <= {v:,g} ms" for k, v in self.limits().items()]
-        return " and ".join(parts) + f" for {ATTAINMENT_PERCENT}% of requests"
-
-    @classmethod
-    def default(cls) -> Target:
-        """The target when ``--slo`` is not given (:data:`DEFAULT_BASIS` says why)."""
-        return cls(ttft_p99_ms=1000.0, itl_p99_ms=100.0, source="default")
-
-    @property
-    def given(self) -> bool:
-        """Whether ``--slo`` set it."""
-        return self.source == "option"
-
-    @classmethod
-    def from_options(cls, options: RunOptions) -> Target:
-        """The target recorded in ``run.json`` options."""
-        return cls(**options.slo.model_dump(), source=options.slo_source)
+# --- the target (:class:`~..results.target.Target`) -------------------------------------------
 
 
 EXAMPLE = f"e.g. --slo {Target.default().spec()}"

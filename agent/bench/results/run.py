@@ -16,6 +16,7 @@ from typing import Any, Literal
 from .base import Frozen, Sparse
 from .blocks.provenance import Provenance
 from .blocks.slo import TargetLimits
+from .target import Source, Target
 
 
 class BackendInfo(Sparse, Frozen):
@@ -55,7 +56,7 @@ class RunOptions(Sparse, Frozen):
     min_accuracy: float | None
     slo: TargetLimits
     """``--slo``, or the default target (:attr:`slo_source` says which)."""
-    slo_source: Literal["default", "option"]
+    slo_source: Source
     repeats: int
     max_concurrency: int
     slo_budget_s: float
@@ -78,6 +79,10 @@ class RunOptions(Sparse, Frozen):
     quality_max_tokens: dict[str, int] | None = None
     quality_temperature: int | float | None = None
     """As written (0): a whole number stays one in the report."""
+
+    def target(self) -> Target:
+        """The latency target the run measured under (``--slo``, or the default)."""
+        return Target(**self.slo.model_dump(), source=self.slo_source)
 
 
 class AgentSettings(Frozen):
