@@ -12,8 +12,8 @@ import argparse
 from dataclasses import dataclass
 from typing import Any
 
-from ..analysis.slo import Target
 from ..analysis.traffic import Traffic
+from ..results.target import Target
 from ..parts import bfcl, quality
 from . import declared
 from .declared import AUTO, BENCH_GROUPS, DEFAULT_DEMOS, PART_OPTIONS, given
@@ -52,10 +52,10 @@ def _check_quality_floor(namespace: argparse.Namespace) -> None:
     """``--min-quality`` and the workload's ``min_quality`` are one floor: two different values are refused."""
     option = getattr(namespace, "min_quality", None)
     traffic = getattr(namespace, "workload", None)
-    given = traffic.min_quality if isinstance(traffic, Traffic) else None
-    if option is not None and given is not None and option != given:
-        raise OptionError(f"--min-quality {option:g} and the --workload key min_quality={given:g} are the same floor "
-                          "with two values: give one of them")
+    in_workload = traffic.min_quality if isinstance(traffic, Traffic) else None
+    if option is not None and in_workload is not None and option != in_workload:
+        raise OptionError(f"--min-quality {option:g} and the --workload key min_quality={in_workload:g} are the same "
+                          "floor with two values: give one of them")
 
 
 PLANNED = ("concurrency", "slo", "repeats", "max_concurrency", "slo_budget_s")
@@ -107,11 +107,13 @@ class BenchOptions:
         return cls(
             demos=tuple(get("demos")), runs=int(get("runs")), tools=get("tools"),
             concurrency=levels if levels == AUTO else tuple(levels), max_tokens=int(get("max_tokens")),
-            ignore_eos=bool(get("ignore_eos")), question=get("question"), request_timeout_s=float(get("request_timeout")),
+            ignore_eos=bool(get("ignore_eos")), question=get("question"),
+            request_timeout_s=float(get("request_timeout")),
             max_consecutive_failures=int(get("max_consecutive_failures")), target=get("slo"), repeats=get("repeats"),
             max_concurrency=int(get("max_concurrency")), slo_budget_s=float(get("slo_budget")),
             bfcl_n=None if bfcl_n == bfcl.ALL else int(bfcl_n), bfcl_seed=int(get("bfcl_seed")),
-            bfcl_stream=bool(get("bfcl_stream")), quality_n=int(get("quality_n")), quality_seed=int(get("quality_seed")),
+            bfcl_stream=bool(get("bfcl_stream")), quality_n=int(get("quality_n")),
+            quality_seed=int(get("quality_seed")),
             quality_concurrency=int(get("quality_concurrency")), workload=traffic, min_accuracy=get("min_accuracy"),
             min_quality=floor if floor is not None else traffic.min_quality,
             quality_reference=get("quality_reference"),
