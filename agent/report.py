@@ -85,17 +85,10 @@ def repriced_options(run: dict[str, Any], args: argparse.Namespace, source: Path
     """``run`` with ``--workload``/``--min-accuracy``/``--min-quality`` in its options and a note saying where
     from (a workload with ``min_quality`` sets the quality floor too)."""
     record = recommendation_record(args)
-    options = dict(run.get("options") or {})
-    changed = []
-    if args.workload is not None:
-        options["workload"] = record["workload"]
-        changed.append("workload")
-    if args.min_accuracy is not None:
-        options["min_accuracy"] = record["min_accuracy"]
-        changed.append("min_accuracy")
-    if args.min_quality is not None or (args.workload is not None and args.workload.min_quality is not None):
-        options["min_quality"] = record["min_quality"]
-        changed.append("min_quality")
+    floor_in_workload = args.workload is not None and args.workload.min_quality is not None
+    changed = [OPTION[name].record for name in REPRICING
+               if getattr(args, name) is not None or (name == "min_quality" and floor_in_workload)]
+    options = {**(run.get("options") or {}), **{key: record[key] for key in changed}}
     note = (f"Recommendation options ({', '.join(changed)}) set afterwards by python -m agent.report on "
             f"{utc.iso_millis()}; the evidence as measured is in {source}.")
     return {**run, "options": options, "notes": [*(run.get("notes") or []), note]}
