@@ -136,10 +136,10 @@ class Bench:
     def start(self) -> None:
         """Write ``run.json`` at once (an interrupt from here on leaves a run a reader can open), then open
         ``requests.jsonl`` and read the prices."""
-        evidence.write_json(self.out_dir / evidence.RUN, self.run_info)
+        evidence.write_run(self.out_dir / evidence.RUN, self.run_info)
         self.log = evidence.RequestLog(self.out_dir / evidence.REQUESTS)
         run_info.add_prices(self.run_info, self.backends, self.session, self.options.bedrock_tier)
-        evidence.write_json(self.out_dir / evidence.RUN, self.run_info)
+        evidence.write_run(self.out_dir / evidence.RUN, self.run_info)
 
     # --- progress -----------------------------------------------------------------------
 
@@ -247,7 +247,7 @@ class Bench:
             self.log.close()
         self.run_info["finished"] = utc.iso_millis()
         self.run_info["interrupted"] = self.interrupted
-        evidence.write_json(self.out_dir / evidence.RUN, self.run_info)
+        evidence.write_run(self.out_dir / evidence.RUN, self.run_info)
         try:
             self._result = write_outputs(self.out_dir)
         except Exception:

@@ -99,7 +99,6 @@ class Bfcl:
 
     name = "bfcl"
     records = ("bfcl",)
-    options = ("bfcl_n", "bfcl_seed", "bfcl_stream")
 
     def width(self, options: Any, plan: Plan) -> int:
         return max(plan.levels)

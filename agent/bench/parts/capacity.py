@@ -84,14 +84,13 @@ class Plan:
     budget_s: float
 
     @classmethod
-    def of(cls, *, target: Target | None, concurrency: Sequence[int] | str, repeats: int | None,
+    def of(cls, *, target: Target, concurrency: Sequence[int] | str, repeats: int | None,
            max_concurrency: int, budget_s: float) -> Plan:
-        """The plan for the options given (``target`` None: the default target; ``repeats`` None: 3 with a
-        target set or a search, else 1)."""
+        """The plan for the options given (``repeats`` None: 3 with a target set or a search, else 1)."""
         auto = concurrency == AUTO
         if repeats is None:
-            repeats = DEFAULT_REPEATS_WITH_TARGET if (target is not None or auto) else 1
-        return cls(target=target if target is not None else Target.default(), auto=auto,
+            repeats = DEFAULT_REPEATS_WITH_TARGET if (target.given or auto) else 1
+        return cls(target=target, auto=auto,
                    levels=(1,) if auto else tuple(concurrency), repeats=repeats, max_concurrency=max_concurrency,
                    budget_s=budget_s)  # fmt: skip
 

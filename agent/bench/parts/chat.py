@@ -58,7 +58,6 @@ class Chat:
 
     name = "chat"
     records = ("chat",)
-    options = ("slo", "repeats", "max_concurrency", "slo_budget")
 
     def width(self, options: Any, plan: Plan) -> int:
         return plan.width

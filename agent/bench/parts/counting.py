@@ -174,7 +174,6 @@ class Counting:
 
     name = "counting"
     records = tuple(q.name for q in QUESTION_SETS)
-    options: tuple[str, ...] = ()
 
     def width(self, options: Any, plan: Plan) -> int:
         return 1

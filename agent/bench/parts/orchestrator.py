@@ -179,7 +179,6 @@ class Orchestrator:
 
     name = "orchestrator"
     records = ("orchestrator", "orchestrator_ask")
-    options: tuple[str, ...] = ()
 
     def width(self, options: Any, plan: Plan) -> int:
         return 1

@@ -3,11 +3,11 @@
 A part is one module of this package, registered once in :mod:`agent.bench.parts.registry`; the runner
 (:mod:`agent.bench.command.runner`) runs the parts chosen in ``--demos`` in the registry's order. Each
 says its name (in ``--demos``, and where its skips and stops are recorded in ``run.json``), the ``part``
-of the records it writes to ``requests.jsonl``, the options that only it reads (refused when it is not
-run), how many requests it has in flight to one backend, and how it runs: on every backend in turn
+of the records it writes to ``requests.jsonl``, how many requests it has in flight to one backend, and how it runs: on every backend in turn
 (:meth:`Context.each_backend`, for most parts) or once across backends (the orchestrator's agent asks
 every backend). Every backend's share of a part runs under the runner's guard (:attr:`Context.guard`):
-a crash is recorded and the run goes on, a backend that keeps failing is stopped.
+a crash is recorded and the run goes on, a backend that keeps failing is stopped. The options that only
+one part reads are declared with their option (``part=`` in :mod:`agent.bench.command.declared`), once.
 """
 
 from __future__ import annotations
@@ -29,8 +29,6 @@ class Part(Protocol):
     """Its name in ``--demos``, and the key of its skips and stops in ``run.json``."""
     records: tuple[str, ...]
     """The ``part`` of every record it writes."""
-    options: tuple[str, ...]
-    """The options only it reads (their names in the parsed command line): refused when it is not run."""
 
     def width(self, options: Any, plan: Plan) -> int:
         """The most requests it has in flight to one backend (the clients are sized for the widest part run)."""

@@ -111,7 +111,6 @@ class Quality:
 
     name = "quality"
     records = ("quality",)
-    options = ("quality_n", "quality_seed", "quality_concurrency", "quality_reference")
 
     def width(self, options: Any, plan: Plan) -> int:
         return int(options.quality_concurrency)

@@ -121,7 +121,7 @@ def slo_block(records: Sequence[TimingRecord], run: RunFile, name: str, kind: st
     by_level = chat_levels(records)
     if not by_level:
         return None
-    target = Target.from_options(run.options)
+    target = run.options.target()
     log = run.slo_search.get(name) or SearchLog()
     level_logs = {int(e.concurrency): e for e in log.levels}
     levels = [level_block(c, by_level[c], target, level_logs.get(c)) for c in sorted(by_level)]
@@ -132,7 +132,7 @@ def slo_block(records: Sequence[TimingRecord], run: RunFile, name: str, kind: st
     failed = Counter(str(r.error) for r in measured).most_common(1)[0][0] if every_failed else None
     return SloBlock(
         target=TargetLimits(**target.as_dict()), target_source=target.source, target_text=target.describe(),
-        target_basis=DEFAULT_BASIS if target.source == "default" else "set with --slo",
+        target_basis="set with --slo" if target.given else DEFAULT_BASIS,
         attainment=ATTAINMENT_PERCENT / 100, capacity_concurrency=capacity,
         capacity_reason=capacity_reason(levels, capacity, first_miss, target, kind, search, failed),
         every_request_failed=every_failed, search=search, levels=levels)

@@ -1,5 +1,5 @@
 """The registry of parts: the order of a run, and what each part says of itself (its name, its records,
-its options) agreeing with the command line and the typed records."""
+the options declared for it) agreeing with the command line and the typed records."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import typing
 
 import pytest
 
-from agent.bench.command import options, runner
+from agent.bench.command import declared, runner
 from agent.bench.parts.registry import PARTS
 from agent.bench.results.records import RequestRecord
 
@@ -28,7 +28,7 @@ def test_the_parts_run_in_the_registrys_order_whatever_the_order_of_demos(tmp_pa
 
 
 def test_every_part_is_a_demos_choice_and_every_choice_a_part():
-    assert sorted(PARTS) == sorted(options.DEMOS)
+    assert sorted(PARTS) == sorted(declared.DEMOS)
 
 
 def _record_parts(record_type: object) -> set[str]:
@@ -58,12 +58,12 @@ def _argv(parser: argparse.ArgumentParser, name: str) -> list[str]:
     return [action.option_strings[0], SAMPLE.get(name, action.choices[0] if action.choices else "1")]
 
 
-@pytest.mark.parametrize("part", [p for p in PARTS.values() if p.options], ids=lambda p: p.name)
-def test_an_option_a_part_names_is_refused_when_the_part_is_not_run(part):
+@pytest.mark.parametrize("part", [p for p in PARTS.values() if declared.PART_OPTIONS.get(p.name)], ids=lambda p: p.name)
+def test_an_option_declared_for_a_part_is_refused_when_the_part_is_not_run(part):
     parser = argparse.ArgumentParser()
     runner.add_arguments(parser)
     other = next(name for name in PARTS if name != part.name)
-    for name in part.options:
+    for name in declared.PART_OPTIONS[part.name]:
         namespace = parser.parse_args([*_argv(parser, name), "--demos", other])
         with pytest.raises(runner.OptionError, match=f"only changes the {part.name} part"):
             runner.check_options(namespace)
