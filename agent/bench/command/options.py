@@ -12,16 +12,18 @@ from __future__ import annotations
 
 import argparse
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable
 
 from ..analysis.slo import DEFAULT_BUDGET_S, DEFAULT_MAX_CONCURRENCY, DEFAULT_REPEATS_WITH_TARGET, Target
-from ..analysis.traffic import Traffic
 from ...backends import KNOWN
 from ..parts import bfcl, quality
 from ..parts.stopping import DEFAULT_MAX_CONSECUTIVE_FAILURES
 from ..tasks.workload import CHAT_MAX_TOKENS, ORCHESTRATOR_QUESTION
 from .argtypes import (MAX_CONCURRENCY, bfcl_cases, choices_list, concurrency_levels, non_negative_int, positive_int,
                        positive_seconds, quality_items, quality_seed, seed, share, target, workload)
+
+if TYPE_CHECKING:
+    from ..analysis.traffic import Traffic
 
 DEMOS = ("counting", "orchestrator", "chat", "bfcl", "quality")
 DEFAULT_DEMOS = ("counting", "orchestrator", "chat")
@@ -172,7 +174,7 @@ def _check_quality_floor(namespace: argparse.Namespace) -> None:
     """``--min-quality`` and the workload's ``min_quality`` are one floor: two different values are refused."""
     option = getattr(namespace, "min_quality", None)
     traffic = getattr(namespace, "workload", None)
-    given = traffic.min_quality if isinstance(traffic, Traffic) else None
+    given = traffic.min_quality if traffic is not None else None
     if option is not None and given is not None and option != given:
         raise OptionError(f"--min-quality {option:g} and the --workload key min_quality={given:g} are the same floor "
                           "with two values: give one of them")
@@ -216,7 +218,9 @@ class BenchOptions:
             else getattr(ns, name)  # noqa: E731
         bfcl_n = get("bfcl_n", bfcl.DEFAULT_N)
         levels = get("concurrency", (1,))
-        traffic = get("workload", None) or Traffic.from_dict(None)
+        from ..analysis.traffic import default_traffic  # pydantic: loaded when a run starts, not for --help
+
+        traffic = get("workload", None) or default_traffic()
         chosen = get("backends", None)
         return cls(
             demos=tuple(get("demos", DEFAULT_DEMOS)), runs=int(get("runs", DEFAULT_RUNS)), tools=get("tools", DEFAULT_TOOLS),
@@ -262,9 +266,9 @@ def recommendation_record(options: Any) -> dict[str, Any]:
     """What ``run.json`` options keep of ``--workload``, ``--min-accuracy`` and ``--min-quality`` (the
     command's options, or ``python -m agent.report``'s); the quality floor is the option, else the
     workload's ``min_quality``."""
-    traffic = getattr(options, "traffic", None) or getattr(options, "workload", None)
-    if not isinstance(traffic, Traffic):
-        traffic = Traffic.from_dict(None)
+    from ..analysis.traffic import default_traffic
+
+    traffic = getattr(options, "traffic", None) or getattr(options, "workload", None) or default_traffic()
     floor = getattr(options, "min_quality", None)
-    return {"workload": traffic.as_dict(), "min_accuracy": getattr(options, "min_accuracy", None),
+    return {"workload": traffic.record().model_dump(), "min_accuracy": getattr(options, "min_accuracy", None),
             "min_quality": floor if floor is not None else traffic.min_quality}
