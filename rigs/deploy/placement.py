@@ -22,8 +22,8 @@ from typing import Any, Literal, Mapping, Sequence
 from pydantic import BaseModel, ConfigDict, SerializerFunctionWrapHandler, ValidationError, field_serializer, \
     model_serializer
 
-from rigs import utc
-from rigs.files import write_atomic
+from rigs import generated, utc
+from rigs.files import write_json
 
 PROJECT_DIR = Path(__file__).resolve().parents[2]
 STATE_DIR_ENV = "RIGS_STATE_DIR"
@@ -130,15 +130,13 @@ def load(path: Path | None = None) -> Placement:
 
 
 def _write(placement: Placement, path: Path) -> None:
-    write_atomic(path, placement.model_dump_json(indent=2) + "\n")
+    write_json(path, placement)
 
 
-def schema() -> str:
-    """``placement.schema.json``: the file's JSON Schema, generated from :class:`Placement`."""
-    from rigs import generated
-
-    return generated.json_schema(
-        Placement.model_json_schema(), ".rigs/placement.json",
+def schema_file() -> generated.Generated:
+    """``placement.schema.json``, generated from :class:`Placement`."""
+    return generated.schema_file(
+        SCHEMA_PATH, Placement.model_json_schema, ".rigs/placement.json",
         "Per rig, the regions and zones to try in order (python -m rigs preflight) and where python -m rigs up "
         "brought it up. Generated from rigs/deploy/placement.py (python -m rigs.deploy.placement --write); "
         "do not edit.")
@@ -288,7 +286,5 @@ def forget_deployed(rigs: Sequence[str], path: Path | None = None) -> list[str]:
 
 
 if __name__ == "__main__":
-    from rigs import generated
-
-    sys.exit(generated.main([generated.Generated(SCHEMA_PATH, schema)], "python -m rigs.deploy.placement",
-                            "The JSON Schema of .rigs/placement.json."))
+    sys.exit(generated.main([schema_file()], "python -m rigs.deploy.placement",
+                            "Write or check the JSON Schema of .rigs/placement.json."))

@@ -4,8 +4,12 @@ estimate (:mod:`.estimate`). Printed, and written as ``plan.json`` in the eviden
 
 from __future__ import annotations
 
-from typing import Any, Mapping, Sequence
+from pathlib import Path
+from typing import Mapping, Sequence
 
+from pydantic import BaseModel, ConfigDict, SerializerFunctionWrapHandler, field_serializer
+
+from rigs.files import write_json
 from rigs.rehearsal.estimate import Estimate, PhasePlan, describe
 
 OFFLINE_NOTE = ("offline: a rehearsal of the flow in moto, not of the hardware; nothing is billed, and the estimate "
@@ -39,20 +43,66 @@ def _row(plan: PhasePlan, after: Sequence[str]) -> list[str]:
             f"${plan.usd_per_hour:.4f}/h" if plan.usd_per_hour is not None else "no price"]
 
 
+class _Record(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid", use_attribute_docstrings=True)
+
+
+class PhaseCost(_Record):
+    """One phase of the estimate: its rigs, how long they may take, what they cost."""
+
+    phase: str
+    rigs: list[str]
+    ready_minutes: float
+    lane_minutes: float
+    minutes: float
+    usd: float
+
+
+class EstimateRecord(_Record):
+    """The estimate, an upper bound: every rig takes its full ready timeout."""
+
+    minutes: float
+    usd: float
+    backstop_usd: float
+    """What the rigs would cost if each ran to its lifetime limit."""
+    benchmark_allowance_minutes: float
+    destroy_allowance_minutes: float
+    phases: list[PhaseCost]
+
+
+class PlanRecord(_Record):
+    """``plan.json``: what the rehearsal said it would do before it created anything."""
+
+    account: str
+    offline: bool
+    big: bool
+    phases: list[PhasePlan]
+    """Each rig in each phase: its first region, instance type, model, ready timeout, lifetime and price."""
+    skipped: dict[str, str]
+    no_big_model: dict[str, str]
+    benchmark: str
+    """The benchmark's command line."""
+    estimate: EstimateRecord
+
+    @field_serializer("phases", mode="wrap")
+    def _lane_in_the_estimate(self, phases: list[PhasePlan], handler: SerializerFunctionWrapHandler) -> list[dict]:
+        """A rig's quality-lane allowance is kept once, in the estimate's phases (``lane_minutes``)."""
+        return [{k: v for k, v in phase.items() if k != "lane_minutes"} for phase in handler(phases)]
+
+
 def record(plans: Sequence[PhasePlan], result: Estimate, *, account: str, offline: bool, big: bool,
-           skipped: Mapping[str, str], no_big_model: Mapping[str, str], benchmark: str) -> dict[str, Any]:
-    """``plan.json``."""
-    return {
-        "account": account, "offline": offline, "big": big,
-        "phases": [{"rig": p.rig, "phase": p.phase, "region": p.region, "instance_type": p.instance_type,
-                    "model_id": p.model_id, "ready_timeout_minutes": p.ready_timeout_minutes,
-                    "max_hours": p.max_hours, "usd_per_hour": p.usd_per_hour, "price": p.price} for p in plans],
-        "skipped": dict(skipped), "no_big_model": dict(no_big_model), "benchmark": benchmark,
-        "estimate": {"minutes": result.minutes, "usd": round(result.usd, 4),
-                     "backstop_usd": round(result.backstop_usd, 4),
-                     "benchmark_allowance_minutes": result.benchmark_minutes,
-                     "destroy_allowance_minutes": result.destroy_minutes,
-                     "phases": [{"phase": p.phase, "rigs": list(p.rigs), "ready_minutes": p.ready_minutes,
-                                 "lane_minutes": round(p.lane_minutes, 2), "minutes": p.minutes,
-                                 "usd": round(p.usd, 4)} for p in result.phases]},
-    }
+           skipped: Mapping[str, str], no_big_model: Mapping[str, str], benchmark: str) -> PlanRecord:
+    """``plan.json``'s record (sums rounded to a hundredth of a cent, the lane's minutes to a hundredth)."""
+    estimate = EstimateRecord(
+        minutes=result.minutes, usd=round(result.usd, 4), backstop_usd=round(result.backstop_usd, 4),
+        benchmark_allowance_minutes=result.benchmark_minutes, destroy_allowance_minutes=result.destroy_minutes,
+        phases=[PhaseCost(phase=p.phase, rigs=list(p.rigs), ready_minutes=p.ready_minutes,
+                          lane_minutes=round(p.lane_minutes, 2), minutes=p.minutes, usd=round(p.usd, 4))
+                for p in result.phases])
+    return PlanRecord(account=account, offline=offline, big=big, phases=list(plans), skipped=dict(skipped),
+                      no_big_model=dict(no_big_model), benchmark=benchmark, estimate=estimate)
+
+
+def write(folder: Path, plan: PlanRecord) -> Path:
+    """``plan.json`` in the evidence folder."""
+    return write_json(folder / "plan.json", plan)
