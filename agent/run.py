@@ -33,6 +33,7 @@ from .backends import KNOWN, Backend, UnknownBackendError, from_env, parse_names
 from .bench.command import evidence
 from .bench.command.argtypes import positive_int, positive_seconds
 from .bench.command.options import DEFAULT_RUNS
+from .kinds import descriptor
 from .reach.custom_server import identify, shadow_note
 from .reach.discovery import AwsClients, Discoverer, Discovery
 from .reach.forwarding import READY_TIMEOUT_S, ForwardError, ForwardSet, ForwardToolsMissing, PortForward, \
@@ -230,7 +231,8 @@ def _main(args: argparse.Namespace, env: Mapping[str, str], runner: ModuleType |
                      aws_reason=aws_reason, discovery=discovery, model_overrides=overrides, bedrock_tier=tier)
     plan.ready = [identify(b) for b in plan.ready]
     if stand_in is not None:
-        plan.ready = [stand_in.plays(b) if b.kind == "sagemaker" and not b.custom else b for b in plan.ready]
+        plan.ready = [stand_in.plays(b) if descriptor(b.kind).played_by_stand_in and not b.custom else b
+                      for b in plan.ready]
     shadows = {b.name: shadow_note(b, found, catalog) for b, found in plan.shadowed}
 
     if args.list:

@@ -14,6 +14,7 @@ from typing import Any, Literal
 import yaml
 from pydantic import Field, PositiveFloat, PositiveInt, ValidationError, ValidationInfo, field_validator
 
+from ...kinds import descriptor
 from ..results.base import Frozen, problems
 from ..results.blocks.cost import CeilingBlock
 
@@ -123,7 +124,7 @@ def ceiling_for(
     model = table.model_for(model_id, kind)
     if device is None:
         out["reason"] = (
-            "managed service: device and weights not published" if kind == "bedrock"
+            "managed service: device and weights not published" if descriptor(kind).managed
             else f"no device bandwidth on file for instance type {instance_type or 'unknown'}"
         )  # fmt: skip
         if model is not None:

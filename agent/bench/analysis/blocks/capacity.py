@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections import Counter
 from typing import Iterable, Mapping, Sequence
 
+from ....kinds import descriptor
 from ...results.blocks.slo import SloBlock, SloLevel, SloPair, SloSearch, TargetLimits
 from ...results.records import TimingRecord
 from ...results.run import RunFile, SearchLog
@@ -87,9 +88,10 @@ def capacity_reason(levels: Sequence[SloLevel], capacity: int | None, first_miss
             return "no level was measured to the end (the time budget ran out)"
         return f"misses the target even at concurrency {first_miss} ({_why_missed(by_c[first_miss], target)})"
     reason = _held_reason(by_c, capacity, first_miss, target, search)
-    if kind == "neuron" and capacity == 1:
+    one_at_a_time = descriptor(kind).concurrency_limit == 1
+    if one_at_a_time and capacity == 1:
         reason += f". {NEURON_REASON}."
-    elif kind == "neuron":
+    elif one_at_a_time:
         reason += (". Note: the Neuron server is documented as serving one request at a time; this run "
                    "measured more")
     return reason
