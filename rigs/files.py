@@ -13,7 +13,11 @@ import json
 import os
 import tempfile
 from pathlib import Path
-from typing import Any
+from typing import Any, Union
+
+Number = Union[int, float]
+"""A number of a typed record written as it was computed: an int stays ``4``, a float ``4.0`` (a ``float``
+field would write ``4.0`` for both, and a file would change its content)."""
 
 FILE_MODE = 0o644
 """Files are readable by everyone who can read their folder, like the plots matplotlib writes (a

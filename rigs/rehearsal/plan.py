@@ -4,12 +4,13 @@ estimate (:mod:`.estimate`). Printed, and written as ``plan.json`` in the eviden
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
-from typing import Mapping, Sequence
+from typing import Any, Mapping, Sequence
 
-from pydantic import BaseModel, ConfigDict, SerializerFunctionWrapHandler, field_serializer
+from pydantic import BaseModel, ConfigDict, SkipValidation, field_serializer
 
-from rigs.files import write_json
+from rigs.files import Number, write_json
 from rigs.rehearsal.estimate import Estimate, PhasePlan, describe
 
 OFFLINE_NOTE = ("offline: a rehearsal of the flow in moto, not of the hardware; nothing is billed, and the estimate "
@@ -52,21 +53,21 @@ class PhaseCost(_Record):
 
     phase: str
     rigs: list[str]
-    ready_minutes: float
-    lane_minutes: float
-    minutes: float
-    usd: float
+    ready_minutes: Number
+    lane_minutes: Number
+    minutes: Number
+    usd: Number
 
 
 class EstimateRecord(_Record):
     """The estimate, an upper bound: every rig takes its full ready timeout."""
 
-    minutes: float
-    usd: float
-    backstop_usd: float
+    minutes: Number
+    usd: Number
+    backstop_usd: Number
     """What the rigs would cost if each ran to its lifetime limit."""
-    benchmark_allowance_minutes: float
-    destroy_allowance_minutes: float
+    benchmark_allowance_minutes: Number
+    destroy_allowance_minutes: Number
     phases: list[PhaseCost]
 
 
@@ -76,18 +77,19 @@ class PlanRecord(_Record):
     account: str
     offline: bool
     big: bool
-    phases: list[PhasePlan]
-    """Each rig in each phase: its first region, instance type, model, ready timeout, lifetime and price."""
+    phases: SkipValidation[list[PhasePlan]]
+    """Each rig in each phase: its first region, instance type, model, ready timeout, lifetime and price (the
+    estimate made them, typed)."""
     skipped: dict[str, str]
     no_big_model: dict[str, str]
     benchmark: str
     """The benchmark's command line."""
     estimate: EstimateRecord
 
-    @field_serializer("phases", mode="wrap")
-    def _lane_in_the_estimate(self, phases: list[PhasePlan], handler: SerializerFunctionWrapHandler) -> list[dict]:
-        """A rig's quality-lane allowance is kept once, in the estimate's phases (``lane_minutes``)."""
-        return [{k: v for k, v in phase.items() if k != "lane_minutes"} for phase in handler(phases)]
+    @field_serializer("phases")
+    def _lane_in_the_estimate(self, phases: list[PhasePlan]) -> list[dict[str, Any]]:
+        """Each plan's values as computed; a rig's quality-lane allowance is kept once, in the estimate's phases."""
+        return [{k: v for k, v in dataclasses.asdict(p).items() if k != "lane_minutes"} for p in phases]
 
 
 def record(plans: Sequence[PhasePlan], result: Estimate, *, account: str, offline: bool, big: bool,

@@ -23,7 +23,7 @@ from typing import Any, Iterable, Sequence
 from pydantic import BaseModel, ConfigDict
 
 from rigs import utc
-from rigs.files import write_json
+from rigs.files import Number, write_json
 
 EVENTS = ("deploy_start", "instance_launched", "instance_running", "ssm_online", "ready", "first_answer", "destroyed")
 """The columns of the timeline, in order."""
@@ -48,7 +48,7 @@ class _PhaseEvents(BaseModel):
     ready: str | None = None
     first_answer: str | None = None
     destroyed: str | None = None
-    usd_per_hour: float | None = None
+    usd_per_hour: Number | None = None
     price: str = ""
     outcome: str = ""
     """``up``, or why not."""
@@ -83,8 +83,8 @@ class PhaseRecord(_PhaseEvents):
 
     model_config = ConfigDict(frozen=True)
 
-    billed_hours: float
-    cost_usd: float | None
+    billed_hours: Number
+    cost_usd: Number | None
 
 
 class _Record(BaseModel):
@@ -106,7 +106,7 @@ class TimelineRecord(_Record):
     finished: str
     interrupted: str | None
     phases: list[PhaseRecord]
-    cost_usd: float
+    cost_usd: Number
     """The rehearsal's own cost, instance-hours x price (rounded to a millionth of a dollar)."""
     benchmarks: dict[str, BenchmarkRun]
     """Phase (small, big) -> its benchmark."""
