@@ -50,7 +50,7 @@ class Resource:
     price_note: str = ""
     detail: str = ""
     extra: tuple[tuple[str, Any], ...] = ()
-    kept: bool = False
+    kept_by_default: bool = False
     """Long-lived and free, kept by ``sweep`` unless ``--all`` (its kind's, or a base stack)."""
     bills_unpriced: bool = False
     """It bills while it exists even when its price is not known (its kind's: a running build)."""
@@ -59,10 +59,6 @@ class Resource:
     def billing(self) -> bool:
         """It costs money while it exists (a running build does even when its price is not known)."""
         return self.hourly_usd > 0 or self.bills_unpriced
-
-    @property
-    def kept_by_default(self) -> bool:
-        return self.kept
 
     def get(self, key: str, default: Any = None) -> Any:
         return dict(self.extra).get(key, default)

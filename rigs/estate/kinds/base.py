@@ -85,7 +85,7 @@ class Finder:
         tags_ = tag_map(tags)
         fields.setdefault("rig", tags_.get(TAG_RIG))
         fields.setdefault("stack", tags_.get(STACK_TAG))
-        fields.setdefault("kept", kind.kept)
+        fields.setdefault("kept_by_default", kind.kept)
         extra = fields.pop("extra", {})
         self.found.append(Resource(kind=kind.name, region=self.region, id=id_, extra=tuple(sorted(extra.items())),
                                    bills_unpriced=kind.bills_unpriced, **fields))

@@ -37,7 +37,7 @@ def _list(finder: Finder) -> None:
             details.append(f"lifetime ends {outputs[OutputKey.EXPIRES_AT]}")
         finder.add(STACK, stack["StackName"], stack.get("Tags"), name=stack["StackName"],
                    state=stack.get("StackStatus", ""), stack=stack["StackName"],
-                   detail="; ".join(d for d in details if d), kept=stack["StackName"].startswith(BASE_STACK_PREFIX),
+                   detail="; ".join(d for d in details if d), kept_by_default=stack["StackName"].startswith(BASE_STACK_PREFIX),
                    extra={"stack_id": stack.get("StackId", ""), "expires_at": outputs.get(OutputKey.EXPIRES_AT)})
 
 

@@ -196,3 +196,11 @@ def test_sweep_stops_a_build_of_ours_and_leaves_theirs_running(monkeypatch, caps
         codebuild = boto3.client("codebuild", region_name="us-east-1")
         status = {b["projectName"]: b["buildStatus"] for b in codebuild.batch_get_builds(ids=list(ids.values()))["builds"]}
         assert status == {"ProjectC78D97AD-ab12": "STOPPED", "their-project": "IN_PROGRESS"}
+
+
+def test_every_kind_status_lists_is_one_the_sweep_deletes():
+    """A kind added to the table is swept too: stacks in their waves, every other kind in SWEEP_ORDER."""
+    from rigs.estate import kinds
+
+    assert sorted(k.name for k in kinds.SWEEP_ORDER) == sorted(k.name for k in kinds.TABLE if k.name != resources.STACK)
+    assert [k.name for k in kinds.TABLE if k.delete is None and k.together is None] == []
