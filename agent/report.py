@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Sequence
 
 from rigs import utc
+from rigs.command import EXIT_OK, EXIT_USAGE, Parser, UsageError
 from rigs.files import write_atomic
 
 from .bench.command.argtypes import share, workload
@@ -33,16 +34,11 @@ from .bench.command import evidence
 if TYPE_CHECKING:
     from .bench.results.summary import Summary
 
-EXIT_OK, EXIT_USAGE = 0, 2
 PLAIN_WIDTH = 120
 
 
-class UsageError(Exception):
-    """An argument or a folder that cannot be used; the message is one line."""
-
-
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = Parser(
         prog="python -m agent.report",
         description="Rebuild REPORT.md, REPORT.html, the plots and summary.json of evidence folders from their "
                     "requests.jsonl and run.json; with two or more folders, compare them with the first.")

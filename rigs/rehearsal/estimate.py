@@ -36,8 +36,6 @@ BENCHMARK_ALLOWANCE_MINUTES = 20.0
 DESTROY_ALLOWANCE_MINUTES = 10.0
 """Time allowed for ``cdk destroy`` of a phase's stacks: instances terminated, endpoints deleted (an allowance)."""
 SMALL, BIG = "small", "big"
-LANE_ITEMS = 600
-"""The quality lane's items per backend when the benchmark's options do not say (``--quality-n``'s default)."""
 LANE_SECONDS_PER_ITEM = {"neuronx": 0.8, "other": 0.15}
 """Allowances, not measurements: the Neuron servers answer one request at a time (a reply of up to 32
 tokens at about 37 tok/s, the reference's decode rate, with its prefill: under 0.8 s); the others take

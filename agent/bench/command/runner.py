@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Sequence
 
 from rigs import utc
+from rigs.command import EXIT_FAILED, EXIT_OK
 from rigs.files import write_atomic
 
 from ..clients.reply import ChatRequest
@@ -43,8 +44,6 @@ if TYPE_CHECKING:
 __all__ = ["OptionError", "add_arguments", "check_options", "run", "write_outputs"]
 
 logger = logging.getLogger(__name__)
-
-EXIT_OK, EXIT_FAILED = 0, 1
 
 
 def check_options(namespace: argparse.Namespace) -> None:
