@@ -9,6 +9,7 @@ environment (:meth:`rigs.rehearsal.state.State.command_env`: offline, moto's end
 
 from __future__ import annotations
 
+import math
 import os
 import signal
 import sys
@@ -26,6 +27,7 @@ from rigs.deploy.up import Up, UpSettings
 from rigs.deploy.watch import CAPACITY_GRACE_MINUTES, ENDPOINT_POLL_S, WatchSettings, default_poll_s
 from rigs.rehearsal import timeline
 from rigs.rehearsal.state import Phase, State
+from rigs.waiting import poll_until
 
 BENCH_WAIT_S = 120.0
 """How long the benchmark gets to stop and write its evidence after an interrupt."""
@@ -107,9 +109,9 @@ def up(state: State, phase: Phase, folder: Path, context: Mapping[str, str]) -> 
 
     thread = threading.Thread(target=target, name=f"up-{phase.name}", daemon=True)
     thread.start()
-    try:
-        while thread.is_alive():
-            thread.join(0.5)
+    try:  # joined half a second at a time: Ctrl-C reaches this thread
+        poll_until(lambda: None if thread.is_alive() else True, timeout_s=math.inf, interval_s=0.5,
+                   what=f"up ({phase.name} model)", sleep=thread.join)
     except KeyboardInterrupt:
         state.cancelled.set()
         state.running.stop_all()
