@@ -16,8 +16,8 @@ from tests.conftest import PROJECT_DIR
 
 KIT = PROJECT_DIR / "rigs" / "command" / "__init__.py"
 CHECKED = ("rigs", "agent", "stacks")
-RUN_BY_PATH = {PROJECT_DIR / "agent" / "llama_server.py"}
-"""Run by its path with the standard library only (it cannot import the kit): its exit codes are its own."""
+RUN_BY_PATH = {PROJECT_DIR / "agent" / "llama_server.py", PROJECT_DIR / "rigs" / "guard.py"}
+"""Run by their path with the standard library only (they cannot import the kit): their exit codes are their own."""
 
 
 def _exit_call(node: ast.AST) -> bool:
@@ -40,6 +40,10 @@ def definitions(path: Path, root: Path = PROJECT_DIR) -> list[str]:
              for target in (element.elts if isinstance(element, ast.Tuple) else [element])
              if isinstance(target, ast.Name) and target.id.startswith("EXIT_")]
     found += [f"{where}:{node.lineno} exit with a literal" for node in ast.walk(tree) if _exit_call(node)]
+    found += [f"{where}:{node.lineno} main returns a literal" for function in ast.walk(tree)
+              if isinstance(function, ast.FunctionDef) and function.name == "main" for node in ast.walk(function)
+              if isinstance(node, ast.Return) and isinstance(node.value, ast.Constant)
+              and type(node.value.value) is int and node.value.value != 0]
     found += [f"{where}:{node.lineno} class {node.name}" for node in ast.walk(tree) if isinstance(node, ast.ClassDef)
               and (node.name == "UsageError" or any(ast.unparse(base).endswith("ArgumentParser")
                                                     for base in node.bases))]
@@ -56,10 +60,10 @@ def test_an_exit_code_defined_outside_the_kit_is_found(tmp_path: Path) -> None:
     path = tmp_path / "cli.py"
     path.write_text("import argparse, sys\nEXIT_OK, EXIT_USAGE = 0, 2\nEXIT_GONE = 5\n"
                     "class UsageError(Exception): pass\nclass P(argparse.ArgumentParser): pass\n"
-                    "def main():\n    sys.exit(3)\n\ndef fine():\n    sys.exit(0)\n")
+                    "def main():\n    sys.exit(3)\n    return 2\n\ndef fine():\n    sys.exit(0)\n    return 1\n")
     assert definitions(path, tmp_path) == ["cli.py:2 EXIT_OK", "cli.py:2 EXIT_USAGE", "cli.py:3 EXIT_GONE",
-                                           "cli.py:7 exit with a literal", "cli.py:4 class UsageError",
-                                           "cli.py:5 class P"]
+                                           "cli.py:7 exit with a literal", "cli.py:8 main returns a literal",
+                                           "cli.py:4 class UsageError", "cli.py:5 class P"]
 
 
 @pytest.mark.parametrize("module, prog", [
@@ -70,6 +74,8 @@ def test_an_exit_code_defined_outside_the_kit_is_found(tmp_path: Path) -> None:
     ("rigs.offline.moto_server", "python -m rigs.offline.moto_server"),
     ("rigs.estate.whereabouts", "python -m rigs.estate.whereabouts"),
     ("agent.bench.results.schema", "python -m agent.bench.results.schema"),
+    ("agent.local_rig", "python -m agent.local_rig"),
+    ("agent.reach.relay", "python -m agent.reach.relay"),
 ])
 def test_every_command_answers_a_bad_argument_in_one_line_with_exit_2(module: str, prog: str,
                                                                       tmp_path: Path) -> None:

@@ -3,7 +3,8 @@ one map from an exception to an exit code and the line that says why.
 
 The commands: ``python -m rigs``, ``python -m agent.run``, ``python -m agent.report``, ``python -m agent.quality``,
 ``python -m rigs.offline.moto_server``, ``python -m rigs.account.session_check``, ``python -m
-rigs.estate.whereabouts`` and the generated-files commands (``python -m agent.bench.results.schema``). The same
+rigs.estate.whereabouts``, the generated-files commands (``python -m agent.bench.results.schema``) and the
+helpers ``python -m agent.local_rig`` and ``python -m agent.reach.relay``. The same
 cause gives the same exit code in each: 2 for bad input, 3 for AWS credentials, 4 when AWS cannot be reached
 (``./scripts/cdk`` too, through ``session_check``). ``tests/test_command.py`` checks that no other module defines
 an exit code, a usage error or an argument parser. (A package of its own, so that ``rigs/`` keeps to 12 modules.)
