@@ -15,7 +15,6 @@ and nothing is downloaded at run time:
 
 from __future__ import annotations
 
-import argparse
 import importlib.metadata
 import importlib.util
 import json
@@ -33,6 +32,7 @@ from pathlib import Path
 from typing import IO, Iterator
 
 from rigs.catalog.model import Weights
+from rigs.command import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, Parser
 from rigs.processes import spawn, stop
 
 from .backends import LOCAL, Backend, fact
@@ -352,7 +352,7 @@ def local_rig(config: LocalRigConfig | None = None, log_dir: Path | None = None)
 
 def main(argv: list[str] | None = None) -> int:
     """``python -m agent.local_rig``: serve the local rig until Ctrl-C (or SIGTERM)."""
-    parser = argparse.ArgumentParser(prog="python -m agent.local_rig", description=main.__doc__)
+    parser = Parser(prog="python -m agent.local_rig", description=main.__doc__)
     parser.add_argument("--port", type=int, default=None, help="port on 127.0.0.1 (default: a free one)")
     defaults = LocalRigConfig()
     parser.add_argument("--threads", type=int, default=defaults.threads, help="CPU threads (default: %(default)s)")
@@ -368,9 +368,9 @@ def main(argv: list[str] | None = None) -> int:
             install = check_installation()
         except LocalRigError as exc:
             print(f"local rig: {exc}", file=sys.stderr)
-            return 1
+            return EXIT_FAILED
         print(f"local rig: ready (llama.cpp {install.version}; model {install.model.name})")
-        return 0
+        return EXIT_OK
     signal.signal(signal.SIGTERM, _raise_interrupt)
     config = LocalRigConfig(threads=args.threads, parallel=args.parallel, context=args.context, port=args.port)
     try:
@@ -380,9 +380,9 @@ def main(argv: list[str] | None = None) -> int:
                 time.sleep(3600)
     except LocalRigError as exc:
         print(f"local rig: {exc}", file=sys.stderr)
-        return 1
+        return EXIT_FAILED
     except KeyboardInterrupt:
-        return 130
+        return EXIT_INTERRUPTED
 
 
 def _raise_interrupt(signum: int, frame: object) -> None:

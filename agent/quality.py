@@ -23,31 +23,19 @@ import argparse
 import json
 import sys
 from pathlib import Path
-from typing import Any, Mapping, NoReturn
+from typing import Any, Mapping
 
+from rigs.command import EXIT_FAILED, EXIT_OK, EXIT_USAGE, Parser, UsageError
 from rigs.files import write_atomic
 
 from .bench.command import evidence
 from .bench.command.argtypes import quality_items, quality_seed
 from .bench.parts.quality import DEFAULT_SEED
 
-EXIT_OK, EXIT_MISSING, EXIT_USAGE = 0, 1, 2
-
-
-class UsageError(Exception):
-    """An argument that cannot be used; the message is one line."""
-
-
-class _Parser(argparse.ArgumentParser):
-    """Errors in one line, as ``python -m agent.run`` gives them (the usage is for ``--help``)."""
-
-    def error(self, message: str) -> NoReturn:
-        self.exit(EXIT_USAGE, f"{self.prog}: error: {message} (see --help)\n")
-
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = _Parser(prog="python -m agent.quality",
-                     description="Export the quality lane's items, or regrade a run's replies.")
+    parser = Parser(prog="python -m agent.quality",
+                    description="Export the quality lane's items, or regrade a run's replies.")
     sub = parser.add_subparsers(dest="command", required=True, metavar="{export,grade}")
     export = sub.add_parser("export", help="write the items a run with the same --n and --seed sends (JSON lines)")
     export.add_argument("--n", type=quality_items, required=True, metavar="N", help="number of items (as --quality-n)")
@@ -76,7 +64,7 @@ def export(n: int, seed: int, out: Path, force: bool) -> int:
         items = lane.select(n, seed)
     except QualityUnavailableError as exc:
         print(f"python -m agent.quality: {exc}", file=sys.stderr)
-        return EXIT_MISSING
+        return EXIT_FAILED
     version = lane.version()
     write_atomic(out, "".join(json.dumps(item.row(version)) + "\n" for item in items))
     print(f"wrote {len(items)} items ({version}, seed {seed}) to {out}")

@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Sequence
 
 from rigs import utc
+from rigs.command import EXIT_OK, EXIT_USAGE, Parser, UsageError
 from rigs.files import write_atomic
 
 from .bench.command.declared import OPTION
@@ -33,7 +34,6 @@ from .bench.command import evidence
 if TYPE_CHECKING:
     from .bench.results.summary import Summary
 
-EXIT_OK, EXIT_USAGE = 0, 2
 PLAIN_WIDTH = 120
 REPRICING = {
     "workload": "price the evidence for this traffic instead of the run's, in a new folder (the evidence is left as "
@@ -45,12 +45,8 @@ REPRICING = {
 """The options of ``python -m agent.run`` this command shares (their declarations), with what they do here."""
 
 
-class UsageError(Exception):
-    """An argument or a folder that cannot be used; the message is one line."""
-
-
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = Parser(
         prog="python -m agent.report",
         description="Rebuild REPORT.md, REPORT.html, the plots and summary.json of evidence folders from their "
                     "requests.jsonl and run.json; with two or more folders, compare them with the first.")

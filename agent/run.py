@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import json
 import logging
 import os
 import signal
@@ -22,12 +23,13 @@ from contextlib import ExitStack, contextmanager
 from dataclasses import replace
 from pathlib import Path
 from types import ModuleType
-from typing import Any, Iterator, Mapping, NoReturn, Sequence
+from typing import Any, Iterator, Mapping, Sequence
 
-from rigs import aws
+from rigs import aws, command
 from rigs.catalog.model import CatalogError, load_catalog
 from rigs.contract import REGIONS
 from rigs.catalog.pricing import STANDARD_TIER, offline_tiers
+from rigs.command import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, Parser, UsageError
 
 from .backends import KNOWN, Backend, UnknownBackendError, from_env, parse_names, sort_key
 from .bench.command import declared, evidence
@@ -45,14 +47,10 @@ from .ui import Ui
 logger = logging.getLogger("agent")
 
 RUNNER_MODULE = "agent.bench.command.runner"
-EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
-EXIT_CREDENTIALS, EXIT_UNREACHABLE = aws.EXIT_CREDENTIALS, aws.EXIT_UNREACHABLE
-"""The same exit codes, for the same causes, as ``python -m rigs`` and ``./scripts/cdk``."""
+PARSED_OPTIONS = "--parsed-options"
+"""A hidden option: print the options as parsed (JSON, :func:`parsed_options`) and exit 0, before the check of
+the options that must fit together (the rehearsal adds its own, then has them checked by ``--list``)."""
 AWS_ALTERNATIVE = " (without AWS: `--backends local`, or the backends' *_URL variables)"
-
-
-class UsageError(Exception):
-    """Bad input or environment, reported as one line before any work (exit status 2)."""
 
 
 def _runner() -> ModuleType | None:
@@ -65,16 +63,9 @@ def _runner() -> ModuleType | None:
         raise
 
 
-class _Parser(argparse.ArgumentParser):
-    """An argument parser whose errors are one line (the usage is for ``--help``)."""
-
-    def error(self, message: str) -> NoReturn:
-        self.exit(EXIT_USAGE, f"{self.prog}: error: {message} (see --help)\n")
-
-
 def build_parser(runner: ModuleType | None = None) -> argparse.ArgumentParser:
     """The command's parser; the benchmark adds its own options through ``add_arguments``."""
-    parser = _Parser(
+    parser = Parser(
         prog="python -m agent.run",
         description=__doc__.split("\n\n")[1].replace("\n", " "),
         epilog="Environment variables (the reference's, unchanged): BEDROCK_MODEL, BEDROCK_REGION, "
@@ -83,9 +74,30 @@ def build_parser(runner: ModuleType | None = None) -> argparse.ArgumentParser:
                "See docs/agent.md.",
     )
     declared.add_arguments(parser, declared.COMMAND_GROUPS)
+    parser.add_argument(PARSED_OPTIONS, action="store_true", help=argparse.SUPPRESS)
     if runner is not None and hasattr(runner, "add_arguments"):
         runner.add_arguments(parser)
     return parser
+
+
+def parsed_options(parser: argparse.ArgumentParser, args: argparse.Namespace,
+                   argv: Sequence[str] | None) -> dict[str, Any]:
+    """The answer to :data:`PARSED_OPTIONS`: the options given (by their long name) and those the run would use.
+
+    The rehearsal (``python -m rigs rehearse``) runs the agent as a command and never imports it: it asks this
+    parser what ``--bench-options`` say instead of reading them by hand (an abbreviation, ``--opt=value``, a
+    default: the parser's own answer).
+    """
+    from dataclasses import asdict
+
+    from .bench.command.options import BenchOptions
+
+    for action in parser._actions:  # parsed again with no defaults: only what was given is in the answer
+        action.default = argparse.SUPPRESS
+    given = vars(parser.parse_args(argv))
+    flags = [max(action.option_strings, key=len) for action in parser._actions
+             if action.dest in given and action.option_strings and action.dest != "parsed_options"]
+    return {"given": flags, "options": asdict(BenchOptions.from_namespace(args))}
 
 
 # --- AWS --------------------------------------------------------------------------
@@ -121,6 +133,9 @@ def main(argv: Sequence[str] | None = None, env: Mapping[str, str] | None = None
     runner = _runner()
     parser = build_parser(runner)
     args = parser.parse_args(argv)
+    if args.parsed_options:
+        print(json.dumps(parsed_options(parser, args, argv), default=str))
+        return EXIT_OK
     if runner is not None and hasattr(runner, "check_options"):
         try:
             runner.check_options(args)
@@ -132,15 +147,11 @@ def main(argv: Sequence[str] | None = None, env: Mapping[str, str] | None = None
     ui = Ui()
     try:
         return _main(args, os.environ if env is None else env, runner, ui)
-    except UsageError as exc:
-        ui.error(str(exc))
-        return EXIT_USAGE
-    except aws.CredentialsError as exc:
-        ui.error(f"{exc}{AWS_ALTERNATIVE}")
-        return EXIT_CREDENTIALS
-    except aws.UnreachableError as exc:
-        ui.error(f"{exc}{AWS_ALTERNATIVE}")
-        return EXIT_UNREACHABLE
+    except (UsageError, aws.CredentialsError, aws.UnreachableError) as exc:
+        ended = command.outcome(exc)
+        assert ended is not None  # the kit maps each of the three
+        ui.error(ended.line + ("" if isinstance(exc, UsageError) else AWS_ALTERNATIVE))
+        return ended.code
     except KeyboardInterrupt:
         ui.error("interrupted; everything this command started has been stopped")
         return EXIT_INTERRUPTED

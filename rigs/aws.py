@@ -7,7 +7,7 @@ AWS). The region is read the way the CDK CLI reads it: ``AWS_REGION`` first, the
 ``AWS_DEFAULT_REGION`` (boto3 alone reads only the second), then the profile's. Nothing
 here exits the process: problems are raised as typed exceptions that the commands turn
 into one line and one exit code, the same in ``python -m rigs``, ``python -m agent.run``
-and ``./scripts/cdk`` (:data:`EXIT_CREDENTIALS`, :data:`EXIT_UNREACHABLE`).
+and ``./scripts/cdk`` (:func:`rigs.command.outcome`).
 
 Errors are classified by their **error code**, never by free text:
 
@@ -62,11 +62,6 @@ LOGIN_HINT = ("run `aws configure` or `aws sso login` (or `aws login`), or set A
               "with credentials")
 
 NO_CREDENTIALS = "no credentials found"
-
-EXIT_CREDENTIALS = 3
-"""Exit status of every command of the project when AWS credentials are missing, expired or refused."""
-EXIT_UNREACHABLE = 4
-"""Exit status of every command of the project when AWS cannot be reached at all."""
 
 CAPACITY = "capacity"
 UNSUPPORTED = "unsupported"
@@ -421,18 +416,61 @@ def _profile_source(profile: str | None) -> tuple[str, str]:
     return "default", "the AWS config"
 
 
-def make_session(profile: str | None = None, region: str | None = None) -> boto3.Session:
+@dataclass(frozen=True, slots=True)
+class Endpoint:
+    """A custom endpoint with the credentials it takes (moto's server in an offline rehearsal), passed down to
+    what calls AWS: the sessions made here (:func:`make_session`) and, as :meth:`environment`, the commands run
+    (the CDK CLI, the agent). Never put into this process's environment."""
+
+    url: str
+    region: str = "us-east-1"
+    credentials: tuple[str, str, str] = ("testing", "testing", "testing")
+    """Access key id, secret access key and session token."""
+
+    def environment(self) -> dict[str, str]:
+        """The variables a command run against this endpoint gets (added to, and replacing, the caller's)."""
+        key, secret, token = self.credentials
+        return {"AWS_ENDPOINT_URL": self.url, "AWS_ACCESS_KEY_ID": key, "AWS_SECRET_ACCESS_KEY": secret,
+                "AWS_SESSION_TOKEN": token, "AWS_REGION": self.region, "AWS_DEFAULT_REGION": self.region,
+                "AWS_EC2_METADATA_DISABLED": "true"}
+
+
+def _endpoint_session(endpoint: Endpoint, region: str | None) -> boto3.Session:
+    """A session whose every client calls ``endpoint`` with its credentials, whatever the environment says."""
+    import boto3
+
+    class EndpointSession(boto3.Session):
+        def client(self, *args: Any, **kwargs: Any) -> Any:
+            kwargs.setdefault("endpoint_url", endpoint.url)
+            return super().client(*args, **kwargs)
+
+        def resource(self, *args: Any, **kwargs: Any) -> Any:
+            kwargs.setdefault("endpoint_url", endpoint.url)
+            return super().resource(*args, **kwargs)
+
+    core = botocore.session.Session()
+    core.get_component("config_store").set_config_variable("profile", None)  # AWS_PROFILE is not read
+    key, secret, token = endpoint.credentials
+    return EndpointSession(aws_access_key_id=key, aws_secret_access_key=secret, aws_session_token=token,
+                           region_name=region or endpoint.region, botocore_session=core)
+
+
+def make_session(profile: str | None = None, region: str | None = None,
+                 endpoint: Endpoint | None = None) -> boto3.Session:
     """A boto3 session from the standard configuration; ``profile``/``region`` override it.
 
     The region is ``region``, else ``AWS_REGION``, else ``AWS_DEFAULT_REGION``, else the
     profile's. ``AWS_ENDPOINT_URL`` (and the per-service ``AWS_ENDPOINT_URL_<SERVICE>``) is
-    honoured by botocore itself for every client made from this session.
+    honoured by botocore itself for every client made from this session. With ``endpoint``, every
+    client calls it with its credentials instead (the profile is not read).
 
     Raises:
         ProfileNotFoundError: the profile asked for does not exist (the message names it and where it came from).
     """
     import boto3
 
+    if endpoint is not None:
+        return _endpoint_session(endpoint, region)
     try:
         return boto3.Session(profile_name=profile or None, region_name=region or region_from_env())
     except botocore.exceptions.ProfileNotFound:

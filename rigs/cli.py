@@ -13,16 +13,14 @@ import argparse
 import json
 import sys
 from pathlib import Path
-from typing import Any, NoReturn, Sequence
+from typing import Any, Sequence
 
-from rigs import aws
+from rigs import aws, command
 
 from rigs.deploy import placement
-from rigs.catalog.model import UnknownRigError, load_catalog
+from rigs.catalog.model import load_catalog
+from rigs.command import EXIT_CREDENTIALS, EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, EXIT_UNREACHABLE, EXIT_USAGE, Parser
 from rigs.contract import REGIONS
-
-EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
-EXIT_CREDENTIALS, EXIT_UNREACHABLE = aws.EXIT_CREDENTIALS, aws.EXIT_UNREACHABLE
 
 
 def _console() -> Any:
@@ -70,15 +68,8 @@ def _type_at_region(value: str) -> str:
     return value
 
 
-class _Parser(argparse.ArgumentParser):
-    """Bad input is one line and exit status 2 (the usage is for ``--help``), as in ``agent.run``."""
-
-    def error(self, message: str) -> NoReturn:
-        self.exit(EXIT_USAGE, f"{self.prog}: error: {message} (see --help)\n")
-
-
 def build_parser() -> argparse.ArgumentParser:
-    parser = _Parser(prog="python -m rigs", description=__doc__.split("\n\n")[0])
+    parser = Parser(prog="python -m rigs", description=__doc__.split("\n\n")[0])
     parser.add_argument("--profile", help="AWS profile (default: the standard SDK configuration)")
     parser.add_argument("--region", help="region for global calls (default: the SDK's)")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
@@ -167,7 +158,7 @@ def _add_prices(sub: Any) -> None:
 def _add_rehearse(sub: Any) -> None:
     from rigs.deploy.watch import CAPACITY_GRACE_MINUTES
     from rigs.rehearsal.estimate import BENCHMARK_ALLOWANCE_MINUTES, DESTROY_ALLOWANCE_MINUTES
-    from rigs.rehearsal.flow import OFFLINE_CAPACITY_GRACE_MINUTES
+    from rigs.rehearsal.bring_up import OFFLINE_CAPACITY_GRACE_MINUTES
 
     p = sub.add_parser("rehearse", help="from nothing to a report to nothing: doctor, estimate, up (small model), "
                        "benchmark, --big, down, timeline and cost")
@@ -466,11 +457,7 @@ def cmd_rehearse(args: argparse.Namespace) -> int:
         capacity_grace_minutes=args.capacity_grace,
         inject_capacity=args.inject_capacity, bench_options=args.bench_options, bench_minutes=args.bench_minutes,
         destroy_minutes=args.destroy_minutes, profile=args.profile, region=args.region)
-    try:
-        return flow.main(options, console=_console())
-    except flow.UsageError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return EXIT_USAGE
+    return flow.main(options, console=_console())
 
 
 COMMANDS = {"doctor": cmd_doctor, "preflight": cmd_preflight, "up": cmd_up, "status": cmd_status,
@@ -482,36 +469,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     try:
         return COMMANDS[args.command](args)
-    except UnknownRigError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return EXIT_USAGE
-    except aws.CredentialsError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return EXIT_CREDENTIALS
-    except aws.UnreachableError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return EXIT_UNREACHABLE
-    except placement.PlacementError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return EXIT_USAGE
-    except aws.RigsError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return EXIT_FAILED
     except KeyboardInterrupt:
         hint = {"up": "`python -m rigs status` shows what is up; `python -m rigs up` again resumes, "
                       "`python -m rigs sweep --yes` removes it",
                 "sweep": "running the same sweep again finishes it"}.get(args.command, "safe to run again")
         print(f"interrupted: {hint}", file=sys.stderr)
-        return 130
-    except Exception as exc:  # noqa: BLE001 - one line for AWS errors, classified by code
-        failure = aws.classify(exc)
-        if failure.kind == aws.CREDENTIALS:
-            print(f"error: {aws.CredentialsError(failure.code)}", file=sys.stderr)
-            return EXIT_CREDENTIALS
-        if failure.kind == aws.UNREACHABLE:
-            print(f"error: {aws.unreachable_error(exc)}", file=sys.stderr)
-            return EXIT_UNREACHABLE
-        if failure.code == type(exc).__name__:
+        return EXIT_INTERRUPTED
+    except Exception as exc:  # noqa: BLE001 - one line for what the kit knows, classified by type and code
+        ended = command.outcome(exc)
+        if ended is None:
             raise
-        print(f"error: {aws.describe_error(exc)}", file=sys.stderr)
-        return EXIT_FAILED
+        print(f"error: {ended.line}", file=sys.stderr)
+        return ended.code

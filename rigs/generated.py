@@ -8,13 +8,13 @@ text) and hands them to :func:`main`, which gives it ``--write`` and ``--check``
 
 from __future__ import annotations
 
-import argparse
 import json
 import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
+from rigs.command import EXIT_FAILED, EXIT_OK, Parser
 from rigs.files import write_atomic
 
 DRAFT = "https://json-schema.org/draft/2020-12/schema"
@@ -63,7 +63,7 @@ def stale(files: Sequence[Generated]) -> list[Path]:
 
 def main(files: Sequence[Generated], prog: str, description: str, argv: Sequence[str] | None = None) -> int:
     """``--write`` writes every file; ``--check`` exits 1 naming each stale one."""
-    parser = argparse.ArgumentParser(prog=prog, description=description)
+    parser = Parser(prog=prog, description=description)
     action = parser.add_mutually_exclusive_group(required=True)
     action.add_argument("--write", action="store_true", help="write the generated files")
     action.add_argument("--check", action="store_true", help="exit 1 when a committed file is stale")
@@ -72,8 +72,8 @@ def main(files: Sequence[Generated], prog: str, description: str, argv: Sequence
         for f in files:
             write_atomic(f.path, f.make())
             print(f"wrote {f.path}")
-        return 0
+        return EXIT_OK
     behind = stale(files)
     for path in behind:
         print(f"{path} is stale: run {prog} --write", file=sys.stderr)
-    return 1 if behind else 0
+    return EXIT_FAILED if behind else EXIT_OK

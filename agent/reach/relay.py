@@ -14,12 +14,13 @@ prints one line saying so and exits with status 1.
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 import errno
 import signal
 import socket
 import sys
+
+from rigs.command import EXIT_FAILED, EXIT_OK, Parser
 
 
 def _split(address: str) -> tuple[str, int]:
@@ -82,7 +83,7 @@ async def serve(sock: socket.socket, target: tuple[str, int]) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m agent.reach.relay", description=__doc__.splitlines()[0])
+    parser = Parser(prog="python -m agent.reach.relay", description=__doc__.splitlines()[0])
     parser.add_argument("--listen", required=True, help="HOST:PORT to accept on")
     parser.add_argument("--target", required=True, help="HOST:PORT to connect to")
     args = parser.parse_args(argv)
@@ -96,10 +97,10 @@ def main(argv: list[str] | None = None) -> int:
                   file=sys.stderr, flush=True)
         else:
             print(f"relay: cannot listen on {host}:{port}: {reason}", file=sys.stderr, flush=True)
-        return 1
+        return EXIT_FAILED
     print(f"relay: listening on {host}:{port}", flush=True)
     asyncio.run(serve(sock, _split(args.target)))
-    return 0
+    return EXIT_OK
 
 
 if __name__ == "__main__":

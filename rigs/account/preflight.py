@@ -23,6 +23,7 @@ from __future__ import annotations
 import re
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Iterable, Sequence
 
 from rigs import aws
@@ -361,9 +362,10 @@ def check(rigs: Sequence[DeployableRig], session: Any, regions: Sequence[str] = 
                  if check.rig == rig.name)
 
 
-def place(rigs: Sequence[DeployableRig], checks: Sequence[RegionCheck], record: bool = True) -> PreflightReport:
+def place(rigs: Sequence[DeployableRig], checks: Sequence[RegionCheck], record: bool = True,
+          path: Path | None = None) -> PreflightReport:
     """The placement the checks give each rig: its catalog regions that passed, in the catalog's order,
-    with their offering zones; with ``record``, written to the placement file."""
+    with their offering zones; with ``record``, written to the placement file (``path``, else the user's)."""
     checks = tuple(c for c in checks if c.rig in {rig.name for rig in rigs})
     placements: dict[str, tuple[placement.Candidate, ...]] = {}
     skipped: dict[str, dict[str, str]] = {}
@@ -374,15 +376,15 @@ def place(rigs: Sequence[DeployableRig], checks: Sequence[RegionCheck], record: 
                                      and by_region[region].verdict == OK)
         skipped[rig.name] = {c.region: c.reason for c in by_region.values() if c.verdict != OK}
         if record:
-            placement.record_candidates(rig.name, placements[rig.name], skipped[rig.name])
+            placement.record_candidates(rig.name, placements[rig.name], skipped[rig.name], path)
     return PreflightReport(checks, placements, skipped)
 
 
 def run_preflight(rigs: Sequence[DeployableRig], session: Any, regions: Sequence[str] = REGIONS,
                   prices: PriceBook | None = None, record: bool = True,
-                  clients: aws.Clients | None = None) -> PreflightReport:
+                  clients: aws.Clients | None = None, path: Path | None = None) -> PreflightReport:
     """Check every rig in every region (:func:`check`) and, with ``record``, write the placement (:func:`place`)."""
-    return place(rigs, check(rigs, session, regions, prices, clients), record)
+    return place(rigs, check(rigs, session, regions, prices, clients), record, path)
 
 
 def select_rigs(names: Iterable[str], catalog: Catalog | None = None) -> tuple[list[DeployableRig], list[str]]:

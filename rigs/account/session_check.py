@@ -13,7 +13,7 @@ from __future__ import annotations
 import sys
 from typing import Sequence
 
-from rigs import aws
+from rigs import aws, command
 
 
 def profile_of(arguments: Sequence[str]) -> str | None:
@@ -30,17 +30,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     arguments = list(sys.argv[1:] if argv is None else argv)
     try:
         aws.check_credentials(aws.make_session(profile_of(arguments)))
-    except aws.CredentialsError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return aws.EXIT_CREDENTIALS
-    except aws.UnreachableError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return aws.EXIT_UNREACHABLE
     except aws.RigsError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 1
-    return 0
-
+        ended = command.outcome(exc)
+        assert ended is not None  # the kit knows every error of the library
+        print(f"error: {ended.line}", file=sys.stderr)
+        return ended.code
+    return command.EXIT_OK
 
 if __name__ == "__main__":
     sys.exit(main())

@@ -13,6 +13,7 @@ from typing import Any, Callable, Mapping, Union
 
 import yaml
 
+from rigs.command import UsageError
 from rigs.contract import REGIONS
 
 CATALOG_PATH = Path(__file__).parent.parent / "catalog.yaml"
@@ -37,8 +38,8 @@ class CatalogError(ValueError):
         super().__init__(f"{source}: {len(problems)} problem(s) in the rig catalog:\n{lines}")
 
 
-class UnknownRigError(KeyError):
-    """A rig name that is not in the catalog."""
+class UnknownRigError(UsageError, KeyError):
+    """A rig name that is not in the catalog (bad input: exit 2)."""
 
     def __init__(self, name: str, known: list[str]) -> None:
         self.name = name

@@ -23,6 +23,7 @@ from pydantic import BaseModel, ConfigDict, SerializerFunctionWrapHandler, Valid
     model_serializer
 
 from rigs import generated, utc
+from rigs.command import UsageError
 from rigs.files import write_json
 
 PROJECT_DIR = Path(__file__).resolve().parents[2]
@@ -43,8 +44,8 @@ def placement_path() -> Path:
     return state_dir() / "placement.json"
 
 
-class PlacementError(ValueError):
-    """The placement file cannot be read."""
+class PlacementError(UsageError, ValueError):
+    """The placement file cannot be read (bad input: exit 2)."""
 
 
 class _Record(BaseModel):

@@ -14,6 +14,7 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any, Callable, Sequence
 
 from rigs.deploy import placement
@@ -31,9 +32,11 @@ class DeploySequence:
     ``show`` prints the doctor's table (a rich renderable).
     """
 
-    def __init__(self, session: Any, show: Callable[[Any], None]) -> None:
+    def __init__(self, session: Any, show: Callable[[Any], None], placement_file: Path | None = None) -> None:
         self.session = session
         self.show = show
+        self.placement_file = placement_file
+        """Where the placement is read and recorded (None: the user's, :func:`rigs.deploy.placement.placement_path`)."""
         self.doctor_report: DoctorReport | None = None
         self.preflight_report: PreflightReport | None = None
         """The preflight this sequence recorded a placement from, if it needed one."""
@@ -65,13 +68,13 @@ class DeploySequence:
         """Each rig with the regions it tries: recorded by preflight (run for the rigs that need it: every
         rig when ``fresh``, else those with nothing recorded; ``announce`` hears which, first), less the
         regions the doctor rules out."""
-        recorded = placement.load()
+        recorded = placement.load(self.placement_file)
         need = [rig for rig in rigs if fresh or recorded.get(rig.name) is None]
         if need:
             if announce is not None:
                 announce(need)
             self.preflight_report = self._preflight(need)
-            recorded = placement.load()
+            recorded = placement.load(self.placement_file)
         plans: Plans = {}
         for rig in rigs:
             entry = recorded.get(rig.name)
@@ -83,5 +86,5 @@ class DeploySequence:
     def _preflight(self, rigs: Sequence[DeployableRig]) -> PreflightReport:
         report = self.doctor_report
         if report is not None and report.stopped is None and all(rig.name in report.rig_regions for rig in rigs):
-            return place(rigs, report.preflight)
-        return run_preflight(rigs, self.session)
+            return place(rigs, report.preflight, path=self.placement_file)
+        return run_preflight(rigs, self.session, path=self.placement_file)

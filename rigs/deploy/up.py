@@ -62,6 +62,8 @@ class UpSettings:
     context: Mapping[str, str] = field(default_factory=dict)
     watch: WatchSettings = field(default_factory=WatchSettings)
     evidence_dir: Path | None = None
+    placement_file: Path | None = None
+    """Where the region a rig came up in is recorded (None: the user's placement file)."""
 
 
 class Up:
@@ -172,7 +174,8 @@ class Up:
             attempt.ended = utc.iso_seconds()
             if failure is None:
                 attempt.outcome = "up"
-                placement.record_deployed(rig.name, candidate.region, candidate.zones, rig.stack_name)
+                placement.record_deployed(rig.name, candidate.region, candidate.zones, rig.stack_name,
+                                          self.settings.placement_file)
                 timeline.launch_to_ready_seconds = _seconds(timeline.instance_launched, timeline.ready)
                 timeline.deploy_to_ready_seconds = _seconds(timeline.deploy_start, timeline.ready)
                 self.evidence.write_json(f"timeline-{rig.name}.json", timeline)

@@ -183,10 +183,6 @@ def app_stacks() -> list[str]:
     return names
 
 
-NONE_DEPLOYED = 3
-"""Exit status of ``python -m rigs.estate.whereabouts`` when every region answered and no stack is there."""
-
-
 def main(argv: Sequence[str] | None = None) -> int:
     """``python -m rigs.estate.whereabouts [--expect-none]``: where the app's stacks are, in the regions it deploys to.
 
@@ -195,23 +191,23 @@ def main(argv: Sequence[str] | None = None) -> int:
     still there. Exit 0 when stacks were found (1 with ``--expect-none``), 3 when none is deployed,
     2 when a region could not be asked.
     """
-    import argparse
+    from rigs.command import EXIT_FAILED, EXIT_NONE_DEPLOYED, EXIT_NOT_VERIFIED, EXIT_OK, Parser
 
-    parser = argparse.ArgumentParser(prog="python -m rigs.estate.whereabouts", description=main.__doc__)
+    parser = Parser(prog="python -m rigs.estate.whereabouts", description=main.__doc__)
     parser.add_argument("--expect-none", action="store_true", help="exit 1 when any stack of the app is left")
     args = parser.parse_args(argv)
     where = locate(app_stacks())
     print(where.summary())
     if not where.complete:
         print("not verified: some regions could not be asked (see above)")
-        return 2
+        return EXIT_NOT_VERIFIED
     left = [f"{name} in {region}" for region in REGIONS for name in sorted(where.stacks.get(region, {}))]
     if not left:
-        return NONE_DEPLOYED
+        return EXIT_NONE_DEPLOYED
     if args.expect_none:
         print(f"left: {', '.join(left)}; rerun the destroy, or see `python -m rigs status`")
-        return 1
-    return 0
+        return EXIT_FAILED
+    return EXIT_OK
 
 
 if __name__ == "__main__":

@@ -70,7 +70,6 @@ run in:
 
 from __future__ import annotations
 
-import argparse
 import binascii
 import io
 import json
@@ -84,6 +83,8 @@ import urllib.error
 import urllib.request
 import zipfile
 from typing import Any, Callable, Iterable, Iterator
+
+from rigs.command import EXIT_OK, Parser
 
 ACCOUNT = "123456789012"
 REGIONS = ("us-east-1", "us-east-2", "us-west-1", "us-west-2")
@@ -599,7 +600,7 @@ def free_port() -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m rigs.offline.moto_server", description=__doc__.split("\n\n")[0])
+    parser = Parser(prog="python -m rigs.offline.moto_server", description=__doc__.split("\n\n")[0])
     parser.add_argument("--port", type=int, required=True, help="port on 127.0.0.1 (0: a free one)")
     parser.add_argument("--inject-capacity", action="append", default=[], metavar="TYPE@REGION",
                         help="groups of that type in that region report InsufficientInstanceCapacity")
@@ -644,7 +645,7 @@ def main(argv: list[str] | None = None) -> int:
         threading.Thread(target=lambda: (sys.stdin.read(), stop.set()), daemon=True).start()
     stop.wait()
     server.stop()
-    return 0
+    return EXIT_OK
 
 
 if __name__ == "__main__":

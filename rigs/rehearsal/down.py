@@ -84,8 +84,12 @@ class Destroyer:
     """Runs the destroy command, again while something is left, and says when each stack went."""
 
     def __init__(self, folder: Path, locate: Callable[[], Whereabouts], say: Callable[[str], None],
-                 running: processes.Running, clients: aws.Clients | None = None, cdk: str = CDK) -> None:
+                 running: processes.Running, clients: aws.Clients | None = None, cdk: str = CDK,
+                 env: Mapping[str, str] | None = None) -> None:
         self.folder = folder
+        self.env = {**(os.environ if env is None else env), "CI": "true"}
+        """What the destroy command runs with (offline, moto's endpoint and credentials: passed down, never put
+        into this process's environment)."""
         self.locate = locate
         self.say = say
         self.running = running
@@ -126,7 +130,7 @@ class Destroyer:
             handle.write(f"$ {' '.join(command)}\n")
             handle.flush()
             process = self.running.add(processes.spawn(command, log=handle, cwd=PROJECT_DIR,
-                                                       env={**os.environ, "CI": "true"}))
+                                                       env=self.env))
             try:
                 return process.wait()
             except BaseException:  # a second Ctrl-C: the command is stopped, never left running

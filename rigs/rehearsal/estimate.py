@@ -37,8 +37,6 @@ BENCHMARK_ALLOWANCE_MINUTES = 20.0
 DESTROY_ALLOWANCE_MINUTES = 10.0
 """Time allowed for ``cdk destroy`` of a phase's stacks: instances terminated, endpoints deleted (an allowance)."""
 SMALL, BIG = "small", "big"
-LANE_ITEMS = 600
-"""The quality lane's items per backend when the benchmark's options do not say (``--quality-n``'s default)."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -8,9 +8,10 @@ Both are started by the rehearsal and stopped with it, each in its own process g
   every AWS call of the CDK CLI, of ``rigs`` and of the agent, lists running instances as SSM
   ``Online``, checks readiness against the stand-in, and answers SageMaker endpoints from it.
 
-:meth:`OfflineAws.environment` is what every command of the rehearsal then runs with: the
-endpoint, dummy credentials, and a state folder of its own (the placement file of a rehearsal
-in moto is not the user's).
+:attr:`OfflineAws.endpoint` is passed down to what calls AWS in the rehearsal's process (its
+sessions), :meth:`OfflineAws.environment` is what every command it runs gets: the endpoint, dummy
+credentials, and a state folder of its own (the placement file of a rehearsal in moto is not the
+user's). Nothing is put into the rehearsal's own environment.
 """
 
 from __future__ import annotations
@@ -20,12 +21,12 @@ import os
 import select
 import subprocess
 import sys
-import time
 from pathlib import Path
 from typing import IO, Callable, Sequence
 
-from rigs import processes
-from rigs.deploy.placement import PROJECT_DIR
+from rigs import aws, processes
+from rigs.deploy.placement import PROJECT_DIR, STATE_DIR_ENV
+from rigs.waiting import WaitTimeout, poll_until
 
 START_TIMEOUT_S = 180.0
 """How long each of the two may take to say it is ready (the local rig loads a model first)."""
@@ -37,21 +38,26 @@ class OfflineError(RuntimeError):
 
 def _first_line(process: subprocess.Popen, timeout_s: float) -> str:
     """The first line the process prints, or '' when it exits or says nothing within ``timeout_s``."""
-    assert process.stdout is not None
-    deadline = time.monotonic() + timeout_s
-    buffer = b""
-    while time.monotonic() < deadline:
-        ready, _, _ = select.select([process.stdout], [], [], 0.5)
-        if ready:
-            chunk = os.read(process.stdout.fileno(), 4096)
+    stdout = process.stdout
+    assert stdout is not None
+    buffer = bytearray()
+
+    def line() -> str | None:
+        """The first line once it is whole, what was said when the process is done, None while it talks."""
+        while select.select([stdout], [], [], 0)[0]:
+            chunk = os.read(stdout.fileno(), 4096)
             if not chunk:
                 return buffer.decode(errors="replace")
-            buffer += chunk
+            buffer.extend(chunk)
             if b"\n" in buffer:
                 return buffer.split(b"\n", 1)[0].decode(errors="replace")
-        elif process.poll() is not None:
-            return buffer.decode(errors="replace")
-    return ""
+        return buffer.decode(errors="replace") if process.poll() is not None else None
+
+    try:  # woken as soon as the process says something
+        return poll_until(line, timeout_s=timeout_s, interval_s=0.5, what="the first line",
+                          sleep=lambda s: select.select([stdout], [], [], s))
+    except WaitTimeout:
+        return ""
 
 
 class OfflineAws:
@@ -62,7 +68,7 @@ class OfflineAws:
         self.inject_capacity = tuple(inject_capacity)
         self.python = python
         self.stand_in_url: str | None = None
-        self.endpoint: str | None = None
+        self.endpoint_url: str | None = None
         self._logs: list[IO[bytes]] = []
         self._local: subprocess.Popen | None = None
         self._moto: subprocess.Popen | None = None
@@ -92,17 +98,25 @@ class OfflineAws:
         line = _first_line(self._moto, START_TIMEOUT_S)
         if not line.startswith("ready "):
             raise OfflineError(f"moto's server did not start (see {self.folder / 'moto-server.log'})")
-        self.endpoint = f"http://localhost:{line.split()[1]}"
+        self.endpoint_url = f"http://localhost:{line.split()[1]}"
         injected = f"; injected: {', '.join(self.inject_capacity)} has no capacity" if self.inject_capacity else ""
-        say(f"offline: moto's server plays AWS at {self.endpoint}{injected}")
+        say(f"offline: moto's server plays AWS at {self.endpoint_url}{injected}")
         return self
+
+    @property
+    def endpoint(self) -> aws.Endpoint:
+        """Moto's server, for the sessions and commands of the rehearsal (once :meth:`start` returned)."""
+        assert self.endpoint_url is not None, "moto's server is not started"
+        return aws.Endpoint(self.endpoint_url)
+
+    @property
+    def placement_file(self) -> Path:
+        """The placement file of a rehearsal in moto (not the user's)."""
+        return self.folder / "state" / "placement.json"
 
     def environment(self) -> dict[str, str]:
         """The variables every command of the rehearsal runs with (added to, and replacing, the caller's)."""
-        return {"AWS_ENDPOINT_URL": self.endpoint or "", "AWS_ACCESS_KEY_ID": "testing",
-                "AWS_SECRET_ACCESS_KEY": "testing", "AWS_SESSION_TOKEN": "testing", "AWS_REGION": "us-east-1",
-                "AWS_DEFAULT_REGION": "us-east-1", "AWS_EC2_METADATA_DISABLED": "true",
-                "RIGS_STATE_DIR": str(self.folder / "state")}
+        return {**self.endpoint.environment(), STATE_DIR_ENV: str(self.placement_file.parent)}
 
     def stop(self) -> None:
         """Stop moto's server (everything in it goes with it) and the local rig."""

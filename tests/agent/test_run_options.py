@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from agent import run as run_module
+from agent.bench.command import declared
 
 from tests.agent.test_run import FakeRunner
 
@@ -103,3 +104,15 @@ def test_out_holding_another_runs_evidence_is_refused(fake_runner: FakeRunner, t
     assert code == 2 and fake_runner.calls == []
     assert len(err) == 1 and "already holds a run's evidence (requests.jsonl, run.json)" in err[0]
     assert {p.name: p.read_bytes() for p in tmp_path.iterdir()} == before
+
+
+def test_parsed_options_are_the_parsers_own_answer(capsys: pytest.CaptureFixture) -> None:
+    """What the rehearsal asks instead of reading ``--bench-options`` by hand: the options given, by their long
+    name (abbreviations and ``--opt=value`` included), and those the run would use, defaults in."""
+    assert run_module.main(["--parsed-options", "--ou", "x", "--quality-n=5", "--dem", "chat,quality"]) == 0
+    answer = json.loads(capsys.readouterr().out)
+    assert answer["given"] == ["--out", "--demos", "--quality-n"]
+    assert answer["options"]["demos"] == ["chat", "quality"] and answer["options"]["quality_n"] == 5
+    assert answer["options"]["runs"] == declared.OPTION["runs"].default  # not given: the run's default
+    assert run_module.main(["--parsed-options"]) == 0
+    assert json.loads(capsys.readouterr().out)["given"] == []

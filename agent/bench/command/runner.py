@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Sequence
 
 from rigs import utc
+from rigs.command import EXIT_FAILED, EXIT_OK
 from rigs.files import write_atomic
 
 from ..parts import stopping
@@ -42,8 +43,6 @@ if TYPE_CHECKING:
 __all__ = ["OptionError", "add_arguments", "check_options", "run", "write_outputs"]
 
 logger = logging.getLogger(__name__)
-
-EXIT_OK, EXIT_FAILED = 0, 1
 
 
 def check_options(namespace: argparse.Namespace) -> None:

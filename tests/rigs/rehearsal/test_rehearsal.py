@@ -30,12 +30,18 @@ from rigs.deploy.sequence import DeploySequence
 from rigs.rehearsal import estimate as estimating
 from rigs.rehearsal import timeline
 from rigs.rehearsal.down import Destroyer, created_since, destroy_commands, shown
-from rigs.rehearsal.flow import Options, Rehearsal, UsageError, bench_arguments
+from rigs.command import UsageError
+from rigs.rehearsal import bench_options, cleanup, flow, prepare
+from rigs.rehearsal.state import Options, Output, Phase, State
 from rigs.estate.whereabouts import Whereabouts
 from tests.conftest import PROJECT_DIR
 
 G6, INF2, SAGEMAKER = 0.8048, 0.7582, 1.1267  # $/h, rigs/prices.yaml
 CATALOG = load_catalog()
+
+
+def state(options: Options, folder: Path, out: io.StringIO) -> State:
+    return State(options, CATALOG, folder, Output(out))
 
 
 def plan(rig: str, phase: str, ready: int, usd: float | None, hours: float = 4) -> estimating.PhasePlan:
@@ -80,17 +86,15 @@ def test_the_quality_lane_adds_each_rigs_allowance_to_the_phase_every_rig_bills_
 
 
 @pytest.mark.parametrize(("given", "offline", "words", "items"), [
-    ("", False, ["--demos", "default,quality"], 600),
+    ("", False, ["--demos", "default,quality"], 600),  # the benchmark's own default --quality-n
     ("--runs 1", True, ["--runs", "1", "--demos", "default,quality", "--quality-n", "30"], 30),
     ("--quality-n 120", True, ["--quality-n", "120", "--demos", "default,quality"], 120),
     ("--demos chat", False, ["--demos", "chat"], None),
     ("--demos=chat,quality --quality-n=50", False, ["--demos=chat,quality", "--quality-n=50"], 50),
+    ("--dem chat,quality --quality-n 40", True, ["--dem", "chat,quality", "--quality-n", "40"], 40),  # abbreviated
 ])
 def test_the_rehearsal_runs_the_quality_lane_unless_the_options_name_the_parts(given, offline, words, items):
-    from rigs.rehearsal.flow import lane_items, with_quality_lane
-
-    bench = with_quality_lane(bench_arguments(given), offline)
-    assert bench == words and lane_items(bench) == items
+    assert bench_options.prepare(given, offline) == bench_options.BenchOptions(tuple(words), items)
 
 
 def test_a_rig_without_a_price_is_left_out_and_said():
@@ -175,13 +179,13 @@ def test_destroy_removes_the_rigs_where_they_are_then_their_bases():
 
 @pytest.mark.parametrize("text, problem", [
     ("--runs 1 --out x", "--out is set by the rehearsal itself"),
-    ("--backends=g6", "--backends=g6 is set by the rehearsal itself"),
+    ("--backends=g6", "--backends is set by the rehearsal itself"),
+    ("--ou x --loc", "--out, --local is set by the rehearsal itself"),  # the parser's abbreviations are its options
     ("--demos 'chat", "No closing quotation"),
 ])
 def test_benchmark_options_the_rehearsal_sets_are_refused(text: str, problem: str):
     with pytest.raises(UsageError, match=problem):
-        bench_arguments(text)
-    assert bench_arguments("--runs 1 --demos chat") == ["--runs", "1", "--demos", "chat"]
+        bench_options.prepare(text, offline=False)
 
 
 def run_rigs(*args: str, tmp_path: Path) -> subprocess.CompletedProcess:
@@ -230,31 +234,23 @@ def test_bad_input_is_one_line_and_exit_2(tmp_path: Path, args: list[str], probl
 
 
 def test_good_benchmark_options_pass_the_check():
-    from rigs.rehearsal.flow import check_bench_options
-
-    check_bench_options(["--runs", "1", "--demos", "chat"])  # no exception: the real run gets the same options
-    from rigs.rehearsal.flow import with_quality_lane
-
-    check_bench_options(with_quality_lane([], offline=True))  # what the rehearsal adds, the agent takes
+    assert bench_options.prepare("--runs 1 --demos chat", offline=False).words == ("--runs", "1", "--demos", "chat")
+    assert bench_options.prepare("", offline=True).lane_items == 30  # what the rehearsal adds, the agent takes
+    with pytest.raises(UsageError, match="the benchmark refuses them: --bfcl-n only changes the bfcl part"):
+        bench_options.prepare("--demos chat --bfcl-n 5", offline=False)  # checked as the real run checks them
 
 
 def test_an_interrupted_rehearsals_timeline_says_so_and_names_no_report_it_never_wrote(tmp_path: Path):
-    from rigs.rehearsal.flow import Phase
-
     out = io.StringIO()
-    rehearsal = Rehearsal(Options(rigs=["g6"]), out=out)
-    rehearsal.folder = tmp_path
-    small = Phase("small", bench_folder=tmp_path / "bench", bench_exit=2)
-    rehearsal.phases = [small]
+    rehearsal = state(Options(rigs=["g6"]), tmp_path, out)
+    rehearsal.phases = [Phase("small", bench_folder=tmp_path / "bench", bench_exit=2)]
 
     def interrupted_benchmark(*_args, **_kwargs):
         rehearsal.step = "the benchmark (small model)"
         raise KeyboardInterrupt
 
-    rehearsal._up = lambda *_args: None
-    rehearsal._benchmark = interrupted_benchmark
-    rehearsal._down = lambda: True
-    assert rehearsal._rehearse([]) == 130
+    steps = flow.Steps(up=lambda *_args: None, benchmark=interrupted_benchmark, down=lambda *_args: True)
+    assert flow.rehearse(rehearsal, steps) == 130
     record = json.loads((tmp_path / "timeline.json").read_text())
     assert record["interrupted"].startswith("interrupted during the benchmark (small model) at ")
     assert record["interrupted"].endswith("; the clean-up then destroyed everything the rehearsal created")
@@ -271,17 +267,17 @@ class FakeTerminal(io.StringIO):
 
 
 @pytest.mark.parametrize("answer, goes_on", [("y\n", True), ("yes\n", True), ("\n", False), ("no\n", False)])
-def test_nothing_is_created_unless_the_answer_is_yes(answer: str, goes_on: bool):
+def test_nothing_is_created_unless_the_answer_is_yes(answer: str, goes_on: bool, tmp_path: Path):
     out = io.StringIO()
-    assert Rehearsal(Options(), out=out, stdin=FakeTerminal(answer))._consent() is goes_on
+    assert prepare.consent(state(Options(), tmp_path, out), FakeTerminal(answer)) is goes_on
     assert out.getvalue() == "Go on and create these rigs? [y/N] "
 
 
-def test_a_second_interrupt_says_what_is_still_up_and_the_commands_that_remove_it():
+def test_a_second_interrupt_says_what_is_still_up_and_the_commands_that_remove_it(tmp_path: Path):
     out = io.StringIO()
-    rehearsal = Rehearsal(Options(), out=out)
+    rehearsal = state(Options(), tmp_path, out)
     rehearsal.destroyer = SimpleNamespace(left={"InferenceG6": ["us-east-1"], "InferenceBase-us-east-1": ["us-east-1"]})
-    rehearsal._say_what_is_left()
+    cleanup.say_what_is_left(rehearsal)
     lines = out.getvalue().splitlines()
     assert lines[:3] == [
         "interrupted again: the clean-up stopped.",
@@ -341,10 +337,9 @@ def test_a_rehearsal_checks_each_rig_in_each_region_once(counted_preflight: Coun
     """Doctor, then preflight: the placement is recorded from the doctor's own preflight checks."""
     g6, sagemaker = CATALOG.get("g6"), CATALOG.get("sagemaker")
     out = io.StringIO()
-    rehearsal = Rehearsal(Options(rigs=["g6", "sagemaker"], yes=True, bootstrap=True), out=out)
-    rehearsal.folder = tmp_path / "evidence"
-    rehearsal.folder.mkdir()
-    assert rehearsal._plan([g6, sagemaker]) is not None
+    (tmp_path / "evidence").mkdir()
+    rehearsal = state(Options(rigs=["g6", "sagemaker"], yes=True, bootstrap=True), tmp_path / "evidence", out)
+    assert prepare.plan(rehearsal, [g6, sagemaker]) is not None
     assert counted_preflight == {(rig.name, region): 1 for rig in (g6, sagemaker) for region in rig.regions}
     assert [c.region for c in placement.load().get("g6").candidates] == list(g6.regions)
     assert f"g6: try {g6.regions[0]} (" in out.getvalue()
@@ -372,7 +367,7 @@ def test_up_runs_preflight_once_and_only_for_a_rig_with_nothing_recorded(counted
 def test_rehearse_refuses_to_start_above_max_usd_and_says_by_how_much(counted_preflight: Counter, tmp_path: Path):
     out = io.StringIO()
     options = Options(rigs=["g6"], yes=True, bootstrap=True, max_usd=1, evidence=tmp_path / "evidence")
-    assert Rehearsal(options, out=out).run() == 2
+    assert flow.run(options, out=out) == 2
     # g6 at $0.8048/h (rigs/prices.yaml: moto has no Pricing API) until its 4 h lifetime limit: $3.22
     assert out.getvalue().splitlines()[-1] == (
         "error: --max-usd 1: the rigs could cost up to $3.22 (each rig's hourly price x its lifetime limit), $2.22 "
@@ -406,3 +401,41 @@ def test_an_unpriced_rig_cannot_be_bounded():
     assert estimating.over_limit(result, 100) == ("--max-usd 100: no price known for odd (small), so the cost "
                                                   "cannot be bounded; nothing deployed")
     assert estimating.over_limit(estimating.estimate([plan("g6", "small", 40, G6)]), 3.22) is None  # 3.2192
+
+
+def test_offline_the_endpoint_is_passed_down_and_the_environment_left_alone(tmp_path: Path,
+                                                                             monkeypatch: pytest.MonkeyPatch):
+    from rigs.rehearsal.offline import OfflineAws
+
+    monkeypatch.setenv("AWS_PROFILE", "the-users")
+    before = dict(os.environ)
+    offline = OfflineAws(tmp_path / "offline")
+    offline.endpoint_url = "http://localhost:4566"  # as start() sets it once moto's server says it is ready
+    rehearsal = State(Options(offline=True, profile="ignored-offline"), CATALOG, tmp_path, Output(io.StringIO()),
+                      offline=offline)
+    env = rehearsal.command_env()
+    assert env["AWS_ENDPOINT_URL"] == "http://localhost:4566" and env["AWS_ACCESS_KEY_ID"] == "testing"
+    assert "AWS_PROFILE" not in env and env["RIGS_STATE_DIR"] == str(tmp_path / "offline" / "state")
+    assert rehearsal.placement_file == tmp_path / "offline" / "state" / "placement.json"
+    session = rehearsal.make_session()
+    clients = aws.Clients(session)
+    assert clients("cloudformation", "us-west-2").meta.endpoint_url == "http://localhost:4566"
+    assert session.get_credentials().access_key == "testing" and session.region_name == "us-east-1"
+    assert dict(os.environ) == before  # nothing put into this process's environment
+
+
+def test_no_module_of_the_rehearsal_changes_the_environment():
+    """Offline, moto's endpoint is passed down (sessions, commands' env, placement file), never put into os.environ."""
+    import ast
+
+    changes = []
+    for path in sorted((PROJECT_DIR / "rigs" / "rehearsal").glob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text())):
+            target = node.func.value if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) else None
+            if target is not None and ast.unparse(target) == "os.environ" and node.func.attr in (
+                    "update", "pop", "clear", "setdefault", "__setitem__", "__delitem__"):
+                changes.append(f"{path.name}:{node.lineno}")
+            if isinstance(node, (ast.Assign, ast.Delete)) and any(
+                    isinstance(t, ast.Subscript) and ast.unparse(t.value) == "os.environ" for t in node.targets):
+                changes.append(f"{path.name}:{node.lineno}")
+    assert changes == []

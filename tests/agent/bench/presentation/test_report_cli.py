@@ -197,8 +197,18 @@ def test_a_bad_workload_is_one_line_and_exit_2(before: Path, capsys):
     with pytest.raises(SystemExit) as done:
         report_cli.main([str(before), "--workload", "peak_to_average=0.5"])
     assert done.value.code == 2
-    assert capsys.readouterr().err.strip().splitlines()[-1].endswith(
-        "argument --workload: peak_to_average must be at least 1 (the peak is never below the average)")
+    assert capsys.readouterr().err.splitlines() == [
+        "python -m agent.report: error: argument --workload: peak_to_average must be at least 1 (the peak is never "
+        "below the average) (see --help)"]
+
+
+def test_a_bad_argument_is_one_line_naming_it_and_exit_2(before: Path, capsys):
+    """As every command of the project: the problem in one line, not the multi-line usage (that is --help)."""
+    with pytest.raises(SystemExit) as done:
+        report_cli.main([str(before), "--min-acuracy=0.9"])
+    assert done.value.code == 2
+    assert capsys.readouterr().err.splitlines() == [
+        "python -m agent.report: error: unrecognized arguments: --min-acuracy=0.9 (see --help)"]
 
 
 def terminal_summary() -> Summary:

@@ -1,0 +1,96 @@
+"""The benchmark's options in a rehearsal (``--bench-options``), read by the benchmark's own parser.
+
+``rigs`` never imports the agent, so the rehearsal asks ``python -m agent.run`` itself: its hidden
+``--parsed-options`` prints which options were given and the options the run would use (JSON), and
+``--list --backends local`` then checks the options the run will get as the real run would (a bad
+value, a ``--workload`` file), listing only the local rig: no AWS call, no server started, nothing
+written. Either exits 2 with one line for a bad option. Nothing here reads the command line by hand.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shlex
+import subprocess
+import sys
+from dataclasses import dataclass
+from typing import Any, Sequence
+
+from rigs.command import UsageError
+
+RESERVED = ("--backends", "--out", "--stand-in", "--local", "--list")
+"""The benchmark's options the rehearsal sets itself."""
+LANE_DEMOS = ("--demos", "default,quality")
+"""What the rehearsal adds to the benchmark's options when they name no parts: the default parts and the
+quality lane."""
+OFFLINE_LANE_ITEMS = 30
+"""Offline, one CPU toy model plays every rig: the lane's flow rehearsed on 30 items each, unless
+``--bench-options`` give ``--quality-n``."""
+CHECK_S = 60.0
+"""How long each question to the benchmark's parser may take (it answers in about a second)."""
+
+
+@dataclass(frozen=True, slots=True)
+class BenchOptions:
+    """What the benchmark is run with: its options (the quality lane added), and the lane's items per backend."""
+
+    words: tuple[str, ...]
+    lane_items: int | None
+    """None when the quality lane is not run."""
+
+
+def split(text: str) -> list[str]:
+    """``--bench-options "--runs 1 --demos chat"`` as words; UsageError for a quote left open."""
+    try:
+        return shlex.split(text)
+    except ValueError as exc:
+        raise UsageError(f"--bench-options {text!r}: {exc}") from None
+
+
+def _agent(words: Sequence[str]) -> subprocess.CompletedProcess:
+    """``python -m agent.run WORDS``, its output captured; UsageError when it refuses them or does not answer."""
+    command = [sys.executable, "-m", "agent.run", *words]
+    try:
+        done = subprocess.run(command, cwd=os.getcwd(), stdin=subprocess.DEVNULL, capture_output=True, text=True,
+                              timeout=CHECK_S, check=False)
+    except subprocess.TimeoutExpired:
+        raise UsageError(f"--bench-options: `python -m agent.run` did not check them within {CHECK_S:g} s; "
+                         "nothing created") from None
+    if done.returncode == 0:
+        return done
+    said = [line for line in (done.stderr or done.stdout).splitlines() if line.strip()]
+    reason = said[-1].removeprefix("python -m agent.run: ").removeprefix("error: ").removesuffix(" (see --help)") \
+        if said else f"exit status {done.returncode}"
+    raise UsageError(f"--bench-options: the benchmark refuses them: {reason} (see `python -m agent.run --help`); "
+                     "nothing created")
+
+
+def parsed(words: Sequence[str]) -> dict[str, Any]:
+    """The benchmark parser's answer for ``words``: ``given`` (the options named, by their long name) and
+    ``options`` (every option the run would use, defaults in)."""
+    return json.loads(_agent(["--parsed-options", *words]).stdout)
+
+
+def prepare(text: str, offline: bool) -> BenchOptions:
+    """The benchmark's options from ``--bench-options``, checked by the benchmark before anything is created.
+
+    UsageError for an option the rehearsal sets itself, and for any the benchmark refuses. Unless they name the
+    parts, the quality lane is added (:data:`LANE_DEMOS`; offline, :data:`OFFLINE_LANE_ITEMS` items unless
+    ``--quality-n`` is given).
+    """
+    words = split(text)
+    answer = parsed(words)
+    given, options = answer["given"], answer["options"]
+    taken = [flag for flag in RESERVED if flag in given]
+    if taken:
+        raise UsageError(f"--bench-options: {', '.join(taken)} is set by the rehearsal itself; leave it out")
+    items = options["quality_n"] if "quality" in options["demos"] else None
+    if "--demos" not in given:
+        words += LANE_DEMOS
+        items = options["quality_n"]
+        if offline and "--quality-n" not in given:
+            words += ["--quality-n", str(OFFLINE_LANE_ITEMS)]
+            items = OFFLINE_LANE_ITEMS
+    _agent(["--list", "--backends", "local", *words])
+    return BenchOptions(tuple(words), items)
