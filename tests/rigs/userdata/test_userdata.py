@@ -92,9 +92,7 @@ def test_environment_holds_catalog_values_and_only_the_secret_name():
 
 
 def test_a_flag_spanning_lines_is_refused():
-    from dataclasses import replace
-
-    rig = replace(CATALOG.get("g6"), serve_flags=("--chat-template", "a\nb"))
+    rig = CATALOG.get("g6").model_copy(update={"serve_flags": ("--chat-template", "a\nb")})
     with pytest.raises(UserDataError, match="spans lines"):
         render(rig, boot(rig))
 
