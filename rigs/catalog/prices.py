@@ -7,9 +7,9 @@ Its JSON Schema is committed beside the file (``python -m rigs.catalog.schema --
 from __future__ import annotations
 
 from datetime import date
-from typing import Annotated, Any, Literal, Union
+from typing import Annotated, Any, ClassVar, Literal, Union
 
-from pydantic import BeforeValidator, StrictStr, ValidationError
+from pydantic import BeforeValidator, Field, StrictStr, ValidationError
 from pydantic_core import PydanticCustomError
 
 from rigs.catalog.checks import ABOUT_KEY, Frozen, Problem, checked, problems
@@ -114,7 +114,7 @@ def _region(value: Any) -> Any:
 
 
 Key = Annotated[str, BeforeValidator(lambda v: str(_present(v)))]
-Number = Annotated[float, BeforeValidator(lambda v: _number(_present(v)))]
+Number = Annotated[float, BeforeValidator(lambda v: _number(_present(v))), Field(json_schema_extra={"minimum": 0})]
 Region = Annotated[Literal[tuple(LOCATIONS)], BeforeValidator(lambda v: _region(_present(v)))]
 AsOf = Annotated[date, BeforeValidator(lambda v: _as_of(_present(v)))]
 Source = Annotated[str, BeforeValidator(lambda v: " ".join(str(_present(v)).split()))]
@@ -123,45 +123,43 @@ Source = Annotated[str, BeforeValidator(lambda v: " ".join(str(_present(v)).spli
 class OfflineEntry(Frozen):
     """One price of the file: for which region, as of when, from where."""
 
+    key_field: ClassVar[str]
+    """The field that names what is priced."""
     region: Region
     as_of: AsOf
     source: Source
+
+    @property
+    def key(self) -> str:
+        """What is priced: the instance type, model id or item."""
+        return getattr(self, self.key_field)
 
 
 class InstanceEntry(OfflineEntry):
     """An EC2 or SageMaker instance type's on-demand price per hour."""
 
+    key_field = "instance_type"
     instance_type: Key
     usd_per_hour: Number
-
-    @property
-    def key(self) -> str:
-        return self.instance_type
 
 
 class TokenEntry(OfflineEntry):
     """A Bedrock model's on-demand prices per million tokens, in one service tier."""
 
+    key_field = "model_id"
     service_tier: Literal[SERVICE_TIERS] = STANDARD_TIER
     model_id: Key
     usd_per_million_input: Number
     usd_per_million_output: Number
 
-    @property
-    def key(self) -> str:
-        return self.model_id
-
 
 class UnitEntry(OfflineEntry):
     """A per-unit list price."""
 
+    key_field = "item"
     item: Key
     usd: Number
     unit: Literal[UNITS]
-
-    @property
-    def key(self) -> str:
-        return self.item
 
 
 AnyEntry = Union[InstanceEntry, TokenEntry, UnitEntry]
