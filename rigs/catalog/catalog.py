@@ -48,7 +48,7 @@ class Catalog(Frozen):
         return regions
 
     @model_validator(mode="after")
-    def _one_stack_and_port_each(self) -> "Catalog":
+    def _named_with_a_stack_and_port_each(self) -> "Catalog":
         """Names each rig by its key; two rigs never share a stack or a local port."""
         found: list[tuple[tuple[str | int, ...], str]] = []
         owners: dict[tuple[str, object], str] = {}

@@ -79,21 +79,21 @@ class Variant(Frozen):
     @model_validator(mode="after")
     def _consistent(self) -> "Variant":
         given = self.model_fields_set
-        allowed = sorted(f.alias or name for name, f in type(self).model_fields.items())
-        located(type(self).__name__, [loc_message for wrong, loc_message in [
-            (not given - {"model_source", "image_digest", "weights"},
-             ((), f"a variant must change something (it may set: {', '.join(allowed)})")),
-            ("model_id" in given and "model_source" not in given,
-             (("model_source",), "a variant that changes the model must name the public page of its checkpoint "
-                                 "(https://...)")),
-            ("model_source" in given and "model_id" not in given,
-             (("model_source",), "only a variant that sets model_id names a model source")),
-            ("model_id" in given and "weights" not in given,
-             (("weights",), "a variant that changes the model must say what it serves (weights: model, precision, "
-                            "bytes_per_weight, engine, source)")),
-            ("image_digest" in given and "image_reference" not in given,
-             (("image_digest",), "pins the variant's image: give image too")),
-        ] if wrong])
+        found: list[tuple[tuple[str, ...], str]] = []
+        if not given - {"model_source", "image_digest", "weights"}:
+            allowed = sorted(f.alias or name for name, f in type(self).model_fields.items())
+            found.append(((), f"a variant must change something (it may set: {', '.join(allowed)})"))
+        if "model_id" in given and "model_source" not in given:
+            found.append((("model_source",), "a variant that changes the model must name the public page of its "
+                                             "checkpoint (https://...)"))
+        if "model_source" in given and "model_id" not in given:
+            found.append((("model_source",), "only a variant that sets model_id names a model source"))
+        if "model_id" in given and "weights" not in given:
+            found.append((("weights",), "a variant that changes the model must say what it serves (weights: model, "
+                                        "precision, bytes_per_weight, engine, source)"))
+        if "image_digest" in given and "image_reference" not in given:
+            found.append((("image_digest",), "pins the variant's image: give image too"))
+        located(type(self).__name__, found)
         return self
 
     def overrides(self, rig: Any) -> dict[str, Any]:

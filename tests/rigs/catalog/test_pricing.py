@@ -206,6 +206,16 @@ surprise: {}
         assert fragment in message
 
 
+def test_a_misspelt_key_in_an_offline_entry_fails_with_its_path():
+    text = """
+ec2_on_demand:
+  - {instance_type: g6.xlarge, usd_per_hour: 0.8, region: us-east-1, as_of: 2026-10-05, source: x, regoin: us-east-2}
+"""
+    with pytest.raises(PriceError, match=r"^prices.yaml: ec2_on_demand\[0\].regoin: unknown key \(allowed: as_of, "
+                                         r"instance_type, region, source, usd_per_hour\)$"):
+        parse_offline_prices(text)
+
+
 def test_a_bedrock_service_tier_is_priced_from_its_own_products(pricing_stub):
     """Standard is the price that names no tier; Flex and Priority are priced from the products that name theirs
     (the price list's naming of tiers is only confirmed against AWS: docs/benchmark.md)."""
