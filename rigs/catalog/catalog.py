@@ -1,8 +1,8 @@
 """The catalog as one pydantic model: the four regions' networks and every rig by name, validated once.
 
 Every problem in the file is collected and raised together in one CatalogError, each with the field path
-it belongs to, so a broken catalog is fixed in one pass. The rigs are ``rig_models.py``, their variants and
-weights ``variants.py``, their images ``images.py``; ``model.py`` is the door the rest of the code uses.
+it belongs to, so a broken catalog is fixed in one pass. The rigs are ``rig_models.py``; what they serve (their
+weights, image and variants) ``served.py``; ``model.py`` is the door the rest of the code uses.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from pydantic import StrictInt, StrictStr, ValidationError, field_validator, mod
 
 from rigs.catalog.checks import Frozen, between, checked, located, problems
 from rigs.catalog.errors import CatalogError, UnknownRigError
-from rigs.catalog.images import RegionName
+from rigs.catalog.served import RegionName
 from rigs.catalog.rig_models import NAME, AnyRig, DeployableRig, Ec2Rig, Rig, SageMakerRig
 from rigs.contract import REGIONS
 

@@ -1,7 +1,7 @@
 """The typed rig catalog: ``catalog.yaml`` loaded and validated once; the door the rest of the code uses.
 
-The catalog is a set of frozen pydantic models (``catalog.py``, ``rig_models.py``, ``variants.py``,
-``images.py``): every problem in the file is reported together, each with its field path. Their JSON
+The catalog is a set of frozen pydantic models (``catalog.py``, ``rig_models.py``, ``served.py``):
+every problem in the file is reported together, each with its field path. Their JSON
 Schema is committed beside the file (``python -m rigs.catalog.schema --write``).
 
 This module loads no model until one is asked for (the classes are attributes resolved on first use), so
@@ -17,10 +17,10 @@ from rigs.catalog.errors import CatalogError, UnknownRigError
 
 if TYPE_CHECKING:
     from rigs.catalog.catalog import Catalog, RegionSpec
-    from rigs.catalog.images import REGION_PLACEHOLDER, ContainerImage
     from rigs.catalog.rig_models import BIG_VARIANT, MAX_ROOT_VOLUME_GIB, BedrockBackend, DeployableRig, Ec2Rig, \
         NeuronRig, Rig, SageMakerRig, VllmRig
-    from rigs.catalog.variants import NeuronVariant, SageMakerVariant, Variant, VllmVariant, Weights
+    from rigs.catalog.served import REGION_PLACEHOLDER, ContainerImage, NeuronVariant, SageMakerVariant, Variant, \
+        VllmVariant, Weights
 
 __all__ = ["BIG_VARIANT", "CATALOG_PATH", "MAX_ROOT_VOLUME_GIB", "REGION_PLACEHOLDER", "BedrockBackend", "Catalog",
            "CatalogError", "ContainerImage", "DeployableRig", "Ec2Rig", "NeuronRig", "NeuronVariant", "RegionSpec",
@@ -57,6 +57,6 @@ def __getattr__(name: str) -> Any:
     """The catalog's models and constants, loaded when first asked for."""
     if name not in __all__:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    from rigs.catalog import catalog, images, rig_models, variants
+    from rigs.catalog import catalog, rig_models, served
 
-    return next(getattr(m, name) for m in (catalog, rig_models, images, variants) if hasattr(m, name))
+    return next(getattr(m, name) for m in (catalog, rig_models, served) if hasattr(m, name))

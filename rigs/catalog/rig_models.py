@@ -10,9 +10,8 @@ from pydantic import Field, PrivateAttr, StrictBool, StrictFloat, StrictInt, Str
     field_validator
 
 from rigs.catalog.checks import Frozen, Quoted, Strings, between, checked
-from rigs.catalog.images import PinnedImage
-from rigs.catalog.variants import ModelId, NeuronVariant, ReadyMinutes, RootFreeGib, SageMakerVariant, Variant, \
-    VllmVariant, Weights
+from rigs.catalog.served import ModelId, NeuronVariant, PinnedImage, ReadyMinutes, RootFreeGib, SageMakerVariant, \
+    Variant, VllmVariant, Weights
 from rigs.contract import REGIONS
 
 NEURON_FAMILIES = ("inf", "trn")
