@@ -19,13 +19,13 @@ from urllib.parse import urlsplit, urlunsplit
 from rigs.catalog import model as catalog_model  # the catalog's classes load on first use, not to print --help
 from rigs.catalog.model import weights_for
 from rigs.catalog.pricing import STANDARD_TIER, base_model_id
+from rigs.catalog.runtimes import RUNTIMES, VLLM, runtime
 
 from .bench.results.constants import WEIGHTS_METADATA_PREFIX
+from .kinds import KINDS, descriptor
 
 if TYPE_CHECKING:
     from rigs.catalog.model import BedrockBackend, Catalog, Ec2Rig, SageMakerRig
-
-KINDS = ("bedrock", "openai", "sagemaker", "neuron")
 
 ORDER: tuple[str, ...] = ("bedrock", "g6", "g5g", "sagemaker", "inf2", "trn1")
 """Registry order of the AWS backends; ``local`` and custom backends come after them."""
@@ -96,12 +96,9 @@ class Backend:
         problems = []
         if self.kind not in KINDS:
             problems.append(f"kind must be one of {', '.join(KINDS)}, got {self.kind!r}")
-        if self.kind in ("openai", "neuron") and not self.base_url:
-            problems.append(f"a {self.kind} backend needs base_url")
-        if self.kind in ("bedrock", "sagemaker") and not self.region:
-            problems.append(f"a {self.kind} backend needs region")
-        if self.kind == "sagemaker" and not self.endpoint_name:
-            problems.append("a sagemaker backend needs endpoint_name")
+        else:
+            problems += [f"a {self.kind} backend needs {need}" for need in descriptor(self.kind).needs
+                         if not getattr(self, need)]
         if self.constrained_tools and self.tool_calls:
             problems.append("constrained_tools is for backends without native tool calls")
         if problems:
@@ -113,7 +110,7 @@ class Backend:
     @property
     def needs_aws(self) -> bool:
         """Whether calls to it need AWS credentials (Bedrock and SageMaker)."""
-        return self.kind in ("bedrock", "sagemaker")
+        return descriptor(self.kind).needs_aws
 
 
 class UnknownBackendError(ValueError):
@@ -166,12 +163,8 @@ def normalize_base_url(url: str) -> str:
 
 
 def kind_for(rig: Ec2Rig | SageMakerRig | BedrockBackend) -> str:
-    """The client kind of a catalog rig: vLLM rigs are ``openai``, Neuron rigs ``neuron``."""
-    if isinstance(rig, catalog_model.BedrockBackend):
-        return "bedrock"
-    if isinstance(rig, catalog_model.SageMakerRig):
-        return "sagemaker"
-    return "neuron" if rig.runtime == "neuronx" else "openai"
+    """The client kind of a catalog rig, its runtime's (vLLM rigs are ``openai``, Neuron rigs ``neuron``)."""
+    return runtime(rig.runtime).backend_kind
 
 
 def catalog_metadata(rig: Ec2Rig | SageMakerRig | BedrockBackend, region: str | None = None,
@@ -198,9 +191,12 @@ def catalog_metadata(rig: Ec2Rig | SageMakerRig | BedrockBackend, region: str | 
     return meta
 
 
-ENGINES = {"vllm": "vLLM", "sagemaker-vllm": "vLLM"}
-"""The engine a catalog runtime serves with, as provenance names it (the Neuron rigs' hand-ported server has no
-name or version of its own to expect)."""
+def _engine(rig: Ec2Rig | SageMakerRig) -> str | None:
+    """The engine ``rig``'s runtime serves with, as provenance names it (:mod:`rigs.catalog.runtimes`)."""
+    found = RUNTIMES.get(rig.runtime)
+    return found.engine if found else None
+
+
 _TAG_VERSION = re.compile(r"(?:^|[:v-])v?(\d+\.\d+\.\d+(?:rc\d+)?)")
 
 
@@ -228,7 +224,7 @@ def _context_facts(rig: Ec2Rig | SageMakerRig) -> dict[str, Any]:
 def _image_facts(rig: Ec2Rig | SageMakerRig, region: str | None, deployed_digest: str | None) -> dict[str, Any]:
     """The engine version the image's tag names (vLLM images) and the digest it is pinned to."""
     out = {}
-    if ENGINES.get(rig.runtime) == "vLLM":
+    if _engine(rig) == VLLM.engine:
         found = _TAG_VERSION.search(rig.image.tag)
         if found:
             out["engine_version"] = fact(found.group(1), f"catalog image tag {rig.image.tag}")
@@ -270,8 +266,8 @@ def catalog_expectation(rig: Ec2Rig | SageMakerRig | BedrockBackend, model_id: s
                 "service_tier": fact(tier, "--bedrock-tier" if tier != STANDARD_TIER else
                                      "no --bedrock-tier: Bedrock's Standard tier")}
     out: dict[str, Any] = {}
-    if rig.runtime in ENGINES:
-        out["engine"] = fact(ENGINES[rig.runtime], f"catalog runtime {rig.runtime}")
+    if engine := _engine(rig):
+        out["engine"] = fact(engine, f"catalog runtime {rig.runtime}")
     out["model"] = fact(model_id, "the model id every request names")
     out.update(_variant_facts(rig, model_id, region, deployed_digest))
     out["instance_type"] = fact(rig.instance_type, "catalog instance_type")
@@ -326,7 +322,7 @@ def from_env(env: Mapping[str, str], catalog: Catalog, region: str | None = None
         rig = _typed(catalog, "sagemaker", catalog_model.SageMakerRig)
         sm_region = region or get("SM_REGION") or (rig.regions[0] if rig.regions else DEFAULT_SAGEMAKER_REGION)
         backends.append(Backend(
-            name="sagemaker", label=rig.label, kind="sagemaker",
+            name="sagemaker", label=rig.label, kind=kind_for(rig),
             model_id=get("SM_MODEL") or rig.model_id, tool_calls=rig.tool_calls,
             region=sm_region, endpoint_name=endpoint,
             metadata={**catalog_metadata(rig, sm_region, get("SM_MODEL") or rig.model_id), "region": sm_region,
@@ -388,7 +384,7 @@ def bedrock_backend(catalog: Catalog, model_id: str, region: str, tier: str = ST
     """The Bedrock backend (always on when AWS credentials are present), called in service ``tier``."""
     rig = catalog.get("bedrock")
     return Backend(
-        name="bedrock", label=rig.label, kind="bedrock", model_id=model_id,
+        name="bedrock", label=rig.label, kind=kind_for(rig), model_id=model_id,
         tool_calls=rig.tool_calls, region=region,
         metadata={**catalog_metadata(rig, region, model_id), "region": region, "service_tier": tier,
                   "reached_via": f"Bedrock runtime API in {region} (ConverseStream)"},

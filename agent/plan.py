@@ -146,7 +146,7 @@ def make_plan(*, catalog: Catalog, env: EnvConfig, selection: tuple[str, ...] | 
             plan.forwards.append(ForwardTarget(found=found, rig=rig, model_id=model_id, local_port=rig.local_port))
         elif isinstance(rig, catalog_model.SageMakerRig):
             plan.ready.append(Backend(
-                name=name, label=rig.label, kind="sagemaker", model_id=model_id, tool_calls=rig.tool_calls,
+                name=name, label=rig.label, kind=kind_for(rig), model_id=model_id, tool_calls=rig.tool_calls,
                 region=found.region, endpoint_name=found.outputs.endpoint_name,
                 metadata={**catalog_metadata(rig, found.region, model_id), **found.metadata,
                           "reached_via": f"SageMaker runtime API, endpoint {found.outputs.endpoint_name} "

@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Any, Sequence
 from rigs import utc
 from rigs.files import write_atomic
 
-from .bench.command.argtypes import share, workload
+from .bench.command.declared import OPTION
 from .bench.command.options import recommendation_record
 from .bench.command import evidence
 
@@ -35,6 +35,14 @@ if TYPE_CHECKING:
 
 EXIT_OK, EXIT_USAGE = 0, 2
 PLAIN_WIDTH = 120
+REPRICING = {
+    "workload": "price the evidence for this traffic instead of the run's, in a new folder (the evidence is left as "
+                "measured)",
+    "min_accuracy": "tool-calling accuracy floor instead of the run's, in a new folder like --workload",
+    "min_quality": "answer-quality floor instead of the run's (the workload key min_quality is the same floor), in a "
+                   "new folder like --workload",
+}
+"""The options of ``python -m agent.run`` this command shares (their declarations), with what they do here."""
 
 
 class UsageError(Exception):
@@ -47,14 +55,8 @@ def build_parser() -> argparse.ArgumentParser:
         description="Rebuild REPORT.md, REPORT.html, the plots and summary.json of evidence folders from their "
                     "requests.jsonl and run.json; with two or more folders, compare them with the first.")
     parser.add_argument("folders", nargs="+", type=Path, metavar="DIR", help="evidence folders (results/<time>/)")
-    parser.add_argument("--workload", type=workload, metavar="SPEC|FILE",
-                        help="price the evidence for this traffic instead of the run's, in a new folder (the "
-                             "evidence is left as measured)")
-    parser.add_argument("--min-accuracy", type=share, metavar="SHARE",
-                        help="tool-calling accuracy floor instead of the run's, in a new folder like --workload")
-    parser.add_argument("--min-quality", type=share, metavar="SHARE",
-                        help="answer-quality floor instead of the run's (the workload key min_quality is the same "
-                             "floor), in a new folder like --workload")
+    for name, help in REPRICING.items():
+        OPTION[name].add_to(parser, help)
     parser.add_argument("--out", type=Path, metavar="DIR",
                         help="with one folder: the new folder for its rebuilt (or re-priced) report, with a copy of "
                              "its evidence (default with --workload: DIR-repriced/<UTC timestamp>/); with two or "
@@ -83,17 +85,10 @@ def repriced_options(run: dict[str, Any], args: argparse.Namespace, source: Path
     """``run`` with ``--workload``/``--min-accuracy``/``--min-quality`` in its options and a note saying where
     from (a workload with ``min_quality`` sets the quality floor too)."""
     record = recommendation_record(args)
-    options = dict(run.get("options") or {})
-    changed = []
-    if args.workload is not None:
-        options["workload"] = record["workload"]
-        changed.append("workload")
-    if args.min_accuracy is not None:
-        options["min_accuracy"] = record["min_accuracy"]
-        changed.append("min_accuracy")
-    if args.min_quality is not None or (args.workload is not None and args.workload.min_quality is not None):
-        options["min_quality"] = record["min_quality"]
-        changed.append("min_quality")
+    floor_in_workload = args.workload is not None and args.workload.min_quality is not None
+    changed = [OPTION[name].record for name in REPRICING
+               if getattr(args, name) is not None or (name == "min_quality" and floor_in_workload)]
+    options = {**(run.get("options") or {}), **{key: record[key] for key in changed}}
     note = (f"Recommendation options ({', '.join(changed)}) set afterwards by python -m agent.report on "
             f"{utc.iso_millis()}; the evidence as measured is in {source}.")
     return {**run, "options": options, "notes": [*(run.get("notes") or []), note]}
@@ -106,6 +101,12 @@ def copy_evidence(folder: Path, run: dict[str, Any], dest: Path | None) -> Path:
     Raises:
         UsageError: ``dest`` is a file or already holds a run's evidence.
     """
+    from .bench.results.run import RunFile
+
+    try:
+        checked = RunFile.model_validate(run)  # a hand-edited run.json: refused before a folder is made
+    except ValueError as exc:
+        raise _not_rebuilt(folder, exc) from None
     try:
         target = evidence.claim_folder(dest) if dest is not None else \
             evidence.fresh_results_dir(folder.parent / f"{folder.name}-repriced")
@@ -113,7 +114,7 @@ def copy_evidence(folder: Path, run: dict[str, Any], dest: Path | None) -> Path:
         raise UsageError(f"--out {dest}: {exc}") from None
     try:
         shutil.copyfile(folder / evidence.REQUESTS, target / evidence.REQUESTS)
-        evidence.write_json(target / evidence.RUN, run)
+        evidence.write_run(target / evidence.RUN, checked.as_json())
     finally:
         evidence.end_claim(target)
     return target
@@ -139,8 +140,11 @@ def rebuild(folder: Path) -> Summary:
     try:
         return write_outputs(folder)
     except (KeyError, TypeError, ValueError) as exc:
-        raise UsageError(f"{folder}: the report could not be rebuilt ({type(exc).__name__}: {_one_line(exc)})"[:400]) \
-            from None
+        raise _not_rebuilt(folder, exc) from None
+
+
+def _not_rebuilt(folder: Path, exc: Exception) -> UsageError:
+    return UsageError(f"{folder}: the report could not be rebuilt ({type(exc).__name__}: {_one_line(exc)})"[:400])
 
 
 class Copies:

@@ -27,15 +27,14 @@ from typing import Any, Iterator, Mapping, NoReturn, Sequence
 from rigs import aws
 from rigs.catalog.model import CatalogError, load_catalog
 from rigs.contract import REGIONS
-from rigs.catalog.pricing import SERVICE_TIERS, STANDARD_TIER, offline_tiers
+from rigs.catalog.pricing import STANDARD_TIER, offline_tiers
 
 from .backends import KNOWN, Backend, UnknownBackendError, from_env, parse_names, sort_key
-from .bench.command import evidence
-from .bench.command.argtypes import positive_int, positive_seconds
-from .bench.command.options import DEFAULT_RUNS
+from .bench.command import declared, evidence
+from .kinds import descriptor
 from .reach.custom_server import identify, shadow_note
 from .reach.discovery import AwsClients, Discoverer, Discovery
-from .reach.forwarding import READY_TIMEOUT_S, ForwardError, ForwardSet, ForwardToolsMissing, PortForward, \
+from .reach.forwarding import ForwardError, ForwardSet, ForwardToolsMissing, PortForward, \
     PortTaken, RelayPortForward, SsmPortForward, check_ssm_tools, preferred_port
 from .reach.provenance import read_all
 from .local_rig import MODEL_ID, LocalRigConfig, LocalRigError, find_installation, local_rig_process, serve_flags
@@ -83,37 +82,7 @@ def build_parser(runner: ModuleType | None = None) -> argparse.ArgumentParser:
                "INF2_MODEL, TRN1_URL, TRN1_MODEL, BACKENDS=a,b. A backend given by URL needs no AWS. "
                "See docs/agent.md.",
     )
-    group = parser.add_argument_group("backends")
-    group.add_argument("--backends", metavar="A,B",
-                       help=f"only these backends (known: {', '.join(KNOWN)}); default: every one that is "
-                            "up, or the local rig when nothing else is configured. Overrides BACKENDS")
-    group.add_argument("--local", action="store_true",
-                       help="also run the local rig (SmolLM2-135M on llama.cpp, CPU), started and stopped "
-                            "by this command")
-    group.add_argument("--list", action="store_true",
-                       help="only show the backends found, how each is reached and why others are skipped")
-    group.add_argument("--region", metavar="R",
-                       help=f"search only this region (default: {', '.join(REGIONS)}); also the region for "
-                            "Bedrock and SM_ENDPOINT (beats BEDROCK_REGION and SM_REGION)")
-    group.add_argument("--profile", metavar="P", help="AWS profile (default: the usual AWS credential chain)")
-    group.add_argument("--bedrock-tier", choices=SERVICE_TIERS, default=STANDARD_TIER,
-                       help="Bedrock's service tier: what its requests ask for, and the price of Bedrock and of the "
-                            "break-even against it; a tier needs its price in rigs/prices.yaml "
-                            f"(default: {STANDARD_TIER})")
-    group.add_argument("--stand-in", metavar="URL",
-                       help="offline rehearsals (python -m rigs rehearse --offline): the OpenAI-compatible server "
-                            "at URL plays every discovered rig; EC2 rigs are reached through a local TCP relay to "
-                            "its port instead of an SSM port forward, SageMaker endpoints through the SageMaker "
-                            "API as usual; each is labelled with the stand-in's model and not priced")
-    group.add_argument("--ready-timeout", metavar="S", type=positive_seconds, default=READY_TIMEOUT_S,
-                       help="seconds to wait for a port-forwarded server to answer a first request "
-                            f"(default: {READY_TIMEOUT_S:.0f})")
-    run = parser.add_argument_group("run")
-    run.add_argument("--runs", metavar="N", type=positive_int, default=DEFAULT_RUNS,
-                     help=f"runs per backend (default: {DEFAULT_RUNS})")
-    run.add_argument("--out", metavar="DIR", type=Path,
-                     help="evidence folder (default: results/<UTC timestamp>/)")
-    run.add_argument("-v", "--verbose", action="store_true", help="log what is started and stopped")
+    declared.add_arguments(parser, declared.COMMAND_GROUPS)
     if runner is not None and hasattr(runner, "add_arguments"):
         runner.add_arguments(parser)
     return parser
@@ -230,7 +199,8 @@ def _main(args: argparse.Namespace, env: Mapping[str, str], runner: ModuleType |
                      aws_reason=aws_reason, discovery=discovery, model_overrides=overrides, bedrock_tier=tier)
     plan.ready = [identify(b) for b in plan.ready]
     if stand_in is not None:
-        plan.ready = [stand_in.plays(b) if b.kind == "sagemaker" and not b.custom else b for b in plan.ready]
+        plan.ready = [stand_in.plays(b) if descriptor(b.kind).played_by_stand_in and not b.custom else b
+                      for b in plan.ready]
     shadows = {b.name: shadow_note(b, found, catalog) for b, found in plan.shadowed}
 
     if args.list:

@@ -68,7 +68,7 @@ async def client(url: str, model: str, concurrency: int, n: int, max_tokens: int
     from agent.backends import Backend
     from agent.bench.clients.pool import ClientPool
     from agent.bench.clients.reply import ChatRequest
-    from agent.bench.parts.inflight import in_flight
+    from agent.bench.parts.sending import in_flight
 
     backend = Backend(name="server", label="server", kind="openai", model_id=model, tool_calls=False, base_url=url)
     request = ChatRequest.user(PROMPT, max_tokens)

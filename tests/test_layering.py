@@ -198,8 +198,9 @@ def test_no_folder_holds_more_than_12_modules(package):
 
 def test_the_commands_start_without_loading_the_models():
     """``python -m agent.run --help`` and ``python -m agent.report --help`` stay fast: pydantic, the parts'
-    strands and aiohttp are loaded when a run or a rebuild starts, not to print the options."""
-    code = ("import sys, agent.run, agent.report, agent.bench.command.runner; "
+    strands and aiohttp are loaded when a run or a rebuild starts, not to print the options (nor to read
+    the registry of parts, which the options may consult)."""
+    code = ("import sys, agent.run, agent.report, agent.bench.command.runner, agent.bench.parts.registry; "
             "print(sorted(m for m in ('pydantic', 'strands', 'aiohttp') if m in sys.modules))")
     out = subprocess.run([sys.executable, "-c", code], cwd=PROJECT_DIR, capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"

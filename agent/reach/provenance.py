@@ -35,6 +35,7 @@ from rigs import aws, utc
 from rigs.catalog.pricing import STANDARD_TIER
 
 from ..backends import Backend, fact, service_tier_args
+from ..kinds import FROM_ENDPOINT, FROM_MODEL, descriptor
 from .probe import describe_error
 
 logger = logging.getLogger(__name__)
@@ -271,9 +272,10 @@ def read(backend: Backend, session: Any = None) -> Backend:
             facts.update(server_facts(backend.base_url, backend.model_id))
         if session is not None and meta.get("log_group") and meta.get("instance_id") and meta.get("region"):
             facts.update(boot_report(session, meta["region"], meta["log_group"], meta["instance_id"]))
-        if session is not None and backend.kind == "sagemaker" and backend.region and backend.endpoint_name:
+        how = descriptor(backend.kind).provenance
+        if session is not None and how == FROM_ENDPOINT and backend.region and backend.endpoint_name:
             facts.update(endpoint_facts(session, backend.region, backend.endpoint_name))
-        if session is not None and backend.kind == "bedrock" and backend.region:
+        if session is not None and how == FROM_MODEL and backend.region:
             facts.update(bedrock_facts(session, backend.region, backend.model_id,
                                        meta.get("service_tier", STANDARD_TIER)))
     except Exception as exc:  # noqa: BLE001 - provenance is a record, never a reason to stop the run

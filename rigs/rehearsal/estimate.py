@@ -30,6 +30,7 @@ from dataclasses import dataclass, field
 from typing import Callable, Sequence
 
 from rigs.catalog.model import DeployableRig
+from rigs.catalog.runtimes import runtime as runtime_of
 
 BENCHMARK_ALLOWANCE_MINUTES = 20.0
 """Time allowed for the benchmark with its default options, on the rigs of one phase (an allowance)."""
@@ -38,10 +39,6 @@ DESTROY_ALLOWANCE_MINUTES = 10.0
 SMALL, BIG = "small", "big"
 LANE_ITEMS = 600
 """The quality lane's items per backend when the benchmark's options do not say (``--quality-n``'s default)."""
-LANE_SECONDS_PER_ITEM = {"neuronx": 0.8, "other": 0.15}
-"""Allowances, not measurements: the Neuron servers answer one request at a time (a reply of up to 32
-tokens at about 37 tok/s, the reference's decode rate, with its prefill: under 0.8 s); the others take
-4 in flight and decode at 36 to 130 tok/s (0.6 s per item / 4)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -92,9 +89,9 @@ class Estimate:
 
 
 def lane_minutes(runtime: str, items: int) -> float:
-    """The quality lane's allowance for ``items`` items on a backend of ``runtime`` (:data:`LANE_SECONDS_PER_ITEM`)."""
-    per_item = LANE_SECONDS_PER_ITEM["neuronx" if runtime == "neuronx" else "other"]
-    return items * per_item / 60.0
+    """The quality lane's allowance for ``items`` items on a backend of ``runtime`` (its
+    ``quality_seconds_per_item``, :mod:`rigs.catalog.runtimes`)."""
+    return items * runtime_of(runtime).quality_seconds_per_item / 60.0
 
 
 def estimate(plans: Sequence[PhasePlan], benchmark_minutes: float = BENCHMARK_ALLOWANCE_MINUTES,

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from rigs.catalog.model import Ec2Rig
+from rigs.catalog.runtimes import RUNTIMES, Boot
 from rigs.contract import HF_TOKEN_SECRET
 
 SCRIPT_DIR = Path(__file__).parent
@@ -26,10 +27,6 @@ SHEBANG = "#!/usr/bin/env bash"
 USER_DATA_LIMIT_BYTES = 16 * 1024
 """EC2's limit on raw user data (before base64)."""
 
-RUNTIME_SCRIPT = {"vllm": "vllm.sh", "neuronx": "neuronx.sh"}
-CONTAINER_PORT = {"vllm": 8000, "neuronx": 8080}
-"""The port each server listens on inside its container (the Neuron port is compiled in)."""
-CONTAINER_NAME = {"vllm": "vllm", "neuronx": "gemma4-neuron"}
 
 
 class UserDataError(ValueError):
@@ -68,8 +65,7 @@ def environment(rig: Ec2Rig, boot: BootSettings) -> dict[str, str]:
     for flag in rig.serve_flags:
         if "\n" in flag or not flag:
             raise UserDataError(f"rig {rig.name}: serve flag {flag!r} is empty or spans lines")
-    if rig.runtime not in RUNTIME_SCRIPT:
-        raise UserDataError(f"rig {rig.name}: no user data for runtime {rig.runtime!r}")
+    server = _boot(rig)
     return {
         "RIG_NAME": rig.name,
         "RIG_RUNTIME": rig.runtime,
@@ -85,12 +81,24 @@ def environment(rig: Ec2Rig, boot: BootSettings) -> dict[str, str]:
         "RIG_MODEL_ID": rig.model_id,
         "RIG_SERVE_FLAGS": "\n".join(rig.serve_flags),
         "RIG_PORT": str(rig.port),
-        "RIG_CONTAINER_PORT": str(CONTAINER_PORT[rig.runtime]),
-        "RIG_CONTAINER": CONTAINER_NAME[rig.runtime],
+        "RIG_CONTAINER_PORT": str(server.container_port),
+        "RIG_CONTAINER": server.container_name,
         "RIG_NEURON_DEVICES": "\n".join(rig.neuron_devices),
-        "RIG_REQUIRE_COMPLETION_TOKENS": "true" if rig.runtime == "neuronx" else "false",
+        "RIG_REQUIRE_COMPLETION_TOKENS": "true" if server.require_completion_tokens else "false",
         "RIG_SWAP_GIB": str(rig.swap_gib),
     }
+
+
+def _boot(rig: Ec2Rig) -> Boot:
+    """How ``rig``'s runtime boots (:mod:`rigs.catalog.runtimes`).
+
+    Raises:
+        UserDataError: a runtime no EC2 rig boots.
+    """
+    found = RUNTIMES.get(rig.runtime)
+    if found is None or found.boot is None:
+        raise UserDataError(f"rig {rig.name}: no user data for runtime {rig.runtime!r}")
+    return found.boot
 
 
 def preamble(variables: dict[str, str]) -> str:
@@ -110,7 +118,7 @@ def _body(path: Path) -> str:
 
 def script_files(rig: Ec2Rig) -> tuple[Path, ...]:
     """The bash files that make up this rig's user data, in order."""
-    return (SCRIPT_DIR / "common.sh", SCRIPT_DIR / RUNTIME_SCRIPT[rig.runtime])
+    return (SCRIPT_DIR / "common.sh", SCRIPT_DIR / _boot(rig).script)
 
 
 def render_body(rig: Ec2Rig, boot: BootSettings) -> str:

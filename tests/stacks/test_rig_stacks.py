@@ -11,8 +11,9 @@ import pytest
 from aws_cdk.assertions import Match, Template
 
 from rigs.catalog.model import load_catalog
+from rigs.catalog.runtimes import runtime
 from rigs.contract import HF_TOKEN_SECRET, MANAGED_BY, TAG_MANAGED_BY, TAG_RIG, OutputKey, base_stack_name
-from rigs.userdata import CONTAINER_PORT, USER_DATA_LIMIT_BYTES
+from rigs.userdata import USER_DATA_LIMIT_BYTES
 from stacks.parts.rig_instance_group import LAUNCH_BUDGET
 from tests.contract.templates import WAIT_HANDLE_URL
 from tests.contract.templates import boot_environment
@@ -137,7 +138,7 @@ def test_server_is_published_on_loopback_at_the_catalog_port(templates, rig):
     script = user_data_script(rig_template(templates, rig.name))
     env = boot_environment(script)
     assert env["RIG_PORT"] == str(rig.port)
-    assert env["RIG_CONTAINER_PORT"] == str(CONTAINER_PORT[rig.runtime])
+    assert env["RIG_CONTAINER_PORT"] == str(runtime(rig.runtime).boot.container_port)
     assert '-p "127.0.0.1:$RIG_PORT:$RIG_CONTAINER_PORT"' in script
 
 

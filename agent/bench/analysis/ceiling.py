@@ -14,6 +14,7 @@ from typing import Any, Mapping
 
 import yaml
 
+from ...kinds import descriptor
 from ..results.blocks.cost import CeilingBlock
 
 DEVICES_PATH = Path(__file__).with_name("devices.yaml")
@@ -86,7 +87,7 @@ def ceiling_for(
     model = table.model_for(model_id, kind)
     if device is None:
         out["reason"] = (
-            "managed service: device and weights not published" if kind == "bedrock"
+            "managed service: device and weights not published" if descriptor(kind).managed
             else f"no device bandwidth on file for instance type {instance_type or 'unknown'}"
         )  # fmt: skip
         if model is not None:

@@ -31,16 +31,13 @@ from typing import TYPE_CHECKING, Any, Mapping
 
 from ..results.constants import LIMIT_LABELS as LABEL_OF
 from ..results.constants import TARGET_KEYS
+from ..results.target import ATTAINMENT_PERCENT, Target
 
 if TYPE_CHECKING:
     from ..results.records import TimingRecord
-    from ..results.run import RunOptions
 
 METRIC_OF = {"ttft_p99_ms": "ttft_ms", "itl_p99_ms": "itl_ms", "e2e_p99_ms": "e2e_ms"}
-ATTAINMENT_PERCENT = 99
-"""The share of requests, in percent, that must meet a ``*_p99_ms`` target for a level to hold."""
 
-DEFAULT_TARGET: dict[str, float | None] = {"ttft_p99_ms": 1000.0, "itl_p99_ms": 100.0, "e2e_p99_ms": None}
 DEFAULT_BASIS = (
     "interactive chat: the first words within 1 s, the limit within which a user's flow of thought "
     "stays uninterrupted (Nielsen, 'Response Times: The 3 Important Limits', 1993); then a new chunk "
@@ -49,43 +46,12 @@ DEFAULT_BASIS = (
     "length. Looser than GuideLLM's chat-application example (TTFT 200 ms, ITL 50 ms for 99% of "
     "requests), which assumes a server next to its users rather than one reached through a tunnel"
 )
-EXAMPLE = "e.g. --slo ttft_p99_ms=1000,itl_p99_ms=100"
 
 
-# --- the target -----------------------------------------------------------------------------
+# --- the target (:class:`~..results.target.Target`) -------------------------------------------
 
 
-@dataclass(frozen=True)
-class Target:
-    """Per-request limits in ms (None = not set) and where they came from (``default`` | ``option``)."""
-
-    ttft_p99_ms: float | None = None
-    itl_p99_ms: float | None = None
-    e2e_p99_ms: float | None = None
-    source: str = "default"
-
-    def limits(self) -> dict[str, float]:
-        """The limits that are set: ``{key: ms}``."""
-        return {k: v for k, v in self.as_dict().items() if v is not None}
-
-    def as_dict(self) -> dict[str, float | None]:
-        return {k: getattr(self, k) for k in TARGET_KEYS}
-
-    def describe(self) -> str:
-        """``TTFT <= 1,000 ms and ITL <= 100 ms for 99% of requests``."""
-        parts = [f"{LABEL_OF[k]} <= {v:,g} ms" for k, v in self.limits().items()]
-        return " and ".join(parts) + f" for {ATTAINMENT_PERCENT}% of requests"
-
-    @classmethod
-    def default(cls) -> Target:
-        return cls(**DEFAULT_TARGET, source="default")  # type: ignore[arg-type]
-
-    @classmethod
-    def from_options(cls, options: RunOptions) -> Target:
-        """The target recorded in ``run.json`` options (the default for evidence recorded without one)."""
-        if options.slo is None:
-            return cls.default()
-        return cls(**{k: options.slo.get(k) for k in TARGET_KEYS}, source=options.slo_source or "option")
+EXAMPLE = f"e.g. --slo {Target.default().spec()}"
 
 
 def parse_target(text: str) -> Target:

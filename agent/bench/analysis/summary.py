@@ -25,7 +25,6 @@ from .blocks.provenance import provenance_block
 from .ceiling import ceiling_for
 from .recommendation import attach
 
-DEFAULT_DEMOS = ("counting", "orchestrator", "chat")
 INTERRUPTED = "interrupted: the run was stopped before every part finished; what was cut off is incomplete"
 
 
@@ -107,12 +106,12 @@ def summarize(records: Iterable[RequestRecord | Mapping[str, Any]], run: RunFile
         agent.bench.results.records.RecordError: a record is not one of the known kinds.
         pydantic.ValidationError: ``run.json`` is not of the shape the command writes.
     """
-    run = run if isinstance(run, RunFile) else RunFile.model_validate(run)
     typed = [parse_record(r) for r in records]
+    run = run if isinstance(run, RunFile) else RunFile.model_validate(run)
     by_part: dict[str, dict[str, list[RequestRecord]]] = {}
     for r in typed:
         by_part.setdefault(r.backend, {}).setdefault(r.part, []).append(r)
-    demos = list(run.options.demos or DEFAULT_DEMOS)
+    demos = list(run.options.demos)
     backends = {b.name: backend_summary(b, by_part.get(b.name, {}), run, set(demos)) for b in run.backends}
     orchestrator = summarize_orchestrator([r for r in typed if isinstance(r, OrchestratorRecord)], run, demos)
     if orchestrator.failure and orchestrator.backend in backends:

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from ...kinds import NEURON
 from .base import BackendClient, ClientContext, NoAgentModelError
 from .openai_wire import chat_body
 from .reply import ChatRequest, Reply, check
@@ -101,5 +102,5 @@ class NeuronClient(OpenAIClient):
     def _make_model(self) -> Model:
         raise NoAgentModelError(
             f"{self.backend.label} ({self.backend.name}) cannot drive a strands agent: the Neuron server ignores tools "
-            f"and takes prompts of at most {self.backend.max_prompt_tokens or 128} tokens; it is reached over plain "
+            f"and takes prompts of at most {self.backend.max_prompt_tokens or NEURON.prompt_limit} tokens; it is reached over plain "
             "HTTP (chat benchmark, orchestrator tool) only")

@@ -1,9 +1,11 @@
-"""The one place a backend kind is mapped to its client (timed chat, tool calls, the strands model)."""
+"""The one place a backend kind's descriptor (:mod:`agent.kinds`) is mapped to its client (timed chat, tool
+calls, the strands model)."""
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from ...kinds import BEDROCK, NEURON, OPENAI, SAGEMAKER, BackendKind, descriptor
 from .base import BackendClient, ClientContext
 from .bedrock import BedrockClient
 from .openai_http import NeuronClient, OpenAIClient
@@ -12,22 +14,19 @@ from .sagemaker import SageMakerClient
 if TYPE_CHECKING:
     from ...backends import Backend
 
-CLIENTS: dict[str, type[BackendClient]] = {
-    "openai": OpenAIClient,
-    "neuron": NeuronClient,
-    "bedrock": BedrockClient,
-    "sagemaker": SageMakerClient,
+CLIENTS: dict[BackendKind, type[BackendClient]] = {
+    OPENAI: OpenAIClient,
+    NEURON: NeuronClient,
+    BEDROCK: BedrockClient,
+    SAGEMAKER: SageMakerClient,
 }
-"""Backend kind -> its client class (``agent.backends.KINDS`` lists the kinds)."""
+"""Backend kind -> its client class (``agent.kinds.DESCRIPTORS`` lists the kinds)."""
 
 
 def make_client(backend: Backend, context: ClientContext) -> BackendClient:
     """The client of ``backend``'s kind.
 
     Raises:
-        ValueError: A kind with no client (a bug: ``Backend`` validates its kind).
+        ValueError: A kind with no descriptor (a bug: ``Backend`` validates its kind).
     """
-    cls = CLIENTS.get(backend.kind)
-    if cls is None:
-        raise ValueError(f"unknown backend kind {backend.kind!r}")
-    return cls(backend, context)
+    return CLIENTS[descriptor(backend.kind)](backend, context)

@@ -132,6 +132,14 @@ def write_json(path: Path, obj: Any) -> None:
     write_atomic(path, strict_json(obj, indent=2) + "\n")
 
 
+def write_run(path: Path, run: Mapping[str, Any]) -> None:
+    """``run.json`` written from its model (:class:`~..results.run.RunFile`): a key the model does not know, a
+    missing one or a value of the wrong type raises ``pydantic.ValidationError`` here, before a reader sees it."""
+    from ..results.run import RunFile
+
+    write_json(path, RunFile.model_validate(run).as_json())
+
+
 class RequestLog:
     """Append-only ``requests.jsonl``: one JSON object per line, flushed per record.
 

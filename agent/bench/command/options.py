@@ -1,36 +1,22 @@
-"""Every option of the benchmark in one place: the parser's groups, each default written once (a
-constant of the module that uses it), the checks across options, and the typed options a run reads
-(:class:`BenchOptions`) and records in ``run.json``.
+"""The benchmark's options as a run reads them: the parser's benchmark groups and the checks across options
+(from the declarations, :mod:`.declared`), and the typed options a run reads (:class:`BenchOptions`, every
+default from its declaration) and records in ``run.json`` (:meth:`BenchOptions.record`).
 
 An option that only one part reads is refused, with the fix, when that part is not in ``--demos``
-(``--bfcl-n 50`` without ``bfcl`` would otherwise be ignored without a word). Such options default
-to None in the parser so that "given" can be told from "left at its default"; :class:`BenchOptions`
-puts the defaults in.
+(``--bfcl-n 50`` without ``bfcl`` would otherwise be ignored without a word).
 """
 
 from __future__ import annotations
 
 import argparse
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any
 
-from ..analysis.slo import DEFAULT_BUDGET_S, DEFAULT_MAX_CONCURRENCY, DEFAULT_REPEATS_WITH_TARGET, Target
 from ..analysis.traffic import Traffic
-from ...backends import KNOWN
+from ..results.target import Target
 from ..parts import bfcl, quality
-from ..parts.stopping import DEFAULT_MAX_CONSECUTIVE_FAILURES
-from ..tasks.workload import CHAT_MAX_TOKENS, ORCHESTRATOR_QUESTION
-from .argtypes import (MAX_CONCURRENCY, bfcl_cases, choices_list, concurrency_levels, non_negative_int, positive_int,
-                       positive_seconds, quality_items, quality_seed, seed, share, target, workload)
-
-DEMOS = ("counting", "orchestrator", "chat", "bfcl", "quality")
-DEFAULT_DEMOS = ("counting", "orchestrator", "chat")
-DEFAULT = "default"
-"""In ``--demos``, the default parts (``--demos default,quality`` adds the quality lane to them)."""
-DEFAULT_RUNS = 5
-DEFAULT_TOOLS = "engine"
-REQUEST_TIMEOUT_S = 300.0
-AUTO = "auto"
+from . import declared
+from .declared import AUTO, BENCH_GROUPS, DEFAULT_DEMOS, PART_OPTIONS, given
 
 
 class OptionError(ValueError):
@@ -38,115 +24,9 @@ class OptionError(ValueError):
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    """Add the benchmark's options (``--runs`` and ``--out`` are the command's own)."""
-    _benchmark(parser.add_argument_group("benchmark"))
-    _target(parser.add_argument_group("latency target (SLO capacity, goodput)"))
-    _bfcl(parser.add_argument_group("bfcl (tool calling, BFCL cases)"))
-    _quality(parser.add_argument_group("quality (answer quality: the same seeded items on every backend)"))
-    _recommendation(parser.add_argument_group("recommendation"))
-
-
-def demos_list(text: str) -> list[str]:
-    """``--demos``: some of :data:`DEMOS`, ``default`` standing for :data:`DEFAULT_DEMOS`."""
-    out: list[str] = []
-    for part in choices_list((*DEMOS, DEFAULT))(text):
-        out += DEFAULT_DEMOS if part == DEFAULT else [part]
-    return list(dict.fromkeys(out))
-
-
-def _benchmark(g: Any) -> None:
-    g.add_argument("--demos", type=demos_list, default=list(DEFAULT_DEMOS), metavar="LIST",
-                   help="parts to run, comma-separated: counting (graded tool use, both question sets), "
-                        "orchestrator (an agent asks every backend; its summary is checked), chat (streamed "
-                        "timings), bfcl (BFCL tool-calling cases through each backend's tool interface), quality "
-                        "(seeded questions with checkable answers through each backend's chat interface); "
-                        f"default stands for the default parts (e.g. default,quality). Default: "
-                        f"{','.join(DEFAULT_DEMOS)}")
-    g.add_argument("--tools", choices=("engine", "rows"), default=DEFAULT_TOOLS,
-                   help="counting tools: engine = count_ids(op, value) (graded on the filter sent); rows = "
-                        f"list_ids() and the model counts (default: {DEFAULT_TOOLS})")
-    g.add_argument("--concurrency", type=concurrency_levels, metavar="LIST",
-                   help="chat concurrency levels, e.g. 1,4,16: at each level c, c x --runs requests with c in "
-                        "flight; aggregate output tok/s and $/M per level (default: 1); auto: search for the "
-                        f"highest level that meets the --slo target, at most {MAX_CONCURRENCY} (docs/benchmark.md)")
-    g.add_argument("--max-tokens", type=positive_int, default=CHAT_MAX_TOKENS, metavar="N",
-                   help=f"output tokens requested per chat request (default: {CHAT_MAX_TOKENS}, the reference's)")
-    g.add_argument("--ignore-eos", action="store_true",
-                   help="ask OpenAI-compatible servers (vLLM, llama.cpp) for exactly --max-tokens tokens")
-    g.add_argument("--question", default=ORCHESTRATOR_QUESTION,
-                   help=f"the orchestrator's question (default: {ORCHESTRATOR_QUESTION!r})")
-    g.add_argument("--request-timeout", type=positive_seconds, default=REQUEST_TIMEOUT_S, metavar="S",
-                   help=f"timeout of one timed request, and of one agent run (default: {REQUEST_TIMEOUT_S:.0f})")
-    g.add_argument("--max-consecutive-failures", type=non_negative_int, default=DEFAULT_MAX_CONSECUTIVE_FAILURES,
-                   metavar="N",
-                   help="stop a backend after N failed requests in a row within a part, and skip its other "
-                        f"parts; 0 never stops (default: {DEFAULT_MAX_CONSECUTIVE_FAILURES})")  # fmt: skip
-
-
-def _target(g: Any) -> None:
-    g.add_argument("--slo", type=target, metavar="KEY=MS,...",
-                   help="the latency target of the chat part: per-request limits in ms that 99%% of requests must "
-                        "meet, from ttft_p99_ms, itl_p99_ms, e2e_p99_ms (e.g. --slo ttft_p99_ms=1000,itl_p99_ms=100). "
-                        "Default: ttft_p99_ms=1000,itl_p99_ms=100 (interactive chat; the report says why)")
-    g.add_argument("--repeats", type=positive_int, metavar="N",
-                   help="run every chat concurrency level N times; each figure gets its 95%% interval "
-                        f"(default: {DEFAULT_REPEATS_WITH_TARGET} with --slo or --concurrency auto, else 1)")
-    g.add_argument("--max-concurrency", type=positive_int, metavar="N",
-                   help=f"highest level --concurrency auto may try (default: {DEFAULT_MAX_CONCURRENCY})")
-    g.add_argument("--slo-budget", type=positive_seconds, metavar="S",
-                   help="seconds per backend for its chat requests and the search; no level or request starts "
-                        f"after it, requests in flight finish (default: {DEFAULT_BUDGET_S:.0f})")
-
-
-def _bfcl(g: Any) -> None:
-    g.add_argument("--bfcl-n", type=bfcl_cases, metavar="N",
-                   help=f"cases per backend, drawn evenly from the five categories, or 'all' (1,240) "
-                        f"(default: {bfcl.DEFAULT_N})")
-    g.add_argument("--bfcl-seed", type=seed, metavar="S",
-                   help=f"seed of the case sample; every backend gets the same cases (default: {bfcl.DEFAULT_SEED})")
-    g.add_argument("--bfcl-stream", action="store_true", default=None,
-                   help="stream the replies (tests the streaming tool parser; ConverseStream on Bedrock) "
-                        "(default: whole replies)")
-
-
-def _quality(g: Any) -> None:
-    g.add_argument("--quality-n", type=quality_items, metavar="N",
-                   help=f"items per backend; the first N of the seed, taken in turn from six suites (default: "
-                        f"{quality.DEFAULT_N})")
-    g.add_argument("--quality-seed", type=quality_seed, metavar="S",
-                   help=f"seed of the items; every backend and every run with this seed gets the same ones "
-                        f"(default: {quality.DEFAULT_SEED})")
-    g.add_argument("--quality-concurrency", type=positive_int, metavar="N",
-                   help=f"requests in flight per backend (the Neuron rigs get 1) (default: "
-                        f"{quality.DEFAULT_CONCURRENCY})")
-    g.add_argument("--quality-reference", choices=KNOWN, metavar="NAME",
-                   help="the backend every other one is compared against in the report's precision section "
-                        "(default: the highest-precision backend measured, by the catalog's bytes per weight)")
-
-
-def _recommendation(g: Any) -> None:
-    g.add_argument("--workload", type=workload, metavar="SPEC|FILE",
-                   help="your traffic, as KEY=VALUE,... or a YAML file with the same keys: output_tokens_per_month "
-                        "(e.g. 2B), input_per_output (input tokens per output token), peak_to_average (busiest "
-                        "hour over the average), tool_calls (yes/no). Default: 100M, 5, 3, yes (stated in the "
-                        "report)")
-    g.add_argument("--min-accuracy", type=share, metavar="SHARE",
-                   help="tool-calling accuracy floor (BFCL part), e.g. 0.8 or 80%%; a backend below it is "
-                        "disqualified (default: no floor)")
-    g.add_argument("--min-quality", type=share, metavar="SHARE",
-                   help="answer-quality floor (quality part), e.g. 0.7 or 70%%; a backend whose quality's upper "
-                        "95%% bound is below it is disqualified; the --workload key min_quality is the same floor "
-                        "(default: no floor)")
-
-
-PART_OPTIONS: dict[str, tuple[tuple[str, str], ...]] = {
-    "chat": (("slo", "--slo"), ("repeats", "--repeats"), ("max_concurrency", "--max-concurrency"),
-             ("slo_budget", "--slo-budget")),
-    "bfcl": (("bfcl_n", "--bfcl-n"), ("bfcl_seed", "--bfcl-seed"), ("bfcl_stream", "--bfcl-stream")),
-    "quality": (("quality_n", "--quality-n"), ("quality_seed", "--quality-seed"),
-                ("quality_concurrency", "--quality-concurrency"), ("quality_reference", "--quality-reference")),
-}
-"""The options only one part reads, by part (the namespace's name, the option as typed)."""
+    """Add the benchmark's options (the command's own, ``--runs`` and ``--out`` among them, are added by
+    :mod:`agent.run` from the same declarations)."""
+    declared.add_arguments(parser, BENCH_GROUPS)
 
 
 def check(namespace: argparse.Namespace) -> None:
@@ -160,11 +40,11 @@ def check(namespace: argparse.Namespace) -> None:
         raise OptionError(f"--concurrency auto searches the chat part's capacity, and --demos {','.join(demos)} "
                           "has no chat: add chat to --demos, or leave --concurrency out")
     for part, names in PART_OPTIONS.items():
-        given = [flag for name, flag in names if getattr(namespace, name, None) is not None]
-        if given and part not in demos:
-            raise OptionError(f"{', '.join(given)} only change{'s' if len(given) == 1 else ''} the {part} part, "
+        flags = given(namespace, names)
+        if flags and part not in demos:
+            raise OptionError(f"{', '.join(flags)} only change{'s' if len(flags) == 1 else ''} the {part} part, "
                               f"and --demos {','.join(demos)} has no {part}: add {part} to --demos, or leave "
-                              f"{'it' if len(given) == 1 else 'them'} out")
+                              f"{'it' if len(flags) == 1 else 'them'} out")
     _check_quality_floor(namespace)
 
 
@@ -172,15 +52,21 @@ def _check_quality_floor(namespace: argparse.Namespace) -> None:
     """``--min-quality`` and the workload's ``min_quality`` are one floor: two different values are refused."""
     option = getattr(namespace, "min_quality", None)
     traffic = getattr(namespace, "workload", None)
-    given = traffic.min_quality if isinstance(traffic, Traffic) else None
-    if option is not None and given is not None and option != given:
-        raise OptionError(f"--min-quality {option:g} and the --workload key min_quality={given:g} are the same floor "
-                          "with two values: give one of them")
+    in_workload = traffic.min_quality if isinstance(traffic, Traffic) else None
+    if option is not None and in_workload is not None and option != in_workload:
+        raise OptionError(f"--min-quality {option:g} and the --workload key min_quality={in_workload:g} are the same "
+                          "floor with two values: give one of them")
+
+
+PLANNED = ("concurrency", "slo", "repeats", "max_concurrency", "slo_budget_s")
+"""The ``run.json`` keys the chat part's plan records, as it resolved them (:meth:`~..parts.capacity.Plan.record`)."""
+WHEN_GIVEN = ("quality_reference", "backends")
+"""Keys ``run.json`` keeps only when the option was given."""
 
 
 @dataclass(frozen=True)
 class BenchOptions:
-    """The options a run reads, with every default in (from the parsed command line)."""
+    """The options a run reads, with every default in (from the parsed command line and the declarations)."""
 
     demos: tuple[str, ...]
     runs: int
@@ -191,7 +77,7 @@ class BenchOptions:
     question: str
     request_timeout_s: float
     max_consecutive_failures: int
-    target: Target | None
+    target: Target
     repeats: int | None
     max_concurrency: int
     slo_budget_s: float
@@ -201,68 +87,68 @@ class BenchOptions:
     quality_n: int
     quality_seed: int
     quality_concurrency: int
-    traffic: Traffic
+    workload: Traffic
     min_accuracy: float | None
     min_quality: float | None
     quality_reference: str | None
     backends: tuple[str, ...] | None
     """The backends the user chose (``--backends`` or ``BACKENDS``); None: every one found."""
-    bedrock_tier: str = "standard"
+    bedrock_tier: str
     """``--bedrock-tier`` (the command's option): Bedrock's service tier, for its price and the break-even."""
 
     @classmethod
     def from_namespace(cls, ns: argparse.Namespace) -> BenchOptions:
-        get: Callable[[str, Any], Any] = lambda name, default: default if getattr(ns, name, None) is None \
-            else getattr(ns, name)  # noqa: E731
-        bfcl_n = get("bfcl_n", bfcl.DEFAULT_N)
-        levels = get("concurrency", (1,))
-        traffic = get("workload", None) or Traffic.from_dict(None)
-        chosen = get("backends", None)
+        def get(name: str) -> Any:
+            return declared.value(ns, name)
+
+        bfcl_n, levels, chosen = get("bfcl_n"), get("concurrency"), get("backends")
+        traffic = get("workload") or Traffic.from_dict(None)
+        floor = get("min_quality")
         return cls(
-            demos=tuple(get("demos", DEFAULT_DEMOS)), runs=int(get("runs", DEFAULT_RUNS)), tools=get("tools", DEFAULT_TOOLS),
-            concurrency=levels if levels == AUTO else tuple(levels), max_tokens=int(get("max_tokens", CHAT_MAX_TOKENS)),
-            ignore_eos=bool(get("ignore_eos", False)), question=get("question", ORCHESTRATOR_QUESTION),
-            request_timeout_s=float(get("request_timeout", REQUEST_TIMEOUT_S)),
-            max_consecutive_failures=int(get("max_consecutive_failures", DEFAULT_MAX_CONSECUTIVE_FAILURES)),
-            target=get("slo", None), repeats=get("repeats", None),
-            max_concurrency=int(get("max_concurrency", DEFAULT_MAX_CONCURRENCY)),
-            slo_budget_s=float(get("slo_budget", DEFAULT_BUDGET_S)),
-            bfcl_n=None if bfcl_n == bfcl.ALL else int(bfcl_n), bfcl_seed=int(get("bfcl_seed", bfcl.DEFAULT_SEED)),
-            bfcl_stream=bool(get("bfcl_stream", False)), quality_n=int(get("quality_n", quality.DEFAULT_N)),
-            quality_seed=int(get("quality_seed", quality.DEFAULT_SEED)),
-            quality_concurrency=int(get("quality_concurrency", quality.DEFAULT_CONCURRENCY)),
-            traffic=traffic, min_accuracy=get("min_accuracy", None),
-            min_quality=get("min_quality", traffic.min_quality), quality_reference=get("quality_reference", None),
+            demos=tuple(get("demos")), runs=int(get("runs")), tools=get("tools"),
+            concurrency=levels if levels == AUTO else tuple(levels), max_tokens=int(get("max_tokens")),
+            ignore_eos=bool(get("ignore_eos")), question=get("question"),
+            request_timeout_s=float(get("request_timeout")),
+            max_consecutive_failures=int(get("max_consecutive_failures")), target=get("slo"), repeats=get("repeats"),
+            max_concurrency=int(get("max_concurrency")), slo_budget_s=float(get("slo_budget")),
+            bfcl_n=None if bfcl_n == bfcl.ALL else int(bfcl_n), bfcl_seed=int(get("bfcl_seed")),
+            bfcl_stream=bool(get("bfcl_stream")), quality_n=int(get("quality_n")),
+            quality_seed=int(get("quality_seed")),
+            quality_concurrency=int(get("quality_concurrency")), workload=traffic, min_accuracy=get("min_accuracy"),
+            min_quality=floor if floor is not None else traffic.min_quality,
+            quality_reference=get("quality_reference"),
             backends=tuple(n.strip() for n in chosen.split(",") if n.strip()) if isinstance(chosen, str) else chosen,
-            bedrock_tier=get("bedrock_tier", "standard"),
+            bedrock_tier=get("bedrock_tier"),
         )  # fmt: skip
 
     def record(self, bfcl_concurrency: int) -> dict[str, Any]:
-        """What ``run.json`` ``options`` keeps of these options (the search plan adds its own)."""
-        out: dict[str, Any] = {
-            "demos": list(self.demos), "runs": self.runs, "tools": self.tools, "max_tokens": self.max_tokens,
-            "ignore_eos": self.ignore_eos, "question": self.question, "request_timeout_s": self.request_timeout_s,
-            "max_consecutive_failures": self.max_consecutive_failures, **recommendation_record(self),
-            "bedrock_tier": self.bedrock_tier,
-        }  # fmt: skip
+        """What ``run.json`` ``options`` keeps of these options, under each one's declared key (the chat
+        part's plan adds the keys of :data:`PLANNED`; the bfcl and quality parts record their own options with what
+        else they used, :func:`~..parts.bfcl.options_record`)."""
+        own: dict[str, Any] = {}
         if "bfcl" in self.demos:
-            out.update(bfcl.options_record(n=self.bfcl_n, seed=self.bfcl_seed, stream=self.bfcl_stream,
+            own.update(bfcl.options_record(n=self.bfcl_n, seed=self.bfcl_seed, stream=self.bfcl_stream,
                                            concurrency=bfcl_concurrency))
         if "quality" in self.demos:
-            out.update(quality.options_record(n=self.quality_n, seed=self.quality_seed,
+            own.update(quality.options_record(n=self.quality_n, seed=self.quality_seed,
                                               concurrency=self.quality_concurrency))
-            if self.quality_reference:
-                out["quality_reference"] = self.quality_reference
-        if self.backends is not None:
-            out["backends"] = list(self.backends)
-        return out
+        out: dict[str, Any] = {}
+        for option in declared.OPTIONS:
+            key = option.record
+            if key is None or key in PLANNED or key in own or option.part not in (None, *self.demos):
+                continue
+            value = getattr(self, key)
+            if value is not None or key not in WHEN_GIVEN:
+                out[key] = value.as_dict() if isinstance(value, Traffic) else \
+                    list(value) if isinstance(value, tuple) else value
+        return {**out, **own}
 
 
 def recommendation_record(options: Any) -> dict[str, Any]:
     """What ``run.json`` options keep of ``--workload``, ``--min-accuracy`` and ``--min-quality`` (the
     command's options, or ``python -m agent.report``'s); the quality floor is the option, else the
     workload's ``min_quality``."""
-    traffic = getattr(options, "traffic", None) or getattr(options, "workload", None)
+    traffic = getattr(options, "workload", None)
     if not isinstance(traffic, Traffic):
         traffic = Traffic.from_dict(None)
     floor = getattr(options, "min_quality", None)

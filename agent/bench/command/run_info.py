@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any, Iterable, Sequence
 
 from rigs import utc
 
+from ...kinds import PER_TOKEN, descriptor
 from ..analysis.stats import PERCENTILE_METHOD
 
 if TYPE_CHECKING:
@@ -101,7 +102,7 @@ def prices_for(backends: Sequence[Backend], session: Any, bedrock_tier: str = "s
         meta = b.metadata
         region = b.region or meta.get("region") or _zone_region(meta.get("zone")) or "us-east-1"
         try:
-            if b.kind == "bedrock":
+            if descriptor(b.kind).pricing == PER_TOKEN:
                 tier = meta.get("service_tier", bedrock_tier)
                 out["backends"][b.name] = {"per_token": _token(book.bedrock_token_prices(b.model_id, region, tier))}
             elif meta.get("instance_type"):
@@ -113,7 +114,7 @@ def prices_for(backends: Sequence[Backend], session: Any, bedrock_tier: str = "s
         except PriceError as exc:
             out["backends"][b.name] = {"reason": str(exc)[:300]}
     out["not_run"] = not_run_prices(book, [b.name for b in backends], bedrock_tier)
-    bedrock = next((b for b in backends if b.kind == "bedrock"), None)
+    bedrock = next((b for b in backends if descriptor(b.kind).pricing == PER_TOKEN), None)
     try:
         if bedrock is not None:
             ref = book.bedrock_token_prices(bedrock.model_id, bedrock.region or "us-east-1",

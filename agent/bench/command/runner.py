@@ -1,11 +1,10 @@
 """The benchmark runner ``python -m agent.run`` calls: :func:`add_arguments`, :func:`check_options` and
 :func:`run`.
 
-``run`` drives the selected parts on every selected backend, in this order so the *cold*
-request really is a backend's first: the chat benchmark, the counting demo (both question
-sets), the BFCL tool-calling cases (``bfcl``, when selected), the quality lane (``quality``, when
-selected), the orchestrator. Every request
-is appended to ``requests.jsonl`` as it finishes;
+``run`` drives the parts selected in ``--demos`` on every selected backend, in the order of the
+registry of parts (:mod:`agent.bench.parts.registry`: chat, so the *cold* request really is a
+backend's first, then counting, bfcl, quality, the orchestrator), each given the run as a
+:class:`agent.bench.parts.part.Context`. Every request is appended to ``requests.jsonl`` as it finishes;
 ``summary.json``, the plots and ``REPORT.md`` are computed from it at the end, also when a
 backend fails or the run is interrupted. The exit code is 0 only when every selected backend
 completed every part it takes part in.
@@ -24,10 +23,8 @@ from typing import TYPE_CHECKING, Any, Sequence
 from rigs import utc
 from rigs.files import write_atomic
 
-from ..clients.reply import ChatRequest
-from ..parts import bfcl, quality, stopping
+from ..parts import stopping
 from ..presentation import console
-from ..tasks.workload import CHAT_PROMPT, QUESTION_SETS
 from . import evidence, run_info
 from .options import BenchOptions, OptionError, add_arguments, check
 
@@ -38,6 +35,8 @@ if TYPE_CHECKING:
 
     from ...backends import Backend
     from ..clients.base import BackendClient
+    from ..clients.pool import ClientPool
+    from ..parts.part import Context
     from ..results.summary import Summary
 
 __all__ = ["OptionError", "add_arguments", "check_options", "run", "write_outputs"]
@@ -115,7 +114,6 @@ class Bench:
         self.out_dir = out_dir
         self.session = session
         self.demos = list(options.demos)
-        self.runs = options.runs
         self.plan = Plan.of(target=options.target, concurrency=options.concurrency, repeats=options.repeats,
                             max_concurrency=options.max_concurrency, budget_s=options.slo_budget_s)
         self.levels = list(self.plan.levels)
@@ -138,10 +136,10 @@ class Bench:
     def start(self) -> None:
         """Write ``run.json`` at once (an interrupt from here on leaves a run a reader can open), then open
         ``requests.jsonl`` and read the prices."""
-        evidence.write_json(self.out_dir / evidence.RUN, self.run_info)
+        evidence.write_run(self.out_dir / evidence.RUN, self.run_info)
         self.log = evidence.RequestLog(self.out_dir / evidence.REQUESTS)
         run_info.add_prices(self.run_info, self.backends, self.session, self.options.bedrock_tier)
-        evidence.write_json(self.out_dir / evidence.RUN, self.run_info)
+        evidence.write_run(self.out_dir / evidence.RUN, self.run_info)
 
     # --- progress -----------------------------------------------------------------------
 
@@ -178,83 +176,37 @@ class Bench:
 
     # --- the parts ----------------------------------------------------------------------
 
-    def _chat_request(self) -> ChatRequest:
-        return ChatRequest.user(CHAT_PROMPT, self.options.max_tokens, ignore_eos=self.options.ignore_eos)
-
     async def main(self) -> None:
         from ..clients.pool import ClientPool
+        from ..parts.registry import chosen
 
+        parts = chosen(self.demos)
+        width = max((part.width(self.options, self.plan) for part in parts), default=1)
         async with ClientPool(self.backends, self.session, self.settings, request_timeout_s=self.timeout_s,
-                              width=max(self.plan.width, max(self.levels), self._quality_width())) as pool:
-            clients: dict[str, BackendClient] = {}
-            for b in self.backends:
-                try:
-                    clients[b.name] = pool.client(b)
-                except Exception as exc:  # e.g. no credentials for a boto3 client
-                    self.skipped[b.name]["chat"] = f"failed: {type(exc).__name__}: {exc}"[:300]
-            o = self.options
+                              width=width) as pool:
             try:
-                if "chat" in self.demos:
-                    await self._chat(clients)
-                if "counting" in self.demos:
-                    await self._counting(clients)
-                if "bfcl" in self.demos:
-                    await bfcl.run_part(backends=self.backends, pool=pool, n=o.bfcl_n, seed=o.bfcl_seed,
-                                        stream=o.bfcl_stream, concurrency=max(self.levels), skipped=self.skipped,
-                                        emit=self.emit, progress=self.progress, guard=self._guard)  # fmt: skip
-                if "quality" in self.demos:
-                    self.progress("quality: making the items", milestone=True)
-                    await quality.run_part(backends=self.backends, pool=pool, n=o.quality_n, seed=o.quality_seed,
-                                           concurrency=o.quality_concurrency, skipped=self.skipped, emit=self.emit,
-                                           progress=self.progress, guard=self._guard)  # fmt: skip
-                if "orchestrator" in self.demos:
-                    await self._orchestrate(clients)
+                ctx = self._context(pool)
+                for part in parts:
+                    await part.run(ctx)
             finally:
                 self.run_info["notes"] += pool.notes()
         if sys.stderr.isatty():
             print("", file=sys.stderr)
 
-    def _quality_width(self) -> int:
-        return self.options.quality_concurrency if "quality" in self.demos else 1
+    def _context(self, pool: ClientPool) -> Context:
+        """The run as the parts see it, with every backend's client made once (one that cannot be made is
+        recorded as skipped)."""
+        from ..parts.part import Context
 
-    async def _chat(self, clients: dict[str, BackendClient]) -> None:
-        from ..parts.capacity import run_under_target
-        from ..parts.chat import run_chat
-
-        request = self._chat_request()
+        clients: dict[str, BackendClient] = {}
         for b in self.backends:
-            if b.name not in clients:
-                continue
-            if self.plan.searched:
-                log = self.run_info.setdefault("slo_search", {}).setdefault(b.name, {})
-                await self._guard(b, "chat", run_under_target(
-                    backend=b, client=clients[b.name], request=request, plan=self.plan, runs=self.runs,
-                    epoch=self.epoch, emit=self.emit, log=log, progress=self.progress))
-                continue
-            await self._guard(b, "chat", run_chat(
-                backend=b, client=clients[b.name], request=request, runs=self.runs, concurrency=self.levels,
-                epoch=self.epoch, emit=self.emit, progress=self.progress))
-
-    async def _counting(self, clients: dict[str, BackendClient]) -> None:
-        from ..parts.counting import run_counting
-
-        tools = self.options.tools
-        for b in self.backends:
-            client = clients.get(b.name)
-            if client is None or client.no_tools:
-                for q in QUESTION_SETS:
-                    self.skipped[b.name][q.name] = client.no_tools if client else "failed: no client"
-                continue
             try:
-                model = client.agent_model()
-            except Exception as exc:
-                for q in QUESTION_SETS:
-                    self.skipped[b.name][q.name] = f"failed: {exc}"[:300]
-                continue
-            for q in QUESTION_SETS:
-                await self._guard(b, q.name, run_counting(
-                    backend=b, model=model, qset=q, tools=tools, runs=self.runs, constrained=client.constrained,
-                    emit=self.emit, timeout_s=self.timeout_s, progress=self.progress))
+                clients[b.name] = pool.client(b)
+            except Exception as exc:  # e.g. no credentials for a boto3 client
+                self.skipped[b.name]["chat"] = f"failed: {type(exc).__name__}: {exc}"[:300]
+        return Context(backends=self.backends, options=self.options, plan=self.plan, pool=pool, clients=clients,
+                       epoch=self.epoch, info=self.run_info, skipped=self.skipped, stopped=self.stopped,
+                       emit=self.emit, progress=self.progress, guard=self._guard)  # fmt: skip
 
     async def _guard(self, b: Backend, part: str, coro: Any) -> None:
         """Run one part for one backend; a crash is recorded and the run goes on. A backend that was
@@ -284,33 +236,6 @@ class Bench:
         finally:
             self._running.pop(b.name, None)
 
-    async def _orchestrate(self, clients: dict[str, BackendClient]) -> None:
-        from ..parts.orchestrator import run_orchestrator
-
-        agents = [b for b in self.backends if b.name in clients and clients[b.name].can_drive_agent]
-        candidates = [b for b in agents if b.name not in self.stopped]
-        chosen = next((b for b in candidates if b.kind == "bedrock"), candidates[0] if candidates else None)
-        if chosen is None:
-            stopped = [b.name for b in agents if b.name in self.stopped]
-            self.run_info["orchestrator"] = {"reason": "no selected backend can drive an agent (tool calls needed)"
-                                             + (f"; stopped after failures: {', '.join(stopped)}" if stopped else "")}
-            return
-        offered = [b for b in self.backends if b.name in clients and b.name not in self.stopped]
-        self.progress(f"orchestrator on {chosen.name}, asking {len(offered)} backend(s)", milestone=True)
-        client = clients[chosen.name]
-        try:
-            model = client.agent_model()
-        except Exception as exc:
-            self.skipped[chosen.name]["orchestrator"] = f"failed: {exc}"[:300]
-            self.run_info["orchestrator"] = {"reason": f"the orchestrator model failed: {exc}"[:300]}
-            return
-        if client.constrained and hasattr(model, "set_enums"):
-            model.set_enums({})
-        await self._guard(chosen, "orchestrator", run_orchestrator(
-            orchestrator=chosen, model=model, constrained=client.constrained, backends=offered, clients=clients,
-            epoch=self.epoch, emit=self.emit, question=self.options.question,
-            timeout_s=self.timeout_s * 2))
-
     # --- the end --------------------------------------------------------------------------
 
     def finish(self) -> Summary | None:
@@ -322,7 +247,7 @@ class Bench:
             self.log.close()
         self.run_info["finished"] = utc.iso_millis()
         self.run_info["interrupted"] = self.interrupted
-        evidence.write_json(self.out_dir / evidence.RUN, self.run_info)
+        evidence.write_run(self.out_dir / evidence.RUN, self.run_info)
         try:
             self._result = write_outputs(self.out_dir)
         except Exception:

@@ -79,3 +79,17 @@ def failed_checks(text: str, instructions: Sequence[Mapping[str, Any]]) -> list[
         KeyError: an instruction id this module does not check.
     """
     return [i["id"] for i in instructions if not CHECKS[i["id"]](text, **(i.get("kwargs") or {}))]
+
+
+def task_undone(text: str, task: Mapping[str, Any] | None) -> str | None:
+    """Why ``text`` does not do the item's task (too short, or not about its topic); None when it does,
+    or when the item states no task (a record of the lane before tasks were stated)."""
+    if not task:
+        return None
+    words = re.findall(r"\w+", text)
+    if len(words) < task["min_words"]:
+        return f"the task asked (at least {task['min_words']} words; the reply has {len(words)})"
+    about = task.get("about") or []
+    if about and not any(re.search(r"\b" + re.escape(w), text, re.IGNORECASE) for w in about):
+        return f"the task asked (a reply about {about[0]}: it names none of {', '.join(about)})"
+    return None

@@ -24,7 +24,9 @@ How an answer is read, robust to the words, units and markup around it:
   at "Sarah is Elizabeth's mother" had not finished saying "mother-in-law"): without a cue it is
   unreadable;
 * **instructions**: IFEval's strict checks (:mod:`.instruction_checks`) on the reply as it came,
-  less any ``<thinking>`` block (Nova's reasoning is not part of the answer it gives).
+  less any ``<thinking>`` block (Nova's reasoning is not part of the answer it gives), and the task
+  the item states (a few words about its topic, :func:`.instruction_checks.task_undone`): a reply
+  that follows the instruction without doing the task is wrong.
 """
 
 from __future__ import annotations
@@ -35,7 +37,7 @@ from fractions import Fraction
 from typing import Any, Mapping, Sequence
 
 from .count_reading import strip_reasoning
-from .instruction_checks import failed_checks
+from .instruction_checks import failed_checks, task_undone
 
 RIGHT, WRONG, UNREADABLE, FAILED, NOT_SENT = "right", "wrong", "unreadable", "failed", "not_sent"
 OUTCOMES = (RIGHT, WRONG, UNREADABLE, FAILED, NOT_SENT)
@@ -157,8 +159,12 @@ def grade_reply(text: str, answer: str, grading: Mapping[str, Any], cut: bool = 
     if kind == "instructions":
         if _REFUSAL.match(_plain(clean)):
             return Verdict(UNREADABLE, refusal=True, reason="refused")
-        failed = failed_checks(strip_reasoning(text), grading["instructions"])
-        return Verdict(WRONG, reason="does not follow " + ", ".join(failed)) if failed else Verdict(RIGHT)
+        reply = strip_reasoning(text)
+        failed = failed_checks(reply, grading["instructions"])
+        if failed:
+            return Verdict(WRONG, reason="does not follow " + ", ".join(failed))
+        undone = task_undone(reply, grading.get("task"))
+        return Verdict(WRONG, reason=f"does not do {undone}") if undone else Verdict(RIGHT)
     explicit = bool(_BOXED.search(clean) or _MARKER.search(_plain(clean)))
     if _REFUSAL.match(_plain(clean)) and not explicit:
         return Verdict(UNREADABLE, refusal=True, reason="refused")

@@ -10,19 +10,18 @@ possible answers next to the calls that came back, so a reader can check each gr
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Awaitable, Callable, Mapping, Sequence
-
+from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence
 
 from ..clients.base import BackendClient
 from ..clients.reply import ChatRequest, Reply, Tool
 from ..tasks.bfcl_cases import PINNED_VERSION, BfclUnavailableError, Case, installed_version, sample_cases
 from ..tasks.bfcl_tools import parameters, tool_name
-from .inflight import in_flight
-from .replies import reply_fields
+from .sending import in_flight, reply_fields
 
 if TYPE_CHECKING:
     from ...backends import Backend
-    from ..clients.pool import ClientPool
+    from .capacity import Plan
+    from .part import Context
 
 DEFAULT_N = 200
 DEFAULT_SEED = 0
@@ -95,38 +94,30 @@ async def run_bfcl(
     await in_flight(cases, concurrency, send)
 
 
-async def run_part(
-    *,
-    backends: Sequence[Backend],
-    pool: ClientPool,
-    n: int | None,
-    seed: int,
-    stream: bool,
-    concurrency: int,
-    skipped: Mapping[str, dict[str, str]],
-    emit: Callable[[dict[str, Any]], None],
-    progress: Callable[..., None],
-    guard: Callable[[Backend, str, Awaitable[None]], Awaitable[None]],
-) -> None:
-    """The part on every backend in turn (``n`` cases, None: all; the same ``seed``d sample for each); a
-    backend that takes no part is recorded in ``skipped``."""
-    from ..grading.bfcl_grading import checker
+class Bfcl:
+    """The part: the same sample of cases on every backend with tool calls, in turn."""
 
-    try:
-        cases = sample_cases(n, seed)
-        checker()
-    except BfclUnavailableError as exc:
-        for b in backends:
-            skipped[b.name]["bfcl"] = f"failed: {exc}"
-        return
-    for b in backends:
+    name = "bfcl"
+    records = ("bfcl",)
+
+    def width(self, options: Any, plan: Plan) -> int:
+        return max(plan.levels)
+
+    async def run(self, ctx: Context) -> None:
+        """``--bfcl-n`` cases (None: all) of ``--bfcl-seed``, ``max(--concurrency)`` in flight; BFCL not
+        installed, every backend is recorded as skipped."""
+        from ..grading.bfcl_grading import checker
+
+        o, concurrency = ctx.options, max(ctx.plan.levels)
         try:
-            client = pool.client(b)
-        except Exception as exc:  # e.g. no credentials for a boto3 client
-            skipped[b.name]["bfcl"] = f"failed: {type(exc).__name__}: {exc}"[:300]
-            continue
-        if client.no_tools:
-            skipped[b.name]["bfcl"] = client.no_tools
-            continue
-        await guard(b, "bfcl", run_bfcl(backend=b, client=client, cases=cases, concurrency=concurrency, seed=seed,
-                                        stream=stream, emit=emit, progress=progress))
+            cases = sample_cases(o.bfcl_n, o.bfcl_seed)
+            checker()
+        except BfclUnavailableError as exc:
+            ctx.skip_all(self.name, f"failed: {exc}")
+            return
+        await ctx.each_backend(self.name, lambda b, client: run_bfcl(
+            backend=b, client=client, cases=cases, concurrency=concurrency, seed=o.bfcl_seed, stream=o.bfcl_stream,
+            emit=ctx.emit, progress=ctx.progress), tools=True)
+
+
+PART = Bfcl()

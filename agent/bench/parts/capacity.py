@@ -8,24 +8,25 @@ within 8, 32-63 to the bracket [32, 63]; no level is ever tried at more than twi
 ``--concurrency LIST`` measures the given levels instead, each in full.
 
 Every level runs ``--repeats`` times back to back (``c x --runs`` requests each, exactly ``c`` in
-flight) through :func:`agent.bench.parts.chat.run_level`. Level 1's first repeat is the chat part's
-own timed requests. In the search a level stops sending once more of its requests have missed
-than its planned total allows (it can no longer hold); requests in flight finish and are
-recorded. ``--slo-budget`` seconds per backend bound the whole: no repeat or request starts
-after it. What was planned and why anything stopped is recorded in ``run.json`` ``slo_search``,
-so the summary can tell a finished level from a cut one.
+flight) through :func:`agent.bench.parts.sending.run_level`. Level 1's first repeat is the chat part's
+own timed requests (the chat part, :mod:`agent.bench.parts.chat`, hands them in as ``level_one``). In
+the search a level stops sending once more of its requests have missed than its planned total allows
+(it can no longer hold); requests in flight finish and are recorded. ``--slo-budget`` seconds per
+backend bound the whole: no repeat or request starts after it. What was planned and why anything
+stopped is recorded in ``run.json`` ``slo_search``, so the summary can tell a finished level from a
+cut one.
 """
 
 from __future__ import annotations
 
 import time
 from dataclasses import dataclass
-from typing import Any, Callable, Mapping, Sequence
+from typing import Any, Awaitable, Callable, Mapping, Sequence
 
 from ..analysis.slo import DEFAULT_REPEATS_WITH_TARGET, LevelTally, Target
 from ..clients.base import BackendClient
 from ..clients.reply import ChatRequest, Reply
-from .chat import run_chat, run_level, timing_record
+from .sending import run_level, timing_record
 
 MAX_LEVELS = 7
 AUTO = "auto"
@@ -67,6 +68,10 @@ def stop_reason(verdicts: Mapping[int, bool], max_concurrency: int, max_levels: 
     return "max_levels" if len(verdicts) >= max_levels else "bracketed"
 
 
+LevelOne = Callable[[Callable[[dict[str, Any]], None]], Awaitable[None]]
+"""The chat part's cold request and level 1's first repeat, each record handed to the emit given."""
+
+
 @dataclass(frozen=True)
 class Plan:
     """How a run measures its chat levels under a target (from the command's options)."""
@@ -79,14 +84,13 @@ class Plan:
     budget_s: float
 
     @classmethod
-    def of(cls, *, target: Target | None, concurrency: Sequence[int] | str, repeats: int | None,
+    def of(cls, *, target: Target, concurrency: Sequence[int] | str, repeats: int | None,
            max_concurrency: int, budget_s: float) -> Plan:
-        """The plan for the options given (``target`` None: the default target; ``repeats`` None: 3 with a
-        target set or a search, else 1)."""
+        """The plan for the options given (``repeats`` None: 3 with a target set or a search, else 1)."""
         auto = concurrency == AUTO
         if repeats is None:
-            repeats = DEFAULT_REPEATS_WITH_TARGET if (target is not None or auto) else 1
-        return cls(target=target if target is not None else Target.default(), auto=auto,
+            repeats = DEFAULT_REPEATS_WITH_TARGET if (target.given or auto) else 1
+        return cls(target=target, auto=auto,
                    levels=(1,) if auto else tuple(concurrency), repeats=repeats, max_concurrency=max_concurrency,
                    budget_s=budget_s)  # fmt: skip
 
@@ -116,8 +120,9 @@ class _Search:
 
     def __init__(self, *, backend: Any, client: BackendClient, request: ChatRequest, plan: Plan, runs: int,
                  epoch: float, emit: Callable[[dict[str, Any]], None], log: dict[str, Any],
-                 progress: Callable[..., None]) -> None:
+                 progress: Callable[..., None], level_one: LevelOne) -> None:
         self.backend, self.client, self.request, self.plan = backend, client, request, plan
+        self.send_level_one = level_one
         self.runs, self.epoch, self.emit, self.log, self.progress = runs, epoch, emit, log, progress
         self.started = time.perf_counter()
         self.deadline = self.started + plan.budget_s
@@ -171,8 +176,7 @@ class _Search:
             if record.get("phase") == "timed":
                 first.add(record)
 
-        await run_chat(backend=self.backend, client=self.client, request=self.request, runs=self.runs,
-                       concurrency=[1], epoch=self.epoch, emit=emit_timed, progress=self.progress)  # fmt: skip
+        await self.send_level_one(emit_timed)
         entry["repeats_run"] = 1
         await self.measure(1, first, entry, first_repeat=2)
         return first, entry
@@ -211,9 +215,11 @@ async def run_under_target(
     epoch: float,
     emit: Callable[[dict[str, Any]], None],
     log: dict[str, Any],
+    level_one: LevelOne,
     progress: Callable[..., None] = lambda *_, **__: None,
 ) -> None:
-    """The chat part of one backend with repeats and, with ``--concurrency auto``, the search.
+    """The chat part of one backend with repeats and, with ``--concurrency auto``, the search; ``level_one``
+    sends the cold request and level 1's first repeat (the chat part's own timed requests).
 
     ``log`` is filled as the run goes (so an interrupted run keeps what happened): the mode, the
     rule, the levels in the order measured with what was planned and why each stopped.
@@ -223,7 +229,7 @@ async def run_under_target(
                 "max_levels": MAX_LEVELS if plan.auto else None, "budget_s": plan.budget_s,
                 "repeats": plan.repeats, "order": [], "levels": [], "stopped": None, "seconds": None})  # fmt: skip
     run = _Search(backend=backend, client=client, request=request, plan=plan, runs=runs, epoch=epoch, emit=emit,
-                  log=log, progress=progress)  # fmt: skip
+                  log=log, progress=progress, level_one=level_one)  # fmt: skip
     first, entry = await run.level_one()
     if entry["stopped"] == "budget" and not first.decided_miss:
         log["stopped"] = "budget"

@@ -1,57 +1,22 @@
-"""Run the chat benchmark on one backend: the reference prompt, one untimed warm-up that is
-also kept as the backend's *cold* request, ``--runs N`` timed requests one at a time, then an
-optional concurrency sweep. Every request becomes one record; figures are computed later
+"""The chat part: the reference prompt on every backend, one untimed warm-up that is also kept as the
+backend's *cold* request, ``--runs N`` timed requests one at a time, then an optional concurrency sweep;
+with a latency target, repeats or ``--concurrency auto``, the levels are measured under the target
+(:mod:`agent.bench.parts.capacity`). Every request becomes one record; figures are computed later
 from the records (:mod:`agent.bench.analysis.summary`)."""
 
 from __future__ import annotations
 
-from typing import Any, Callable, Sequence
-
-from rigs import utc
+from functools import partial
+from typing import TYPE_CHECKING, Any, Awaitable, Callable, Sequence
 
 from ..clients.base import BackendClient
 from ..clients.reply import ChatRequest, Reply
-from .inflight import in_flight
+from ..tasks.workload import CHAT_PROMPT
+from .capacity import Plan, run_under_target
+from .sending import run_level, timing_record
 
-
-def timing_record(
-    reply: Reply, *, epoch: float, backend: str, part: str, phase: str, concurrency: int, run: int,
-    request: ChatRequest,
-) -> dict[str, Any]:
-    """One request's record: raw times relative to its send time, so every figure can be recomputed."""
-    sent = reply.t_sent
-
-    def rel_ms(t: float | None) -> float | None:
-        return None if t is None else round((t - sent) * 1000.0, 3)
-
-    return {
-        "part": part,
-        "backend": backend,
-        "phase": phase,
-        "concurrency": concurrency,
-        "run": run,
-        "started": utc.iso_millis(utc.at_epoch(reply.wall_sent)),
-        "sent_s": round(sent - epoch, 6),
-        "prompt": request.messages[-1]["content"],
-        "requested_tokens": request.max_tokens,
-        "streamed": reply.streamed,
-        "status": reply.status,
-        "request_id": reply.request_id,
-        "first_ms": rel_ms(reply.t_first),
-        "last_ms": rel_ms(reply.t_last),
-        "done_ms": rel_ms(reply.t_done),
-        "chunk_ms": [rel_ms(t) for t in reply.chunk_times],
-        "chunk_chars": reply.chunk_chars,
-        "prompt_tokens": reply.prompt_tokens,
-        "output_tokens": reply.completion_tokens,
-        "finish_reason": reply.finish_reason,
-        "text": reply.text,
-        "error": reply.error,
-        "server_timings": reply.server_timings,
-        "reconnects": reply.reconnects,
-        "resend_reasons": reply.resend_reasons,
-        "new_connection": reply.new_connection,
-    }
+if TYPE_CHECKING:
+    from .part import Context
 
 
 async def run_chat(
@@ -88,14 +53,36 @@ async def run_chat(
         await run_level(client, request, c, total, lambda reply, i, c=c: record(reply, "sweep", c, i))
 
 
-async def run_level(
-    client: BackendClient, request: ChatRequest, concurrency: int, total: int,
-    done: Callable[[Reply, int], None], keep_going: Callable[[], bool] = lambda: True,
-) -> int:
-    """Send ``request`` ``total`` times with exactly ``concurrency`` in flight, handing every answer to
-    ``done(reply, i)``; nothing more is sent once ``keep_going()`` says no. Returns how many were sent."""
+class Chat:
+    """The part: every backend whose client could be made, in turn."""
 
-    async def send(i: int) -> None:
-        done(await client.send(request), i)
+    name = "chat"
+    records = ("chat",)
 
-    return await in_flight(range(1, total + 1), concurrency, send, keep_going)
+    def width(self, options: Any, plan: Plan) -> int:
+        return plan.width
+
+    async def run(self, ctx: Context) -> None:
+        """The plain levels, or (:attr:`Plan.searched`) the levels under the target, each backend's search
+        recorded in ``run.json`` ``slo_search`` as it goes."""
+        o, plan = ctx.options, ctx.plan
+        request = ChatRequest.user(CHAT_PROMPT, o.max_tokens, ignore_eos=o.ignore_eos)
+        for b in ctx.backends:
+            client = ctx.clients.get(b.name)
+            if client is None:
+                continue
+            if not plan.searched:
+                await ctx.guard(b, self.name, self._plain(ctx, b, client, request, plan.levels, ctx.emit))
+                continue
+            log = ctx.info.setdefault("slo_search", {}).setdefault(b.name, {})
+            await ctx.guard(b, self.name, run_under_target(
+                backend=b, client=client, request=request, plan=plan, runs=o.runs, epoch=ctx.epoch, emit=ctx.emit,
+                log=log, progress=ctx.progress, level_one=partial(self._plain, ctx, b, client, request, (1,))))
+
+    @staticmethod
+    def _plain(ctx: Context, b: Any, client: BackendClient, request: ChatRequest, levels: Sequence[int],
+               emit: Callable[[dict[str, Any]], None]) -> Awaitable[None]:
+        return run_chat(backend=b, client=client, request=request, runs=ctx.options.runs, concurrency=levels,
+                        epoch=ctx.epoch, emit=emit, progress=ctx.progress)
+
+PART = Chat()

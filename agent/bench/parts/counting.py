@@ -1,24 +1,32 @@
-"""Run the counting demo: the same strands agent, tools and question on every tool-capable
-backend, ``--runs N`` times per question set. Grading is done later, from the records
-(:mod:`agent.bench.grading.counting`)."""
+"""The counting part: the same strands agent, tools and question on every tool-capable backend,
+``--runs N`` times per question set. Grading is done later, from the records
+(:mod:`agent.bench.grading.counting`).
+
+strands and the grading's record models (pydantic) are imported where a run needs them, so that the
+registry of parts (:mod:`agent.bench.parts.registry`) loads without them and ``--help`` starts fast.
+"""
 
 from __future__ import annotations
 
 import asyncio
 import time
-from typing import Any, Callable
-
-from strands import Agent, tool
-from strands.types.exceptions import MaxTokensReachedException
+from typing import TYPE_CHECKING, Any, Callable
 
 from rigs import utc
 
-from ..grading.counting import run_failure
-from ..tasks.workload import COUNTING_SYSTEM_PROMPT, OPS, QuestionSet, select_ids
+from ..tasks.workload import COUNTING_SYSTEM_PROMPT, OPS, QUESTION_SETS, QuestionSet, select_ids
+
+if TYPE_CHECKING:
+    from strands import Agent
+
+    from .capacity import Plan
+    from .part import Context
 
 
 def make_tools(qset: QuestionSet, tools: str) -> list[Any]:
     """The reference's tools over ``qset.ids``: ``count_ids(op, value)`` (engine) or ``list_ids()`` (rows)."""
+    from strands import tool
+
     ids = list(qset.ids)
     if tools == "rows":
 
@@ -96,6 +104,8 @@ async def run_agent(
     agent: Agent, prompt: str, timeout_s: float
 ) -> tuple[str, str | None, float]:
     """Invoke ``agent`` once; return (answer, error, seconds). Never raises for a model failure."""
+    from strands.types.exceptions import MaxTokensReachedException
+
     t0 = time.perf_counter()
     answer, error = "", None
     try:
@@ -123,6 +133,10 @@ async def run_counting(
     progress: Callable[..., None] = lambda *_, **__: None,
 ) -> None:
     """``runs`` fresh agents answer ``qset`` on ``backend``; each run becomes one record."""
+    from strands import Agent
+
+    from ..grading.counting import run_failure
+
     if constrained and hasattr(model, "set_enums"):
         model.set_enums({"count_ids": {"op": list(OPS)}})
     for i in range(1, runs + 1):
@@ -152,3 +166,40 @@ async def run_counting(
                 "usage": usage_of(agent),
             }
         )
+
+
+class Counting:
+    """The part: both question sets on every backend with tool calls, in turn; each set is its own part in
+    ``requests.jsonl``, ``skipped`` and the failure streak."""
+
+    name = "counting"
+    records = tuple(q.name for q in QUESTION_SETS)
+
+    def width(self, options: Any, plan: Plan) -> int:
+        return 1
+
+    async def run(self, ctx: Context) -> None:
+        """One agent model per backend (from the client made when the run started), both sets through it."""
+        o = ctx.options
+        for b in ctx.backends:
+            client = ctx.clients.get(b.name)
+            if client is None or client.no_tools:
+                _skip(ctx, b.name, client.no_tools if client else "failed: no client")
+                continue
+            try:
+                model = client.agent_model()
+            except Exception as exc:
+                _skip(ctx, b.name, f"failed: {exc}"[:300])
+                continue
+            for q in QUESTION_SETS:
+                await ctx.guard(b, q.name, run_counting(
+                    backend=b, model=model, qset=q, tools=o.tools, runs=o.runs, constrained=client.constrained,
+                    emit=ctx.emit, timeout_s=o.request_timeout_s, progress=ctx.progress))
+
+
+def _skip(ctx: Context, backend: str, reason: str) -> None:
+    for q in QUESTION_SETS:
+        ctx.skipped[backend][q.name] = reason
+
+
+PART = Counting()

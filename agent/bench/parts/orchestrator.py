@@ -4,25 +4,31 @@
 ends without that call gets one follow-up turn offering only ``submit_summary`` (for the local rig's
 constrained model, which makes exactly one tool choice per run, this is how it commits). Its asks
 and its answer become records; the checks on them are :mod:`agent.bench.grading.orchestrator`'s.
+
+It is the one part that runs once across backends rather than on each in turn. strands is imported
+where an agent or a tool is made, so that the registry of parts loads without it.
 """
 
 from __future__ import annotations
 
 import time
-from typing import Any, Callable, Mapping, Sequence
-
-from strands import Agent, tool
-from strands.tools.executors import SequentialToolExecutor
+from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence
 
 from rigs import utc
 
+from ...kinds import descriptor
 from ..clients.base import BackendClient
 from ..clients.reply import ChatRequest
 from ..tasks.workload import (FOLLOW_UP_SYSTEM_PROMPT, ORCHESTRATOR_ASK_MAX_TOKENS, ORCHESTRATOR_SYSTEM_PROMPT,
                               SCOREBOARD_HEADER, SUBMIT_TOOL, follow_up_turn, orchestrator_user_turn,
                               submit_instruction, tool_name)
-from .chat import timing_record
 from .counting import run_agent, transcript, usage_of
+from .sending import timing_record
+
+if TYPE_CHECKING:
+    from ...backends import Backend
+    from .capacity import Plan
+    from .part import Context
 
 
 def ask_result(record: Mapping[str, Any], label: str) -> dict[str, Any]:
@@ -65,6 +71,8 @@ class _Asks:
         self.scoreboards: list[str] = []
 
     def ask_tool(self, b: Any) -> Any:
+        from strands import tool
+
         async def ask(prompt: str) -> dict:
             request = ChatRequest.user(prompt, ORCHESTRATOR_ASK_MAX_TOKENS)
             record = timing_record(
@@ -81,6 +89,8 @@ class _Asks:
         return tool(name=tool_name(b.name), description=description)(ask)
 
     def scoreboard_tool(self) -> Any:
+        from strands import tool
+
         @tool
         def scoreboard() -> str:
             """Return the measured results of every ask_ call so far as a table, fastest first"""
@@ -94,6 +104,8 @@ class _Asks:
 async def _follow_up(model: Any, submit: Any, user_turn: str, reply: str, names: Sequence[str],
                      timeout_s: float) -> dict[str, Any]:
     """The one follow-up turn of a run that answered without submitting: commit what it said."""
+    from strands import Agent
+
     agent = Agent(model=model, system_prompt=FOLLOW_UP_SYSTEM_PROMPT, tools=[submit], callback_handler=None)
     prompt = follow_up_turn(user_turn, reply, names)
     f_reply, f_error, f_seconds = await run_agent(agent, prompt, timeout_s)
@@ -115,6 +127,9 @@ async def run_orchestrator(
     timeout_s: float = 600.0,
 ) -> None:
     """Run the orchestrator once; its asks and its answer become records."""
+    from strands import Agent
+    from strands.tools.executors import SequentialToolExecutor
+
     tools = _Asks(clients, epoch, emit)
     names = [b.name for b in backends]
     submit = make_submit_tool(names)
@@ -144,6 +159,7 @@ async def run_orchestrator(
 def make_submit_tool(names: Sequence[str]) -> Any:
     """``submit_summary(winner, table)``: records nothing itself (the call and its arguments are in
     the transcript, and the checks read them from there) and acknowledges."""
+    from strands import tool
 
     def submit_summary(winner: str, table: str) -> str:
         return "Summary recorded."
@@ -155,3 +171,48 @@ def make_submit_tool(names: Sequence[str]) -> Any:
         "    table: the scoreboard table exactly as scoreboard returned it\n"
     )
     return tool(name=SUBMIT_TOOL)(submit_summary)
+
+
+class Orchestrator:
+    """The part: one agent, on Bedrock if it runs, else on the first backend that can drive one, asks every
+    backend that is not stopped."""
+
+    name = "orchestrator"
+    records = ("orchestrator", "orchestrator_ask")
+
+    def width(self, options: Any, plan: Plan) -> int:
+        return 1
+
+    async def run(self, ctx: Context) -> None:
+        """Why it could not run, when it could not, goes to ``run.json`` ``orchestrator``."""
+        clients = ctx.clients
+        agents = [b for b in ctx.backends if b.name in clients and clients[b.name].can_drive_agent]
+        candidates = [b for b in agents if b.name not in ctx.stopped]
+        chosen = next((b for b in candidates if descriptor(b.kind).preferred_orchestrator),
+                      candidates[0] if candidates else None)
+        if chosen is None:
+            stopped = [b.name for b in agents if b.name in ctx.stopped]
+            ctx.info["orchestrator"] = {"reason": "no selected backend can drive an agent (tool calls needed)"
+                                        + (f"; stopped after failures: {', '.join(stopped)}" if stopped else "")}
+            return
+        offered = [b for b in ctx.backends if b.name in clients and b.name not in ctx.stopped]
+        ctx.progress(f"orchestrator on {chosen.name}, asking {len(offered)} backend(s)", milestone=True)
+        await self._drive(ctx, chosen, offered)
+
+    async def _drive(self, ctx: Context, chosen: Backend, offered: Sequence[Backend]) -> None:
+        client = ctx.clients[chosen.name]
+        try:
+            model = client.agent_model()
+        except Exception as exc:
+            ctx.skipped[chosen.name][self.name] = f"failed: {exc}"[:300]
+            ctx.info["orchestrator"] = {"reason": f"the orchestrator model failed: {exc}"[:300]}
+            return
+        if client.constrained and hasattr(model, "set_enums"):
+            model.set_enums({})
+        await ctx.guard(chosen, self.name, run_orchestrator(
+            orchestrator=chosen, model=model, constrained=client.constrained, backends=offered, clients=ctx.clients,
+            epoch=ctx.epoch, emit=ctx.emit, question=ctx.options.question,
+            timeout_s=ctx.options.request_timeout_s * 2))
+
+
+PART = Orchestrator()

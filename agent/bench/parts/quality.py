@@ -11,20 +11,20 @@ happens on a server stated to take less.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Awaitable, Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Sequence
 
-
+from ...kinds import descriptor
 from ..clients.base import BackendClient
 from ..clients.reply import ChatRequest, Reply
 from ..tasks.quality import lane
 from ..tasks.quality.gym import QualityUnavailableError
 from ..tasks.quality.items import MAX_TOKENS, SYSTEM_PROMPT, Item
-from .inflight import in_flight
-from .replies import reply_fields
+from .sending import in_flight, reply_fields
 
 if TYPE_CHECKING:
     from ...backends import Backend
-    from ..clients.pool import ClientPool
+    from .capacity import Plan
+    from .part import Context
 
 DEFAULT_N = 600
 DEFAULT_SEED = 0
@@ -49,7 +49,8 @@ def options_record(*, n: int, seed: int, concurrency: int) -> dict[str, Any]:
 def concurrency_for(backend: Backend, concurrency: int) -> int:
     """The Neuron servers generate under one global lock (docs/benchmark.md, "capacity 1"): more in
     flight there only queues, and each queued request waits out the whole of the one before it."""
-    return 1 if backend.kind == "neuron" else concurrency
+    limit = descriptor(backend.kind).concurrency_limit
+    return concurrency if limit is None else limit
 
 
 def _item_fields(b: Backend, item: Item, seed: int, version: str) -> dict[str, Any]:
@@ -105,32 +106,29 @@ async def run_quality(
     await in_flight(fitting, concurrency_for(backend, concurrency), send)
 
 
-async def run_part(
-    *,
-    backends: Sequence[Backend],
-    pool: ClientPool,
-    n: int,
-    seed: int,
-    concurrency: int,
-    skipped: Mapping[str, dict[str, str]],
-    emit: Callable[[dict[str, Any]], None],
-    progress: Callable[..., None],
-    guard: Callable[[Backend, str, Awaitable[None]], Awaitable[None]],
-) -> None:
-    """The part on every backend in turn (the first ``n`` items of ``seed``); a backend that takes no part
-    is recorded in ``skipped``."""
-    try:
-        items = lane.select(n, seed)
-    except QualityUnavailableError as exc:
-        for b in backends:
-            skipped[b.name]["quality"] = f"failed: {exc}"
-        return
-    version = lane.version()
-    for b in backends:
+class Quality:
+    """The part: the same items on every backend, in turn."""
+
+    name = "quality"
+    records = ("quality",)
+
+    def width(self, options: Any, plan: Plan) -> int:
+        return int(options.quality_concurrency)
+
+    async def run(self, ctx: Context) -> None:
+        """The first ``--quality-n`` items of ``--quality-seed``; the lane's generators not installed, every
+        backend is recorded as skipped."""
+        o = ctx.options
+        ctx.progress("quality: making the items", milestone=True)
         try:
-            client = pool.client(b)
-        except Exception as exc:  # e.g. no credentials for a boto3 client
-            skipped[b.name]["quality"] = f"failed: {type(exc).__name__}: {exc}"[:300]
-            continue
-        await guard(b, "quality", run_quality(backend=b, client=client, items=items, concurrency=concurrency,
-                                              seed=seed, version=version, emit=emit, progress=progress))
+            items = lane.select(o.quality_n, o.quality_seed)
+        except QualityUnavailableError as exc:
+            ctx.skip_all(self.name, f"failed: {exc}")
+            return
+        version = lane.version()
+        await ctx.each_backend(self.name, lambda b, client: run_quality(
+            backend=b, client=client, items=items, concurrency=o.quality_concurrency, seed=o.quality_seed,
+            version=version, emit=ctx.emit, progress=ctx.progress))
+
+
+PART = Quality()

@@ -1,9 +1,7 @@
-"""The three kinds of model every result is made of.
+"""The two kinds of model every result is made of.
 
-* :class:`Frozen`: a block the benchmark computes; unknown keys are refused, so a misspelt or
-  forgotten field fails where it is made, not in a reader.
-* :class:`Open`: a block copied from a file another stage writes (``run.json``, a price entry):
-  its known keys are typed, keys added there later pass through.
+* :class:`Frozen`: a block the benchmark computes or writes (``run.json`` too); unknown keys are
+  refused, so a misspelt or forgotten field fails where it is made, not in a reader.
 * :class:`Sparse`: a mixin for blocks whose optional keys are written only when they were given
   (a distribution keeps its ``values`` only when asked to, ``run.json`` keys only when present), so
   a file keeps exactly the keys it had.
@@ -23,16 +21,12 @@ class Frozen(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid", use_attribute_docstrings=True)
 
 
-class Open(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="allow", use_attribute_docstrings=True)
-
-
 class Sparse(BaseModel):
-    """Writes a field that has a default only when it was given (extra keys always)."""
+    """Writes a field that has a default only when it was given."""
 
     @model_serializer(mode="wrap")
     def _given_keys_only(self, handler: SerializerFunctionWrapHandler, info: SerializationInfo) -> dict[str, Any]:
         data = handler(self)
-        given = self.model_fields_set | set(self.__pydantic_extra__ or ())
+        given = self.model_fields_set
         fields = type(self).model_fields
         return {k: v for k, v in data.items() if k in given or (k in fields and fields[k].is_required())}

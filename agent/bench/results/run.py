@@ -1,97 +1,116 @@
-"""``run.json`` as the summary reads it, and the ``run`` and ``prices`` blocks the summary copies.
+"""``run.json``: the model the command writes it from and reads it back through, and the ``run`` and
+``prices`` blocks the summary copies.
 
-``run.json`` is written by the command (``agent/bench/command/runner.py``); every block here is
-:class:`~.base.Open` (keys added there later pass through) and :class:`~.base.Sparse` (a key
-absent from the file stays absent from the summary's copy).
+``run.json`` is written by the command (``agent/bench/command/runner.py``, through
+:func:`agent.bench.command.evidence.write_run`) from :class:`RunFile`: every block is :class:`~.base.Frozen`,
+so a key it does not know (a misspelt one) fails where it is written and where it is read, and a key the
+command always writes is required. A key written only in some runs (a part's options, a price's provenance)
+is optional and :class:`~.base.Sparse`: absent from the file, absent from the summary's copy. The JSON Schema
+is committed beside this file (``run.schema.json``, :mod:`.schema`).
 """
 
 from __future__ import annotations
 
 from typing import Any, Literal
 
-from .base import Open, Sparse
+from .base import Frozen, Sparse
 from .blocks.provenance import Provenance
+from .blocks.slo import TargetLimits
+from .target import Source, Target
 
 
-class BackendInfo(Sparse, Open):
+class BackendInfo(Sparse, Frozen):
     """One backend as the run knew it."""
 
     name: str
     label: str
     kind: Literal["openai", "neuron", "bedrock", "sagemaker"]
     model_id: str
-    tool_calls: bool | None = None
-    constrained_tools: bool = False
-    toy_model: bool = False
-    base_url: str | None = None
-    region: str | None = None
-    endpoint_name: str | None = None
-    max_prompt_tokens: int | None = None
-    metadata: dict[str, Any] = {}
-    custom: bool = False
+    tool_calls: bool | None
+    constrained_tools: bool
+    toy_model: bool
+    base_url: str | None
+    region: str | None
+    endpoint_name: str | None
+    max_prompt_tokens: int | None
+    metadata: dict[str, Any]
+    custom: bool
     provenance: Provenance | None = None
+    """Written when something was read or is expected."""
 
 
-class RunOptions(Sparse, Open):
-    """The command's options as ``run.json`` records them (in the order it writes them)."""
+class RunOptions(Sparse, Frozen):
+    """The command's options as ``run.json`` records them (the order the report lists them in); a part's
+    options only when the part ran."""
 
-    demos: list[str] | None = None
-    runs: int | None = None
-    tools: str | None = None
-    concurrency: list[int] | Literal["auto"] | None = None
-    max_tokens: int | None = None
-    ignore_eos: bool | None = None
-    question: str | None = None
-    request_timeout_s: float | None = None
-    max_consecutive_failures: int | None = None
-    workload: dict[str, Any] | None = None
-    min_accuracy: float | None = None
-    slo: dict[str, float | None] | None = None
-    slo_source: str | None = None
-    repeats: int | None = None
-    max_concurrency: int | None = None
-    slo_budget_s: float | None = None
+    demos: list[str]
+    runs: int
+    tools: str
+    concurrency: list[int] | Literal["auto"]
+    max_tokens: int
+    ignore_eos: bool
+    question: str
+    request_timeout_s: float
+    max_consecutive_failures: int
+    workload: dict[str, Any]
+    min_accuracy: float | None
+    slo: TargetLimits
+    """``--slo``, or the default target (:attr:`slo_source` says which)."""
+    slo_source: Source
+    repeats: int
+    max_concurrency: int
+    slo_budget_s: float
     bfcl_n: int | Literal["all"] | None = None
     bfcl_seed: int | None = None
     bfcl_stream: bool | None = None
     bfcl_concurrency: int | None = None
     bfcl_max_tokens: int | None = None
     bfcl_eval: str | None = None
-    bedrock_tier: str | None = None
+    bedrock_tier: str
     quality_n: int | None = None
     quality_seed: int | None = None
     quality_concurrency: int | None = None
     quality_lane: str | None = None
     quality_reference: str | None = None
-    min_quality: float | None = None
+    min_quality: float | None
     backends: list[str] | None = None
     """The backends the user chose (``--backends`` or ``BACKENDS``); absent when the run took every one it found."""
+    quality_system_prompt: str | None = None
+    quality_max_tokens: dict[str, int] | None = None
+    quality_temperature: int | float | None = None
+    """As written (0): a whole number stays one in the report."""
+
+    def target(self) -> Target:
+        """The latency target the run measured under (``--slo``, or the default)."""
+        return Target(**self.slo.model_dump(), source=self.slo_source)
 
 
-class AgentSettings(Sparse, Open):
+class AgentSettings(Frozen):
     """The agents' model settings and the timing client's (explicit timeouts and retries)."""
 
-    temperature: float | None = None
-    max_tokens: int | None = None
-    timeout_s: float | None = None
-    connect_timeout_s: float | None = None
-    retries: int | None = None
-    max_connections: int | None = None
-    timing_retries: int | None = None
-    timing_timeout_s: float | None = None
+    temperature: float
+    max_tokens: int
+    timeout_s: float
+    connect_timeout_s: float
+    retries: int
+    max_connections: int
+    timing_retries: int
+    timing_timeout_s: float
 
 
-class HourlyPrice(Sparse, Open):
+class HourlyPrice(Sparse, Frozen):
     usd_per_hour: float
     instance_type: str | None = None
     region: str | None = None
     as_of: str | None = None
     source: str | None = None
     note: str | None = None
+    requested_region: str | None = None
+    detail: str | None = None
 
 
-class TokenPrice(Sparse, Open):
-    """Per-token prices in $ per million tokens."""
+class TokenPrice(Sparse, Frozen):
+    """Per-token prices in $ per million tokens (a backend not run: with its source and date only)."""
 
     usd_per_m_input: float
     usd_per_m_output: float
@@ -101,9 +120,11 @@ class TokenPrice(Sparse, Open):
     as_of: str | None = None
     source: str | None = None
     note: str | None = None
+    requested_region: str | None = None
+    detail: str | None = None
 
 
-class BackendPrice(Sparse, Open):
+class BackendPrice(Sparse, Frozen):
     """A backend's price: hourly, per token, or why there is none."""
 
     hourly: HourlyPrice | None = None
@@ -111,7 +132,7 @@ class BackendPrice(Sparse, Open):
     reason: str | None = None
 
 
-class CatalogPrice(Sparse, Open):
+class CatalogPrice(Sparse, Frozen):
     """The price of a backend of the catalog the run did not measure."""
 
     label: str | None = None
@@ -121,23 +142,23 @@ class CatalogPrice(Sparse, Open):
     reason: str | None = None
 
 
-class Prices(Sparse, Open):
-    """What the run was priced with, and where each price came from."""
+class Prices(Sparse, Frozen):
+    """What the run was priced with, and where each price came from (until they are read: only why not)."""
 
     fetched: str | None = None
-    backends: dict[str, BackendPrice] = {}
+    backends: dict[str, BackendPrice]
     not_run: dict[str, CatalogPrice] = {}
     bedrock_reference: TokenPrice | None = None
     bedrock_reference_reason: str | None = None
-    offline: bool = False
-    offline_reason: str | None = None
+    offline: bool
+    offline_reason: str | None
 
     def of(self, name: str) -> BackendPrice:
         """Backend ``name``'s entry (an empty one when it has none)."""
         return self.backends.get(name) or BackendPrice()
 
 
-class Stopped(Open):
+class Stopped(Frozen):
     """A backend stopped after failures in a row (``--max-consecutive-failures``)."""
 
     part: str
@@ -145,7 +166,7 @@ class Stopped(Open):
     reason: str
 
 
-class LevelLog(Sparse, Open):
+class LevelLog(Sparse, Frozen):
     """What the run planned for one level under the target and why it stopped."""
 
     concurrency: int
@@ -155,8 +176,9 @@ class LevelLog(Sparse, Open):
     stopped: str | None = None
 
 
-class SearchLog(Sparse, Open):
-    """How a backend's chat levels were run under the target (``run.json`` ``slo_search``)."""
+class SearchLog(Sparse, Frozen):
+    """How a backend's chat levels were run under the target (``run.json`` ``slo_search``; empty when the run
+    stopped before the backend's chat part began)."""
 
     mode: str | None = None
     rule: str | None = None
@@ -170,30 +192,40 @@ class SearchLog(Sparse, Open):
     seconds: float | None = None
 
 
-class RunInfo(Sparse, Open):
+class OrchestratorNote(Frozen):
+    """Why the orchestrator did not run (``run.json`` ``orchestrator``)."""
+
+    reason: str
+
+
+class RunInfo(Sparse, Frozen):
     """The summary's ``run`` block: the keys of ``run.json`` a reader needs to know what ran."""
 
-    started: str | None = None
-    finished: str | None = None
-    git_sha: str | None = None
-    versions: dict[str, str | None] = {}
-    backends: list[BackendInfo] = []
-    options: RunOptions = RunOptions()
-    settings: AgentSettings = AgentSettings()
-    methods: dict[str, str] = {}
-    interrupted: bool = False
-    notes: list[str] = []
+    started: str
+    finished: str | None
+    git_sha: str | None
+    versions: dict[str, str | None]
+    backends: list[BackendInfo]
+    options: RunOptions
+    settings: AgentSettings
+    methods: dict[str, str]
+    interrupted: bool
+    notes: list[str]
 
 
 class RunFile(RunInfo):
     """The whole ``run.json``."""
 
-    skipped: dict[str, dict[str, str]] = {}
-    stopped: dict[str, Stopped] = {}
-    prices: Prices = Prices()
+    skipped: dict[str, dict[str, str]]
+    stopped: dict[str, Stopped]
+    prices: Prices
     slo_search: dict[str, SearchLog] = {}
-    orchestrator: dict[str, Any] = {}
+    orchestrator: OrchestratorNote | None = None
 
     def info(self) -> RunInfo:
-        """The summary's copy: only :class:`RunInfo`'s keys, only those present in the file."""
-        return RunInfo(**{k: getattr(self, k) for k in RunInfo.model_fields if k in self.model_fields_set})
+        """The summary's copy: only :class:`RunInfo`'s keys."""
+        return RunInfo(**{k: getattr(self, k) for k in RunInfo.model_fields})
+
+    def as_json(self) -> dict[str, Any]:
+        """What ``run.json`` holds (the keys given, in the model's order)."""
+        return self.model_dump(mode="json")

@@ -1,4 +1,5 @@
-"""The JSON Schemas of ``summary.json`` and of a ``requests.jsonl`` line, generated from the models.
+"""The JSON Schemas of ``summary.json``, of ``run.json`` and of a ``requests.jsonl`` line, generated from the
+models.
 
 ``python -m agent.bench.results.schema --write`` writes them beside this file;
 ``python -m agent.bench.results.schema --check`` (and a test) fails when a committed one is stale.
@@ -14,6 +15,7 @@ import rigs.generated as generated
 from rigs.generated import Generated
 
 from .records import RECORDS
+from .run import RunFile
 from .summary import Summary
 
 HERE = Path(__file__).parent
@@ -34,7 +36,16 @@ def requests_schema() -> str:
         f"agent/bench/results/records.py ({PROG} --write); do not edit.")
 
 
-SCHEMAS = {"summary.schema.json": summary_schema, "requests.schema.json": requests_schema}
+def run_schema() -> str:
+    return generated.json_schema(
+        RunFile.model_json_schema(), "run.json",
+        "What a benchmark run was: when, from which commit, with which backends, options, settings and prices, "
+        "and what was skipped or stopped; an unknown key is refused. Generated from agent/bench/results/run.py "
+        f"({PROG} --write); do not edit.")
+
+
+SCHEMAS = {"summary.schema.json": summary_schema, "requests.schema.json": requests_schema,
+           "run.schema.json": run_schema}
 
 
 def files() -> list[Generated]:

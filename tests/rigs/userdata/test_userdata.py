@@ -97,6 +97,23 @@ def test_a_flag_spanning_lines_is_refused():
         render(rig, boot(rig))
 
 
+@pytest.mark.parametrize(("name", "port", "container", "completion_tokens", "script"), [
+    ("g6", "8000", "vllm", "false", "vllm.sh"), ("inf2", "8080", "gemma4-neuron", "true", "neuronx.sh")])
+def test_each_runtime_boots_its_own_script_container_and_port(name, port, container, completion_tokens, script):
+    rig = CATALOG.get(name)
+    env = environment(rig, boot(rig))
+    assert (env["RIG_CONTAINER_PORT"], env["RIG_CONTAINER"], env["RIG_REQUIRE_COMPLETION_TOKENS"]) == \
+        (port, container, completion_tokens)
+    assert [p.name for p in script_files(rig)] == ["common.sh", script]
+
+
+@pytest.mark.parametrize("runtime", ["sagemaker-vllm", "tgi"])
+def test_a_runtime_no_ec2_rig_boots_has_no_user_data(runtime):
+    rig = CATALOG.get("g6").model_copy(update={"runtime": runtime})
+    with pytest.raises(UserDataError, match=f"rig g6: no user data for runtime '{runtime}'"):
+        render(rig, boot(rig))
+
+
 def test_oversized_user_data_is_refused():
     rig = CATALOG.get("g6")
     with pytest.raises(UserDataError, match="16384"):

@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections import Counter
 from typing import Iterable, Mapping, Sequence
 
+from ....kinds import descriptor
 from ...results.blocks.slo import SloBlock, SloLevel, SloPair, SloSearch, TargetLimits
 from ...results.records import TimingRecord
 from ...results.run import RunFile, SearchLog
@@ -87,9 +88,10 @@ def capacity_reason(levels: Sequence[SloLevel], capacity: int | None, first_miss
             return "no level was measured to the end (the time budget ran out)"
         return f"misses the target even at concurrency {first_miss} ({_why_missed(by_c[first_miss], target)})"
     reason = _held_reason(by_c, capacity, first_miss, target, search)
-    if kind == "neuron" and capacity == 1:
+    one_at_a_time = descriptor(kind).concurrency_limit == 1
+    if one_at_a_time and capacity == 1:
         reason += f". {NEURON_REASON}."
-    elif kind == "neuron":
+    elif one_at_a_time:
         reason += (". Note: the Neuron server is documented as serving one request at a time; this run "
                    "measured more")
     return reason
@@ -119,7 +121,7 @@ def slo_block(records: Sequence[TimingRecord], run: RunFile, name: str, kind: st
     by_level = chat_levels(records)
     if not by_level:
         return None
-    target = Target.from_options(run.options)
+    target = run.options.target()
     log = run.slo_search.get(name) or SearchLog()
     level_logs = {int(e.concurrency): e for e in log.levels}
     levels = [level_block(c, by_level[c], target, level_logs.get(c)) for c in sorted(by_level)]
@@ -130,7 +132,7 @@ def slo_block(records: Sequence[TimingRecord], run: RunFile, name: str, kind: st
     failed = Counter(str(r.error) for r in measured).most_common(1)[0][0] if every_failed else None
     return SloBlock(
         target=TargetLimits(**target.as_dict()), target_source=target.source, target_text=target.describe(),
-        target_basis=DEFAULT_BASIS if target.source == "default" else "set with --slo",
+        target_basis="set with --slo" if target.given else DEFAULT_BASIS,
         attainment=ATTAINMENT_PERCENT / 100, capacity_concurrency=capacity,
         capacity_reason=capacity_reason(levels, capacity, first_miss, target, kind, search, failed),
         every_request_failed=every_failed, search=search, levels=levels)

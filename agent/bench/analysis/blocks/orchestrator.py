@@ -22,8 +22,8 @@ NOT_RUN = {
 
 def not_run_reason(run: RunFile, demos: Sequence[str]) -> str:
     """Why there is no orchestrator record: the run's own reason, else what the run says happened."""
-    if run.orchestrator.get("reason"):
-        return str(run.orchestrator["reason"])
+    if run.orchestrator is not None:
+        return run.orchestrator.reason
     if "orchestrator" not in demos:
         return "not selected"
     if run.interrupted:
@@ -44,4 +44,4 @@ def summarize_orchestrator(records: Sequence[OrchestratorRecord], run: RunFile,
         **NOT_RUN, **checks, "ran": True, "backend": r.backend, "constrained": r.constrained,
         "scoreboard": (r.scoreboards or [None])[-1], "reply": r.reply,
         "follow_up_reply": r.follow_up.reply if r.follow_up else None, "asks": r.asks, "error": r.error,
-        "reason": run.orchestrator.get("reason"), "seq": r.seq, "seconds": r.seconds})
+        "reason": run.orchestrator.reason if run.orchestrator else None, "seq": r.seq, "seconds": r.seconds})

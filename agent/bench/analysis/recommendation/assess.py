@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from ....kinds import descriptor
 from ...results.blocks.recommendation import Accuracy
 from ...results.blocks.slo import SloBlock, SloLevel
 from ...results.run import BackendInfo, Prices
@@ -97,8 +98,8 @@ def _no_capacity(b: Assessed, slo: SloBlock | None) -> str | None:
 
 
 def _no_tool_calls(b: Assessed, traffic: Traffic) -> str | None:
-    kind = b.entry.kind
-    tool_calls = b.info.tool_calls if b.info and b.info.tool_calls is not None else kind != "neuron"
+    native = descriptor(b.entry.kind).native_tool_calls
+    tool_calls = b.info.tool_calls if b.info and b.info.tool_calls is not None else native
     if not traffic.tool_calls or tool_calls:
         return None
     if b.info and b.info.constrained_tools:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from typing import Any, Mapping, Sequence
 
+from ....kinds import PER_TOKEN, descriptor
 from ...results.blocks.quality import QualityPair
 from ...results.blocks.recommendation import NotRunOffer, Recommendation, SwitchFigures, SwitchPoint, TargetUsed, \
     Workload
@@ -56,7 +57,7 @@ def _bedrock_offer(assessed: Mapping[str, Assessed], prices: Prices, traffic: Tr
     it met the target (None: not judged)."""
     for b in assessed.values():
         per_token = prices.of(b.name).per_token
-        if b.entry.kind == "bedrock" and per_token:
+        if descriptor(b.entry.kind).pricing == PER_TOKEN and per_token:
             return Offer.priced(b.name, None, per_token, traffic), b.met_target
     ref = prices.bedrock_reference
     if ref:

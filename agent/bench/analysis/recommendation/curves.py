@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from typing import Mapping
 
+from ....kinds import PER_TOKEN, descriptor
 from ...results.blocks.recommendation import CostCurve
 from ...results.run import Prices
 from ...results.summary import BackendSummary
@@ -43,7 +44,7 @@ def cost_curves(backends: Mapping[str, BackendSummary], prices: Prices, disquali
             curves.append(_curve(offer, f"{name} (disqualified)" if why else name,
                                  "disqualified" if why else "measured", traffic))
     ref = prices.bedrock_reference
-    if ref and not any(e.kind == "bedrock" for e in backends.values()):
+    if ref and not any(descriptor(e.kind).pricing == PER_TOKEN for e in backends.values()):
         offer = Offer.priced("bedrock", None, ref, traffic, measured=False)
         assert offer is not None
         curves.append(_curve(offer, "bedrock (list price; not run)", "list_price", traffic))

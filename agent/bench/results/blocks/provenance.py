@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Literal
 
-from ..base import Frozen, Open, Sparse
+from ..base import Frozen, Sparse
 
 FACTS: dict[str, str] = {
     "engine": "engine",
@@ -28,7 +28,7 @@ FACTS: dict[str, str] = {
 """Every fact, in the order the report lists them, with the words it uses for each."""
 
 
-class Reading(Sparse, Open):
+class Reading(Sparse, Frozen):
     """One fact: its value and where it came from, or why it was not reported."""
 
     value: str | int | None = None
@@ -36,7 +36,7 @@ class Reading(Sparse, Open):
     not_reported: str | None = None
 
 
-class Provenance(Sparse, Open):
+class Provenance(Sparse, Frozen):
     """A backend's provenance as ``run.json`` records it: what was read, and what the catalog expects."""
 
     read_at: str | None = None

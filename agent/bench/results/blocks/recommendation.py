@@ -7,6 +7,7 @@ import math
 from typing import Literal
 
 from ..base import Frozen
+from .slo import TargetLimits
 
 
 class Workload(Frozen):
@@ -24,12 +25,9 @@ class Workload(Frozen):
     """The answer-quality floor the workload file or option gave (``min_quality``)."""
 
 
-class TargetUsed(Frozen):
+class TargetUsed(TargetLimits):
     """The latency target the backends were measured under, and where it came from."""
 
-    ttft_p99_ms: float | None
-    itl_p99_ms: float | None
-    e2e_p99_ms: float | None
     source: str | None
 
 

@@ -7,7 +7,14 @@ reply, a phrase to end with, words to include or avoid, a word count, a JSON rep
 drawn by seed) and adds one instruction each, worded exactly as IFEval words it, with parameters
 sized so the reply fits the lane's output cap. The checks are IFEval's own
 (:mod:`agent.bench.grading.instruction_checks`). Each item's reference answer is one reply built to
-follow its instruction; any reply that passes the check is right.
+follow its instruction; any reply that passes the check and does the task asked is right.
+
+**The task counts too.** IFEval's prompts ask for a piece of writing and add an instruction; a reply
+that writes nothing ("I'm ready to assist. What's on your mind?" has no comma) or quotes the
+instruction back follows the letter of the check without doing what was asked. So every item also
+states its task (``grading.task``): at least :data:`MIN_TASK_WORDS` words, and a word of the topic
+(its name or a word a reply about it would use) — except the yes-or-no items, whose task is to pick
+one of the given options.
 """
 
 from __future__ import annotations
@@ -63,6 +70,8 @@ ENDINGS: Final = ("Any other questions?", "Is there anything else I can help wit
 """IFEval's end phrases."""
 CONSTRAINED_OPTIONS: Final = ("My answer is yes.", "My answer is no.", "My answer is maybe.")
 """IFEval's options for a constrained response."""
+MIN_TASK_WORDS: Final = 3
+"""The fewest words that can state a thing about a topic ("Coffee is hot.")."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -75,6 +84,7 @@ class Instruction:
     arguments: Callable[[Random, tuple[str, ...]], dict[str, Any]]
     reference: Callable[[str, str, dict[str, Any]], str]
     task: str | None = None
+    about_topic: bool = True
 
 
 def _none(rng: Random, words: tuple[str, ...]) -> dict[str, Any]:
@@ -131,7 +141,7 @@ INSTRUCTIONS: Final = (
                 "points. Use the markdown bullet points such as:\n* This is point 1. \n* This is point 2",
                 lambda rng, w: {"num_bullets": rng.randint(2, 4)}, _bullets_reference, task=LIST_TASK),
     Instruction("detectable_format:constrained_response", "Answer with one of the following options: {options}",
-                _none, lambda t, s, a: CONSTRAINED_OPTIONS[0], task=YES_NO_TASK),
+                _none, lambda t, s, a: CONSTRAINED_OPTIONS[0], task=YES_NO_TASK, about_topic=False),
     Instruction("detectable_content:postscript", "At the end of your response, please explicitly add a postscript "
                 "starting with {postscript_marker}",
                 lambda rng, w: {"postscript_marker": rng.choice(("P.S.", "P.P.S"))},
@@ -149,9 +159,11 @@ def make_item(rng: Random, item_id: str, index: int) -> Item:
     arguments = instruction.arguments(rng, tuple(w for w in related if w not in sentence.lower().split()))
     task = (instruction.task or rng.choice(SENTENCE_TASKS)).format(topic=topic)
     wording = instruction.wording.format(options=repr(CONSTRAINED_OPTIONS), **arguments)
+    about = [topic.split()[-1], *related] if instruction.about_topic else []
     return Item(id=item_id, suite="instructions", source=f"IFEval instruction type {instruction.id} [{index}]",
                 question=f"{task} {wording}", answer=instruction.reference(topic, sentence, arguments),
-                grading={"kind": "instructions", "instructions": [{"id": instruction.id, "kwargs": arguments}]})
+                grading={"kind": "instructions", "instructions": [{"id": instruction.id, "kwargs": arguments}],
+                         "task": {"min_words": MIN_TASK_WORDS, "about": about}})
 
 
 def stream(suite_seed: int, lane_seed: int) -> Iterator[Item]:

@@ -14,7 +14,7 @@ from agent.bench.presentation import console
 from agent.bench.command import evidence, runner
 from agent.bench.parts import stopping
 from agent.bench.analysis import summary
-from agent.bench.parts.chat import timing_record
+from agent.bench.parts.sending import timing_record
 from agent.bench.analysis.blocks.chat import request_metrics
 from agent.bench.results.records import TimingRecord
 from agent.bench.clients.openai_wire import EventReader

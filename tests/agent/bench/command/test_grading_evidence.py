@@ -20,6 +20,7 @@ from tests.agent.bench.conftest import make_options
 from tests.agent.bench.conftest import openai_backend
 from tests.agent.bench.fakes.openai_fake import FakeOpenAI
 from tests.agent.bench.fakes.scripted import Script
+from tests.agent.bench.fakes.synthetic import run_json
 
 REF_IDS = [0, 2, 3, 20, 21, 22, 23, 10, 11, 12, 13]
 STRICT_IDS = [9, 0, 21, 10, 4, 13, 8, 23, 11, 5, 20, 12, 7, 22, 6, 3, 2, 14, 1]
@@ -77,9 +78,7 @@ def write_evidence(out: Path, records=RECORDS) -> None:
     for r in records:
         log.append(dict(r))
     log.close()
-    evidence.write_json(out / evidence.RUN, {
-        "started": "2026-12-01T00:00:00.000Z", "finished": "2026-12-01T00:10:00.000Z", "git_sha": None,
-        "versions": {}, "backends": BACKENDS, "options": {"demos": ["counting", "orchestrator"]}, "prices": {}})
+    evidence.write_run(out / evidence.RUN, run_json(BACKENDS, options={"demos": ["counting", "orchestrator"]}))
 
 
 def test_crafted_transcripts_are_graded_right_and_recompute(tmp_path):

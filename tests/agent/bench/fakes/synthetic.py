@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import argparse
 from typing import Any, Sequence
 
 from agent.bench.analysis.blocks.capacity import capacity_of, slo_pairs
@@ -25,6 +26,38 @@ SM_PRICE = {"usd_per_hour": 1.1267, "instance_type": "ml.g6.xlarge", "source": "
 NOVA_MICRO = {"model_id": "us.amazon.nova-micro-v1:0", "usd_per_m_input": 0.035, "usd_per_m_output": 0.14,
               "source": "offline-file", "as_of": "2026-10-05"}
 TARGET = {"ttft_p99_ms": 1000, "itl_p99_ms": 100, "e2e_p99_ms": None}
+BACKEND_INFO = {"tool_calls": True, "constrained_tools": False, "toy_model": False, "base_url": None, "region": None,
+                "endpoint_name": None, "max_prompt_tokens": None, "metadata": {}, "custom": False}
+"""The keys of a ``run.json`` backend a test leaves to their usual values."""
+
+
+def default_options() -> dict[str, Any]:
+    """``run.json`` ``options`` of a run given no option, as the command records them."""
+    from agent.bench.command.options import BenchOptions
+    from agent.bench.parts.capacity import Plan
+
+    o = BenchOptions.from_namespace(argparse.Namespace())
+    plan = Plan.of(target=o.target, concurrency=o.concurrency, repeats=o.repeats, max_concurrency=o.max_concurrency,
+                   budget_s=o.slo_budget_s)
+    return {**o.record(bfcl_concurrency=1), "concurrency": list(plan.levels), **plan.record()}
+
+
+def run_json(backends: Sequence[dict[str, Any]], *, options: dict[str, Any] | None = None,
+             prices: dict[str, Any] | None = None, **more: Any) -> dict[str, Any]:
+    """A whole ``run.json`` with every key the command always writes, around what a test sets (``backends``:
+    each one's name, label, kind and model at least)."""
+    from agent.bench.analysis.stats import PERCENTILE_METHOD
+    from agent.bench.clients.base import ModelSettings
+
+    return {
+        "started": "2026-12-01T00:00:00.000Z", "finished": "2026-12-01T00:10:00.000Z", "git_sha": None,
+        "versions": {}, "backends": [{**BACKEND_INFO, **b} for b in backends],
+        "options": {**default_options(), **(options or {})},
+        "settings": {**ModelSettings().as_dict(), "timing_retries": 0, "timing_timeout_s": 300.0},
+        "methods": {"percentiles": PERCENTILE_METHOD}, "interrupted": False, "notes": [],
+        "skipped": {b["name"]: {} for b in backends}, "stopped": {},
+        "prices": {"offline": True, "offline_reason": "offline-file", "backends": {}, **(prices or {})}, **more,
+    }  # fmt: skip
 
 
 def level(concurrency: int, goodput: float, *, ci: Sequence[float] | None = None, requests: int = 30,
@@ -119,11 +152,11 @@ def summary(backends: dict[str, tuple[BackendSummary, dict]], prices: dict[str, 
             chosen: list[str] | None = None) -> tuple[dict[str, BackendSummary], RunFile]:
     """``(backends, run)`` ready for :func:`agent.bench.analysis.recommendation.choose.recommend`;
     ``chosen``: the backends given with ``--backends``."""
-    run = RunFile.model_validate({
-        "options": {"workload": workload or {}, "min_accuracy": min_accuracy, "min_quality": min_quality,
-                    **({"backends": chosen} if chosen is not None else {})},
-        "backends": [info for _, info in backends.values()],
-        "prices": {"backends": prices, "bedrock_reference": bedrock_reference, "not_run": not_run or {}}})
+    run = RunFile.model_validate(run_json(
+        [info for _, info in backends.values()],
+        options={"workload": workload or {}, "min_accuracy": min_accuracy, "min_quality": min_quality,
+                 **({"backends": chosen} if chosen is not None else {})},
+        prices={"backends": prices, "bedrock_reference": bedrock_reference, "not_run": not_run or {}}))
     return {n: entry for n, (entry, _) in backends.items()}, run
 
 

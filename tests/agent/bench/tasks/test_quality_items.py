@@ -62,14 +62,15 @@ def test_every_reference_answer_is_graded_right(lane600):
     assert wrong == []
 
 
-def test_the_family_labels_are_reasoning_gyms_own():
+def test_the_family_labels_are_reasoning_gyms_own_and_the_two_in_law_words_its_keys_lack():
     from reasoning_gym.graphs.family_relationships import Relationship
 
-    assert set(gym.FAMILY_LABELS) == {r.value for r in Relationship}
+    assert set(gym.GYM_FAMILY_LABELS) == {r.value for r in Relationship}
+    assert set(gym.FAMILY_LABELS) - set(gym.GYM_FAMILY_LABELS) == {"daughter-in-law", "son-in-law"}
 
 
 def test_the_version_names_the_lane_and_the_generators():
-    assert lane.version() == f"quality-1/reasoning-gym-{gym.PINNED_VERSION}"
+    assert lane.version() == f"quality-2/reasoning-gym-{gym.PINNED_VERSION}"
 
 
 def test_sizes_and_seeds_out_of_range_are_refused():

@@ -1,0 +1,260 @@
+"""Every option of ``python -m agent.run``, each declared once (:class:`Option`, the shape of AIPerf's and
+GuideLLM's options): its flag, its one-line parser (:mod:`.argtypes`), its help, the part it belongs to, its
+default and the ``run.json`` key it is recorded under. The parser (:func:`add_arguments`), the part check
+(:data:`PART_OPTIONS`), the defaults of :class:`~.options.BenchOptions` (:func:`value`), the docs' option
+tables (:mod:`.option_table`) and ``python -m agent.report``'s shared options all read these declarations.
+
+An option of a part has no parser default, so that "given" can be told from "left at its default"
+(``--bfcl-n 50`` without ``bfcl`` in ``--demos`` is refused, not ignored); :func:`value` puts the declared
+default in. This module imports no pydantic, strands or aiohttp, so ``--help`` stays fast.
+"""
+
+from __future__ import annotations
+
+import argparse
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable, Mapping, Sequence
+
+from rigs.catalog.pricing import SERVICE_TIERS, STANDARD_TIER
+from rigs.contract import REGIONS
+
+from ...backends import KNOWN
+from ...reach.forwarding import READY_TIMEOUT_S
+from ..analysis.slo import DEFAULT_BUDGET_S, DEFAULT_MAX_CONCURRENCY, DEFAULT_REPEATS_WITH_TARGET, EXAMPLE, Target
+from ..parts import bfcl, quality
+from ..parts.stopping import DEFAULT_MAX_CONSECUTIVE_FAILURES
+from ..tasks.workload import CHAT_MAX_TOKENS, ORCHESTRATOR_QUESTION
+from .argtypes import (MAX_CONCURRENCY, bfcl_cases, choices_list, concurrency_levels, non_negative_int, positive_int,
+                       positive_seconds, quality_items, quality_seed, seed, share, target, workload)
+
+DEMOS = ("counting", "orchestrator", "chat", "bfcl", "quality")
+DEFAULT_DEMOS = ("counting", "orchestrator", "chat")
+DEFAULT = "default"
+"""In ``--demos``, the default parts (``--demos default,quality`` adds the quality lane to them)."""
+AUTO = "auto"
+
+GROUPS = {
+    "backends": "backends",
+    "run": "run",
+    "benchmark": "benchmark",
+    "target": "latency target (SLO capacity, goodput)",
+    "bfcl": "bfcl (tool calling, BFCL cases)",
+    "quality": "quality (answer quality: the same seeded items on every backend)",
+    "recommendation": "recommendation",
+}
+"""The parser's groups, in the order ``--help`` shows them (key: the title)."""
+COMMAND_GROUPS = ("backends", "run")
+"""The groups of the command itself (:mod:`agent.run`); the others are the benchmark's."""
+BENCH_GROUPS = ("benchmark", "target", "bfcl", "quality", "recommendation")
+
+
+@dataclass(frozen=True)
+class Option:
+    """One option: what the parser, the part check, the defaults, ``run.json`` and the docs know of it."""
+
+    flags: tuple[str, ...]
+    group: str
+    help: str
+    """What it does, one plain sentence (a ``%`` is written as is); help and the docs add the default."""
+    default: Any = None
+    shown: str = ""
+    """The default as ``--help`` and the docs state it (empty: none stated)."""
+    part: str | None = None
+    """The one part that reads it; given without that part in ``--demos`` it is refused."""
+    type: Callable[[str], Any] | None = None
+    metavar: str | None = None
+    choices: tuple[str, ...] | None = None
+    switch: bool = False
+    """A flag without a value (``store_true``)."""
+    record: str | None = None
+    """Its key in ``run.json`` ``options`` (None: not recorded there as given)."""
+    more: str = ""
+    """Markdown the docs' table adds to the help (a link, a detail too long for ``--help``)."""
+
+    @property
+    def flag(self) -> str:
+        return self.flags[-1]
+
+    @property
+    def name(self) -> str:
+        """Its name in the parsed namespace (``--bfcl-n``: ``bfcl_n``)."""
+        return self.flag.lstrip("-").replace("-", "_")
+
+    @property
+    def usage(self) -> str:
+        """The flag as the docs' table shows it: ``--bfcl-n N``, ``--tools engine|rows``."""
+        flags = ", ".join(self.flags)
+        return flags if self.switch else f"{flags} {self.metavar or '|'.join(self.choices or ()) or self.name.upper()}"
+
+    def full_help(self) -> str:
+        return f"{self.help} (default: {self.shown})" if self.shown else self.help
+
+    def add_to(self, group: Any, help: str | None = None) -> None:
+        """Add it to a parser or group; ``help``: another command's sentence for it (``python -m agent.report``)."""
+        kwargs: dict[str, Any] = {"help": (help or self.full_help()).replace("%", "%%"),
+                                  "default": None if self.part else self.default}
+        if self.switch:
+            kwargs["action"] = "store_true"
+        else:
+            kwargs.update({k: v for k, v in (("type", self.type), ("metavar", self.metavar),
+                                             ("choices", self.choices)) if v is not None})
+        group.add_argument(*self.flags, **kwargs)
+
+
+def demos_list(text: str) -> list[str]:
+    """``--demos``: some of :data:`DEMOS`, ``default`` standing for :data:`DEFAULT_DEMOS`."""
+    out: list[str] = []
+    for part in choices_list((*DEMOS, DEFAULT))(text):
+        out += DEFAULT_DEMOS if part == DEFAULT else [part]
+    return list(dict.fromkeys(out))
+
+
+_COMMAND = (
+    Option(("--backends",), "backends", f"only these backends (known: {', '.join(KNOWN)}); overrides BACKENDS",
+           shown="every one that is up, or the local rig when nothing else is configured", metavar="A,B",
+           record="backends", more="an unknown name is an error that lists the known ones; recorded in `run.json` "
+           "`options.backends` as your choice, so the recommendation chooses among them "
+           "([benchmark.md](benchmark.md#which-one-cost-at-the-target-and-the-recommendation))"),
+    Option(("--local",), "backends", "also run the local rig (SmolLM2-135M on llama.cpp, CPU), started and stopped "
+           "by this command", default=False, switch=True),
+    Option(("--list",), "backends", "only show the backends found, how each is reached and why others are skipped",
+           default=False, switch=True),
+    Option(("--region",), "backends", "search only this region; also the region for Bedrock and SM_ENDPOINT (beats "
+           "BEDROCK_REGION and SM_REGION)", shown=", ".join(REGIONS), metavar="R"),
+    Option(("--profile",), "backends", "AWS profile", shown="the usual AWS credential chain", metavar="P"),
+    Option(("--bedrock-tier",), "backends", "Bedrock's service tier: what its requests ask for, and the price of "
+           "Bedrock and of the break-even against it; a tier needs its price in rigs/prices.yaml",
+           default=STANDARD_TIER, shown=STANDARD_TIER, choices=SERVICE_TIERS, record="bedrock_tier",
+           more="`standard` sends no `serviceTier` (Bedrock's default); `flex` and `priority` are sent with every "
+           "Bedrock request; a tier `rigs/prices.yaml` has no price for is one line and exit status 2, before anything "
+           "starts; the shipped file prices Standard only "
+           "([benchmark.md](benchmark.md#what-served-each-backend-provenance))"),
+    Option(("--stand-in",), "backends", "offline rehearsals (python -m rigs rehearse --offline): the "
+           "OpenAI-compatible server at URL plays every discovered rig; EC2 rigs are reached through a local TCP "
+           "relay to its port instead of an SSM port forward, SageMaker endpoints through the SageMaker API as "
+           "usual; each is labelled with the stand-in's model and not priced", metavar="URL",
+           more="[below](#offline-rehearsals-the-stand-in)"),
+    Option(("--ready-timeout",), "backends", "seconds to wait for a port-forwarded server to answer a first request",
+           default=READY_TIMEOUT_S, shown=f"{READY_TIMEOUT_S:.0f}", type=positive_seconds, metavar="S"),
+    Option(("--runs",), "run", "runs per backend: counting runs per question set, timed chat requests, and requests "
+           "per in-flight slot of a chat level", default=5, shown="5", type=positive_int, metavar="N", record="runs"),
+    Option(("--out",), "run", "evidence folder (files written directly in DIR); refused when it is a file or already "
+           "holds a run's evidence", shown="results/<UTC timestamp>/", type=Path, metavar="DIR",
+           more="helper logs go to `DIR/logs/`"),
+    Option(("-v", "--verbose"), "run", "log what is started and stopped", default=False, switch=True),
+)
+
+_BENCHMARK = (
+    Option(("--demos",), "benchmark", "parts to run, comma-separated: counting (graded tool use, both question "
+           "sets), orchestrator (an agent asks every backend; its summary is checked), chat (streamed timings), bfcl "
+           "(BFCL tool-calling cases through each backend's tool interface), quality (seeded questions with "
+           "checkable answers through each backend's chat interface); default stands for the default parts (e.g. "
+           "default,quality)", default=DEFAULT_DEMOS, shown=",".join(DEFAULT_DEMOS), type=demos_list,
+           metavar="LIST", record="demos"),
+    Option(("--tools",), "benchmark", "counting tools: engine = count_ids(op, value) (graded on the filter sent); "
+           "rows = list_ids() and the model counts", default="engine", shown="engine", choices=("engine", "rows"),
+           record="tools"),
+    Option(("--concurrency",), "benchmark", "chat concurrency levels, e.g. 1,4,16: at each level c, c x --runs "
+           "requests with c in flight; aggregate output tok/s and $/M per level; auto: search for the highest level "
+           f"that meets the --slo target, at most {MAX_CONCURRENCY}", default=(1,), shown="1",
+           type=concurrency_levels, metavar="LIST|auto", record="concurrency",
+           more="[the search](#capacity-under-a-latency-target-goodput)"),
+    Option(("--max-tokens",), "benchmark", "output tokens requested per chat request", default=CHAT_MAX_TOKENS,
+           shown=f"{CHAT_MAX_TOKENS}, the reference's", type=positive_int, metavar="N", record="max_tokens"),
+    Option(("--ignore-eos",), "benchmark", "ask OpenAI-compatible servers (vLLM, llama.cpp) for exactly "
+           "--max-tokens tokens", default=False, switch=True, record="ignore_eos"),
+    Option(("--question",), "benchmark", "the orchestrator's question", default=ORCHESTRATOR_QUESTION,
+           shown=repr(ORCHESTRATOR_QUESTION), metavar="TEXT", record="question"),
+    Option(("--request-timeout",), "benchmark", "timeout of one timed request, and of one agent run", default=300.0,
+           shown="300", type=positive_seconds, metavar="S", record="request_timeout_s"),
+    Option(("--max-consecutive-failures",), "benchmark", "stop a backend after N failed requests in a row within a "
+           "part (for agent runs: N timeouts or connection failures), and skip its other parts; 0 never stops",
+           default=DEFAULT_MAX_CONSECUTIVE_FAILURES, shown=str(DEFAULT_MAX_CONSECUTIVE_FAILURES),
+           type=non_negative_int, metavar="N", record="max_consecutive_failures"),
+)
+
+_TARGET = (
+    Option(("--slo",), "target", "the latency target of the chat part: per-request limits in ms that 99% of "
+           "requests must meet, from ttft_p99_ms, itl_p99_ms, e2e_p99_ms "
+           f"({EXAMPLE})", default=Target.default(),
+           shown=f"{Target.default().spec()}, interactive chat; the report says why", part="chat", type=target,
+           metavar="KEY=MS,...", record="slo"),
+    Option(("--repeats",), "target", "run every chat concurrency level N times; each figure gets its 95% interval",
+           shown=f"{DEFAULT_REPEATS_WITH_TARGET} with --slo or --concurrency auto, else 1", part="chat",
+           type=positive_int, metavar="N", record="repeats"),
+    Option(("--max-concurrency",), "target", "highest level --concurrency auto may try",
+           default=DEFAULT_MAX_CONCURRENCY, shown=str(DEFAULT_MAX_CONCURRENCY), part="chat", type=positive_int,
+           metavar="N", record="max_concurrency"),
+    Option(("--slo-budget",), "target", "seconds per backend for its chat requests and the search; no level or "
+           "request starts after it, requests in flight finish", default=DEFAULT_BUDGET_S,
+           shown=f"{DEFAULT_BUDGET_S:.0f}", part="chat", type=positive_seconds, metavar="S", record="slo_budget_s"),
+)
+
+_BFCL = (
+    Option(("--bfcl-n",), "bfcl", "cases per backend, drawn evenly from the five categories, or 'all' (1,240)",
+           default=bfcl.DEFAULT_N, shown=str(bfcl.DEFAULT_N), part="bfcl", type=bfcl_cases, metavar="N",
+           record="bfcl_n"),
+    Option(("--bfcl-seed",), "bfcl", "seed of the case sample; every backend gets the same cases",
+           default=bfcl.DEFAULT_SEED, shown=str(bfcl.DEFAULT_SEED), part="bfcl", type=seed, metavar="S",
+           record="bfcl_seed"),
+    Option(("--bfcl-stream",), "bfcl", "stream the replies (tests the streaming tool parser; ConverseStream on "
+           "Bedrock)", default=False, shown="whole replies", part="bfcl", switch=True, record="bfcl_stream"),
+)
+
+_QUALITY = (
+    Option(("--quality-n",), "quality", "items per backend; the first N of the seed, taken in turn from six suites",
+           default=quality.DEFAULT_N, shown=str(quality.DEFAULT_N), part="quality", type=quality_items,
+           metavar="N", record="quality_n", more="[the quality lane](#precision-the-quality-lane)"),
+    Option(("--quality-seed",), "quality", "seed of the items; every backend and every run with this seed gets the "
+           "same ones", default=quality.DEFAULT_SEED, shown=str(quality.DEFAULT_SEED), part="quality",
+           type=quality_seed, metavar="S", record="quality_seed"),
+    Option(("--quality-concurrency",), "quality", "requests in flight per backend (the Neuron rigs get 1)",
+           default=quality.DEFAULT_CONCURRENCY, shown=str(quality.DEFAULT_CONCURRENCY), part="quality",
+           type=positive_int, metavar="N", record="quality_concurrency"),
+    Option(("--quality-reference",), "quality", "the backend every other one is compared against in the report's "
+           "precision section", shown="the highest-precision backend measured, by the catalog's bytes per weight",
+           part="quality", choices=KNOWN, metavar="NAME", record="quality_reference"),
+)
+
+_RECOMMENDATION = (
+    Option(("--workload",), "recommendation", "your traffic, as KEY=VALUE,... or a YAML file with the same keys: "
+           "output_tokens_per_month (e.g. 2B), input_per_output (input tokens per output token), peak_to_average "
+           "(busiest hour over the average), tool_calls (yes/no)", shown="100M, 5, 3, yes (stated in the report)",
+           type=workload, metavar="SPEC|FILE", record="workload",
+           more="for the recommendation ([Which one?](#which-one-cost-at-the-target-and-the-recommendation))"),
+    Option(("--min-accuracy",), "recommendation", "tool-calling accuracy floor (BFCL part), e.g. 0.8 or 80%; a "
+           "backend below it is disqualified", shown="no floor", type=share, metavar="SHARE",
+           record="min_accuracy"),
+    Option(("--min-quality",), "recommendation", "answer-quality floor (quality part), e.g. 0.7 or 70%; a backend "
+           "whose quality's upper 95% bound is below it is disqualified; the --workload key min_quality is the same "
+           "floor", shown="no floor", type=share, metavar="SHARE", record="min_quality"),
+)
+
+OPTIONS: tuple[Option, ...] = (*_COMMAND, *_BENCHMARK, *_TARGET, *_BFCL, *_QUALITY, *_RECOMMENDATION)
+OPTION: Mapping[str, Option] = {o.name: o for o in OPTIONS}
+"""Every option by its name (``bfcl_n``): what a part names in its ``options``."""
+PART_OPTIONS: Mapping[str, tuple[str, ...]] = {
+    part: tuple(o.name for o in OPTIONS if o.part == part) for part in dict.fromkeys(o.part for o in OPTIONS if o.part)
+}
+"""The options only one part reads, by part (their names)."""
+
+
+def add_arguments(parser: argparse.ArgumentParser, groups: Sequence[str]) -> None:
+    """Add the options of ``groups`` (keys of :data:`GROUPS`), each group under its title."""
+    for key in groups:
+        group = parser.add_argument_group(GROUPS[key])
+        for option in OPTIONS:
+            if option.group == key:
+                option.add_to(group)
+
+
+def value(namespace: argparse.Namespace, name: str) -> Any:
+    """Option ``name`` as given, else its declared default (the one place a default is applied)."""
+    given = getattr(namespace, name, None)
+    return OPTION[name].default if given is None else given
+
+
+def given(namespace: argparse.Namespace, names: Sequence[str]) -> list[str]:
+    """The flags of ``names`` that were given."""
+    return [OPTION[n].flag for n in names if getattr(namespace, n, None) is not None]

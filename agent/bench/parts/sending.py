@@ -1,0 +1,111 @@
+"""How every part sends and what a reply puts in its record: the one "N requests in flight" loop (chat
+levels, the capacity search, BFCL cases, quality items) and the fields of a reply, timed (the chat parts
+and the orchestrator's asks) or not (BFCL and quality)."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any, Awaitable, Callable, Iterable, TypeVar
+
+from rigs import utc
+
+from ..clients.base import BackendClient
+from ..clients.reply import ChatRequest, Reply
+
+T = TypeVar("T")
+
+
+async def in_flight(items: Iterable[T], concurrency: int, send: Callable[[T], Awaitable[None]],
+                    keep_going: Callable[[], bool] = lambda: True) -> int:
+    """Send every item with exactly ``concurrency`` in flight (a closed loop): each worker sends its next
+    item as soon as its last one is answered.
+
+    ``keep_going()`` is asked before each send; once it says no, nothing more is sent and the requests
+    in flight finish. Returns how many items were sent.
+    """
+    items = iter(items)  # shared by the workers: each takes the next item
+    sent = 0
+
+    async def worker() -> None:
+        nonlocal sent
+        for item in items:
+            if not keep_going():
+                return
+            sent += 1
+            await send(item)
+
+    await asyncio.gather(*(worker() for _ in range(max(1, concurrency))))
+    return sent
+
+
+async def run_level(
+    client: BackendClient, request: ChatRequest, concurrency: int, total: int,
+    done: Callable[[Reply, int], None], keep_going: Callable[[], bool] = lambda: True,
+) -> int:
+    """Send ``request`` ``total`` times with exactly ``concurrency`` in flight, handing every answer to
+    ``done(reply, i)``; nothing more is sent once ``keep_going()`` says no. Returns how many were sent."""
+
+    async def send(i: int) -> None:
+        done(await client.send(request), i)
+
+    return await in_flight(range(1, total + 1), concurrency, send, keep_going)
+
+
+def timing_record(
+    reply: Reply, *, epoch: float, backend: str, part: str, phase: str, concurrency: int, run: int,
+    request: ChatRequest,
+) -> dict[str, Any]:
+    """One timed request's record: raw times relative to its send time, so every figure can be recomputed."""
+    sent = reply.t_sent
+
+    def rel_ms(t: float | None) -> float | None:
+        return None if t is None else round((t - sent) * 1000.0, 3)
+
+    return {
+        "part": part,
+        "backend": backend,
+        "phase": phase,
+        "concurrency": concurrency,
+        "run": run,
+        "started": utc.iso_millis(utc.at_epoch(reply.wall_sent)),
+        "sent_s": round(sent - epoch, 6),
+        "prompt": request.messages[-1]["content"],
+        "requested_tokens": request.max_tokens,
+        "streamed": reply.streamed,
+        "status": reply.status,
+        "request_id": reply.request_id,
+        "first_ms": rel_ms(reply.t_first),
+        "last_ms": rel_ms(reply.t_last),
+        "done_ms": rel_ms(reply.t_done),
+        "chunk_ms": [rel_ms(t) for t in reply.chunk_times],
+        "chunk_chars": reply.chunk_chars,
+        "prompt_tokens": reply.prompt_tokens,
+        "output_tokens": reply.completion_tokens,
+        "finish_reason": reply.finish_reason,
+        "text": reply.text,
+        "error": reply.error,
+        "server_timings": reply.server_timings,
+        "reconnects": reply.reconnects,
+        "resend_reasons": reply.resend_reasons,
+        "new_connection": reply.new_connection,
+    }
+
+
+def reply_fields(client: BackendClient, request: ChatRequest, reply: Reply) -> dict[str, Any]:
+    """What one reply puts in a BFCL or quality record (the fields of
+    :class:`agent.bench.results.records.ReplyFields`): when it was sent and how, and what came back (text,
+    finish, status, ids, error, tokens, time)."""
+    return {
+        "started": utc.iso_millis(utc.at_epoch(reply.wall_sent)),
+        "interface": client.interface(request),
+        "text": reply.text,
+        "finish_reason": reply.finish_reason,
+        "status": reply.status,
+        "request_id": reply.request_id,
+        "error": reply.error,
+        "prompt_tokens": reply.prompt_tokens,
+        "output_tokens": reply.completion_tokens,
+        "seconds": round(reply.seconds, 4),
+        "streamed": reply.streamed,
+        "resends": reply.reconnects,
+    }
