@@ -230,7 +230,8 @@ def cmd_preflight(args: argparse.Namespace) -> int:
     report = run_preflight(rigs, session, args.regions, record=not args.no_record)
     if args.json:
         print(json.dumps({"checks": [c.as_dict() for c in report.checks],
-                          "placement": {r: [c.as_dict() for c in cs] for r, cs in report.placements.items()}},
+                          "placement": {r: [c.model_dump(mode="json") for c in cs]
+                                        for r, cs in report.placements.items()}},
                          indent=2))
     else:
         console = _console()

@@ -1,16 +1,23 @@
 """The one way the project writes a file: whole or not at all.
 
 Every file the project writes (evidence, ``plan.json``, ``timeline.json``, deploy records, the placement,
-``rigs/catalog.yaml`` after ``pins refresh``) goes through :func:`write_atomic`: a temporary file in the
-same folder, flushed to disk and renamed over the target, so an interrupted write never leaves half a
-file and a failed one leaves no temporary file behind.
+``rigs/catalog.yaml`` after ``pins refresh``) goes through :func:`write_atomic` (a typed record, a frozen
+pydantic model, through :func:`write_json`): a temporary file in the same folder, flushed to disk and
+renamed over the target, so an interrupted write never leaves half a file and a failed one leaves no
+temporary file behind.
 """
 
 from __future__ import annotations
 
+import json
 import os
 import tempfile
 from pathlib import Path
+from typing import Any, Union
+
+Number = Union[int, float]
+"""A number of a typed record written as it was computed: an int stays ``4``, a float ``4.0`` (a ``float``
+field would write ``4.0`` for both, and a file would change its content)."""
 
 FILE_MODE = 0o644
 """Files are readable by everyone who can read their folder, like the plots matplotlib writes (a
@@ -32,3 +39,10 @@ def write_atomic(path: Path, data: str | bytes) -> None:
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
+
+
+def write_json(path: Path, record: Any) -> Path:
+    """Write a typed record (a pydantic model) as ``path``: its JSON values in the model's key order, indented
+    by two, one final newline; through :func:`write_atomic`."""
+    write_atomic(path, json.dumps(record.model_dump(mode="json"), indent=2) + "\n")
+    return path

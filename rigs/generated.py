@@ -51,6 +51,11 @@ def json_schema(body: dict[str, Any], title: str, description: str) -> str:
     return json.dumps(schema, indent=2, ensure_ascii=False) + "\n"
 
 
+def schema_file(path: Path, body: Callable[[], dict[str, Any]], title: str, description: str) -> Generated:
+    """A committed JSON Schema made from ``body`` (a model's ``model_json_schema``) with our title and description."""
+    return Generated(path, lambda: json_schema(body(), title, description))
+
+
 def stale(files: Sequence[Generated]) -> list[Path]:
     """The committed files that differ from what the code makes."""
     return [f.path for f in files if f.is_stale()]

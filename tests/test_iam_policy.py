@@ -112,7 +112,7 @@ def test_status_needs_only_the_read_only_statement_by_moto_s_own_iam_checks(monk
     from moto import mock_aws, settings
     from moto.core.responses import ActionAuthenticatorMixin
 
-    from rigs.estate import inventory
+    from rigs.estate import inventory, resources
     from rigs.catalog.pricing import PriceBook
 
     read_only = next(s for s in POLICY["Statement"] if s["Sid"] == "ReadOnly")
@@ -136,7 +136,7 @@ def test_status_needs_only_the_read_only_statement_by_moto_s_own_iam_checks(monk
         monkeypatch.setattr(settings, "INITIAL_NO_AUTH_ACTION_COUNT", 0)
         monkeypatch.setattr(ActionAuthenticatorMixin, "request_count", 0)
         found = inventory.discover(allowed, ["us-east-2"], PriceBook(None))
-        assert found.problems == () and [r.kind for r in found.resources] == [inventory.VOLUME]
+        assert found.problems == () and [r.kind for r in found.resources] == [resources.VOLUME]
         refused = inventory.discover(short, ["us-east-2"], PriceBook(None))
         # moto answers AccessDenied where EC2 says UnauthorizedOperation; both are refusals to rigs.account.permissions
         assert refused.problems == ("us-east-2: could not list EBS volumes (AccessDenied)",)

@@ -35,6 +35,7 @@ from typing import IO, AbstractSet, Callable, Iterator, Sequence
 
 from rigs import local_tools
 from rigs.processes import spawn, stop
+from rigs.waiting import WaitTimeout, poll_until
 
 from .probe import NotReadyError, ProbeResult, wait_until_answered
 
@@ -260,16 +261,24 @@ class ProcessPortForward(PortForward):
         """Return once the helper reports it listens on the local port; raise if it exits or the deadline passes."""
         process, output = self._process, self._output
         assert process is not None and output is not None
-        while not output.held.wait(HELD_POLL_S):
+
+        def held() -> bool | None:
+            if output.held.is_set():
+                return True
             if self._closing.is_set():
                 raise ForwardError(f"{self.name}: the forward was closed while opening")
             reason = self._exit_reason()
             if reason is not None:
                 error = PortTaken if self._port_taken(output) else ForwardError
                 raise error(f"{self.name}: {self.describe()}: {reason}")
-            if time.monotonic() >= deadline:
-                raise ForwardError(f"{self.name}: {self.describe()}: the helper did not report listening on port "
-                                   f"{self.local_port} in time (its output: {output.tail()})")
+            return None
+
+        try:  # the wait between two looks ends as soon as the helper reports listening
+            poll_until(held, timeout_s=max(0.0, deadline - time.monotonic()), interval_s=HELD_POLL_S,
+                       what=f"{self.name} listening", sleep=output.held.wait)
+        except WaitTimeout:
+            raise ForwardError(f"{self.name}: {self.describe()}: the helper did not report listening on port "
+                               f"{self.local_port} in time (its output: {output.tail()})") from None
 
     def _supervise(self) -> None:
         """Reopen the forward on the same port whenever its helper exits, until closed."""

@@ -18,6 +18,8 @@ import urllib.request
 from dataclasses import dataclass
 from typing import Callable
 
+from rigs.waiting import WaitTimeout, poll_until
+
 PROBE_PROMPT = "Say OK."
 PROBE_MAX_TOKENS = 1
 PROBE_REQUEST_TIMEOUT_S = 60.0
@@ -103,13 +105,17 @@ def wait_until_answered(base_url: str, model: str, timeout_s: float,
     deadline = start + timeout_s
     attempts = 0
     last = "no attempt made"
-    while True:
+
+    def given_up(stopped: str | None) -> NotReadyError:
+        return NotReadyError(f"{stopped} (last probe: {last})" if stopped is not None
+                             else f"no answer within {timeout_s:.0f} s; last probe: {last}")
+
+    def answered() -> ProbeResult | None:
+        nonlocal attempts, last
         stopped = alive()
-        if stopped is not None:
-            raise NotReadyError(f"{stopped} (last probe: {last})")
         remaining = deadline - time.monotonic()
-        if remaining <= 0:
-            raise NotReadyError(f"no answer within {timeout_s:.0f} s; last probe: {last}")
+        if stopped is not None or remaining <= 0:
+            raise given_up(stopped)
         attempts += 1
         sent = time.monotonic()
         try:
@@ -120,14 +126,17 @@ def wait_until_answered(base_url: str, model: str, timeout_s: float,
                 # waiting will not change that.
                 raise NotReadyError(f"the server answered {describe_error(exc)}: {_body(exc)}") from None
             last = describe_error(exc)
-            time.sleep(min(PROBE_INTERVAL_S, max(0.0, deadline - time.monotonic())))
-            continue
+            return None
         except (OSError, http.client.HTTPException, ValueError) as exc:
             last = describe_error(exc)
-            time.sleep(min(PROBE_INTERVAL_S, max(0.0, deadline - time.monotonic())))
-            continue
+            return None
         now = time.monotonic()
         return ProbeResult(waited_s=now - start, request_s=now - sent, attempts=attempts)
+
+    try:
+        return poll_until(answered, timeout_s=timeout_s, interval_s=PROBE_INTERVAL_S, what=base_url)
+    except WaitTimeout:  # the deadline passed during the last probe: did the server stop meanwhile?
+        raise given_up(alive()) from None
 
 
 def _body(exc: urllib.error.HTTPError) -> str:

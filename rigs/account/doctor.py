@@ -25,7 +25,9 @@ with the fix for each failure:
 A failure ``blocks`` the rigs it stops from deploying in its region. A rig *can deploy*
 where nothing blocks it; the exit status is 0 when every rig named can deploy somewhere.
 
-Calls run in parallel (a bounded pool) with short timeouts and bounded retries
+Each check is one entry of :data:`CHECKS` (its name, what it runs for, how); one runner starts them in
+parallel (a bounded pool), gathers their findings in that order and reports. Calls have short timeouts
+and bounded retries
 (:data:`DOCTOR_CONFIG`); the first call (who am I?) uses :data:`rigs.aws.PROBE_CONFIG`, so a
 machine that cannot reach AWS hears so in seconds.
 """
@@ -33,8 +35,9 @@ machine that cannot reach AWS hears so in seconds.
 from __future__ import annotations
 
 import re
+import threading
 import time
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Mapping, Sequence
 
@@ -81,10 +84,6 @@ XLARGE = re.compile(r"\bXLarge\b", re.IGNORECASE)
 LOCAL_CHECKS = ("AWS CLI v2", "Session Manager plugin")
 FREE_TIER_REGION = "us-east-1"
 """Where the Free Tier API answers for the account (``freetier``, a global service)."""
-
-CHECK_ORDER = ("AWS CLI v2", "Session Manager plugin", "Credentials", "Account plan", "CDK bootstrap", "Zones", "AMI",
-               "Type and quota", "Endpoint quota", "SageMaker image", "HF token secret",
-               "g5g image", "CodeBuild quota", "IAM permissions", "Can deploy")
 
 
 @dataclass(frozen=True, slots=True)
@@ -160,14 +159,21 @@ def check_local_tools(which: Callable[[str], str | None] | None = None) -> list[
     return findings
 
 
-class _Checks:
-    """The AWS checks for one set of rigs and regions; each method returns findings, run in a pool."""
+class Scope:
+    """What every check is given: the clients, the account, the rigs and the regions each may use, the catalog;
+    and the outcome of a check that ran before (:meth:`result`)."""
 
-    def __init__(self, clients: aws.Clients, account: str, rigs: Sequence[DeployableRig], catalog: Catalog) -> None:
+    def __init__(self, clients: aws.Clients, account: str, rigs: Sequence[DeployableRig], catalog: Catalog,
+                 rig_regions: Mapping[str, tuple[str, ...]] | None = None, session: Any = None) -> None:
         self.clients = clients
         self.account = account
         self.rigs = list(rigs)
         self.catalog = catalog
+        self.rig_regions = rig_regions if rig_regions is not None else {r.name: tuple(r.regions) for r in self.rigs}
+        self.session = session
+        self.outcomes: dict[tuple[str, tuple], Future] = {}
+        self._shared: dict[Any, Future] = {}
+        self._lock = threading.Lock()
 
     def rigs_in(self, region: str, kind: type | tuple[type, ...] = (Ec2Rig, SageMakerRig)) -> list[DeployableRig]:
         return [r for r in self.rigs if isinstance(r, kind) and region in r.regions]
@@ -175,192 +181,290 @@ class _Checks:
     def names_in(self, region: str, kind: type | tuple[type, ...] = (Ec2Rig, SageMakerRig)) -> tuple[str, ...]:
         return tuple(r.name for r in self.rigs_in(region, kind))
 
-    # the account
+    def regions(self) -> list[str]:
+        """The regions any rig checked may use, in the project's order."""
+        return [r for r in REGIONS if any(r in regions for regions in self.rig_regions.values())]
 
-    def account_plan(self) -> list[Finding]:
-        """The Free Tier API's account plan: a Free-plan account launches only Free Tier instance types, so no rig."""
-        try:
-            state = aws.call(self.clients("freetier", FREE_TIER_REGION).get_account_plan_state, attempts=3)
-        except Exception as exc:  # noqa: BLE001 - classified below
-            if aws.error_code(exc) == "ResourceNotFoundException":
-                return [Finding("Account plan", "", None, OK, "no Free Tier account plan (an account from before "
-                                "the Free and Paid plans)")]
-            return [_unknown("Account plan", "", None, exc, "freetier")]
-        plan, status = state.get("accountPlanType", "?"), state.get("accountPlanStatus", "?")
-        if plan != "FREE":
-            return [Finding("Account plan", "", None, OK, f"{plan.title()} plan ({status.lower()})")]
-        credits = state.get("accountPlanRemainingCredits") or {}
-        left = f", {credits['amount']:g} {credits.get('unit', 'USD')} of credits left" if "amount" in credits else ""
-        return [Finding("Account plan", "", None, FAIL,
-                        f"Free plan ({status.lower()}{left}): it launches only Free Tier instance types, none of the "
-                        "rigs' (launches fail with InvalidParameterCombination: not eligible for Free Tier)",
-                        aws.FREE_PLAN_FIX, tuple(r.name for r in self.rigs))]
+    def result(self, check: "Check", *subject: Any) -> Any:
+        """What ``check`` gave for ``subject`` besides its findings (a check scheduled before: waits for it)."""
+        return self.outcomes[(check.name, _key(subject))].result().given
 
-    # per region
+    def once(self, key: Any, make: Callable[[], Any]) -> Any:
+        """``make()``, called once for ``key`` whichever check asks first; the others wait for it."""
+        with self._lock:
+            future = self._shared.get(key)
+            first = future is None
+            if first:
+                future = self._shared[key] = Future()
+        if first:
+            try:
+                future.set_result(make())
+            except BaseException as exc:  # noqa: BLE001 - raised again to every caller
+                future.set_exception(exc)
+        return future.result()
 
-    def bootstrap(self, region: str) -> list[Finding]:
-        blocks = self.names_in(region)
-        fix = f"`./scripts/cdk bootstrap aws://{self.account}/{{region}}` (or `python -m rigs up --bootstrap`)"
-        cfn = self.clients("cloudformation", region)
-        try:
-            stack = aws.call(cfn.describe_stacks, StackName=BOOTSTRAP_STACK, attempts=3)["Stacks"][0]
-        except Exception as exc:  # noqa: BLE001 - classified below
-            if aws.error_code(exc) == "ValidationError":
-                return [Finding("CDK bootstrap", "", region, FAIL, f"not bootstrapped (no {BOOTSTRAP_STACK} stack)",
-                                fix, blocks)]
-            return [_unknown("CDK bootstrap", "", region, exc, "cloudformation")]
-        status = stack.get("StackStatus", "?")
-        if status.endswith(("FAILED", "ROLLBACK_COMPLETE")) or status.startswith("DELETE"):
-            return [Finding("CDK bootstrap", "", region, FAIL, f"{BOOTSTRAP_STACK} is {status}",
-                            f"delete the {BOOTSTRAP_STACK} stack in {{region}}, then {fix}", blocks)]
-        try:
-            value = aws.call(self.clients("ssm", region).get_parameter, Name=BOOTSTRAP_VERSION_PARAMETER,
-                             attempts=3)["Parameter"]["Value"]
-            version = int(value)
-        except Exception as exc:  # noqa: BLE001
-            if aws.error_code(exc) == "ParameterNotFound":
-                return [Finding("CDK bootstrap", "", region, FAIL, f"{BOOTSTRAP_STACK} {status} but no "
-                                f"{BOOTSTRAP_VERSION_PARAMETER} parameter (a custom qualifier?)", fix, blocks)]
-            return [_unknown("CDK bootstrap", "", region, exc, "ssm")]
-        if version < MIN_BOOTSTRAP_VERSION:
-            return [Finding("CDK bootstrap", "", region, FAIL, f"version {version}; the templates need "
-                            f"{MIN_BOOTSTRAP_VERSION} or later", fix, blocks)]
-        return [Finding("CDK bootstrap", "", region, OK, f"{BOOTSTRAP_STACK} {status}, version {version}")]
 
-    def zones(self, region: str) -> tuple[list[Finding], tuple[str, ...]]:
-        """The region's zones; also the zones the base network gets, as its deploy-time custom resource
-        chooses them (:mod:`rigs.deploy.zone_choice`, which that handler inlines)."""
-        blocks = self.names_in(region, Ec2Rig)
-        if not blocks:
-            return [], ()
-        ec2 = self.clients("ec2", region)
-        types = sorted({rig.instance_type for rig in self.catalog.ec2_rigs() if region in rig.regions})
-        try:
-            zones = aws.call(ec2.describe_availability_zones, attempts=3)["AvailabilityZones"]
-            offers = aws.paginate(ec2, "describe_instance_type_offerings", "InstanceTypeOfferings",
-                                  LocationType="availability-zone",
-                                  Filters=[{"Name": "instance-type", "Values": types}])
-        except Exception as exc:  # noqa: BLE001
-            return [_unknown("Zones", "", region, exc, "ec2")], ()
-        available = usable_zones(zones)
-        impaired = sorted(z["ZoneName"] for z in zones if z.get("State") != "available")
-        spec = self.catalog.regions.get(region)
-        network = choose_zones(offer_counts(zones, offers), spec.availability_zones if spec else len(available))
-        if not network:
-            return [Finding("Zones", "", region, FAIL,
-                            f"no available zone offers any of {', '.join(types)} (available: "
-                            f"{_short(available, region) or 'none'})",
-                            "none here: `up` tries the rig's other regions", blocks)], network
-        detail = f"base network in {_short(sorted(set(network)), region)}"
-        if impaired:
-            detail += f"; not available: {_short(impaired, region)}"
-        return [Finding("Zones", "", region, OK if not impaired else WARN, detail)], network
+def account_plan(scope: Scope) -> list[Finding]:
+    """The Free Tier API's account plan: a Free-plan account launches only Free Tier instance types, so no rig."""
+    try:
+        state = aws.call(scope.clients("freetier", FREE_TIER_REGION).get_account_plan_state, attempts=3)
+    except Exception as exc:  # noqa: BLE001 - classified below
+        if aws.error_code(exc) == "ResourceNotFoundException":
+            return [Finding("Account plan", "", None, OK, "no Free Tier account plan (an account from before "
+                            "the Free and Paid plans)")]
+        return [_unknown("Account plan", "", None, exc, "freetier")]
+    plan, status = state.get("accountPlanType", "?"), state.get("accountPlanStatus", "?")
+    if plan != "FREE":
+        return [Finding("Account plan", "", None, OK, f"{plan.title()} plan ({status.lower()})")]
+    credits = state.get("accountPlanRemainingCredits") or {}
+    left = f", {credits['amount']:g} {credits.get('unit', 'USD')} of credits left" if "amount" in credits else ""
+    return [Finding("Account plan", "", None, FAIL,
+                    f"Free plan ({status.lower()}{left}): it launches only Free Tier instance types, none of the "
+                    "rigs' (launches fail with InvalidParameterCombination: not eligible for Free Tier)",
+                    aws.FREE_PLAN_FIX, tuple(r.name for r in scope.rigs))]
 
-    def sagemaker_image(self, rig: SageMakerRig, region: str) -> list[Finding]:
-        """The digest the deploy will run in ``region``: the catalog's pin, checked in that region's registry, or
-        (no pin) the one the image's tag points to there, which the stack reads at deploy time."""
-        image = ecr_image(rig.image.reference(region))
-        digest = rig.image.digest_for(region)
-        if image is None:
-            return [Finding("SageMaker image", rig.name, region, FAIL, f"{rig.image.repository} is not an ECR "
-                            "repository", "fix the image in rigs/catalog.yaml", (rig.name,))]
-        if not digest:
-            return self._unpinned_image(rig, region)
-        tag = image.ref.partition("@")[0].lstrip(":")
-        fix = (f"pin this region's digest of the tag: `aws ecr describe-images --registry-id {image.account} "
-               f"--repository-name {image.repository} --image-ids imageTag={tag} --region {{region}}`")
-        try:
-            found = aws.call(self.clients("ecr", region).describe_images, registryId=image.account,
-                             repositoryName=image.repository, imageIds=[{"imageDigest": digest}],
-                             attempts=3)["imageDetails"]
-        except Exception as exc:  # noqa: BLE001
-            code = aws.error_code(exc)
-            if code in ("ImageNotFoundException", "RepositoryNotFoundException"):
-                what = "digest" if code == "ImageNotFoundException" else f"repository {image.repository}"
-                return [Finding("SageMaker image", rig.name, region, FAIL,
-                                f"the pinned {what} is not in {image.account}'s registry ({code})", fix,
-                                (rig.name,))]
-            return [_unknown("SageMaker image", rig.name, region, exc, "ecr")]
-        tags = sorted({t for detail in found for t in detail.get("imageTags", [])})
-        if tag not in tags:
-            return [Finding("SageMaker image", rig.name, region, WARN,
-                            f"{_short_digest(digest)} exists but is no longer tagged :{tag} "
-                            f"(tags: {', '.join(tags) or 'none'})", fix)]
-        return [Finding("SageMaker image", rig.name, region, OK, f"{_short_digest(digest)}: pinned, tagged here")]
 
-    def _unpinned_image(self, rig: SageMakerRig, region: str) -> list[Finding]:
-        found = pins.check_region(rig.name, rig.image, region, self.clients("ecr", region))
-        name = f"{rig.image.repository_in(region).rpartition('/')[2]}:{rig.image.tag}"
-        if found.digest:
-            return [Finding("SageMaker image", rig.name, region, OK,
-                            f"{_short_digest(found.digest)}: the tag's digest here, read at deploy")]
-        if found.missing:
+def bootstrap(scope: Scope, region: str) -> list[Finding]:
+    blocks = scope.names_in(region)
+    fix = f"`./scripts/cdk bootstrap aws://{scope.account}/{{region}}` (or `python -m rigs up --bootstrap`)"
+    cfn = scope.clients("cloudformation", region)
+    try:
+        stack = aws.call(cfn.describe_stacks, StackName=BOOTSTRAP_STACK, attempts=3)["Stacks"][0]
+    except Exception as exc:  # noqa: BLE001 - classified below
+        if aws.error_code(exc) == "ValidationError":
+            return [Finding("CDK bootstrap", "", region, FAIL, f"not bootstrapped (no {BOOTSTRAP_STACK} stack)",
+                            fix, blocks)]
+        return [_unknown("CDK bootstrap", "", region, exc, "cloudformation")]
+    status = stack.get("StackStatus", "?")
+    if status.endswith(("FAILED", "ROLLBACK_COMPLETE")) or status.startswith("DELETE"):
+        return [Finding("CDK bootstrap", "", region, FAIL, f"{BOOTSTRAP_STACK} is {status}",
+                        f"delete the {BOOTSTRAP_STACK} stack in {{region}}, then {fix}", blocks)]
+    try:
+        value = aws.call(scope.clients("ssm", region).get_parameter, Name=BOOTSTRAP_VERSION_PARAMETER,
+                         attempts=3)["Parameter"]["Value"]
+        version = int(value)
+    except Exception as exc:  # noqa: BLE001
+        if aws.error_code(exc) == "ParameterNotFound":
+            return [Finding("CDK bootstrap", "", region, FAIL, f"{BOOTSTRAP_STACK} {status} but no "
+                            f"{BOOTSTRAP_VERSION_PARAMETER} parameter (a custom qualifier?)", fix, blocks)]
+        return [_unknown("CDK bootstrap", "", region, exc, "ssm")]
+    if version < MIN_BOOTSTRAP_VERSION:
+        return [Finding("CDK bootstrap", "", region, FAIL, f"version {version}; the templates need "
+                        f"{MIN_BOOTSTRAP_VERSION} or later", fix, blocks)]
+    return [Finding("CDK bootstrap", "", region, OK, f"{BOOTSTRAP_STACK} {status}, version {version}")]
+
+def zones(scope: Scope, region: str) -> Outcome:
+    """The region's zones; gives the zones the base network gets, as its deploy-time custom resource
+    chooses them (:mod:`rigs.deploy.zone_choice`, which that handler inlines)."""
+    blocks = scope.names_in(region, Ec2Rig)
+    if not blocks:
+        return Outcome([], ())
+    ec2 = scope.clients("ec2", region)
+    types = sorted({rig.instance_type for rig in scope.catalog.ec2_rigs() if region in rig.regions})
+    try:
+        zones = aws.call(ec2.describe_availability_zones, attempts=3)["AvailabilityZones"]
+        offers = aws.paginate(ec2, "describe_instance_type_offerings", "InstanceTypeOfferings",
+                              LocationType="availability-zone",
+                              Filters=[{"Name": "instance-type", "Values": types}])
+    except Exception as exc:  # noqa: BLE001
+        return Outcome([_unknown("Zones", "", region, exc, "ec2")], ())
+    available = usable_zones(zones)
+    impaired = sorted(z["ZoneName"] for z in zones if z.get("State") != "available")
+    spec = scope.catalog.regions.get(region)
+    network = choose_zones(offer_counts(zones, offers), spec.availability_zones if spec else len(available))
+    if not network:
+        return Outcome([Finding("Zones", "", region, FAIL,
+                        f"no available zone offers any of {', '.join(types)} (available: "
+                        f"{_short(available, region) or 'none'})",
+                        "none here: `up` tries the rig's other regions", blocks)], network)
+    detail = f"base network in {_short(sorted(set(network)), region)}"
+    if impaired:
+        detail += f"; not available: {_short(impaired, region)}"
+    return Outcome([Finding("Zones", "", region, OK if not impaired else WARN, detail)], network)
+
+def sagemaker_image(scope: Scope, rig: SageMakerRig, region: str) -> list[Finding]:
+    """The digest the deploy will run in ``region``: the catalog's pin, checked in that region's registry, or
+    (no pin) the one the image's tag points to there, which the stack reads at deploy time."""
+    image = ecr_image(rig.image.reference(region))
+    digest = rig.image.digest_for(region)
+    if image is None:
+        return [Finding("SageMaker image", rig.name, region, FAIL, f"{rig.image.repository} is not an ECR "
+                        "repository", "fix the image in rigs/catalog.yaml", (rig.name,))]
+    if not digest:
+        return _unpinned_image(scope, rig, region)
+    tag = image.ref.partition("@")[0].lstrip(":")
+    fix = (f"pin this region's digest of the tag: `aws ecr describe-images --registry-id {image.account} "
+           f"--repository-name {image.repository} --image-ids imageTag={tag} --region {{region}}`")
+    try:
+        found = aws.call(scope.clients("ecr", region).describe_images, registryId=image.account,
+                         repositoryName=image.repository, imageIds=[{"imageDigest": digest}],
+                         attempts=3)["imageDetails"]
+    except Exception as exc:  # noqa: BLE001
+        code = aws.error_code(exc)
+        if code in ("ImageNotFoundException", "RepositoryNotFoundException"):
+            what = "digest" if code == "ImageNotFoundException" else f"repository {image.repository}"
             return [Finding("SageMaker image", rig.name, region, FAIL,
-                            f"the tag {name} is not in this region's registry ({found.error}): the deploy would "
-                            "fail here", "none here: `up` tries the rig's other regions", (rig.name,))]
-        return [_refused(Finding("SageMaker image", rig.name, region, WARN, f"not checked: ecr DescribeImages failed: "
-                                 f"{found.error}", "rerun `python -m rigs doctor`; if it persists, check the "
-                                 "permissions for this call"), found.error, "ecr:DescribeImages")]
+                            f"the pinned {what} is not in {image.account}'s registry ({code})", fix,
+                            (rig.name,))]
+        return [_unknown("SageMaker image", rig.name, region, exc, "ecr")]
+    tags = sorted({t for detail in found for t in detail.get("imageTags", [])})
+    if tag not in tags:
+        return [Finding("SageMaker image", rig.name, region, WARN,
+                        f"{_short_digest(digest)} exists but is no longer tagged :{tag} "
+                        f"(tags: {', '.join(tags) or 'none'})", fix)]
+    return [Finding("SageMaker image", rig.name, region, OK, f"{_short_digest(digest)}: pinned, tagged here")]
 
-    def hf_secret(self, region: str) -> list[Finding]:
-        needing = [r for r in self.rigs_in(region, Ec2Rig) if getattr(r, "hf_token_required", False)]
-        if not needing:
-            return []
-        names = tuple(r.name for r in needing)
-        try:
-            aws.call(self.clients("secretsmanager", region).describe_secret, SecretId=HF_TOKEN_SECRET, attempts=3)
-        except Exception as exc:  # noqa: BLE001
-            if aws.error_code(exc) == "ResourceNotFoundException":
-                return [Finding("HF token secret", ", ".join(names), region, FAIL,
-                                f"{HF_TOKEN_SECRET} is missing; the model is gated on the Hugging Face Hub",
-                                f"`aws secretsmanager create-secret --name {HF_TOKEN_SECRET} --secret-string "
-                                "<token> --region {region}`", names)]
-            return [_unknown("HF token secret", ", ".join(names), region, exc, "secretsmanager")]
-        return [Finding("HF token secret", ", ".join(names), region, OK, f"{HF_TOKEN_SECRET} exists")]
+def _unpinned_image(scope: Scope, rig: SageMakerRig, region: str) -> list[Finding]:
+    found = pins.check_region(rig.name, rig.image, region, scope.clients("ecr", region))
+    name = f"{rig.image.repository_in(region).rpartition('/')[2]}:{rig.image.tag}"
+    if found.digest:
+        return [Finding("SageMaker image", rig.name, region, OK,
+                        f"{_short_digest(found.digest)}: the tag's digest here, read at deploy")]
+    if found.missing:
+        return [Finding("SageMaker image", rig.name, region, FAIL,
+                        f"the tag {name} is not in this region's registry ({found.error}): the deploy would "
+                        "fail here", "none here: `up` tries the rig's other regions", (rig.name,))]
+    return [_refused(Finding("SageMaker image", rig.name, region, WARN, f"not checked: ecr DescribeImages failed: "
+                             f"{found.error}", "rerun `python -m rigs doctor`; if it persists, check the "
+                             "permissions for this call"), found.error, "ecr:DescribeImages")]
 
-    def own_image(self, rig: Ec2Rig, region: str) -> tuple[list[Finding], bool | None]:
-        """The g5g image in the account's ECR; returns (findings, built: True/False/None unknown)."""
-        fix = (f"`./scripts/cdk deploy {rig.stack_name}Image -c region.{rig.name}={{region}}`, then run its "
-               "StartBuildCommand output (a build takes hours)")
-        try:
-            aws.call(self.clients("ecr", region).describe_images, repositoryName=rig.image.repository,
-                     imageIds=[{"imageTag": rig.image.tag}], attempts=3)
-        except Exception as exc:  # noqa: BLE001
-            code = aws.error_code(exc)
-            if code == "RepositoryNotFoundException":
-                return [Finding("g5g image", rig.name, region, FAIL, f"no ECR repository {rig.image.repository} "
-                                f"(the {rig.stack_name}Image stack is not deployed here)", fix, (rig.name,))], False
-            if code == "ImageNotFoundException":
-                return [Finding("g5g image", rig.name, region, FAIL,
-                                f"{rig.image.repository}:{rig.image.tag} is not built yet", fix, (rig.name,))], False
-            return [_unknown("g5g image", rig.name, region, exc, "ecr")], None
-        return [Finding("g5g image", rig.name, region, OK, f"{rig.image.repository}:{rig.image.tag} built")], True
+def hf_secret(scope: Scope, region: str) -> list[Finding]:
+    needing = [r for r in scope.rigs_in(region, Ec2Rig) if getattr(r, "hf_token_required", False)]
+    if not needing:
+        return []
+    names = tuple(r.name for r in needing)
+    try:
+        aws.call(scope.clients("secretsmanager", region).describe_secret, SecretId=HF_TOKEN_SECRET, attempts=3)
+    except Exception as exc:  # noqa: BLE001
+        if aws.error_code(exc) == "ResourceNotFoundException":
+            return [Finding("HF token secret", ", ".join(names), region, FAIL,
+                            f"{HF_TOKEN_SECRET} is missing; the model is gated on the Hugging Face Hub",
+                            f"`aws secretsmanager create-secret --name {HF_TOKEN_SECRET} --secret-string "
+                            "<token> --region {region}`", names)]
+        return [_unknown("HF token secret", ", ".join(names), region, exc, "secretsmanager")]
+    return [Finding("HF token secret", ", ".join(names), region, OK, f"{HF_TOKEN_SECRET} exists")]
 
-    def codebuild_quota(self, rig: Ec2Rig, region: str, built: bool | None) -> list[Finding]:
-        try:
-            quotas = aws.paginate(self.clients("service-quotas", region), "list_service_quotas", "Quotas",
-                                  ServiceCode="codebuild")
-        except Exception as exc:  # noqa: BLE001
-            return [_unknown("CodeBuild quota", rig.name, region, exc, "service-quotas",
-                             f"check {G5G_BUILD_QUOTA!r} in the Service Quotas console")]
-        arm = sorted((q for q in quotas if ARM_BUILD_QUOTAS.search(q.get("QuotaName", ""))),
-                     key=lambda q: q.get("QuotaName", ""))
-        found = ", ".join(f"{_build_size(q)} {float(q.get('Value', 0)):g} ({q.get('QuotaCode', '?')})" for q in arm)
-        match = next((q for q in arm if XLARGE.search(q.get("QuotaName", ""))), None)
-        if match is None:
-            return [Finding("CodeBuild quota", rig.name, region, WARN,
-                            f"no ARM XLarge build quota listed here; ARM build quotas: {found or 'none'}",
-                            f"check {G5G_BUILD_QUOTA!r} in the CodeBuild quotas of {{region}}")]
-        code, value = match.get("QuotaCode", "?"), float(match.get("Value", 0))
-        if value >= 1:
-            return [Finding("CodeBuild quota", rig.name, region, OK, f"ARM XLarge builds at once: {value:g} ({code}); "
-                            f"ARM build quotas: {found}")]
-        needed = built is not True
-        return [Finding("CodeBuild quota", rig.name, region, FAIL if needed else WARN,
-                        f"{match.get('QuotaName')} is 0 ({code}): request an increase"
-                        + ("" if needed else " (the image is built; only a rebuild needs it)"),
-                        "`aws service-quotas request-service-quota-increase --service-code codebuild --quota-code "
-                        f"{code} --desired-value 1 --region {{region}}`", (rig.name,) if needed else ())]
+
+def own_image(scope: Scope, rig: Ec2Rig, region: str) -> Outcome:
+    """The g5g image in the account's ECR; gives whether it is built (None: unknown)."""
+    fix = (f"`./scripts/cdk deploy {rig.stack_name}Image -c region.{rig.name}={{region}}`, then run its "
+           "StartBuildCommand output (a build takes hours)")
+    try:
+        aws.call(scope.clients("ecr", region).describe_images, repositoryName=rig.image.repository,
+                 imageIds=[{"imageTag": rig.image.tag}], attempts=3)
+    except Exception as exc:  # noqa: BLE001
+        code = aws.error_code(exc)
+        if code == "RepositoryNotFoundException":
+            return Outcome([Finding("g5g image", rig.name, region, FAIL, f"no ECR repository {rig.image.repository} "
+                            f"(the {rig.stack_name}Image stack is not deployed here)", fix, (rig.name,))], False)
+        if code == "ImageNotFoundException":
+            return Outcome([Finding("g5g image", rig.name, region, FAIL,
+                            f"{rig.image.repository}:{rig.image.tag} is not built yet", fix, (rig.name,))], False)
+        return Outcome([_unknown("g5g image", rig.name, region, exc, "ecr")], None)
+    return Outcome([Finding("g5g image", rig.name, region, OK, f"{rig.image.repository}:{rig.image.tag} built")], True)
+
+
+def codebuild_quota(scope: Scope, rig: Ec2Rig, region: str) -> list[Finding]:
+    """The CodeBuild quota the g5g image's build counts against: needed only while the image is not built."""
+    built = scope.result(G5G_IMAGE, rig, region)
+    try:
+        quotas = aws.paginate(scope.clients("service-quotas", region), "list_service_quotas", "Quotas",
+                              ServiceCode="codebuild")
+    except Exception as exc:  # noqa: BLE001
+        return [_unknown("CodeBuild quota", rig.name, region, exc, "service-quotas",
+                         f"check {G5G_BUILD_QUOTA!r} in the Service Quotas console")]
+    arm = sorted((q for q in quotas if ARM_BUILD_QUOTAS.search(q.get("QuotaName", ""))),
+                 key=lambda q: q.get("QuotaName", ""))
+    found = ", ".join(f"{_build_size(q)} {float(q.get('Value', 0)):g} ({q.get('QuotaCode', '?')})" for q in arm)
+    match = next((q for q in arm if XLARGE.search(q.get("QuotaName", ""))), None)
+    if match is None:
+        return [Finding("CodeBuild quota", rig.name, region, WARN,
+                        f"no ARM XLarge build quota listed here; ARM build quotas: {found or 'none'}",
+                        f"check {G5G_BUILD_QUOTA!r} in the CodeBuild quotas of {{region}}")]
+    code, value = match.get("QuotaCode", "?"), float(match.get("Value", 0))
+    if value >= 1:
+        return [Finding("CodeBuild quota", rig.name, region, OK, f"ARM XLarge builds at once: {value:g} ({code}); "
+                        f"ARM build quotas: {found}")]
+    needed = built is not True
+    return [Finding("CodeBuild quota", rig.name, region, FAIL if needed else WARN,
+                    f"{match.get('QuotaName')} is 0 ({code}): request an increase"
+                    + ("" if needed else " (the image is built; only a rebuild needs it)"),
+                    "`aws service-quotas request-service-quota-increase --service-code codebuild --quota-code "
+                    f"{code} --desired-value 1 --region {{region}}`", (rig.name,) if needed else ())]
+
+
+def ami(scope: Scope, rig: Ec2Rig, region: str) -> list[Finding]:
+    """The rig's AMI parameter resolves, and the root volume it needs (each parameter read once a region)."""
+    resolved = scope.once(("ami", rig.ami_ssm_parameter, region),
+                          lambda: resolve_ami(scope.clients, rig.ami_ssm_parameter, region))
+    return _ami_findings(rig, region, resolved)
+
+
+def offerings_and_quotas(scope: Scope, region: str) -> Outcome:
+    """Preflight's checks of the region's rigs (:mod:`rigs.account.preflight`: offerings, quotas), against the
+    zones of the base network; gives those checks (the placement is recorded from them)."""
+    checks = preflight_check(scope.rigs_in(region), scope.session, [region], PriceBook(None), scope.clients,
+                             images=False)
+    placed = [check for check in checks if check.in_catalog and check.region in scope.rig_regions.get(check.rig, ())]
+    network = scope.result(ZONES, region) or None
+    return Outcome([_preflight_findings(check, network if check.kind == "ec2" else None) for check in placed], placed)
+
+
+@dataclass(frozen=True, slots=True)
+class Outcome:
+    """A check's findings, and what it gives the checks after it (:meth:`Scope.result`)."""
+
+    findings: list[Finding]
+    given: Any = None
+
+
+@dataclass(frozen=True, slots=True)
+class Check:
+    """One check: the name of its rows, what it runs for (each subject one call of ``run`` in the pool, in
+    the order given) and how; ``rows`` when it writes rows of other names."""
+
+    name: str
+    subjects: Callable[[Scope], Iterable[tuple]]
+    run: Callable[..., list[Finding] | Outcome]
+    rows: tuple[str, ...] = ()
+
+
+def _account(_scope: Scope) -> list[tuple]:
+    return [()]
+
+
+def _regions(scope: Scope) -> list[tuple]:
+    return [(region,) for region in scope.regions()]
+
+
+def _rigs(kind: type, only: Callable[[Any], bool] = lambda rig: True) -> Callable[[Scope], list[tuple]]:
+    """Each rig of ``kind`` (and ``only``) in each region it may use."""
+    return lambda scope: [(rig, region) for rig in scope.rigs if isinstance(rig, kind) and only(rig)
+                          for region in scope.rig_regions[rig.name]]
+
+
+def _own_image(rig: Ec2Rig) -> bool:
+    return rig.image.repository.startswith(OWN_IMAGE_PREFIX)
+
+
+ZONES = Check("Zones", _regions, zones)
+OFFERINGS = Check("Offerings and quotas", _regions, offerings_and_quotas, rows=("Type and quota", "Endpoint quota"))
+G5G_IMAGE = Check("g5g image", _rigs(Ec2Rig, _own_image), own_image)
+CHECKS = (
+    Check("Account plan", _account, account_plan),
+    Check("CDK bootstrap", _regions, bootstrap),
+    ZONES,
+    Check("AMI", _rigs(Ec2Rig), ami),
+    OFFERINGS,
+    Check("SageMaker image", _rigs(SageMakerRig), sagemaker_image),
+    Check("HF token secret", _regions, hf_secret),
+    G5G_IMAGE,
+    Check("CodeBuild quota", _rigs(Ec2Rig, _own_image), codebuild_quota),
+)
+"""The doctor's AWS checks, in the order their findings are reported; a check that reads another's outcome
+comes after it (the pool starts them in this order, so the one waited for is running or done)."""
+CHECK_ORDER = (*LOCAL_CHECKS, "Credentials", *(row for check in CHECKS for row in check.rows or (check.name,)),
+               "IAM permissions", "Can deploy")
 
 
 def _build_size(quota: Mapping[str, Any]) -> str:
@@ -557,56 +661,38 @@ def run_doctor(rigs: Sequence[DeployableRig], session: Callable[[], Any], region
     account = identity["Account"]
     findings.append(Finding("Credentials", "", None, OK, identity.get("Arn", f"account {account}")))
 
-    clients = clients or aws.Clients(session, DOCTOR_CONFIG)
-    checks = _Checks(clients, account, rigs, catalog)
-    used_regions = [r for r in REGIONS if any(r in regions_ for regions_ in rig_regions.values())]
-    amis = sorted({(rig.ami_ssm_parameter, region) for rig in rigs if isinstance(rig, Ec2Rig)
-                   for region in rig_regions[rig.name]})
-    with ThreadPoolExecutor(max_workers=MAX_WORKERS, thread_name_prefix="doctor") as pool:
-        plan = pool.submit(checks.account_plan)
-        bootstrap = [pool.submit(checks.bootstrap, region) for region in used_regions]
-        zones = {region: pool.submit(checks.zones, region) for region in used_regions}
-        resolved = {key: pool.submit(resolve_ami, clients, *key) for key in amis}
-        preflight = {region: pool.submit(preflight_check, checks.rigs_in(region), session, [region],
-                                         PriceBook(None), clients, images=False)
-                     for region in used_regions}
-        images = [pool.submit(checks.sagemaker_image, rig, region) for rig in rigs if isinstance(rig, SageMakerRig)
-                  for region in rig_regions[rig.name]]
-        secrets = [pool.submit(checks.hf_secret, region) for region in used_regions]
-        own = {(rig.name, region): pool.submit(checks.own_image, rig, region) for rig in rigs
-               if isinstance(rig, Ec2Rig) and rig.image.repository.startswith(OWN_IMAGE_PREFIX)
-               for region in rig_regions[rig.name]}
-        findings += plan.result()
-        for future in bootstrap:
-            findings += future.result()
-        networks: dict[str, tuple[str, ...] | None] = {}
-        for region, future in zones.items():
-            found, network = future.result()
-            findings += found
-            networks[region] = network or None
-        for rig in rigs:
-            if isinstance(rig, Ec2Rig):
-                for region in rig_regions[rig.name]:
-                    findings += _ami_findings(rig, region, resolved[(rig.ami_ssm_parameter, region)].result())
-        placed = [check for future in preflight.values() for check in future.result()
-                  if check.in_catalog and check.region in rig_regions.get(check.rig, ())]
-        findings += [_preflight_findings(check, networks.get(check.region) if check.kind == "ec2" else None)
-                     for check in placed]
-        for future in images + secrets:
-            findings += future.result()
-        builds = []
-        for (name, region), future in own.items():
-            found, built = future.result()
-            findings += found
-            rig = next(r for r in rigs if r.name == name)
-            builds.append(pool.submit(checks.codebuild_quota, rig, region, built))
-        for future in builds:
-            findings += future.result()
+    scope = Scope(clients or aws.Clients(session, DOCTOR_CONFIG), account, rigs, catalog, rig_regions, session)
+    findings += _run_checks(scope)
+    placed = [check for outcome in _outcomes(scope, OFFERINGS) for check in outcome.given]
     findings += _permissions_summary(findings)
     report = DoctorReport(tuple(findings), rig_regions, account, 0.0)
     for rig in rigs:
         findings.append(_verdict(report, rig.name))
     return DoctorReport(tuple(findings), rig_regions, account, time.monotonic() - started, preflight=tuple(placed))
+
+
+def _run_checks(scope: Scope) -> list[Finding]:
+    """Start every check for each of its subjects in a bounded pool, in :data:`CHECKS`' order; their findings
+    in that order."""
+    with ThreadPoolExecutor(max_workers=MAX_WORKERS, thread_name_prefix="doctor") as pool:
+        for check in CHECKS:
+            for subject in check.subjects(scope):
+                scope.outcomes[(check.name, _key(subject))] = pool.submit(_outcome, check, scope, subject)
+        return [finding for future in scope.outcomes.values() for finding in future.result().findings]
+
+
+def _outcome(check: Check, scope: Scope, subject: tuple) -> Outcome:
+    found = check.run(scope, *subject)
+    return found if isinstance(found, Outcome) else Outcome(found)
+
+
+def _key(subject: tuple) -> tuple:
+    """A subject as a key: a rig by its name."""
+    return tuple(getattr(part, "name", part) for part in subject)
+
+
+def _outcomes(scope: Scope, check: Check) -> list[Outcome]:
+    return [future.result() for (name, _), future in scope.outcomes.items() if name == check.name]
 
 
 def _verdict(report: DoctorReport, rig: str) -> Finding:

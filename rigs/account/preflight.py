@@ -369,7 +369,7 @@ def place(rigs: Sequence[DeployableRig], checks: Sequence[RegionCheck], record: 
     skipped: dict[str, dict[str, str]] = {}
     for rig in rigs:
         by_region = {c.region: c for c in checks if c.rig == rig.name}
-        placements[rig.name] = tuple(placement.Candidate(region, by_region[region].zones)
+        placements[rig.name] = tuple(placement.Candidate(region=region, zones=by_region[region].zones)
                                      for region in rig.regions if region in by_region
                                      and by_region[region].verdict == OK)
         skipped[rig.name] = {c.region: c.reason for c in by_region.values() if c.verdict != OK}

@@ -3,7 +3,8 @@
 ``app.py`` reads the raw CLI context values (``-c region.g6=us-east-1`` and friends) and
 passes them here; this module never reads context or the environment itself. Every
 problem is collected and raised together in one :class:`OptionsError` that names the
-context key and the fix.
+context key and the fix; what is chosen is a frozen pydantic model (:class:`RigOptions`,
+with its :class:`ServerImage`), unknown fields refused.
 
 Context keys (all optional):
 
@@ -22,8 +23,9 @@ Context keys (all optional):
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 from typing import Any
+
+from pydantic import BaseModel, ConfigDict, SkipValidation
 
 from rigs.catalog.model import DeployableRig, Ec2Rig
 from rigs.contract import MANAGED_BY
@@ -49,8 +51,11 @@ class OptionsError(ValueError):
         super().__init__("invalid -c options:\n" + "\n".join(f"  - {p}" for p in problems))
 
 
-@dataclass(frozen=True, slots=True)
-class EcrImage:
+class _Typed(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid", use_attribute_docstrings=True)
+
+
+class EcrImage(_Typed):
     """An image in an ECR repository; ``account`` None means the deploying account."""
 
     repository: str
@@ -60,20 +65,18 @@ class EcrImage:
     region: str | None = None
 
 
-@dataclass(frozen=True, slots=True)
-class ServerImage:
+class ServerImage(_Typed):
     """Where an EC2 rig pulls its server image: a public reference or an ECR image."""
 
     public: str | None = None
     ecr: EcrImage | None = None
 
 
-@dataclass(frozen=True, slots=True)
-class RigOptions:
-    """The validated choices for one rig stack."""
+class RigOptions(_Typed):
+    """The validated choices for one rig stack (:func:`parse_rig_options` makes them, every problem at once)."""
 
-    rig: DeployableRig
-    """The catalog entry with any variant applied."""
+    rig: SkipValidation[DeployableRig]
+    """The catalog entry with any variant applied (the catalog validated it)."""
     region: str
     zones: tuple[str, ...] = ()
     lifetime_hours: float = 0.0
@@ -109,6 +112,14 @@ def _zone_region(zone: str) -> str | None:
     return match.group("region") if match else None
 
 
+def _zone_names(zones: Any) -> tuple[str, ...]:
+    """``us-east-1a,us-east-1c`` (or a list) as sorted, distinct zone names; () when none is given."""
+    if zones is None:
+        return ()
+    raw = zones if isinstance(zones, (list, tuple)) else str(zones).split(",")
+    return tuple(sorted({str(z).strip() for z in raw if str(z).strip()}))
+
+
 def parse_region_zones(region: str, zones: Any, *, az_count_given: bool = False) -> tuple[str, ...]:
     """``-c zones.<region>=us-east-1a,us-east-1c``: the base network's zones, named.
 
@@ -117,8 +128,7 @@ def parse_region_zones(region: str, zones: Any, *, az_count_given: bool = False)
     """
     if zones is None or not str(zones).strip():
         return ()
-    raw = zones if isinstance(zones, (list, tuple)) else str(zones).split(",")
-    named = tuple(sorted({str(z).strip() for z in raw if str(z).strip()}))
+    named = _zone_names(zones)
     problems = [f"-c zones.{region}: {zone!r} is not a zone of {region} (write e.g. {region}a,{region}c)"
                 for zone in named if _zone_region(zone) != region]
     if len(named) > 6:
@@ -149,15 +159,9 @@ def parse_rig_options(rig: DeployableRig, *, region: Any = None, zones: Any = No
         problems.append(f"-c region.{name}={chosen_region}: {name} runs in {', '.join(rig.regions)} "
                         "(the catalog's regions for it)")
 
-    zone_list: tuple[str, ...] = ()
-    if zones is not None and str(zones).strip():
-        raw = zones if isinstance(zones, (list, tuple)) else str(zones).split(",")
-        zone_list = tuple(sorted({str(z).strip() for z in raw if str(z).strip()}))
-        for zone in zone_list:
-            match = _ZONE.match(zone)
-            if not match or match.group("region") != chosen_region:
-                problems.append(f"-c zones.{name}: {zone!r} is not a zone of {chosen_region} "
-                                f"(write e.g. {chosen_region}a,{chosen_region}c)")
+    zone_list = _zone_names(zones)
+    problems += [f"-c zones.{name}: {zone!r} is not a zone of {chosen_region} (write e.g. {chosen_region}a,"
+                 f"{chosen_region}c)" for zone in zone_list if _zone_region(zone) != chosen_region]
 
     chosen_variant = _text(variant)
     if chosen_variant is not None:

@@ -5,25 +5,30 @@ rig finally came up in; ``app.py`` reads that region so a fresh ``cdk destroy --
 ``cdk deploy``) reaches a rig that ``up`` moved. The file lives in ``.rigs/placement.json``
 (gitignored; ``RIGS_STATE_DIR`` moves the whole ``.rigs`` state directory).
 
-Pure Python and JSON only: ``app.py`` imports this module, so it must stay cheap and never
-touch AWS.
+Typed with pydantic (:class:`Placement`, unknown keys refused) and never touching AWS: ``app.py`` imports
+this module. Its JSON Schema is committed beside it (``python -m rigs.deploy.placement --write``; a test
+fails when it is stale).
 """
 
 from __future__ import annotations
 
-import json
 import os
-import tempfile
+import sys
 import threading
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Mapping, Sequence
+from typing import Any, Literal, Mapping, Sequence
 
-from rigs import utc
+from pydantic import BaseModel, ConfigDict, SerializerFunctionWrapHandler, ValidationError, field_serializer, \
+    model_serializer
+
+from rigs import generated, utc
+from rigs.files import write_json
 
 PROJECT_DIR = Path(__file__).resolve().parents[2]
 STATE_DIR_ENV = "RIGS_STATE_DIR"
 FORMAT_VERSION = 1
+SCHEMA_PATH = Path(__file__).with_name("placement.schema.json")
 
 _lock = threading.Lock()
 
@@ -42,49 +47,53 @@ class PlacementError(ValueError):
     """The placement file cannot be read."""
 
 
-@dataclass(frozen=True, slots=True)
-class Candidate:
+class _Record(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid", use_attribute_docstrings=True)
+
+
+class Candidate(_Record):
     """One region to try for a rig, with the zones that offer its instance type there."""
 
     region: str
     zones: tuple[str, ...] = ()
 
-    def as_dict(self) -> dict[str, Any]:
-        return {"region": self.region, "zones": list(self.zones)}
 
-
-@dataclass(frozen=True, slots=True)
-class Deployed:
+class Deployed(_Record):
     """Where ``up`` last brought a rig up."""
 
     region: str
-    zones: tuple[str, ...]
-    stack: str
-    at: str
-
-    def as_dict(self) -> dict[str, Any]:
-        return {"region": self.region, "zones": list(self.zones), "stack": self.stack, "at": self.at}
+    zones: tuple[str, ...] = ()
+    stack: str = ""
+    at: str = ""
+    """When ``up`` recorded it (UTC, ISO to the second)."""
 
 
-@dataclass(frozen=True, slots=True)
-class RigPlacement:
+class RigPlacement(_Record):
+    """One rig's candidates from preflight, and where it is deployed (kept in the file only when it is)."""
+
     candidates: tuple[Candidate, ...] = ()
-    skipped: Mapping[str, str] = field(default_factory=dict)
+    skipped: dict[str, str] = {}
     """Region -> why the rig cannot run there."""
     checked_at: str | None = None
     deployed: Deployed | None = None
 
-    def as_dict(self) -> dict[str, Any]:
-        data: dict[str, Any] = {"candidates": [c.as_dict() for c in self.candidates],
-                                "skipped": dict(self.skipped), "checked_at": self.checked_at}
-        if self.deployed is not None:
-            data["deployed"] = self.deployed.as_dict()
+    @model_serializer(mode="wrap")
+    def _deployed_only_when_known(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        data = handler(self)
+        if data.get("deployed") is None:
+            data.pop("deployed", None)
         return data
 
 
-@dataclass(frozen=True, slots=True)
-class Placement:
-    rigs: Mapping[str, RigPlacement] = field(default_factory=dict)
+class Placement(_Record):
+    """``.rigs/placement.json``: per rig, the regions to try and where it was deployed."""
+
+    version: Literal[1] = FORMAT_VERSION
+    rigs: dict[str, RigPlacement] = {}
+
+    @field_serializer("rigs")
+    def _by_name(self, rigs: dict[str, RigPlacement]) -> dict[str, RigPlacement]:
+        return dict(sorted(rigs.items()))
 
     def get(self, rig: str) -> RigPlacement | None:
         return self.rigs.get(rig)
@@ -93,49 +102,44 @@ class Placement:
         entry = self.rigs.get(rig)
         return entry.deployed.region if entry and entry.deployed else None
 
-    def as_dict(self) -> dict[str, Any]:
-        return {"version": FORMAT_VERSION, "rigs": {name: p.as_dict() for name, p in sorted(self.rigs.items())}}
-
-
-def _parse(data: Any, source: str) -> Placement:
-    if not isinstance(data, dict) or not isinstance(data.get("rigs", {}), dict):
-        raise PlacementError(f"{source}: not a placement file (expected {{'version': 1, 'rigs': {{...}}}})")
-    rigs: dict[str, RigPlacement] = {}
-    try:
-        for name, body in data.get("rigs", {}).items():
-            deployed = body.get("deployed")
-            rigs[name] = RigPlacement(
-                candidates=tuple(Candidate(c["region"], tuple(c.get("zones", ()))) for c in body.get("candidates", ())),
-                skipped=dict(body.get("skipped", {})),
-                checked_at=body.get("checked_at"),
-                deployed=Deployed(deployed["region"], tuple(deployed.get("zones", ())), deployed.get("stack", ""),
-                                  deployed.get("at", "")) if deployed else None,
-            )
-    except (AttributeError, KeyError, TypeError) as exc:
-        raise PlacementError(f"{source}: malformed entry ({exc!r}); delete it and run `python -m rigs preflight`") \
-            from None
-    return Placement(rigs)
+    def with_rig(self, name: str, entry: RigPlacement) -> Placement:
+        return Placement(rigs={**self.rigs, name: entry})
 
 
 def load(path: Path | None = None) -> Placement:
-    """The recorded placement; an empty one when the file does not exist."""
+    """The recorded placement; an empty one when the file does not exist.
+
+    Raises:
+        PlacementError: not JSON, or not of the file's shape (every problem named with its path).
+    """
     path = path or placement_path()
     try:
         text = path.read_text(encoding="utf-8")
     except FileNotFoundError:
         return Placement()
     try:
-        return _parse(json.loads(text), str(path))
-    except json.JSONDecodeError as exc:
-        raise PlacementError(f"{path}: not valid JSON ({exc}); delete it and run `python -m rigs preflight`") from None
+        return Placement.model_validate_json(text)
+    except ValidationError as exc:
+        if any(e["type"] == "json_invalid" for e in exc.errors()):
+            reason = exc.errors()[0]["ctx"].get("error", "")
+            raise PlacementError(f"{path}: not valid JSON ({reason}); delete it and run `python -m rigs preflight`") \
+                from None
+        problems = "; ".join(f"{'.'.join(map(str, e['loc'])) or 'top level'}: {e['msg']}" for e in exc.errors())
+        raise PlacementError(f"{path}: not a placement file ({problems}); delete it and run "
+                             "`python -m rigs preflight`") from None
 
 
 def _write(placement: Placement, path: Path) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with tempfile.NamedTemporaryFile("w", dir=path.parent, delete=False, suffix=".tmp", encoding="utf-8") as handle:
-        json.dump(placement.as_dict(), handle, indent=2, sort_keys=False)
-        handle.write("\n")
-    os.replace(handle.name, path)  # atomic: an interrupted write never leaves half a file
+    write_json(path, placement)
+
+
+def schema_file() -> generated.Generated:
+    """``placement.schema.json``, generated from :class:`Placement`."""
+    return generated.schema_file(
+        SCHEMA_PATH, Placement.model_json_schema, ".rigs/placement.json",
+        "Per rig, the regions and zones to try in order (python -m rigs preflight) and where python -m rigs up "
+        "brought it up. Generated from rigs/deploy/placement.py (python -m rigs.deploy.placement --write); "
+        "do not edit.")
 
 
 def record_candidates(rig: str, candidates: Sequence[Candidate], skipped: Mapping[str, str],
@@ -145,9 +149,9 @@ def record_candidates(rig: str, candidates: Sequence[Candidate], skipped: Mappin
     with _lock:
         current = load(path)
         previous = current.rigs.get(rig)
-        rigs = dict(current.rigs)
-        rigs[rig] = RigPlacement(tuple(candidates), dict(skipped), utc.iso_seconds(), previous.deployed if previous else None)
-        updated = Placement(rigs)
+        updated = current.with_rig(rig, RigPlacement(candidates=tuple(candidates), skipped=dict(skipped),
+                                                     checked_at=utc.iso_seconds(),
+                                                     deployed=previous.deployed if previous else None))
         _write(updated, path)
         return updated
 
@@ -158,10 +162,8 @@ def record_deployed(rig: str, region: str, zones: Sequence[str], stack: str, pat
     with _lock:
         current = load(path)
         previous = current.rigs.get(rig) or RigPlacement()
-        rigs = dict(current.rigs)
-        rigs[rig] = RigPlacement(previous.candidates, previous.skipped, previous.checked_at,
-                                 Deployed(region, tuple(zones), stack, utc.iso_seconds()))
-        updated = Placement(rigs)
+        updated = current.with_rig(rig, previous.model_copy(update={"deployed": Deployed(
+            region=region, zones=tuple(zones), stack=stack, at=utc.iso_seconds())}))
         _write(updated, path)
         return updated
 
@@ -257,14 +259,14 @@ def reconcile(deployed: Mapping[str, Sequence[str]], path: Path | None = None) -
                 continue
             regions = list(deployed[name])
             if not regions:
-                rigs[name] = RigPlacement(entry.candidates, entry.skipped, entry.checked_at, None)
+                rigs[name] = entry.model_copy(update={"deployed": None})
                 changes.append(f"{name}: not deployed in any region; cleared the record of {entry.deployed.region}")
             elif entry.deployed.region not in regions:
-                rigs[name] = RigPlacement(entry.candidates, entry.skipped, entry.checked_at,
-                                          Deployed(regions[0], (), entry.deployed.stack, utc.iso_seconds()))
+                rigs[name] = entry.model_copy(update={"deployed": Deployed(
+                    region=regions[0], stack=entry.deployed.stack, at=utc.iso_seconds())})
                 changes.append(f"{name}: deployed in {regions[0]}, not {entry.deployed.region}; record updated")
         if changes:
-            _write(Placement(rigs), path)
+            _write(Placement(rigs=rigs), path)
         return changes
 
 
@@ -277,7 +279,12 @@ def forget_deployed(rigs: Sequence[str], path: Path | None = None) -> list[str]:
         cleared = [name for name in rigs if (entry := current.rigs.get(name)) and entry.deployed]
         for name in cleared:
             entry = current.rigs[name]
-            updated[name] = RigPlacement(entry.candidates, entry.skipped, entry.checked_at, None)
+            updated[name] = entry.model_copy(update={"deployed": None})
         if cleared:
-            _write(Placement(updated), path)
+            _write(Placement(rigs=updated), path)
         return cleared
+
+
+if __name__ == "__main__":
+    sys.exit(generated.main([schema_file()], "python -m rigs.deploy.placement",
+                            "Write or check the JSON Schema of .rigs/placement.json."))

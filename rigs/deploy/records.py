@@ -7,19 +7,27 @@ outputs files.
 
 from __future__ import annotations
 
-import json
 import threading
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable
+from typing import Callable
+
+from pydantic import BaseModel, ConfigDict, RootModel
 
 from rigs.deploy import placement
+from rigs.files import write_json
 
 from rigs import utc
 
 
-@dataclass
-class Attempt:
+class _Filled(BaseModel):
+    """A record ``up`` fills in as the deploy goes (unknown fields refused, every assignment checked)."""
+
+    model_config = ConfigDict(extra="forbid", validate_assignment=True, use_attribute_docstrings=True)
+
+
+class Attempt(_Filled):
+    """One try of a rig in one region."""
+
     rig: str
     number: int
     region: str
@@ -34,8 +42,9 @@ class Attempt:
     next_step: str = ""
 
 
-@dataclass
-class Timeline:
+class Timeline(_Filled):
+    """When each step of a rig's deploy happened (``timeline-<rig>.json``)."""
+
     rig: str
     region: str | None = None
     zone: str | None = None
@@ -49,18 +58,25 @@ class Timeline:
     ready: str | None = None
     launch_to_ready_seconds: float | None = None
     deploy_to_ready_seconds: float | None = None
-    notes: list[str] = field(default_factory=list)
+    notes: list[str] = []
 
 
-@dataclass
-class RigResult:
+class RigResult(BaseModel):
+    """How a rig's ``up`` ended: its attempts, its timeline, its stack's outputs."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
     rig: str
     ok: bool
     region: str | None
     attempts: list[Attempt]
     timeline: Timeline
-    outputs: dict[str, str] = field(default_factory=dict)
+    outputs: dict[str, str] = {}
     reason: str = ""
+
+
+UpSummary = RootModel[list[RigResult]]
+"""``summary.json``: every rig's result."""
 
 
 class Evidence:
@@ -79,10 +95,9 @@ class Evidence:
             with self.log.open("a", encoding="utf-8") as handle:
                 handle.write(f"{utc.iso_seconds()} {text}\n")
 
-    def write_json(self, name: str, data: Any) -> Path:
-        path = self.directory / name
-        path.write_text(json.dumps(data, indent=2, default=str) + "\n", encoding="utf-8")
-        return path
+    def write_json(self, name: str, record: BaseModel) -> Path:
+        """A typed record as ``name`` in the evidence folder, through :func:`rigs.files.write_json`."""
+        return write_json(self.directory / name, record)
 
 
 def default_evidence_dir() -> Path:

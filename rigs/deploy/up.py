@@ -35,7 +35,7 @@ import json
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence
 
@@ -46,7 +46,7 @@ from rigs.catalog.model import DeployableRig, Ec2Rig, SageMakerRig
 from rigs.contract import BOOTSTRAP_STACK, OutputKey
 from rigs.deploy.cdk_cli import CdkRunner, cli_failure, stack_dependencies
 from rigs.deploy.diagnosis import FAILOVER_KINDS, RELEASED, Diagnosis
-from rigs.deploy.records import Attempt, Evidence, RigResult, Timeline, default_evidence_dir
+from rigs.deploy.records import Attempt, Evidence, RigResult, Timeline, UpSummary, default_evidence_dir
 from rigs.deploy.watch import DeployMonitor, Watcher, WatchSettings
 
 
@@ -104,7 +104,7 @@ class Up:
         with ThreadPoolExecutor(max_workers=max(1, len(plans))) as pool:
             futures = [pool.submit(self.up_one, rig, candidates) for rig, candidates in plans.values()]
             results = [f.result() for f in futures]
-        self.evidence.write_json("summary.json", [asdict(r) for r in results])
+        self.evidence.write_json("summary.json", UpSummary(results))
         return results
 
     def _context(self, rig: DeployableRig, candidate: placement.Candidate) -> dict[str, str]:
@@ -147,25 +147,27 @@ class Up:
 
     def up_one(self, rig: DeployableRig, candidates: Sequence[placement.Candidate]) -> RigResult:
         attempts: list[Attempt] = []
-        timeline = Timeline(rig.name)
+        timeline = Timeline(rig=rig.name)
         if not candidates:
             reason = "no region to try: run `python -m rigs preflight` to see why"
             self.evidence.line(f"{rig.name}: {reason}")
-            return RigResult(rig.name, False, None, attempts, timeline, reason=reason)
+            return RigResult(rig=rig.name, ok=False, region=None, attempts=attempts, timeline=timeline,
+                             reason=reason)
         for number, candidate in enumerate(candidates, start=1):
             following = candidates[number] if number < len(candidates) else None
-            attempt = Attempt(rig.name, number, candidate.region, tuple(candidate.zones), started=utc.iso_seconds())
+            attempt = Attempt(rig=rig.name, number=number, region=candidate.region, zones=candidate.zones,
+                              started=utc.iso_seconds())
             attempts.append(attempt)
             zones = ",".join(candidate.zones) or "any zone"
             head = f"{rig.name}: attempt {number}/{len(candidates)}: {candidate.region} ({zones})"
             self.evidence.line(f"{head}: deploying {rig.stack_name}")
-            timeline = Timeline(rig.name, region=candidate.region)
+            timeline = Timeline(rig=rig.name, region=candidate.region)
             failure, outputs = self._attempt(rig, candidate, number, timeline)
             if failure is not None and failure.kind == RELEASED:  # the stack is there, its compute is not
                 self.evidence.line(f"{head}: {rig.stack_name} is deployed but {failure.message}; deleting it to "
                                    "deploy it again")
                 self._clean_up(rig, candidate.region)
-                timeline = Timeline(rig.name, region=candidate.region)
+                timeline = Timeline(rig=rig.name, region=candidate.region)
                 failure, outputs = self._attempt(rig, candidate, number, timeline)
             attempt.ended = utc.iso_seconds()
             if failure is None:
@@ -173,12 +175,13 @@ class Up:
                 placement.record_deployed(rig.name, candidate.region, candidate.zones, rig.stack_name)
                 timeline.launch_to_ready_seconds = _seconds(timeline.instance_launched, timeline.ready)
                 timeline.deploy_to_ready_seconds = _seconds(timeline.deploy_start, timeline.ready)
-                self.evidence.write_json(f"timeline-{rig.name}.json", asdict(timeline))
+                self.evidence.write_json(f"timeline-{rig.name}.json", timeline)
                 ready = (f"ready {timeline.ready} (launch to ready {timeline.launch_to_ready_seconds}s)"
                          if timeline.ready else "ready not measured" + (
                              f": {'; '.join(timeline.notes)}" if timeline.notes else ""))
                 self.evidence.line(f"{head}: up in {timeline.zone or candidate.region}; {ready}")
-                return RigResult(rig.name, True, candidate.region, attempts, timeline, outputs)
+                return RigResult(rig=rig.name, ok=True, region=candidate.region, attempts=attempts, timeline=timeline,
+                                 outputs=outputs)
             attempt.code, attempt.kind, attempt.message = failure.code, failure.kind, failure.message
             if failure.kind in FAILOVER_KINDS:
                 attempt.outcome = "failover"
@@ -196,14 +199,15 @@ class Up:
             attempt.next_step = f"stop: {why}; {left}"
             self.evidence.line(f"{head}: {failure.code} ({failure.kind}): {failure.message[:600]}; "
                                f"{attempt.next_step}")
-            self.evidence.write_json(f"timeline-{rig.name}.json", asdict(timeline))
+            self.evidence.write_json(f"timeline-{rig.name}.json", timeline)
             fix = f"; {aws.FREE_PLAN_FIX}" if failure.kind == aws.FREE_PLAN else ""
-            return RigResult(rig.name, False, None, attempts, timeline, reason=f"{failure}{fix}")
+            return RigResult(rig=rig.name, ok=False, region=None, attempts=attempts, timeline=timeline,
+                             reason=f"{failure}{fix}")
         reason = "every region failed for capacity or quota: " + ", ".join(
             f"{a.region} {a.code}" for a in attempts)
         self.evidence.line(f"{rig.name}: {reason}")
-        self.evidence.write_json(f"timeline-{rig.name}.json", asdict(timeline))
-        return RigResult(rig.name, False, None, attempts, timeline, reason=reason)
+        self.evidence.write_json(f"timeline-{rig.name}.json", timeline)
+        return RigResult(rig=rig.name, ok=False, region=None, attempts=attempts, timeline=timeline, reason=reason)
 
     def _attempt(self, rig: DeployableRig, candidate: placement.Candidate, number: int,
                  timeline: Timeline) -> tuple[aws.AwsFailure | None, dict[str, str]]:

@@ -18,6 +18,7 @@ from rigs import aws, utc
 from rigs.catalog.model import Ec2Rig
 from rigs.deploy.diagnosis import FAILOVER_KINDS, RELEASED, Diagnosis, live_instances, released_group
 from rigs.deploy.records import Timeline
+from rigs.waiting import WaitTimeout, poll_until
 
 CAPACITY_GRACE_MINUTES = 5.0
 """How long a group whose launches fail for capacity gets before the next region, by default (``--capacity-grace``)."""
@@ -25,6 +26,10 @@ POLL_S = 10.0
 """How often AWS is asked how a rig is doing."""
 ENDPOINT_POLL_S = 2.0
 """The same against a custom endpoint (``AWS_ENDPOINT_URL``: moto's server on loopback answers in milliseconds)."""
+
+
+_RUNNING = object()
+"""What :meth:`Watcher.watch_group` waits for: the group's instance is running."""
 
 
 def default_poll_s() -> float:
@@ -80,8 +85,8 @@ class Watcher:
         autoscaling = self.clients("autoscaling", region)
         ec2 = self.clients("ec2", region)
         grace = LaunchGrace(zones, self.settings.capacity_grace)
-        deadline = time.monotonic() + rig.ready_timeout_minutes * 60
-        while True:
+
+        def state() -> aws.AwsFailure | object | None:
             groups = aws.call(autoscaling.describe_auto_scaling_groups,
                               AutoScalingGroupNames=[group]).get("AutoScalingGroups", [])
             if released_group(groups):
@@ -99,15 +104,17 @@ class Watcher:
                     timeline.instance_launched = utc.iso_seconds(launched)
                 if instance.get("State", {}).get("Name") == "running":
                     timeline.instance_running = timeline.instance_running or utc.iso_seconds(self.clock())
-                    return None
+                    return _RUNNING
             failures = self.diagnosis.scaling_failures(region, group)
-            lost = None if live else grace.lost(failures)
-            if lost is not None:
-                return lost
-            if time.monotonic() >= deadline:
-                return aws.AwsFailure("InstanceTimeout", aws.OTHER,
-                                      f"no running instance after {rig.ready_timeout_minutes} min")
-            self.sleep(self.settings.poll)
+            return None if live else grace.lost(failures)
+
+        try:
+            outcome = poll_until(state, timeout_s=rig.ready_timeout_minutes * 60, interval_s=self.settings.poll,
+                                 what=f"an instance of {group}", sleep=self.sleep)
+        except WaitTimeout:
+            return aws.AwsFailure("InstanceTimeout", aws.OTHER,
+                                  f"no running instance after {rig.ready_timeout_minutes} min")
+        return None if outcome is _RUNNING else outcome
 
     def wait_ssm_and_ready(self, region: str, timeline: Timeline, rig: Ec2Rig, port: int | None) -> None:
         """Record when the instance's SSM agent is online and when the server answers /health."""
@@ -115,25 +122,32 @@ class Watcher:
         timeout = self.settings.ready_timeout or rig.ready_timeout_minutes * 60
         deadline = time.monotonic() + timeout
         instance_id = timeline.instance_id
-        while not timeline.ssm_online:
+
+        def online() -> bool | None:
             try:
                 info = aws.call(ssm.describe_instance_information,
                                 Filters=[{"Key": "InstanceIds", "Values": [instance_id]}])
             except Exception as exc:  # noqa: BLE001
                 timeline.notes.append(f"SSM online not measurable here ({aws.classify(exc).code})")
-                break
+                return False
             if any(i.get("PingStatus") == "Online" for i in info.get("InstanceInformationList", [])):
                 timeline.ssm_online = utc.iso_seconds(self.clock())
-                break
-            if time.monotonic() >= deadline:
+                return True
+            return None
+
+        if not timeline.ssm_online:
+            try:
+                poll_until(online, timeout_s=timeout, interval_s=self.settings.poll, what="the SSM agent",
+                           sleep=self.sleep)
+            except WaitTimeout:
                 timeline.notes.append("SSM agent not online before the ready timeout")
                 return
-            self.sleep(self.settings.poll)
         if port is None:
             timeline.notes.append("no RemotePort output: readiness not checked")
             return
         command = f"curl -sf -o /dev/null --max-time 10 http://127.0.0.1:{port}/health"
-        while True:
+
+        def answered() -> bool | None:
             try:
                 sent = aws.call(ssm.send_command, InstanceIds=[instance_id], DocumentName="AWS-RunShellScript",
                                 Parameters={"commands": [command]}, TimeoutSeconds=60,
@@ -144,15 +158,18 @@ class Watcher:
                 failure = aws.classify(exc)
                 if failure.code not in ("InvalidInstanceId", "InvocationDoesNotExist"):
                     timeline.notes.append(f"readiness not measurable here ({failure.code})")
-                    return
+                    return False
                 status = "Pending"
             if status == "Success":
                 timeline.ready = utc.iso_seconds(self.clock())
-                return
-            if time.monotonic() >= deadline:
-                timeline.notes.append(f"server did not answer /health within {timeout / 60:.0f} min")
-                return
-            self.sleep(max(self.settings.poll, 20.0))
+                return True
+            return None
+
+        try:
+            poll_until(answered, timeout_s=max(0.0, deadline - time.monotonic()),
+                       interval_s=max(self.settings.poll, 20.0), what="/health", sleep=self.sleep)
+        except WaitTimeout:
+            timeline.notes.append(f"server did not answer /health within {timeout / 60:.0f} min")
 
     def _command_status(self, ssm: Any, command_id: str, instance_id: str) -> str:
         for _ in range(30):

@@ -27,7 +27,6 @@ of its own and is stopped with the rehearsal.
 
 from __future__ import annotations
 
-import json
 import os
 import shlex
 import signal
@@ -454,10 +453,9 @@ class Rehearsal:
                                bedrock_price=bedrock_price, skipped=self.skipped, no_big_model=self.big_skipped,
                                benchmark=benchmark):
             self.say(line)
-        record = plan.record(self.price_plans, result, account=account, offline=self.options.offline,
-                             big=self.options.big, skipped=self.skipped, no_big_model=self.big_skipped,
-                             benchmark=benchmark)
-        (self.folder / "plan.json").write_text(json.dumps(record, indent=2) + "\n", encoding="utf-8")
+        plan.write(self.folder, plan.record(self.price_plans, result, account=account, offline=self.options.offline,
+                                            big=self.options.big, skipped=self.skipped,
+                                            no_big_model=self.big_skipped, benchmark=benchmark))
 
     def _consent(self) -> bool:
         if self.options.yes:
@@ -742,15 +740,13 @@ class Rehearsal:
         title = "Rehearsal timeline" + (" (offline: a rehearsal of the flow, not of the hardware)"
                                         if self.options.offline else "") + (" (interrupted)" if self.interrupted else "")
         (self.folder / "TIMELINE.md").write_text(timeline.markdown(lines, title, notes, now), encoding="utf-8")
-        (self.folder / "timeline.json").write_text(json.dumps({
-            "offline": self.options.offline, "started": utc.iso_seconds(self.started), "finished": utc.iso_seconds(now),
-            "interrupted": self.interrupted,
-            "phases": [line.as_dict(now) for line in lines], "cost_usd": round(cost, 6),
-            "benchmarks": {phase.name: {"exit": phase.bench_exit,
-                                        "folder": str(phase.bench_folder) if phase.bench_folder else None}
-                           for phase in self.phases},
-            "skipped": self.skipped, "no_big_model": self.big_skipped, "left": self.left, "notes": notes},
-            indent=2) + "\n", encoding="utf-8")
+        timeline.write(self.folder, timeline.TimelineRecord(
+            offline=self.options.offline, started=utc.iso_seconds(self.started), finished=utc.iso_seconds(now),
+            interrupted=self.interrupted, phases=[line.record(now) for line in lines], cost_usd=round(cost, 6),
+            benchmarks={phase.name: timeline.BenchmarkRun(
+                exit=phase.bench_exit, folder=str(phase.bench_folder) if phase.bench_folder else None)
+                for phase in self.phases},
+            skipped=self.skipped, no_big_model=self.big_skipped, left=self.left, notes=notes))
         for phase in self.phases:
             if phase.bench_folder is None:
                 continue

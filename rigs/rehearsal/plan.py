@@ -4,8 +4,13 @@ estimate (:mod:`.estimate`). Printed, and written as ``plan.json`` in the eviden
 
 from __future__ import annotations
 
+import dataclasses
+from pathlib import Path
 from typing import Any, Mapping, Sequence
 
+from pydantic import BaseModel, ConfigDict, SkipValidation, field_serializer
+
+from rigs.files import Number, write_json
 from rigs.rehearsal.estimate import Estimate, PhasePlan, describe
 
 OFFLINE_NOTE = ("offline: a rehearsal of the flow in moto, not of the hardware; nothing is billed, and the estimate "
@@ -39,20 +44,67 @@ def _row(plan: PhasePlan, after: Sequence[str]) -> list[str]:
             f"${plan.usd_per_hour:.4f}/h" if plan.usd_per_hour is not None else "no price"]
 
 
+class _Record(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid", use_attribute_docstrings=True)
+
+
+class PhaseCost(_Record):
+    """One phase of the estimate: its rigs, how long they may take, what they cost."""
+
+    phase: str
+    rigs: list[str]
+    ready_minutes: Number
+    lane_minutes: Number
+    minutes: Number
+    usd: Number
+
+
+class EstimateRecord(_Record):
+    """The estimate, an upper bound: every rig takes its full ready timeout."""
+
+    minutes: Number
+    usd: Number
+    backstop_usd: Number
+    """What the rigs would cost if each ran to its lifetime limit."""
+    benchmark_allowance_minutes: Number
+    destroy_allowance_minutes: Number
+    phases: list[PhaseCost]
+
+
+class PlanRecord(_Record):
+    """``plan.json``: what the rehearsal said it would do before it created anything."""
+
+    account: str
+    offline: bool
+    big: bool
+    phases: SkipValidation[list[PhasePlan]]
+    """Each rig in each phase: its first region, instance type, model, ready timeout, lifetime and price (the
+    estimate made them, typed)."""
+    skipped: dict[str, str]
+    no_big_model: dict[str, str]
+    benchmark: str
+    """The benchmark's command line."""
+    estimate: EstimateRecord
+
+    @field_serializer("phases")
+    def _lane_in_the_estimate(self, phases: list[PhasePlan]) -> list[dict[str, Any]]:
+        """Each plan's values as computed; a rig's quality-lane allowance is kept once, in the estimate's phases."""
+        return [{k: v for k, v in dataclasses.asdict(p).items() if k != "lane_minutes"} for p in phases]
+
+
 def record(plans: Sequence[PhasePlan], result: Estimate, *, account: str, offline: bool, big: bool,
-           skipped: Mapping[str, str], no_big_model: Mapping[str, str], benchmark: str) -> dict[str, Any]:
-    """``plan.json``."""
-    return {
-        "account": account, "offline": offline, "big": big,
-        "phases": [{"rig": p.rig, "phase": p.phase, "region": p.region, "instance_type": p.instance_type,
-                    "model_id": p.model_id, "ready_timeout_minutes": p.ready_timeout_minutes,
-                    "max_hours": p.max_hours, "usd_per_hour": p.usd_per_hour, "price": p.price} for p in plans],
-        "skipped": dict(skipped), "no_big_model": dict(no_big_model), "benchmark": benchmark,
-        "estimate": {"minutes": result.minutes, "usd": round(result.usd, 4),
-                     "backstop_usd": round(result.backstop_usd, 4),
-                     "benchmark_allowance_minutes": result.benchmark_minutes,
-                     "destroy_allowance_minutes": result.destroy_minutes,
-                     "phases": [{"phase": p.phase, "rigs": list(p.rigs), "ready_minutes": p.ready_minutes,
-                                 "lane_minutes": round(p.lane_minutes, 2), "minutes": p.minutes,
-                                 "usd": round(p.usd, 4)} for p in result.phases]},
-    }
+           skipped: Mapping[str, str], no_big_model: Mapping[str, str], benchmark: str) -> PlanRecord:
+    """``plan.json``'s record (sums rounded to a hundredth of a cent, the lane's minutes to a hundredth)."""
+    estimate = EstimateRecord(
+        minutes=result.minutes, usd=round(result.usd, 4), backstop_usd=round(result.backstop_usd, 4),
+        benchmark_allowance_minutes=result.benchmark_minutes, destroy_allowance_minutes=result.destroy_minutes,
+        phases=[PhaseCost(phase=p.phase, rigs=list(p.rigs), ready_minutes=p.ready_minutes,
+                          lane_minutes=round(p.lane_minutes, 2), minutes=p.minutes, usd=round(p.usd, 4))
+                for p in result.phases])
+    return PlanRecord(account=account, offline=offline, big=big, phases=list(plans), skipped=dict(skipped),
+                      no_big_model=dict(no_big_model), benchmark=benchmark, estimate=estimate)
+
+
+def write(folder: Path, plan: PlanRecord) -> Path:
+    """``plan.json`` in the evidence folder."""
+    return write_json(folder / "plan.json", plan)

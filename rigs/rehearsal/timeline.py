@@ -16,12 +16,14 @@ while it exists (a few cents a day), and is not counted.
 from __future__ import annotations
 
 import json
-from dataclasses import asdict, dataclass, field
 from datetime import datetime
 from pathlib import Path
 from typing import Any, Iterable, Sequence
 
+from pydantic import BaseModel, ConfigDict
+
 from rigs import utc
+from rigs.files import Number, write_json
 
 EVENTS = ("deploy_start", "instance_launched", "instance_running", "ssm_online", "ready", "first_answer", "destroyed")
 """The columns of the timeline, in order."""
@@ -29,9 +31,10 @@ HEADINGS = {"deploy_start": "deploy start", "instance_launched": "launched", "in
             "ssm_online": "SSM online", "ready": "ready", "first_answer": "first answer", "destroyed": "destroyed"}
 
 
-@dataclass
-class PhaseTimeline:
-    """One rig in one phase of the rehearsal."""
+class _PhaseEvents(BaseModel):
+    """One rig in one phase of the rehearsal: what it is, when each event happened, its price."""
+
+    model_config = ConfigDict(extra="forbid", validate_assignment=True, use_attribute_docstrings=True)
 
     rig: str
     phase: str
@@ -45,11 +48,15 @@ class PhaseTimeline:
     ready: str | None = None
     first_answer: str | None = None
     destroyed: str | None = None
-    usd_per_hour: float | None = None
+    usd_per_hour: Number | None = None
     price: str = ""
     outcome: str = ""
     """``up``, or why not."""
-    notes: list[str] = field(default_factory=list)
+    notes: list[str] = []
+
+
+class PhaseTimeline(_PhaseEvents):
+    """One rig in one phase of the rehearsal, filled in as the rehearsal goes (up, the benchmark, down)."""
 
     def billed_hours(self, now: datetime | None = None) -> float:
         """Hours from the instance's launch (the endpoint's creation) to the deletion; 0 when none launched."""
@@ -64,10 +71,55 @@ class PhaseTimeline:
             return None
         return self.billed_hours(now) * self.usd_per_hour
 
-    def as_dict(self, now: datetime | None = None) -> dict[str, Any]:
+    def record(self, now: datetime | None = None) -> PhaseRecord:
+        """The line as ``timeline.json`` keeps it, with its billed hours and cost up to ``now``."""
         cost = self.cost_usd(now)
-        return {**asdict(self), "billed_hours": round(self.billed_hours(now), 6),
-                "cost_usd": None if cost is None else round(cost, 6)}
+        return PhaseRecord(**self.model_dump(), billed_hours=round(self.billed_hours(now), 6),
+                           cost_usd=None if cost is None else round(cost, 6))
+
+
+class PhaseRecord(_PhaseEvents):
+    """One line of ``timeline.json``: the rig's events, then what it billed."""
+
+    model_config = ConfigDict(frozen=True)
+
+    billed_hours: Number
+    cost_usd: Number | None
+
+
+class _Record(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid", use_attribute_docstrings=True)
+
+
+class BenchmarkRun(_Record):
+    """One phase's benchmark: how it exited, and its evidence folder."""
+
+    exit: int | None
+    folder: str | None
+
+
+class TimelineRecord(_Record):
+    """``timeline.json``: the rehearsal's timeline, its own cost, its benchmarks, what it left and why."""
+
+    offline: bool
+    started: str
+    finished: str
+    interrupted: str | None
+    phases: list[PhaseRecord]
+    cost_usd: Number
+    """The rehearsal's own cost, instance-hours x price (rounded to a millionth of a dollar)."""
+    benchmarks: dict[str, BenchmarkRun]
+    """Phase (small, big) -> its benchmark."""
+    skipped: dict[str, str]
+    no_big_model: dict[str, str]
+    left: dict[str, Any]
+    """What the down step could not remove (``billing``: the resources still billing)."""
+    notes: list[str]
+
+
+def write(folder: Path, record: TimelineRecord) -> Path:
+    """``timeline.json`` in the evidence folder."""
+    return write_json(folder / "timeline.json", record)
 
 
 def from_up(rig: str, phase: str, model_id: str, up_timeline: Any, outcome: str) -> PhaseTimeline:

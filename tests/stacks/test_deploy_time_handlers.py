@@ -102,8 +102,7 @@ def deployed_usable_zones(template: dict) -> tuple[dict, dict]:
 
 
 def doctors_zones(region: str, clients) -> str:
-    _, network = doctor._Checks(clients, ACCOUNT, CATALOG.deployable(), CATALOG).zones(region)
-    return ",".join(network)
+    return ",".join(doctor.zones(doctor.Scope(clients, ACCOUNT, CATALOG.deployable(), CATALOG), region).given)
 
 
 @pytest.mark.parametrize("region", CATALOG.rig_regions())

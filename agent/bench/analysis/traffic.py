@@ -20,21 +20,22 @@ from __future__ import annotations
 
 import math
 import re
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Annotated, Any, Callable, Mapping
 
 import yaml
+from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, ValidationError, ValidationInfo, \
+    WithJsonSchema
+from pydantic_core import PydanticCustomError
 
+from ..results.blocks.recommendation import Workload
 from ..results.constants import WORKLOAD_DEFAULTS as DEFAULTS
 from .cost import HOURS_PER_MONTH
 
 SECONDS_PER_MONTH = HOURS_PER_MONTH * 3600.0
 
-KEYS = tuple(DEFAULTS)
 MIN_QUALITY = "min_quality"
 """The one optional key without a default: the answer-quality floor (``--min-quality``)."""
-ALL_KEYS = (*KEYS, MIN_QUALITY)
 
 _SUFFIXES = {"k": 1e3, "m": 1e6, "b": 1e9, "g": 1e9, "t": 1e12}
 _NUMBER = re.compile(r"^\s*([+-]?[0-9][0-9_,]*(?:\.[0-9]+)?(?:e[+-]?[0-9]+)?)\s*([kmbgt]?)\s*$", re.IGNORECASE)
@@ -46,68 +47,20 @@ class WorkloadError(ValueError):
     """A ``--workload`` value that cannot be used; the message is one line that says what to fix."""
 
 
-@dataclass(frozen=True, slots=True)
-class Traffic:
-    """The user's traffic, with which keys were given and which took their defaults."""
-
-    output_tokens_per_month: float
-    input_per_output: float
-    peak_to_average: float
-    tool_calls: bool
-    source: str = "defaults"
-    """``defaults``, ``option`` (KEY=VALUE on the command line) or ``file <name>``."""
-    defaulted: tuple[str, ...] = KEYS
-    """The keys that took their default."""
-    min_quality: float | None = None
-    """The answer-quality floor, a share; None: no floor."""
-
-    @property
-    def average_output_tok_per_s(self) -> float:
-        """The month's output spread evenly over 730 hours."""
-        return self.output_tokens_per_month / SECONDS_PER_MONTH
-
-    @property
-    def peak_output_tok_per_s(self) -> float:
-        """The output rate of the busiest hour: what the instances must serve within the target."""
-        return self.average_output_tok_per_s * self.peak_to_average
-
-    def with_volume(self, output_tokens_per_month: float) -> Traffic:
-        """The same traffic shape at another monthly volume."""
-        return Traffic(output_tokens_per_month, self.input_per_output, self.peak_to_average, self.tool_calls,
-                       self.source, self.defaulted, self.min_quality)
-
-    def as_dict(self) -> dict[str, Any]:
-        return {
-            "output_tokens_per_month": self.output_tokens_per_month,
-            "input_per_output": self.input_per_output,
-            "peak_to_average": self.peak_to_average,
-            "tool_calls": self.tool_calls,
-            "average_output_tok_per_s": round(self.average_output_tok_per_s, 3),
-            "peak_output_tok_per_s": round(self.peak_output_tok_per_s, 3),
-            "source": self.source,
-            "defaulted": list(self.defaulted),
-            "min_quality": self.min_quality,
-        }
-
-    @classmethod
-    def from_dict(cls, data: Mapping[str, Any] | None) -> Traffic:
-        """The traffic recorded in ``run.json`` (None or ``{}``: the defaults)."""
-        if not data:
-            return default_traffic()
-        given = {k: data[k] for k in KEYS if k in data and k not in (data.get("defaulted") or ())}
-        if data.get(MIN_QUALITY) is not None:
-            given[MIN_QUALITY] = data[MIN_QUALITY]
-        return from_mapping(given, source=str(data.get("source") or "option"))
-
-
-def default_traffic() -> Traffic:
-    return from_mapping({}, source="defaults")
+def _problem(text: str) -> PydanticCustomError:
+    """A problem worded in full (the message is the line the user reads, never a template)."""
+    return PydanticCustomError("workload", "{problem}", {"problem": text})
 
 
 def parse_number(key: str, value: Any) -> float:
-    """``2B``, ``2e9``, ``2,000,000,000``, ``500M``, ``250k`` or a YAML number, as a float."""
+    """``2B``, ``2e9``, ``2,000,000,000``, ``500M``, ``250k`` or a YAML number, as a float (``input_per_output``
+    also ``5:1``).
+
+    Raises:
+        WorkloadError: ``KEY: what is wrong`` (e.g. ``peak_to_average: 'x' is not a number ...``).
+    """
     if isinstance(value, bool):
-        raise WorkloadError(f"--workload {key}: expected a number, got {value!r}")
+        raise WorkloadError(f"{key}: expected a number, got {value!r}")
     if isinstance(value, (int, float)):
         number = float(value)
     else:
@@ -116,15 +69,15 @@ def parse_number(key: str, value: Any) -> float:
         if key == "input_per_output" and ratio:
             num, den = float(ratio.group(1)), float(ratio.group(2))
             if den == 0:
-                raise WorkloadError(f"--workload {key}: {text!r} divides by zero")
+                raise WorkloadError(f"{key}: {text!r} divides by zero")
             number = num / den
         else:
             match = _NUMBER.match(text)
             if not match:
-                raise WorkloadError(f"--workload {key}: {text!r} is not a number (e.g. 2B, 500M, 2e9, 5)")
+                raise WorkloadError(f"{key}: {text!r} is not a number (e.g. 2B, 500M, 2e9, 5)")
             number = float(match.group(1).replace(",", "").replace("_", "")) * _SUFFIXES.get(match.group(2).lower(), 1)
     if not math.isfinite(number):
-        raise WorkloadError(f"--workload {key}: {value!r} is not a finite number")
+        raise WorkloadError(f"{key}: {value!r} is not a finite number")
     return number
 
 
@@ -154,43 +107,142 @@ def parse_bool(key: str, value: Any) -> bool:
         return True
     if text in _FALSE:
         return False
-    raise WorkloadError(f"--workload {key}: {value!r} is not yes or no")
+    raise WorkloadError(f"{key}: {value!r} is not yes or no")
+
+
+def _number(value: Any, info: ValidationInfo) -> float:
+    try:
+        return parse_number(info.field_name or "", value)
+    except WorkloadError as exc:
+        raise _problem(str(exc)) from None
+
+
+def _yes_no(value: Any, info: ValidationInfo) -> bool:
+    try:
+        return parse_bool(info.field_name or "", value)
+    except WorkloadError as exc:
+        raise _problem(str(exc)) from None
+
+
+def _share(value: Any, info: ValidationInfo) -> float | None:
+    if value is None:
+        return None
+    try:
+        return share_value(value)
+    except ValueError as exc:
+        raise _problem(f"{info.field_name}: {exc}") from None
+
+
+def _bound(holds: Callable[[float], bool], wording: str) -> AfterValidator:
+    """A number's range: ``KEY <wording>`` when ``holds`` is false."""
+    def check(value: float, info: ValidationInfo) -> float:
+        if not holds(value):
+            raise _problem(f"{info.field_name} {wording}")
+        return value
+    return AfterValidator(check)
+
+
+def _written_as(*alternatives: dict[str, Any]) -> WithJsonSchema:
+    """What an editor accepts for a key: a number, or the words a person writes (``2B``, ``5:1``, ``yes``)."""
+    return WithJsonSchema({"anyOf": list(alternatives)})
+
+
+_TEXT = {"type": "string"}
+Volume = Annotated[float, BeforeValidator(_number), _bound(lambda v: v > 0, "must be more than 0"),
+                   _written_as({"type": "number", "exclusiveMinimum": 0}, _TEXT)]
+Ratio = Annotated[float, BeforeValidator(_number), _bound(lambda v: v >= 0, "must be 0 or more"),
+                  _written_as({"type": "number", "minimum": 0}, _TEXT)]
+Peak = Annotated[float, BeforeValidator(_number),
+                 _bound(lambda v: v >= 1, "must be at least 1 (the peak is never below the average)"),
+                 _written_as({"type": "number", "minimum": 1}, _TEXT)]
+YesNo = Annotated[bool, BeforeValidator(_yes_no), _written_as({"type": "boolean"}, _TEXT)]
+Share = Annotated[float | None, BeforeValidator(_share),
+                  _written_as({"type": "number", "minimum": 0, "maximum": 1}, _TEXT, {"type": "null"})]
+
+
+class TrafficKeys(BaseModel):
+    """The keys of a workload, as ``--workload KEY=VALUE,...`` or a YAML file gives them: each key one field
+    (a type that reads the forms people write, and its default)."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid", validate_default=True, use_attribute_docstrings=True)
+
+    output_tokens_per_month: Volume = DEFAULTS["output_tokens_per_month"]
+    """Output tokens a month: ``2B``, ``2e9``, ``2,000,000,000``, ``500M``, ``250k``."""
+    input_per_output: Ratio = DEFAULTS["input_per_output"]
+    """Input tokens per output token (also ``5:1``)."""
+    peak_to_average: Peak = DEFAULTS["peak_to_average"]
+    """The busiest hour's rate over the month's average rate."""
+    tool_calls: YesNo = DEFAULTS["tool_calls"]
+    """The workload needs native tool calls (``yes``/``no``)."""
+    min_quality: Share = None
+    """The answer-quality floor on the quality lane (``0.8`` or ``80%``; no default: no floor); the same floor as
+    ``--min-quality``."""
+
+
+KEYS = tuple(name for name, field in TrafficKeys.model_fields.items() if field.default is not None)
+"""The keys with a default (``defaulted`` names those the user left out)."""
+ALL_KEYS = tuple(TrafficKeys.model_fields)
+
+
+class Traffic(TrafficKeys):
+    """The user's traffic, with which keys were given and which took their defaults."""
+
+    source: str = "defaults"
+    """``defaults``, ``option`` (KEY=VALUE on the command line) or ``file <name>``."""
+    defaulted: tuple[str, ...] = KEYS
+    """The keys that took their default."""
+
+    @property
+    def average_output_tok_per_s(self) -> float:
+        """The month's output spread evenly over 730 hours."""
+        return self.output_tokens_per_month / SECONDS_PER_MONTH
+
+    @property
+    def peak_output_tok_per_s(self) -> float:
+        """The output rate of the busiest hour: what the instances must serve within the target."""
+        return self.average_output_tok_per_s * self.peak_to_average
+
+    def with_volume(self, output_tokens_per_month: float) -> Traffic:
+        """The same traffic shape at another monthly volume."""
+        return self.model_copy(update={"output_tokens_per_month": output_tokens_per_month})
+
+    def record(self) -> Workload:
+        """What ``run.json`` and the summary's recommendation keep: the keys, the two rates, where they came from."""
+        return Workload(**self.model_dump(), average_output_tok_per_s=round(self.average_output_tok_per_s, 3),
+                        peak_output_tok_per_s=round(self.peak_output_tok_per_s, 3))
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any] | None) -> Traffic:
+        """The traffic recorded in ``run.json`` (None or ``{}``: the defaults)."""
+        if not data:
+            return default_traffic()
+        given = {k: data[k] for k in KEYS if k in data and k not in (data.get("defaulted") or ())}
+        if data.get(MIN_QUALITY) is not None:
+            given[MIN_QUALITY] = data[MIN_QUALITY]
+        return from_mapping(given, source=str(data.get("source") or "option"))
+
+
+def default_traffic() -> Traffic:
+    return from_mapping({}, source="defaults")
 
 
 def from_mapping(given: Mapping[str, Any], source: str) -> Traffic:
     """Validate the given keys (every problem in one line) and fill in the defaults."""
-    unknown = [k for k in given if k not in ALL_KEYS]
-    if unknown:
-        raise WorkloadError(f"--workload: unknown key {', '.join(map(repr, unknown))}; the keys are "
-                            f"{', '.join(ALL_KEYS)}")
-    problems = []
-    values: dict[str, Any] = {**DEFAULTS, MIN_QUALITY: None}
-    for key, value in given.items():
-        try:
-            if key == MIN_QUALITY:
-                values[key] = share_value(value)
-            else:
-                values[key] = parse_bool(key, value) if key == "tool_calls" else parse_number(key, value)
-        except ValueError as exc:
-            problem = str(exc).removeprefix("--workload ")
-            problems.append(f"{key}: {problem}" if key == MIN_QUALITY else problem)
-    if "output_tokens_per_month" in given and not problems and values["output_tokens_per_month"] <= 0:
-        problems.append("output_tokens_per_month must be more than 0")
-    if "input_per_output" in given and isinstance(values["input_per_output"], float) and values["input_per_output"] < 0:
-        problems.append("input_per_output must be 0 or more")
-    if "peak_to_average" in given and isinstance(values["peak_to_average"], float) and values["peak_to_average"] < 1:
-        problems.append("peak_to_average must be at least 1 (the peak is never below the average)")
-    if problems:
-        raise WorkloadError("--workload " + "; ".join(problems))
-    return Traffic(
-        output_tokens_per_month=float(values["output_tokens_per_month"]),
-        input_per_output=float(values["input_per_output"]),
-        peak_to_average=float(values["peak_to_average"]),
-        tool_calls=bool(values["tool_calls"]),
-        source=source,
-        defaulted=tuple(k for k in KEYS if k not in given),
-        min_quality=values[MIN_QUALITY],
-    )
+    try:
+        keys = TrafficKeys.model_validate(given)
+    except ValidationError as exc:
+        raise WorkloadError(_one_line(exc)) from None
+    return Traffic(**keys.model_dump(), source=source, defaulted=tuple(k for k in KEYS if k not in given))
+
+
+def _one_line(exc: ValidationError) -> str:
+    """``--workload: unknown key ...`` and every problem of the values, in one line."""
+    errors = exc.errors()
+    unknown = [str(e["loc"][0]) for e in errors if e["type"] == "extra_forbidden"]
+    problems = [e["msg"] for e in errors if e["type"] != "extra_forbidden"]
+    head = (f"--workload: unknown key {', '.join(map(repr, unknown))}; the keys are {', '.join(ALL_KEYS)}"
+            if unknown else "")
+    return "; ".join([head, *problems]) if head else "--workload " + "; ".join(problems)
 
 
 def parse_spec(text: str) -> Traffic:

@@ -10,13 +10,15 @@ from __future__ import annotations
 
 import argparse
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from ..analysis.traffic import Traffic
 from ..results.target import Target
 from ..parts import bfcl, quality
 from . import declared
 from .declared import AUTO, BENCH_GROUPS, DEFAULT_DEMOS, PART_OPTIONS, given
+
+if TYPE_CHECKING:
+    from ..analysis.traffic import Traffic
 
 
 class OptionError(ValueError):
@@ -52,7 +54,7 @@ def _check_quality_floor(namespace: argparse.Namespace) -> None:
     """``--min-quality`` and the workload's ``min_quality`` are one floor: two different values are refused."""
     option = getattr(namespace, "min_quality", None)
     traffic = getattr(namespace, "workload", None)
-    in_workload = traffic.min_quality if isinstance(traffic, Traffic) else None
+    in_workload = getattr(traffic, "min_quality", None)
     if option is not None and in_workload is not None and option != in_workload:
         raise OptionError(f"--min-quality {option:g} and the --workload key min_quality={in_workload:g} are the same "
                           "floor with two values: give one of them")
@@ -101,8 +103,10 @@ class BenchOptions:
         def get(name: str) -> Any:
             return declared.value(ns, name)
 
+        from ..analysis.traffic import default_traffic  # pydantic: loaded when a run starts, not for --help
+
         bfcl_n, levels, chosen = get("bfcl_n"), get("concurrency"), get("backends")
-        traffic = get("workload") or Traffic.from_dict(None)
+        traffic = get("workload") or default_traffic()
         floor = get("min_quality")
         return cls(
             demos=tuple(get("demos")), runs=int(get("runs")), tools=get("tools"),
@@ -132,6 +136,8 @@ class BenchOptions:
         if "quality" in self.demos:
             own.update(quality.options_record(n=self.quality_n, seed=self.quality_seed,
                                               concurrency=self.quality_concurrency))
+        from ..analysis.traffic import Traffic
+
         out: dict[str, Any] = {}
         for option in declared.OPTIONS:
             key = option.record
@@ -139,7 +145,7 @@ class BenchOptions:
                 continue
             value = getattr(self, key)
             if value is not None or key not in WHEN_GIVEN:
-                out[key] = value.as_dict() if isinstance(value, Traffic) else \
+                out[key] = value.record().model_dump() if isinstance(value, Traffic) else \
                     list(value) if isinstance(value, tuple) else value
         return {**out, **own}
 
@@ -148,9 +154,9 @@ def recommendation_record(options: Any) -> dict[str, Any]:
     """What ``run.json`` options keep of ``--workload``, ``--min-accuracy`` and ``--min-quality`` (the
     command's options, or ``python -m agent.report``'s); the quality floor is the option, else the
     workload's ``min_quality``."""
-    traffic = getattr(options, "workload", None)
-    if not isinstance(traffic, Traffic):
-        traffic = Traffic.from_dict(None)
+    from ..analysis.traffic import default_traffic  # pydantic: loaded when a run starts, not for --help
+
+    traffic = getattr(options, "workload", None) or default_traffic()
     floor = getattr(options, "min_quality", None)
-    return {"workload": traffic.as_dict(), "min_accuracy": getattr(options, "min_accuracy", None),
+    return {"workload": traffic.record().model_dump(), "min_accuracy": getattr(options, "min_accuracy", None),
             "min_quality": floor if floor is not None else traffic.min_quality}

@@ -11,7 +11,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, SerializationInfo, SerializerFunctionWrapHandler, model_serializer
+from pydantic import (BaseModel, ConfigDict, SerializationInfo, SerializerFunctionWrapHandler, ValidationError,
+                      model_serializer)
 
 Interval = tuple[float, float]
 """A 95% interval ``[low, high]``."""
@@ -30,3 +31,27 @@ class Sparse(BaseModel):
         given = self.model_fields_set
         fields = type(self).model_fields
         return {k: v for k, v in data.items() if k in given or (k in fields and fields[k].is_required())}
+
+
+def path_of(loc: tuple[int | str, ...]) -> str:
+    """A pydantic error's location as a reader writes it: ``models[2].source``, ``devices.nvidia-l4``."""
+    out = ""
+    for part in loc:
+        out += f"[{part}]" if isinstance(part, int) else f".{part}" if out else str(part)
+    return out
+
+
+def problems(exc: ValidationError) -> list[str]:
+    """Every problem of a validation, each with its path: ``devices.nvidia-l4: missing source``,
+    ``models[0].scope: Input should be 'chip' or 'core'``, ``instances.g6.: unknown key``."""
+    out = []
+    for error in exc.errors():
+        loc = tuple(error["loc"])
+        if error["type"] == "missing" and loc:
+            out.append(f"{path_of(loc[:-1])}: missing {loc[-1]}" if len(loc) > 1 else f"missing {loc[0]}")
+        elif error["type"] == "extra_forbidden":
+            out.append(f"{path_of(loc)}: unknown key")
+        else:
+            message = error["msg"].removeprefix("Value error, ")
+            out.append(f"{path_of(loc)}: {message}" if loc else message)
+    return out

@@ -152,6 +152,22 @@ def test_a_refusing_server_fails_at_once(chat_server: ChatServer) -> None:
     assert time.monotonic() - started < 5
 
 
+def test_a_silent_port_is_waited_for_until_the_deadline_and_the_last_probe_named() -> None:
+    started = time.monotonic()
+    with pytest.raises(NotReadyError, match=r"^no answer within 1 s; last probe: ") as caught:
+        wait_until_answered(f"http://127.0.0.1:{free_port()}/v1", "m", timeout_s=1)
+    assert 1 <= time.monotonic() - started < 5
+    assert "no attempt made" not in str(caught.value)  # it did probe
+
+
+def test_a_server_that_stopped_ends_the_wait_at_once() -> None:
+    started = time.monotonic()
+    with pytest.raises(NotReadyError, match=r"^it exited with status 1 \(last probe: no attempt made\)$"):
+        wait_until_answered(f"http://127.0.0.1:{free_port()}/v1", "m", timeout_s=30,
+                            alive=lambda: "it exited with status 1")
+    assert time.monotonic() - started < 1
+
+
 def _open_both(first: "RelayPortForward | SsmPortForward", second: "RelayPortForward | SsmPortForward") -> list:
     """Start both helpers at once, then wait for both: each forward's outcome, a result or an exception."""
     first.start()

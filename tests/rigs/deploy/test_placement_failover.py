@@ -125,8 +125,8 @@ def test_capacity_failure_cleans_up_and_fails_over_to_the_next_region():
     cfn, stubber = stack_failed_stub("us-east-2", CAPACITY_REASON)
     session = StubSession({("cloudformation", "us-east-2"): cfn})
     fake = FakeCdk({"us-east-2": "fail", "us-east-1": "ok"})
-    result, said, evidence = run_up(session, fake, [Candidate("us-east-2", ("us-east-2a", "us-east-2b")),
-                                                    Candidate("us-east-1", ("us-east-1a",))], max_hours=2)
+    result, said, evidence = run_up(session, fake, [Candidate(region="us-east-2", zones=("us-east-2a", "us-east-2b")),
+                                                    Candidate(region="us-east-1", zones=("us-east-1a",))], max_hours=2)
     stubber.assert_no_pending_responses()
     assert result.ok and result.region == "us-east-1"
     first, second = result.attempts
@@ -152,6 +152,11 @@ def test_capacity_failure_cleans_up_and_fails_over_to_the_next_region():
     for key in ("deploy_start", "stack_complete", "instance_launched", "instance_running"):
         assert timeline[key], key
     assert any("SSM online not measurable here" in note for note in timeline["notes"])  # moto has no SSM inventory
+    summary = json.loads((evidence.directory / "summary.json").read_text())
+    assert [list(r) for r in summary] == [["rig", "ok", "region", "attempts", "timeline", "outputs", "reason"]]
+    assert [(a["region"], a["outcome"], a["zones"]) for a in summary[0]["attempts"]] == [
+        ("us-east-2", "failover", ["us-east-2a", "us-east-2b"]), ("us-east-1", "up", ["us-east-1a"])]
+    assert summary[0]["timeline"] == timeline
 
 
 @mock_aws
@@ -161,7 +166,7 @@ def test_unsupported_is_never_called_capacity_and_fails_over():
     cfn, _ = stack_failed_stub("us-east-2", reason)
     result, said, _ = run_up(StubSession({("cloudformation", "us-east-2"): cfn}),
                              FakeCdk({"us-east-2": "fail", "us-east-1": "ok"}),
-                             [Candidate("us-east-2", ("us-east-2a",)), Candidate("us-east-1", ())])
+                             [Candidate(region="us-east-2", zones=("us-east-2a",)), Candidate(region="us-east-1")])
     assert result.attempts[0].kind == "unsupported"
     line = next(l for l in said if "attempt 1/2" in l and "Unsupported" in l)
     assert "(unsupported)" in line and "capacity" not in line
@@ -176,7 +181,7 @@ def test_quota_failure_in_every_region_ends_with_a_clear_reason():
     cfn1, _ = stack_failed_stub("us-east-1", quota)
     session = StubSession({("cloudformation", "us-east-2"): cfn2, ("cloudformation", "us-east-1"): cfn1})
     result, said, _ = run_up(session, FakeCdk({"us-east-2": "fail", "us-east-1": "fail"}),
-                             [Candidate("us-east-2", ()), Candidate("us-east-1", ())])
+                             [Candidate(region="us-east-2"), Candidate(region="us-east-1")])
     assert not result.ok
     assert [a.code for a in result.attempts] == ["VcpuLimitExceeded", "VcpuLimitExceeded"]
     assert result.attempts[1].next_step == "clean up; no region left"
@@ -202,7 +207,7 @@ def test_other_failure_stops_without_trying_more_regions():
     stubber.activate()
     fake = FakeCdk({"us-east-2": "fail", "us-east-1": "ok"})
     result, said, _ = run_up(StubSession({("cloudformation", "us-east-2"): cfn}), fake,
-                             [Candidate("us-east-2", ()), Candidate("us-east-1", ())])
+                             [Candidate(region="us-east-2"), Candidate(region="us-east-1")])
     stubber.assert_no_pending_responses()  # no delete_stack: the failed stack stays for inspection
     assert not result.ok and len(result.attempts) == 1
     assert result.attempts[0].outcome == "failed" and result.attempts[0].code == "StackFailed"
@@ -234,7 +239,8 @@ def test_group_whose_launches_fail_for_capacity_in_every_zone_fails_over():
     stubber.activate()
     session = StubSession({("autoscaling", "us-east-2"): autoscaling})
     result, said, _ = run_up(session, FakeCdk({"us-east-2": "group-fails", "us-east-1": "ok"}),
-                             [Candidate("us-east-2", ("us-east-2a", "us-east-2b")), Candidate("us-east-1", ())])
+                             [Candidate(region="us-east-2", zones=("us-east-2a", "us-east-2b")),
+                              Candidate(region="us-east-1")])
     assert result.attempts[0].code == "InsufficientInstanceCapacity"
     assert result.ok and result.region == "us-east-1"
 
@@ -259,14 +265,15 @@ def test_stack_dependencies_from_the_manifest(tmp_path):
 def test_placement_round_trip_and_the_recorded_context(state):
     catalog_regions = {"g6": ("us-east-2", "us-east-1", "us-west-2")}
     assert placement.recorded_context(catalog_regions) == {}  # nothing recorded
-    placement.record_candidates("g6", [Candidate("us-east-2", ("us-east-2a",)), Candidate("us-east-1", ())],
+    placement.record_candidates("g6", [Candidate(region="us-east-2", zones=("us-east-2a",)),
+                                       Candidate(region="us-east-1")],
                                 {"us-west-1": "offers none"})
     assert placement.recorded_context(catalog_regions) == {}  # candidates alone place nothing
     placement.record_deployed("g6", "us-east-1", ("us-east-1b",), "InferenceG6")
     assert placement.recorded_context(catalog_regions) == {"recorded_region.g6": "us-east-1",
                                                            "recorded_zones.g6": "us-east-1b"}
     # preflight again keeps the deployed region
-    placement.record_candidates("g6", [Candidate("us-west-2", ())], {})
+    placement.record_candidates("g6", [Candidate(region="us-west-2")], {})
     assert placement.load().deployed_region("g6") == "us-east-1"
     # a recorded region the catalog no longer lists is left out
     assert placement.recorded_context({"g6": ("us-west-2",)}) == {}
@@ -384,7 +391,8 @@ def test_group_that_cannot_launch_is_given_up_during_the_deploy_not_at_its_timeo
         return refused
 
     up.diagnosis.signal_failure = signal_failure
-    (result,) = up.run({"g6": (G6, [Candidate("us-east-2", ("us-east-2a", "us-east-2b")), Candidate("us-east-1", ())])})
+    (result,) = up.run({"g6": (G6, [Candidate(region="us-east-2", zones=("us-east-2a", "us-east-2b")),
+                                    Candidate(region="us-east-1")])})
     cfn_stub.assert_no_pending_responses()
     assert result.ok and result.region == "us-east-1"
     assert (result.attempts[0].code, result.attempts[0].kind) == ("InsufficientInstanceCapacity", "capacity")
@@ -422,7 +430,8 @@ class ReleasedOnce(FakeCdk):
 @mock_aws
 def test_a_rig_its_lifetime_released_is_deleted_and_deployed_again_not_waited_for():
     fake = ReleasedOnce()
-    result, said, _ = run_up(boto3.Session(region_name="us-east-2"), fake, [Candidate("us-east-2", ("us-east-2a",))])
+    result, said, _ = run_up(boto3.Session(region_name="us-east-2"), fake,
+                             [Candidate(region="us-east-2", zones=("us-east-2a",))])
     assert result.ok and result.region == "us-east-2" and fake.rig_deploys == 2
     assert len(result.attempts) == 1 and result.timeline.instance_id.startswith("i-")
     line = next(l for l in said if "deleting it to deploy it again" in l)
@@ -441,7 +450,7 @@ def test_an_endpoint_its_lifetime_deleted_is_reported_released():
 
     clients = aws.Clients(boto3.Session(region_name="us-east-2"))
     watcher = Watcher(clients, WatchSettings(poll=0), Diagnosis(clients), sleep=lambda _s: None)
-    failure = watcher.endpoint_times("us-east-2", "InferenceSageMaker-Endpoint", Timeline("sagemaker"))
+    failure = watcher.endpoint_times("us-east-2", "InferenceSageMaker-Endpoint", Timeline(rig="sagemaker"))
     assert (failure.code, failure.kind) == ("Released", RELEASED)
     assert "its endpoint InferenceSageMaker-Endpoint does not exist" in failure.message
 
@@ -454,7 +463,7 @@ def test_an_image_this_region_does_not_publish_fails_over_to_the_next_region():
     cfn, _ = stack_failed_stub("us-east-2", reason)
     result, said, _ = run_up(StubSession({("cloudformation", "us-east-2"): cfn}),
                              FakeCdk({"us-east-2": "fail", "us-east-1": "ok"}),
-                             [Candidate("us-east-2", ()), Candidate("us-east-1", ())])
+                             [Candidate(region="us-east-2"), Candidate(region="us-east-1")])
     assert (result.attempts[0].code, result.attempts[0].kind, result.attempts[0].outcome) == (
         "ImageNotFoundException", "not-here", "failover")
     assert result.ok and result.region == "us-east-1"
@@ -479,7 +488,7 @@ def test_a_free_plan_account_stops_at_once_and_is_told_to_upgrade():
     stubber.activate()
     fake = FakeCdk({"us-east-2": "fail", "us-east-1": "ok"})
     result, said, _ = run_up(StubSession({("cloudformation", "us-east-2"): cfn}), fake,
-                             [Candidate("us-east-2", ()), Candidate("us-east-1", ())])
+                             [Candidate(region="us-east-2"), Candidate(region="us-east-1")])
     assert not result.ok and len(result.attempts) == 1 and result.attempts[0].kind == "free-plan"
     assert "stop: the account is on the Free plan: upgrade the account to the Paid plan" in said[-1]
     assert "aws freetier upgrade-account-plan --account-plan-type PAID" in result.reason

@@ -108,7 +108,7 @@ def test_up_shows_the_cli_error_and_claims_no_stack(tmp_path: Path, failing: str
     up = Up(boto3.Session(region_name="us-east-1"), fake,
             UpSettings(watch=WatchSettings(poll=0), evidence_dir=tmp_path / "evidence"), say=said.append,
             sleep=lambda _s: None)
-    (result,) = up.run({"g6": (G6, [Candidate("us-east-2", ()), Candidate("us-east-1", ())])})
+    (result,) = up.run({"g6": (G6, [Candidate(region="us-east-2"), Candidate(region="us-east-1")])})
     assert not result.ok and len(result.attempts) == 1  # not a capacity failure: no second region
     line = said[-1]
     assert f"cdk deploy {failing} failed before CloudFormation created it: " in line

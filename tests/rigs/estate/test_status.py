@@ -8,7 +8,8 @@ import boto3
 import pytest
 from moto import mock_aws
 
-from rigs.estate import inventory
+from rigs.estate import inventory, kinds, resources
+from rigs.estate.kinds.base import Listing
 from rigs.cli import main
 from rigs.catalog.pricing import PriceBook
 
@@ -27,13 +28,13 @@ def test_status_lists_only_ours_with_hourly_costs(moto_estate, capsys):
             kind, ident = item.split(":", 1)
             assert kind == "stack" or ident not in ids, item
     assert not any(r.name.startswith("their-") for r in inv.resources)
-    assert not any(r.kind == inventory.STACK and r.id == "TheirStack" for r in inv.resources)
-    instances = inv.of_kind(inventory.INSTANCE)
+    assert not any(r.kind == resources.STACK and r.id == "TheirStack" for r in inv.resources)
+    instances = inv.of_kind(resources.INSTANCE)
     assert len(instances) == 2 + 2  # one tagged instance and one ASG-launched instance per region
     g6 = [i for i in instances if i.get("instance_type") == "g6.xlarge"]
     assert g6 and all(i.hourly_usd == pytest.approx(0.8048 + 0.005) for i in g6)  # + its public IPv4
     assert all("public IPv4" in i.price_note for i in g6)
-    volumes = inv.of_kind(inventory.VOLUME)
+    volumes = inv.of_kind(resources.VOLUME)
     assert all(v.hourly_usd == pytest.approx(100 * 0.08 / 730) for v in volumes)
     assert inv.hourly_usd == pytest.approx(sum(r.hourly_usd for r in inv.resources))
 
@@ -106,11 +107,10 @@ def test_what_outlives_destroy_is_asked_for_by_status_only(moto_estate, monkeypa
     """Listing log groups and secrets is status's business: the sweep and the rehearsal's check never
     call them, so a role refused those calls still has every region checked (a sweep that finds a
     problem is not clean)."""
-    def refused(self) -> None:
+    def refused(_finder) -> None:
         raise RuntimeError("AccessDenied")
 
-    monkeypatch.setattr(inventory._Finder, "endpoint_log_groups", refused)
-    monkeypatch.setattr(inventory._Finder, "token_secret", refused)
+    monkeypatch.setattr(kinds, "OUTLASTING", tuple(Listing(listing.what, refused) for listing in kinds.OUTLASTING))
     found = inventory.discover(boto3.Session(), prices=PriceBook())
     assert found.problems == () and found.resources
     for_status = inventory.discover(boto3.Session(), ("us-east-2",), PriceBook(), include_iam=False, outlasting=True)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import boto3
 from moto import mock_aws
 
-from rigs.estate import inventory
+from rigs.estate import inventory, resources
 from rigs.cli import main
 from rigs.catalog.pricing import PriceBook
 from rigs.estate.sweep import Sweeper
@@ -78,8 +78,8 @@ def test_endpoint_still_creating_past_the_wait_tells_when_to_rerun(moto_estate, 
     # the endpoint, and what it needs, are still there; the rest of ours is gone
     after = inventory.discover(boto3.Session(region_name="us-east-1"), ["us-east-2"], prices=PriceBook())
     left = {(r.kind, r.name or r.id) for r in after.resources if not r.kept_by_default}
-    assert (inventory.ENDPOINT, "ours-endpoint-us-east-2") in left
-    assert not after.of_kind(inventory.INSTANCE)
+    assert (resources.ENDPOINT, "ours-endpoint-us-east-2") in left
+    assert not after.of_kind(resources.INSTANCE)
 
 
 def test_sweep_all_removes_the_network_and_iam_of_ours_only(monkeypatch, capsys):
@@ -177,7 +177,7 @@ def test_status_lists_a_build_of_ours_running_after_its_project_was_deleted(monk
         ids = running_builds_in_moto(monkeypatch)
         found = inventory.discover(boto3.Session(region_name="us-east-1"), ["us-east-1"], PriceBook(),
                                    include_iam=False)
-        (build,) = found.of_kind(inventory.RUNNING_BUILD)
+        (build,) = found.of_kind(resources.RUNNING_BUILD)
         assert build.id == ids["ProjectC78D97AD-ab12"] and build.billing
         assert build.detail.startswith("project ProjectC78D97AD-ab12 (deleted: it runs on), running 90 min since ")
         assert build.detail.endswith("cost so far unknown")  # prices.yaml has no CodeBuild price
@@ -196,3 +196,11 @@ def test_sweep_stops_a_build_of_ours_and_leaves_theirs_running(monkeypatch, caps
         codebuild = boto3.client("codebuild", region_name="us-east-1")
         status = {b["projectName"]: b["buildStatus"] for b in codebuild.batch_get_builds(ids=list(ids.values()))["builds"]}
         assert status == {"ProjectC78D97AD-ab12": "STOPPED", "their-project": "IN_PROGRESS"}
+
+
+def test_every_kind_status_lists_is_one_the_sweep_deletes():
+    """A kind added to the table is swept too: stacks in their waves, every other kind in SWEEP_ORDER."""
+    from rigs.estate import kinds
+
+    assert sorted(k.name for k in kinds.SWEEP_ORDER) == sorted(k.name for k in kinds.TABLE if k.name != resources.STACK)
+    assert [k.name for k in kinds.TABLE if k.delete is None and k.together is None] == []

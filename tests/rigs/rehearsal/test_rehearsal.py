@@ -101,18 +101,20 @@ def test_a_rig_without_a_price_is_left_out_and_said():
 
 
 def test_the_rehearsals_own_cost_is_instance_hours_times_the_price():
-    g6 = timeline.PhaseTimeline("g6", "small", "m", deploy_start="2026-11-29T10:00:00Z",
+    g6 = timeline.PhaseTimeline(rig="g6", phase="small", model_id="m", deploy_start="2026-11-29T10:00:00Z",
                                 instance_launched="2026-11-29T10:02:00Z", ready="2026-11-29T10:16:00Z",
                                 destroyed="2026-11-29T10:47:00Z", usd_per_hour=G6)
-    sagemaker = timeline.PhaseTimeline("sagemaker", "small", "m", deploy_start="2026-11-29T10:00:00Z",
+    sagemaker = timeline.PhaseTimeline(rig="sagemaker", phase="small", model_id="m",
+                                       deploy_start="2026-11-29T10:00:00Z",
                                        instance_launched="2026-11-29T10:00:30Z", destroyed="2026-11-29T10:30:30Z",
                                        usd_per_hour=SAGEMAKER)
-    never = timeline.PhaseTimeline("inf2", "small", "m", deploy_start="2026-11-29T10:00:00Z", usd_per_hour=INF2)
+    never = timeline.PhaseTimeline(rig="inf2", phase="small", model_id="m", deploy_start="2026-11-29T10:00:00Z",
+                                   usd_per_hour=INF2)
     assert g6.billed_hours() == pytest.approx(0.75) and g6.cost_usd() == pytest.approx(0.6036)  # 45 min
     assert sagemaker.cost_usd() == pytest.approx(0.56335)  # 30 min
     assert never.cost_usd() == 0  # no instance ever launched: nothing billed
     assert timeline.total_cost([g6, sagemaker, never]) == pytest.approx(1.16695)
-    still_up = timeline.PhaseTimeline("g6", "big", "m", deploy_start="2026-11-29T11:00:00Z",
+    still_up = timeline.PhaseTimeline(rig="g6", phase="big", model_id="m", deploy_start="2026-11-29T11:00:00Z",
                                       instance_launched="2026-11-29T11:00:00Z", usd_per_hour=G6)
     now = datetime(2026, 11, 29, 12, 0, tzinfo=timezone.utc)
     assert still_up.cost_usd(now) == pytest.approx(G6)  # counted up to now, and marked so
@@ -120,7 +122,8 @@ def test_the_rehearsals_own_cost_is_instance_hours_times_the_price():
 
 
 def test_the_timeline_shows_each_event_as_time_and_offset_from_the_deploy_start():
-    line = timeline.PhaseTimeline("g6", "small", "m", region="us-east-1", deploy_start="2026-11-29T10:00:00Z",
+    line = timeline.PhaseTimeline(rig="g6", phase="small", model_id="m", region="us-east-1",
+                                  deploy_start="2026-11-29T10:00:00Z",
                                   instance_launched="2026-11-29T10:02:05Z", ready="2026-11-29T10:16:00Z",
                                   destroyed="2026-11-29T11:20:00Z", usd_per_hour=G6)
     full, = timeline.rows([line])

@@ -14,8 +14,7 @@ from typing import Any, Mapping, Sequence
 
 from ....kinds import PER_TOKEN, descriptor
 from ...results.blocks.quality import QualityPair
-from ...results.blocks.recommendation import NotRunOffer, Recommendation, SwitchFigures, SwitchPoint, TargetUsed, \
-    Workload
+from ...results.blocks.recommendation import NotRunOffer, Recommendation, SwitchFigures, SwitchPoint, TargetUsed
 from ...results.formatting import target as describe_target
 from ...results.formatting import usd, volume as describe_volume
 from ...results.run import Prices, RunFile
@@ -230,7 +229,7 @@ def recommend(backends: Mapping[str, BackendSummary], run: RunFile, quality_pair
     floor = _floors(min_accuracy, min_quality)
     disqualified = {n: b.disqualified for n, b in assessed.items() if b.disqualified}
     rec: dict[str, Any] = {
-        "workload": Workload(**traffic.as_dict()), "min_accuracy": min_accuracy, "min_quality": min_quality,
+        "workload": traffic.record(), "min_accuracy": min_accuracy, "min_quality": min_quality,
         "backends_chosen": list(chosen) if chosen is not None else None, "target": target,
         "choice": None, "runner_up": None, "leader": None, "ranking": [], "switch_points": [], "reasons": [],
         "disqualified": disqualified, "not_run": not_run,

@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import pytest
+import yaml
 
 from agent.bench.analysis import cost
 from agent.bench.analysis.blocks.cost import cost_block
-from agent.bench.analysis.ceiling import ceiling_for, ceiling_tok_per_s, load_devices
+from agent.bench.analysis.ceiling import DEVICES_PATH, ceiling_for, ceiling_tok_per_s, load_devices
 from agent.bench.results.blocks.chat import ChatLevel
 from agent.bench.results.run import HourlyPrice, TokenPrice
 
@@ -65,17 +66,39 @@ def test_cost_block_for_a_rig_and_for_bedrock():
 
 def test_device_file_has_sources_for_every_figure():
     table = load_devices()
-    assert table.devices["nvidia-l4"]["bandwidth_gb_s"] == 300
-    assert table.devices["nvidia-t4g"]["bandwidth_gb_s"] == 277.0
-    assert table.devices["nvidia-t4g"]["theoretical_gb_s"] == 320.1
-    assert table.devices["inferentia2"]["bandwidth_gb_s"] == 820
-    assert table.devices["inferentia2"]["per_core_gb_s"] == 410
-    assert table.devices["trainium1"]["bandwidth_gb_s"] == 820
+    assert table.devices["nvidia-l4"].bandwidth_gb_s == 300
+    assert table.devices["nvidia-t4g"].bandwidth_gb_s == 277.0
+    assert table.devices["nvidia-t4g"].theoretical_gb_s == 320.1
+    assert table.devices["inferentia2"].bandwidth_gb_s == 820
+    assert table.devices["inferentia2"].per_core_gb_s == 410
+    assert table.devices["trainium1"].bandwidth_gb_s == 820
     for dev in table.devices.values():
-        assert dev["source"] and dev["status"]
+        assert dev.source and dev.status
     for model in table.models:
-        assert model["source"]
+        assert model.source
     assert table.device_for("ml.g6.xlarge") == "nvidia-l4" and table.device_for("g5g.2xlarge") == "nvidia-t4g"
+
+
+def test_every_problem_of_a_device_file_with_its_path(tmp_path):
+    data = yaml.safe_load(DEVICES_PATH.read_text())
+    del data["devices"]["nvidia-l4"]["source"]
+    data["devices"]["nvidia-t4g"]["bandwith_gb_s"] = 1
+    data["models"][2]["scope"] = "die"
+    path = tmp_path / "devices.yaml"
+    path.write_text(yaml.safe_dump(data))
+    with pytest.raises(ValueError) as caught:
+        load_devices(path)
+    assert str(caught.value) == (f"{path}: devices.nvidia-l4: missing source; devices.nvidia-t4g.bandwith_gb_s: "
+                                 "unknown key; models[2].scope: Input should be 'chip' or 'core'")
+
+
+def test_an_instance_type_of_an_unknown_device_is_refused(tmp_path):
+    data = yaml.safe_load(DEVICES_PATH.read_text())
+    data["instances"]["p5."] = "nvidia-h100"
+    path = tmp_path / "devices.yaml"
+    path.write_text(yaml.safe_dump(data))
+    with pytest.raises(ValueError, match=r"devices.yaml: instances: p5\. names unknown device nvidia-h100$"):
+        load_devices(path)
 
 
 @pytest.mark.parametrize("bw,bytes_,expected", [(277, 3.38, 82), (410, 3.42, 120), (820, 3.42, 240), (300, 3.38, 89),

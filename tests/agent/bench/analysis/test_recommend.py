@@ -319,7 +319,7 @@ def test_break_even_never_when_per_token_is_cheaper_than_full_use():
 
 
 def test_traffic_rates():
-    t = Traffic(2.628e9, 5.0, 3.0, True)
+    t = Traffic(output_tokens_per_month=2.628e9, input_per_output=5.0, peak_to_average=3.0, tool_calls=True)
     assert t.average_output_tok_per_s == pytest.approx(1000.0)
     assert t.peak_output_tok_per_s == pytest.approx(3000.0)
 
