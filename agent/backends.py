@@ -13,15 +13,19 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import Any, Callable, Iterable, Mapping
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Mapping
 from urllib.parse import urlsplit, urlunsplit
 
-from rigs.catalog.model import BedrockBackend, Catalog, Ec2Rig, SageMakerRig, weights_for
+from rigs.catalog import model as catalog_model  # the catalog's classes load on first use, not to print --help
+from rigs.catalog.model import weights_for
 from rigs.catalog.pricing import STANDARD_TIER, base_model_id
 from rigs.catalog.runtimes import RUNTIMES, VLLM, runtime
 
 from .bench.results.constants import WEIGHTS_METADATA_PREFIX
 from .kinds import KINDS, descriptor
+
+if TYPE_CHECKING:
+    from rigs.catalog.model import BedrockBackend, Catalog, Ec2Rig, SageMakerRig
 
 ORDER: tuple[str, ...] = ("bedrock", "g6", "g5g", "sagemaker", "inf2", "trn1")
 """Registry order of the AWS backends; ``local`` and custom backends come after them."""
@@ -176,13 +180,13 @@ def catalog_metadata(rig: Ec2Rig | SageMakerRig | BedrockBackend, region: str | 
     weights = weights_for(rig, model_id) if model_id else None
     if weights is not None:
         meta.update(weights.metadata(WEIGHTS_METADATA_PREFIX))
-    if isinstance(rig, (Ec2Rig, SageMakerRig)):
+    if isinstance(rig, (catalog_model.Ec2Rig, catalog_model.SageMakerRig)):
         meta["instance_type"] = rig.instance_type
         reference = rig.image.reference(region).replace("{region}", "<region>")
         meta["image"] = reference
         if "@" in reference:
             meta["image_digest"] = reference.rpartition("@")[2]
-    if isinstance(rig, Ec2Rig):
+    if isinstance(rig, catalog_model.Ec2Rig):
         meta["serve_flags"] = " ".join(rig.serve_flags)
     return meta
 
@@ -208,7 +212,7 @@ def fact(value: str | int | None, source: str) -> dict[str, Any]:
 
 def _context_facts(rig: Ec2Rig | SageMakerRig) -> dict[str, Any]:
     """The context length vLLM is told to serve (``--max-model-len``, or the SageMaker container's variable)."""
-    if isinstance(rig, SageMakerRig):
+    if isinstance(rig, catalog_model.SageMakerRig):
         value, source = rig.container_env.get("SM_VLLM_MAX_MODEL_LEN"), "container_env SM_VLLM_MAX_MODEL_LEN"
     else:
         flags = list(rig.serve_flags)
@@ -257,7 +261,7 @@ def catalog_expectation(rig: Ec2Rig | SageMakerRig | BedrockBackend, model_id: s
     (a vLLM image's tag), the model every request names, the context length of its serve flags, its instance type
     and image digest (the catalog's pin, else the digest the stack read at deploy time: ``deployed_digest``);
     Bedrock's model and service ``tier``."""
-    if isinstance(rig, BedrockBackend):
+    if isinstance(rig, catalog_model.BedrockBackend):
         return {"model": fact(base_model_id(model_id), f"the model id every request names ({model_id})"),
                 "service_tier": fact(tier, "--bedrock-tier" if tier != STANDARD_TIER else
                                      "no --bedrock-tier: Bedrock's Standard tier")}
@@ -310,12 +314,12 @@ def from_env(env: Mapping[str, str], catalog: Catalog, region: str | None = None
         url = get(f"{prefix}_URL")
         if url is None:
             continue
-        rig = _typed(catalog, name, Ec2Rig)
+        rig = _typed(catalog, name, catalog_model.Ec2Rig)
         backends.append(custom_backend(rig, prefix, normalize_base_url(url), get(f"{prefix}_MODEL"),
                                        get(f"{prefix}_INSTANCE_TYPE")))
     endpoint = get("SM_ENDPOINT")
     if endpoint is not None:
-        rig = _typed(catalog, "sagemaker", SageMakerRig)
+        rig = _typed(catalog, "sagemaker", catalog_model.SageMakerRig)
         sm_region = region or get("SM_REGION") or (rig.regions[0] if rig.regions else DEFAULT_SAGEMAKER_REGION)
         backends.append(Backend(
             name="sagemaker", label=rig.label, kind=kind_for(rig),

@@ -31,7 +31,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Iterator
 
-from rigs.catalog.model import Weights
+from rigs.catalog import model as catalog_model  # the catalog's classes load on first use, not to print --help
 from rigs.command import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, Parser
 from rigs.processes import spawn, stop
 
@@ -247,10 +247,10 @@ class RunningRig:
 def local_backend(base_url: str, install: Installation, config: LocalRigConfig,
                   ready: ProbeResult | None = None) -> Backend:
     """The ``local`` Backend: OpenAI-compatible, no native tool calls, constrained tool mode."""
-    weights = Weights(model="SmolLM2-135M-Instruct (toy model)", precision="GGUF Q4_1",
-                      bytes_per_weight=Q4_1_BYTES_PER_WEIGHT, memory_gib=_file_gib(install.model),
-                      memory_basis="the GGUF file's size (every weight, embeddings included)",
-                      engine=f"llama.cpp ({install.version})", source=MODEL_PAGE)
+    weights = catalog_model.Weights(model="SmolLM2-135M-Instruct (toy model)", precision="GGUF Q4_1",
+                                    bytes_per_weight=Q4_1_BYTES_PER_WEIGHT, memory_gib=_file_gib(install.model),
+                                    memory_basis="the GGUF file's size (every weight, embeddings included)",
+                                    engine=f"llama.cpp ({install.version})", source=MODEL_PAGE)
     metadata = {
         **weights.metadata(WEIGHTS_METADATA_PREFIX),
         "engine": f"llama.cpp llama-server ({install.version})",

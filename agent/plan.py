@@ -10,15 +10,18 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import Mapping
+from typing import TYPE_CHECKING, Mapping
 
-from rigs.catalog.model import Catalog, Ec2Rig, SageMakerRig
+from rigs.catalog import model as catalog_model  # the catalog's classes load on first use, not to print --help
 from rigs.catalog.pricing import STANDARD_TIER
 
 from .backends import LOCAL, ORDER, Backend, EnvConfig, bedrock_backend, catalog_expectation, catalog_metadata, \
     kind_for, sort_key
 from .reach.discovery import Discovery, FoundRig, Skipped
 from .reach.provenance import instance_facts
+
+if TYPE_CHECKING:
+    from rigs.catalog.model import Catalog, Ec2Rig
 
 _MODEL_VARS = {"g6": "G6_MODEL", "g5g": "G5G_MODEL", "inf2": "INF2_MODEL", "trn1": "TRN1_MODEL",
                "sagemaker": "SM_MODEL"}
@@ -139,9 +142,9 @@ def make_plan(*, catalog: Catalog, env: EnvConfig, selection: tuple[str, ...] | 
             continue
         rig = catalog.get(name)
         model_id = model_overrides.get(_MODEL_VARS.get(name, "")) or found.outputs.model_id
-        if isinstance(rig, Ec2Rig):
+        if isinstance(rig, catalog_model.Ec2Rig):
             plan.forwards.append(ForwardTarget(found=found, rig=rig, model_id=model_id, local_port=rig.local_port))
-        elif isinstance(rig, SageMakerRig):
+        elif isinstance(rig, catalog_model.SageMakerRig):
             plan.ready.append(Backend(
                 name=name, label=rig.label, kind=kind_for(rig), model_id=model_id, tool_calls=rig.tool_calls,
                 region=found.region, endpoint_name=found.outputs.endpoint_name,

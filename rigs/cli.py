@@ -418,7 +418,8 @@ def cmd_prices(args: argparse.Namespace) -> int:
             except PriceError as exc:
                 rows.append((rig.name, region, str(exc)))
     if args.json:
-        print(json.dumps([{"rig": r, "region": g, **(p.as_dict() if not isinstance(p, str) else {"error": p})}
+        print(json.dumps([{"rig": r, "region": g,
+                           **(p.model_dump(mode="json") if not isinstance(p, str) else {"error": p})}
                           for r, g, p in rows], indent=2))
         return EXIT_OK
     table = Table(title="Prices", header_style="bold")

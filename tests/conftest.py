@@ -88,12 +88,9 @@ def templates(assembly_dir: Path, stack_regions: dict[str, str]) -> dict[str, di
 
 def unpinned_sagemaker_rig():
     """The catalog's SageMaker rig with no per-region pin: its digest is read at deploy time everywhere."""
-    import dataclasses
-
     from rigs.catalog.model import load_catalog
 
-    rig = load_catalog().get("sagemaker")
-    return dataclasses.replace(rig, image=dataclasses.replace(rig.image, digests={}))
+    return load_catalog().get("sagemaker").model_copy(update={"image_digests": {}})
 
 
 @pytest.fixture(scope="session")

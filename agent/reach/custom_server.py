@@ -20,12 +20,14 @@ import http.client
 import json
 import urllib.error
 import urllib.request
-
-from rigs.catalog.model import Catalog
+from typing import TYPE_CHECKING
 
 from ..backends import Backend
 from .discovery import FoundRig
 from .probe import describe_error
+
+if TYPE_CHECKING:
+    from rigs.catalog.model import Catalog
 
 MODELS_TIMEOUT_S = 5.0
 """How long ``GET /v1/models`` may take (a server that answers chat answers this at once)."""

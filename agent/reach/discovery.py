@@ -14,14 +14,17 @@ from __future__ import annotations
 import logging
 from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import Any, Iterable, Mapping
+from typing import TYPE_CHECKING, Any, Iterable, Mapping
 
 from botocore.config import Config
 from botocore.exceptions import BotoCoreError, ClientError
 
 from rigs import aws
-from rigs.catalog.model import Catalog, Ec2Rig, SageMakerRig
+from rigs.catalog import model as catalog_model  # the catalog's classes load on first use, not to print --help
 from rigs.contract import MANAGED_BY, REGIONS, TAG_MANAGED_BY, TAG_RIG, ContractError, OutputKey, RigOutputs
+
+if TYPE_CHECKING:
+    from rigs.catalog.model import Catalog
 
 logger = logging.getLogger(__name__)
 
@@ -191,9 +194,9 @@ class Discoverer:
     def _check(self, name: str, stack_name: str, outputs: RigOutputs, result: Discovery) -> FoundRig | None:
         rig = self.catalog.get(name)
         try:
-            if outputs.endpoint_name and isinstance(rig, SageMakerRig):
+            if outputs.endpoint_name and isinstance(rig, catalog_model.SageMakerRig):
                 return self._check_endpoint(name, stack_name, outputs, result)
-            if outputs.auto_scaling_group and isinstance(rig, Ec2Rig):
+            if outputs.auto_scaling_group and isinstance(rig, catalog_model.Ec2Rig):
                 return self._check_instance(name, stack_name, outputs, result)
         except CallFailed as exc:
             result.skipped.append(Skipped(name, f"{outputs.region}: {exc}"))

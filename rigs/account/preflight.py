@@ -118,7 +118,7 @@ class RegionCheck:
                 "in_catalog": self.in_catalog, "verdict": self.verdict, "reason": self.reason,
                 "zones": list(self.zones), "vcpus": self.vcpus, "on_demand_quota": quota(self.on_demand),
                 "spot_quota": quota(self.spot), "endpoint_quota": quota(self.endpoint_quota),
-                "price": self.price.as_dict() if self.price else None, "price_error": self.price_error,
+                "price": self.price.model_dump(mode="json") if self.price else None, "price_error": self.price_error,
                 "notes": list(self.notes)}
 
 

@@ -13,14 +13,13 @@ not describe) and rewrites those lines of ``rigs/catalog.yaml``, nothing else:
 - any other error (access denied, throttling, no network): that region's pin is kept as it
   was, the error is reported, and the command exits 1.
 
-The file is written only when every rig it touches still validates, and atomically (a
-temporary file renamed over it), so an interrupted or failed refresh leaves it unchanged.
+The file is written only when every rig it touches still validates, and atomically
+(``rigs.files.write_atomic``: a temporary file renamed over it, mode 0644), so an interrupted or failed
+refresh leaves it unchanged.
 """
 
 from __future__ import annotations
 
-import os
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Iterable, Mapping, Sequence
@@ -28,6 +27,7 @@ from typing import Any, Callable, Iterable, Mapping, Sequence
 from rigs import aws
 from rigs.catalog.model import CATALOG_PATH, CatalogError, ContainerImage, SageMakerRig, load_catalog, parse_catalog
 from rigs.deploy.options import ecr_image
+from rigs.files import write_atomic
 
 NOT_FOUND_CODES = ("ImageNotFoundException", "RepositoryNotFoundException", "ImageNotFound")
 """DescribeImages' error codes and BatchGetImage's failure code for a tag the registry does not have."""
@@ -184,20 +184,8 @@ def refresh(rigs: Iterable[SageMakerRig], ecr_for: Callable[[str], Any], regions
         raise PinsError(f"{path.name} not written, the refreshed pins would be invalid: "
                         + "; ".join(exc.problems)) from None
     if write and text != path.read_text(encoding="utf-8"):
-        _replace(path, text)
+        write_atomic(path, text)
     return results
-
-
-def _replace(path: Path, text: str) -> None:
-    """Write ``text`` to ``path`` atomically: a temporary file in the same folder, renamed over it."""
-    handle, temporary = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
-    try:
-        with os.fdopen(handle, "w", encoding="utf-8") as out:
-            out.write(text)
-        os.replace(temporary, path)
-    except BaseException:
-        Path(temporary).unlink(missing_ok=True)
-        raise
 
 
 def add_parser(sub: Any, regions_type: Callable[[str], list[str]]) -> None:

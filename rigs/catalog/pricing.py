@@ -24,233 +24,54 @@ from __future__ import annotations
 
 import json
 import threading
-from dataclasses import dataclass, field
 from datetime import date
 from functools import lru_cache
 from pathlib import Path
-from typing import Any, Iterable
+from typing import TYPE_CHECKING, Any, Iterable
 
 import yaml
 
 from rigs import aws, utc
-from rigs.catalog.model import BedrockBackend, Ec2Rig, Rig, SageMakerRig, load_catalog
+from rigs.catalog import model
+from rigs.catalog.price_terms import LOCATIONS, OFFLINE_FILE, PRICING_API, SERVICE_TIERS, STANDARD_TIER
+
+if TYPE_CHECKING:
+    from rigs.catalog.model import Rig
+    from rigs.catalog.prices import HourlyPrice, OfflinePrices, TokenPrice, UnitPrice
+
 
 PRICES_PATH = Path(__file__).parent.parent / "prices.yaml"
-
-PRICING_API = "pricing-api"
-OFFLINE_FILE = "offline-file"
 PRICING_REGION = "us-east-1"
-
-STANDARD_TIER = "standard"
-SERVICE_TIERS = (STANDARD_TIER, "flex", "priority")
-"""Bedrock's on-demand service tiers, as the price file and ``--bedrock-tier`` name them; Standard is what a
-request without a ``serviceTier`` gets (the API calls it ``default``)."""
-
-LOCATIONS = {
-    "us-east-1": "US East (N. Virginia)",
-    "us-east-2": "US East (Ohio)",
-    "us-west-1": "US West (N. California)",
-    "us-west-2": "US West (Oregon)",
-}
 
 
 class PriceError(aws.RigsError):
     """No price is known for an item, neither from the Pricing API nor from the offline file."""
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class PriceProvenance:
-    """Where a price comes from: which region it holds for, as of when, from which source."""
-
-    region: str
-    """The region the price holds for."""
-    requested_region: str
-    """The region that was asked about."""
-    as_of: date
-    source: str
-    """``"pricing-api"`` or ``"offline-file"``."""
-    detail: str
-    """Where exactly: the API filter or the offline file's provenance."""
-    note: str = ""
-    """Why the offline file was used, and any region mismatch."""
-
-    @property
-    def exact_region(self) -> bool:
-        return self.region == self.requested_region
-
-    def _provenance(self) -> str:
-        where = "" if self.exact_region else f", {self.region} price"
-        return f"{self.source}{where}, as of {self.as_of.isoformat()}"
-
-    def _provenance_dict(self) -> dict[str, Any]:
-        return {"region": self.region, "requested_region": self.requested_region, "as_of": self.as_of.isoformat(),
-                "source": self.source, "detail": self.detail, "note": self.note}
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class HourlyPrice(PriceProvenance):
-    """The on-demand price of one instance type in one region."""
-
-    instance_type: str
-    usd_per_hour: float
-
-    def describe(self) -> str:
-        """One line, e.g. ``$0.8048/h (offline-file, us-east-1 price, as of 2026-10-05)``."""
-        return f"${self.usd_per_hour:.4f}/h ({self._provenance()})"
-
-    def as_dict(self) -> dict[str, Any]:
-        return {"instance_type": self.instance_type, "usd_per_hour": self.usd_per_hour, **self._provenance_dict()}
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class TokenPrice(PriceProvenance):
-    """Bedrock on-demand prices of one model, per million tokens."""
-
-    model_id: str
-    usd_per_million_input: float
-    usd_per_million_output: float
-    service_tier: str = STANDARD_TIER
-
-    def cost(self, input_tokens: int, output_tokens: int) -> float:
-        """USD for a number of input and output tokens."""
-        return (input_tokens * self.usd_per_million_input + output_tokens * self.usd_per_million_output) / 1e6
-
-    def describe(self) -> str:
-        return (f"${self.usd_per_million_input:g}/M in, ${self.usd_per_million_output:g}/M out, "
-                f"{self.service_tier.capitalize()} tier ({self._provenance()})")
-
-    def as_dict(self) -> dict[str, Any]:
-        return {"model_id": self.model_id, "service_tier": self.service_tier,
-                "usd_per_million_input": self.usd_per_million_input,
-                "usd_per_million_output": self.usd_per_million_output, **self._provenance_dict()}
-
-
-@dataclass(frozen=True, slots=True)
-class UnitPrice:
-    """A per-unit list price (EBS or ECR storage per GB-month, a public IPv4 address per hour)."""
-
-    item: str
-    usd: float
-    unit: str
-    region: str
-    requested_region: str
-    as_of: date
-    source: str
-    detail: str
-
-    def hourly(self, quantity: float = 1.0) -> float:
-        """USD per hour for ``quantity`` units (per-month prices spread over 730 hours)."""
-        per_hour = self.usd / HOURS_PER_MONTH if self.unit.endswith("-month") else self.usd
-        return per_hour * quantity
-
-    def monthly(self, quantity: float = 1.0) -> float:
-        """USD per month (730 hours) for ``quantity`` units."""
-        return self.hourly(quantity) * HOURS_PER_MONTH
-
-
-# --- the offline file ----------------------------------------------------------------
-
-
-@dataclass(frozen=True, slots=True)
-class _OfflineEntry:
-    key: str
-    region: str
-    as_of: date
-    source: str
-    usd_per_hour: float | None = None
-    usd_per_million_input: float | None = None
-    usd_per_million_output: float | None = None
-    usd: float | None = None
-    unit: str | None = None
-    service_tier: str = STANDARD_TIER
-
-
-@dataclass(frozen=True, slots=True)
-class OfflinePrices:
-    """The validated contents of ``prices.yaml``: section -> entries."""
-
-    sections: dict[str, tuple[_OfflineEntry, ...]] = field(default_factory=dict)
-
-    def find(self, section: str, key: str, region: str, tier: str = STANDARD_TIER) -> _OfflineEntry | None:
-        """The entry for ``key`` (in Bedrock's service ``tier``) in ``region``; else in us-east-1; else any region."""
-        entries = [e for e in self.sections.get(section, ()) if e.key == key and e.service_tier == tier]
-        for wanted in (region, "us-east-1"):
-            for entry in entries:
-                if entry.region == wanted:
-                    return entry
-        return entries[0] if entries else None
-
-
-_SECTIONS = {"ec2_on_demand": "instance_type", "sagemaker_hosting": "instance_type",
-             "bedrock_on_demand": "model_id", "per_unit": "item"}
-_NUMBERS = {"instance_type": ("usd_per_hour",), "model_id": ("usd_per_million_input", "usd_per_million_output"),
-            "item": ("usd",)}
-UNITS = ("GB-month", "hour", "secret-month")
-HOURS_PER_MONTH = 730.0
-
-
-def parse_offline_prices(text: str, source: str = "prices.yaml") -> OfflinePrices:
+def parse_offline_prices(text: str, source: str = "prices.yaml") -> "OfflinePrices":
     """Parse and validate the offline price file; raise PriceError listing every problem."""
-    data = yaml.safe_load(text) or {}
-    problems: list[str] = []
-    if not isinstance(data, dict):
-        raise PriceError(f"{source}: must be a mapping")
-    if data.get("currency", "USD") != "USD":
-        problems.append("currency: only USD is supported")
-    sections: dict[str, tuple[_OfflineEntry, ...]] = {}
-    for section, key_field in _SECTIONS.items():
-        entries = []
-        for index, item in enumerate(data.get(section) or []):
-            path = f"{section}[{index}]"
-            if not isinstance(item, dict):
-                problems.append(f"{path}: must be a mapping")
-                continue
-            numbers = _NUMBERS[key_field]
-            missing = [k for k in (key_field, "region", "as_of", "source", *numbers) if item.get(k) in (None, "")]
-            if missing:
-                problems.append(f"{path}: missing {', '.join(missing)}")
-                continue
-            bad = [k for k in numbers if isinstance(item[k], bool) or not isinstance(item[k], (int, float))
-                   or item[k] < 0]
-            if bad:
-                problems.append(f"{path}: {', '.join(bad)} must be a non-negative number")
-                continue
-            as_of = item["as_of"]
-            if not isinstance(as_of, date):
-                try:
-                    as_of = date.fromisoformat(str(as_of))
-                except ValueError:
-                    problems.append(f"{path}.as_of: not a date (YYYY-MM-DD)")
-                    continue
-            if item["region"] not in LOCATIONS:
-                problems.append(f"{path}.region: {item['region']!r} is not one of {', '.join(LOCATIONS)}")
-                continue
-            extra = {}
-            if key_field == "model_id":
-                tier = item.get("service_tier", STANDARD_TIER)
-                if tier not in SERVICE_TIERS:
-                    problems.append(f"{path}.service_tier: must be one of {', '.join(SERVICE_TIERS)}")
-                    continue
-                extra["service_tier"] = tier
-            if key_field == "item":
-                if item.get("unit") not in UNITS:
-                    problems.append(f"{path}.unit: must be one of {', '.join(UNITS)}")
-                    continue
-                extra["unit"] = item["unit"]
-            entries.append(_OfflineEntry(key=str(item[key_field]), region=item["region"], as_of=as_of,
-                                         source=" ".join(str(item["source"]).split()),
-                                         **extra, **{k: float(item[k]) for k in numbers}))
-        sections[section] = tuple(entries)
-    unknown = sorted(set(data) - set(_SECTIONS) - {"currency"})
-    problems.extend(f"{name}: unknown section (allowed: {', '.join(_SECTIONS)})" for name in unknown)
-    if problems:
+    from rigs.catalog import prices
+
+    found, problems = prices.parse(yaml.safe_load(text) or {})
+    if found is None:
         raise PriceError(f"{source}: " + "; ".join(problems))
-    return OfflinePrices(sections)
+    return found
 
 
 @lru_cache(maxsize=4)
-def load_offline_prices(path: Path = PRICES_PATH) -> OfflinePrices:
+def load_offline_prices(path: Path = PRICES_PATH) -> "OfflinePrices":
     return parse_offline_prices(path.read_text(encoding="utf-8"), source=path.name)
+
+
+def __getattr__(name: str) -> Any:
+    """The price models (``HourlyPrice``, ``TokenPrice``, ``UnitPrice``, ``OfflinePrices``), loaded when first
+    asked for: the tiers and lookups here load no model, so a command can offer ``--bedrock-tier`` without
+    pydantic."""
+    if name not in ("HourlyPrice", "TokenPrice", "UnitPrice", "OfflinePrices"):
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    from rigs.catalog import prices
+
+    return getattr(prices, name)
 
 
 # --- the Pricing API ------------------------------------------------------------------
@@ -375,10 +196,10 @@ class PriceBook:
     # public lookups
 
     def hourly_price(self, rig: Rig | str, region: str) -> HourlyPrice:
-        rig = load_catalog().get(rig) if isinstance(rig, str) else rig
-        if isinstance(rig, BedrockBackend):
+        rig = model.load_catalog().get(rig) if isinstance(rig, str) else rig
+        if isinstance(rig, model.BedrockBackend):
             raise PriceError(f"rig {rig.name!r} is billed per token: use bedrock_token_prices()")
-        if not isinstance(rig, (Ec2Rig, SageMakerRig)):
+        if not isinstance(rig, (model.Ec2Rig, model.SageMakerRig)):
             raise PriceError(f"cannot price {rig!r}")
         return self.instance_hourly_price(rig.instance_type, region)
 
@@ -399,10 +220,13 @@ class PriceBook:
     def unit_price(self, item: str, region: str) -> UnitPrice:
         """A per-unit price from the offline file (``ebs-gp3``, ``ebs-gp2``, ``ecr-storage``, ``public-ipv4``,
         ``cloudwatch-logs-storage``, ``secrets-manager-secret``, ``s3-standard``)."""
+        from rigs.catalog.prices import UnitPrice
+
         entry = self.offline.find("per_unit", item, region)
-        if entry is None or entry.usd is None or entry.unit is None:
+        if entry is None:
             raise PriceError(f"no per-unit price for {item!r} in {PRICES_PATH.name}")
-        return UnitPrice(item, entry.usd, entry.unit, entry.region, region, entry.as_of, OFFLINE_FILE, entry.source)
+        return UnitPrice(item=item, usd=entry.usd, unit=entry.unit, region=entry.region, requested_region=region,
+                         as_of=entry.as_of, source=OFFLINE_FILE, detail=entry.source)
 
     # internals
 
@@ -428,6 +252,8 @@ class PriceBook:
             return None
 
     def _hourly(self, instance_type: str, region: str) -> HourlyPrice:
+        from rigs.catalog.prices import HourlyPrice
+
         sagemaker = instance_type.startswith("ml.")
         service = "AmazonSageMaker" if sagemaker else "AmazonEC2"
         if region in LOCATIONS:
@@ -447,7 +273,7 @@ class PriceBook:
             reason = f"{region} is outside the priced regions"
         section = "sagemaker_hosting" if sagemaker else "ec2_on_demand"
         entry = self.offline.find(section, instance_type, region)
-        if entry is None or entry.usd_per_hour is None:
+        if entry is None:
             raise PriceError(f"no price for {instance_type} in {region}: {reason}, and {PRICES_PATH.name} "
                              f"has no {section} entry for it")
         note = reason
@@ -458,6 +284,8 @@ class PriceBook:
                            note=note)
 
     def _tokens(self, model_id: str, region: str, tier: str) -> TokenPrice:
+        from rigs.catalog.prices import TokenPrice
+
         base = base_model_id(model_id)
         names = BEDROCK_PRICE_NAMES.get(base)
         reason: str
@@ -476,7 +304,7 @@ class PriceBook:
             else:
                 reason = self._api_failure or "Pricing API unavailable"
         entry = self.offline.find("bedrock_on_demand", base, region, tier)
-        if entry is None or entry.usd_per_million_input is None or entry.usd_per_million_output is None:
+        if entry is None:
             raise PriceError(f"no {tier} tier token price for {model_id} in {region}: {reason}, and "
                              f"{PRICES_PATH.name} has no bedrock_on_demand entry for it")
         note = reason
@@ -508,6 +336,6 @@ def bedrock_token_prices(model_id: str, region: str, session: Any | None = None,
 def offline_tiers(model_id: str, offline: OfflinePrices | None = None) -> tuple[str, ...]:
     """The service tiers the offline price file prices ``model_id`` in (a profile id counts as its model), in
     :data:`SERVICE_TIERS` order."""
-    entries = (offline or load_offline_prices()).sections.get("bedrock_on_demand", ())
+    entries = (offline or load_offline_prices()).bedrock_on_demand
     found = {e.service_tier for e in entries if e.key == base_model_id(model_id)}
     return tuple(tier for tier in SERVICE_TIERS if tier in found)

@@ -106,7 +106,8 @@ def prices_for(backends: Sequence[Backend], session: Any, bedrock_tier: str = "s
                 tier = meta.get("service_tier", bedrock_tier)
                 out["backends"][b.name] = {"per_token": _token(book.bedrock_token_prices(b.model_id, region, tier))}
             elif meta.get("instance_type"):
-                out["backends"][b.name] = {"hourly": book.instance_hourly_price(meta["instance_type"], region).as_dict()}
+                hourly = book.instance_hourly_price(meta["instance_type"], region)
+                out["backends"][b.name] = {"hourly": hourly.model_dump(mode="json")}
             else:
                 out["backends"][b.name] = {"reason": meta.get("unpriced") or "no instance type known (a local or "
                                                                                 "custom server)"}
@@ -138,7 +139,7 @@ def prices_for(backends: Sequence[Backend], session: Any, bedrock_tier: str = "s
 
 
 def _token(price: Any) -> dict[str, Any]:
-    d = price.as_dict()
+    d = price.model_dump(mode="json")
     return {
         "model_id": d["model_id"], "service_tier": d["service_tier"], "usd_per_m_input": d["usd_per_million_input"],
         "usd_per_m_output": d["usd_per_million_output"], "region": d["region"],
@@ -170,12 +171,12 @@ def not_run_prices(book: Any, run_names: Iterable[str], bedrock_tier: str = "sta
         region = rig.regions[0] if rig.regions else "us-east-1"
         try:
             if isinstance(rig, BedrockBackend):
-                p = book.bedrock_token_prices(rig.model_id, region, bedrock_tier).as_dict()
+                p = book.bedrock_token_prices(rig.model_id, region, bedrock_tier).model_dump(mode="json")
                 item["per_token"] = {"service_tier": p["service_tier"], "usd_per_m_input": p["usd_per_million_input"],
                                      "usd_per_m_output": p["usd_per_million_output"], "source": p["source"],
                                      "as_of": p["as_of"]}
             else:
-                item["hourly"] = book.hourly_price(rig, region).as_dict()
+                item["hourly"] = book.hourly_price(rig, region).model_dump(mode="json")
         except PriceError as exc:
             item["reason"] = str(exc)[:300]
         out[rig.name] = item

@@ -9,7 +9,6 @@ matched by parameters since the doctor calls in parallel.
 
 from __future__ import annotations
 
-import dataclasses
 import json
 import threading
 from typing import Any
@@ -37,8 +36,7 @@ G6, G5G, INF2, TRN1 = (CATALOG.get(n) for n in ("g6", "g5g", "inf2", "trn1"))
 DLC_ACCOUNT = "763104351884"
 PULL_TAG = SAGEMAKER.image.tag
 DLC_DIGEST = SAGEMAKER.image.digest_for("us-east-2")
-PINNED_SAGEMAKER = dataclasses.replace(SAGEMAKER, image=dataclasses.replace(
-    SAGEMAKER.image, digests={region: DLC_DIGEST for region in SAGEMAKER.regions}))
+PINNED_SAGEMAKER = SAGEMAKER.model_copy(update={"image_digests": {region: DLC_DIGEST for region in SAGEMAKER.regions}})
 """The SageMaker rig as after `rigs pins refresh` in every region (the catalog pins only us-east-2)."""
 
 
@@ -134,7 +132,7 @@ def test_healthy_account_every_check_passes_and_nothing_is_written(endpoint: str
     answers = CannedAnswers()
     account_plan(answers)
     # a root volume floor below the AMI's snapshot: the deploy sizes the volume from the AMI, so it can deploy
-    token_rig = dataclasses.replace(G6, hf_token_required=True, root_volume_gib=8)
+    token_rig = G6.model_copy(update={"hf_token_required": True, "root_volume_gib": 8})
     for region in ("us-east-1", "us-east-2", "us-west-2"):
         bootstrap(region)
         quotas(answers, region)
@@ -173,9 +171,9 @@ def test_each_check_fails_with_its_fix(endpoint: str, tmp_path: Any) -> None:
     dlc_image(answers, "us-east-2", present=False)
     dlc_image(answers, "us-east-1")
     dlc_image(answers, "us-west-2", tag="an-older-tag")
-    small_root = dataclasses.replace(G6, root_free_gib=16380)  # moto's 15 GiB snapshot + 16380: over gp3's 16 TiB
-    missing_ami = dataclasses.replace(INF2, ami_ssm_parameter="/aws/service/not/published")
-    needs_token = dataclasses.replace(TRN1, hf_token_required=True)
+    small_root = G6.model_copy(update={"root_free_gib": 16380})  # moto's 15 GiB snapshot + 16380: over gp3's 16 TiB
+    missing_ami = INF2.model_copy(update={"ami_ssm_parameter": "/aws/service/not/published"})
+    needs_token = TRN1.model_copy(update={"hf_token_required": True})
     report, _ = run([small_root, G5G, missing_ami, needs_token, PINNED_SAGEMAKER], answers,
                     tools(tmp_path / "bin", aws=AWS_CLI_V1, plugin=None))
 
@@ -306,12 +304,11 @@ def test_offered_zones_outside_the_base_network(endpoint: str, which: Any) -> No
     bootstrap("us-west-2")
     # one zone, and trn1 not among the region's rigs: moto offers g6, g5g and inf2 in 2a-2c (2a comes first)
     # and trn1.2xlarge only in 2b and 2d
-    one_zone = dataclasses.replace(
-        CATALOG,
-        regions={**CATALOG.regions, "us-west-2": dataclasses.replace(CATALOG.regions["us-west-2"],
-                                                                     availability_zones=1)},
-        rigs={name: (dataclasses.replace(rig, regions=("us-east-2",)) if name == "trn1" else rig)
-              for name, rig in CATALOG.rigs.items()})
+    one_zone = CATALOG.model_copy(update={
+        "regions": {**CATALOG.regions,
+                    "us-west-2": CATALOG.regions["us-west-2"].model_copy(update={"availability_zones": 1})},
+        "rigs": {name: (rig.model_copy(update={"regions": ("us-east-2",)}) if name == "trn1" else rig)
+                 for name, rig in CATALOG.rigs.items()}})
     session = aws.make_session()
     report = run_doctor([G6, TRN1], lambda: session, ["us-west-2"], catalog=one_zone, which=which,
                         clients=RecordingClients(session, answers))

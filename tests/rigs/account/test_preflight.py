@@ -192,8 +192,7 @@ def test_sagemaker_endpoint_quota_used_by_a_live_endpoint_and_type_not_offered()
     sm.create_endpoint(EndpointName="someone-elses", EndpointConfigName="c")
     rig = CATALOG.get("sagemaker")
     # the endpoint above uses ml.m5.large; count it against a copy of the rig using that type
-    from dataclasses import replace
-    m5 = replace(rig, instance_type="ml.m5.large")
+    m5 = rig.model_copy(update={"instance_type": "ml.m5.large"})
     with QuotaStubs(["us-east-2", "us-west-1"]) as stubs:
         stubs.sagemaker("us-east-2", {"ml.m5.large for endpoint usage": 1, "ml.g6.xlarge for endpoint usage": 1})
         stubs.sagemaker("us-west-1", {"ml.m5.large for endpoint usage": 2})

@@ -56,6 +56,26 @@ def test_unknown_key_is_reported_with_its_path():
     assert any(p.startswith("rigs.g6.instnce_type: unknown key") for p in problems)
 
 
+@pytest.mark.parametrize("name", list(RAW["rigs"]))
+def test_an_unknown_key_in_any_rig_fails_with_its_path_and_what_that_rig_takes(name):
+    problems = problems_for(lambda d: d["rigs"][name].update(colour="red"))
+    [problem] = problems
+    assert problem.startswith(f"rigs.{name}.colour: unknown key (allowed: ")
+    allowed = problem.split("(allowed: ", 1)[1].rstrip(")").split(", ")
+    assert set(RAW["rigs"][name]) <= set(allowed) and "colour" not in allowed
+    assert ("neuron_devices" in allowed) == (RAW["rigs"][name]["runtime"] == "neuronx")
+
+
+def test_an_unknown_key_in_a_variant_or_the_weights_fails_with_its_path():
+    def misspell(d):
+        d["rigs"]["inf2"]["variants"]["tp2"]["max_prompt_token"] = 4096
+        d["rigs"]["bedrock"]["weights"]["enigne"] = "x"
+
+    problems = problems_for(misspell)
+    assert any(p.startswith("rigs.inf2.variants.tp2.max_prompt_token: unknown key") for p in problems)
+    assert any(p.startswith("rigs.bedrock.weights.enigne: unknown key") for p in problems)
+
+
 def test_missing_field_is_reported_with_its_path():
     problems = problems_for(lambda d: d["rigs"]["trn1"].pop("port"))
     assert "rigs.trn1.port: missing required field" in problems

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import shutil
+import stat
 
 import boto3
 import pytest
@@ -147,6 +148,16 @@ def test_the_default_regions_pin_is_optional_too(catalog):
     pins.refresh([RIG], registry, regions=["us-east-2"], path=catalog)
     assert pins_in(catalog) == {}
     assert "    image_digests:\n" not in catalog.read_text()
+
+
+def test_a_refreshed_catalog_stays_readable_by_everyone_and_leaves_no_temporary_file(catalog):
+    catalog.chmod(0o644)
+    registry = Registry()
+    registry.digest("us-east-1", NEW)
+    pins.refresh([RIG], registry, regions=["us-east-1"], path=catalog)
+    assert pins_in(catalog)["us-east-1"] == NEW
+    assert stat.S_IMODE(catalog.stat().st_mode) == 0o644
+    assert [p.name for p in catalog.parent.iterdir()] == [catalog.name]
 
 
 def test_a_dry_run_writes_nothing(catalog):

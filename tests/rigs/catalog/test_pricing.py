@@ -206,6 +206,16 @@ surprise: {}
         assert fragment in message
 
 
+def test_a_misspelt_key_in_an_offline_entry_fails_with_its_path():
+    text = """
+ec2_on_demand:
+  - {instance_type: g6.xlarge, usd_per_hour: 0.8, region: us-east-1, as_of: 2026-10-05, source: x, regoin: us-east-2}
+"""
+    with pytest.raises(PriceError, match=r"^prices.yaml: ec2_on_demand\[0\].regoin: unknown key \(allowed: as_of, "
+                                         r"instance_type, region, source, usd_per_hour\)$"):
+        parse_offline_prices(text)
+
+
 def test_a_bedrock_service_tier_is_priced_from_its_own_products(pricing_stub):
     """Standard is the price that names no tier; Flex and Priority are priced from the products that name theirs
     (the price list's naming of tiers is only confirmed against AWS: docs/benchmark.md)."""
@@ -226,7 +236,7 @@ def test_a_bedrock_service_tier_is_priced_from_its_own_products(pricing_stub):
     assert (standard.service_tier, standard.usd_per_million_output) == ("standard", pytest.approx(0.14))
     assert (flex.service_tier, flex.usd_per_million_input, flex.usd_per_million_output) == \
         ("flex", pytest.approx(0.0175), pytest.approx(0.07))
-    assert flex.as_dict()["service_tier"] == "flex" and "Flex tier" in flex.describe()
+    assert flex.model_dump()["service_tier"] == "flex" and "Flex tier" in flex.describe()
 
 
 OFFLINE_TIERS = """
@@ -234,7 +244,7 @@ bedrock_on_demand:
   - {model_id: amazon.nova-micro-v1:0, usd_per_million_input: 0.035, usd_per_million_output: 0.14,
      region: us-east-1, as_of: 2026-11-29, source: the pricing page}
   - {model_id: amazon.nova-micro-v1:0, service_tier: flex, usd_per_million_input: 0.0175,
-     usd_per_million_output: 0.07, region: us-east-1, as_of: 2026-11-29, source: the pricing page, Flex}
+     usd_per_million_output: 0.07, region: us-east-1, as_of: 2026-11-29, source: "the pricing page, Flex"}
 """
 
 

@@ -92,9 +92,7 @@ def test_environment_holds_catalog_values_and_only_the_secret_name():
 
 
 def test_a_flag_spanning_lines_is_refused():
-    from dataclasses import replace
-
-    rig = replace(CATALOG.get("g6"), serve_flags=("--chat-template", "a\nb"))
+    rig = CATALOG.get("g6").model_copy(update={"serve_flags": ("--chat-template", "a\nb")})
     with pytest.raises(UserDataError, match="spans lines"):
         render(rig, boot(rig))
 
@@ -111,9 +109,7 @@ def test_each_runtime_boots_its_own_script_container_and_port(name, port, contai
 
 @pytest.mark.parametrize("runtime", ["sagemaker-vllm", "tgi"])
 def test_a_runtime_no_ec2_rig_boots_has_no_user_data(runtime):
-    from dataclasses import replace
-
-    rig = replace(CATALOG.get("g6"), runtime=runtime)
+    rig = CATALOG.get("g6").model_copy(update={"runtime": runtime})
     with pytest.raises(UserDataError, match=f"rig g6: no user data for runtime '{runtime}'"):
         render(rig, boot(rig))
 

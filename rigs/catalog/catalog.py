@@ -1,0 +1,123 @@
+"""The catalog as one pydantic model: the four regions' networks and every rig by name, validated once.
+
+Every problem in the file is collected and raised together in one CatalogError, each with the field path
+it belongs to, so a broken catalog is fixed in one pass. The rigs are ``rig_models.py``; what they serve (their
+weights, image and variants) ``served.py``; ``model.py`` is the door the rest of the code uses.
+"""
+
+from __future__ import annotations
+
+from typing import Mapping
+
+import yaml
+from pydantic import StrictInt, StrictStr, ValidationError, field_validator, model_validator
+
+from rigs.catalog.checks import Frozen, between, checked, located, problems
+from rigs.catalog.errors import CatalogError, UnknownRigError
+from rigs.catalog.served import RegionName
+from rigs.catalog.rig_models import NAME, AnyRig, DeployableRig, Ec2Rig, Rig, SageMakerRig
+from rigs.contract import REGIONS
+
+
+class RegionSpec(Frozen):
+    """A region's base network: how many zones (subnets) it spans at most.
+
+    Which zones is decided at deploy time from the zones the account can use there
+    (``rigs/deploy/zone_choice.py``, run by ``stacks/parts/handlers/usable_zones.py``); the count is what
+    synth must know.
+    """
+
+    availability_zones: between(StrictInt, 1, 6, "must be between 1 and 6")
+
+
+RigName = checked(StrictStr, lambda n: None if NAME.match(n) else "rig names are lower-case letters, digits and dashes",
+                  pattern=NAME.pattern)
+
+
+class Catalog(Frozen):
+    """The whole file: the four regions' networks and every rig by name."""
+
+    regions: Mapping[RegionName, RegionSpec]
+    rigs: Mapping[RigName, AnyRig]
+
+    @field_validator("regions")
+    @classmethod
+    def _every_region(cls, regions: Mapping[str, RegionSpec]) -> Mapping[str, RegionSpec]:
+        located("regions", [((name,), "missing; every one of the four regions needs an entry")
+                            for name in REGIONS if name not in regions])
+        return regions
+
+    @model_validator(mode="after")
+    def _named_with_a_stack_and_port_each(self) -> "Catalog":
+        """Names each rig by its key; two rigs never share a stack or a local port."""
+        found: list[tuple[tuple[str | int, ...], str]] = []
+        owners: dict[tuple[str, object], str] = {}
+        for name, rig in self.rigs.items():
+            rig._name = name
+            for key, clash, what in (("stack_name", "", "the stack"), ("local_port", "port clash: ", "the local port")):
+                value = getattr(rig, key, None)
+                if value is not None and (key, value) in owners:
+                    found.append((("rigs", name, key), f"{clash}{value} is also {what} of rig {owners[key, value]!r}"))
+                elif value is not None:
+                    owners[key, value] = name
+        located("catalog", found)
+        return self
+
+    def get(self, name: str) -> Rig:
+        try:
+            return self.rigs[name]
+        except KeyError:
+            raise UnknownRigError(name, list(self.rigs)) from None
+
+    def ec2_rigs(self) -> list[Ec2Rig]:
+        return [r for r in self.rigs.values() if isinstance(r, Ec2Rig)]
+
+    def sagemaker_rigs(self) -> list[SageMakerRig]:
+        return [r for r in self.rigs.values() if isinstance(r, SageMakerRig)]
+
+    def deployable(self) -> list[DeployableRig]:
+        return [r for r in self.rigs.values() if isinstance(r, (Ec2Rig, SageMakerRig))]
+
+    def rig_regions(self) -> list[str]:
+        """Regions where at least one EC2 rig may run, in the contract's order."""
+        used = {region for rig in self.ec2_rigs() for region in rig.regions}
+        return [region for region in REGIONS if region in used]
+
+
+# --- loading ----------------------------------------------------------------------
+
+
+def _duplicate_keys(node: yaml.Node | None, path: str = "catalog") -> list[str]:
+    """Duplicate mapping keys anywhere in the document (PyYAML silently keeps the last one)."""
+    problems: list[str] = []
+    if isinstance(node, yaml.MappingNode):
+        seen: set[str] = set()
+        for key_node, value_node in node.value:
+            key = str(key_node.value)
+            child = key if path == "catalog" else f"{path}.{key}"
+            if key in seen:
+                problems.append(f"{child}: duplicate name (line {key_node.start_mark.line + 1}); "
+                                "each name may appear once")
+            seen.add(key)
+            problems.extend(_duplicate_keys(value_node, child))
+    elif isinstance(node, yaml.SequenceNode):
+        for index, item in enumerate(node.value):
+            problems.extend(_duplicate_keys(item, f"{path}[{index}]"))
+    return problems
+
+
+def parse_catalog(text: str, source: str = "catalog") -> Catalog:
+    """The catalog in ``text``; raise CatalogError listing every problem (``source`` names the file)."""
+    try:
+        duplicates = _duplicate_keys(yaml.compose(text, Loader=yaml.SafeLoader))
+        data = yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        raise CatalogError([f"not valid YAML: {exc}"], source) from None
+    try:
+        catalog = Catalog.model_validate(data)
+    except ValidationError as exc:
+        raise CatalogError(duplicates + [f"{p.path('catalog')}: {p.message}" for p in problems(exc, Catalog)],
+                           source) from None
+    if duplicates:
+        raise CatalogError(duplicates, source)
+    return catalog

@@ -1,0 +1,22 @@
+"""The names prices are told by: where a price came from, Bedrock's service tiers, the price file's units and
+the Pricing API's locations (no model here, so a command can offer the tiers before any file is loaded)."""
+
+from __future__ import annotations
+
+PRICING_API = "pricing-api"
+OFFLINE_FILE = "offline-file"
+
+STANDARD_TIER = "standard"
+SERVICE_TIERS = (STANDARD_TIER, "flex", "priority")
+"""Bedrock's on-demand service tiers, as the price file and ``--bedrock-tier`` name them; Standard is what a
+request without a ``serviceTier`` gets (the API calls it ``default``)."""
+
+LOCATIONS = {
+    "us-east-1": "US East (N. Virginia)",
+    "us-east-2": "US East (Ohio)",
+    "us-west-1": "US West (N. California)",
+    "us-west-2": "US West (Oregon)",
+}
+
+UNITS = ("GB-month", "hour", "secret-month")
+HOURS_PER_MONTH = 730.0

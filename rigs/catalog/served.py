@@ -1,0 +1,262 @@
+"""What a rig serves: its weights as published (:class:`Weights`), its server image as the catalog writes it
+(``image``, ``image_digest``, ``image_digests``) and as the code uses it (:class:`ContainerImage`), and its named
+variants, one model per runtime: what a variant may replace depends on the runtime (a Neuron server's model is
+built into its image; the SageMaker image is AWS's, pinned per region)."""
+
+from __future__ import annotations
+
+import re
+from typing import Any, ClassVar, Mapping
+
+from pydantic import Field, StrictFloat, StrictInt, StrictStr, ValidationInfo, field_validator, model_validator
+
+from rigs.catalog.checks import Frozen, Quoted, Strings, between, checked, located
+from rigs.contract import REGIONS
+
+REGION_PLACEHOLDER = "{region}"
+_DIGEST = re.compile(r"^sha256:[0-9a-f]{64}$")
+
+
+class ContainerImage(Frozen):
+    """A container image pinned by tag, and by digest where it is known.
+
+    A registry that is one for the world (Docker Hub) has one digest per tag: ``digest``.
+    A regional registry (a ``{region}`` placeholder in the repository, such as AWS's
+    SageMaker DLC registry) is a separate registry per region, and a digest read in one
+    region is not guaranteed in another, so its pins are per region and optional:
+    ``digests`` (region -> digest, written by ``python -m rigs pins refresh``). Where a
+    region has no pin, the stack reads the digest its tag points to there at deploy time
+    (``stacks/parts/images/pin.py``) and runs the image by that digest.
+    """
+
+    repository: str
+    tag: str
+    digest: str | None = None
+    digests: Mapping[str, str] = {}
+
+    @property
+    def regional(self) -> bool:
+        """Whether the repository names a per-region registry (a ``{region}`` placeholder)."""
+        return REGION_PLACEHOLDER in self.repository
+
+    def digest_for(self, region: str | None) -> str | None:
+        """The pinned digest of this tag in ``region``; None where nothing is pinned there."""
+        if not self.regional:
+            return self.digest
+        return self.digests.get(region) if region else None
+
+    def repository_in(self, region: str | None) -> str:
+        """The repository with a ``{region}`` placeholder filled (unchanged when ``region`` is None)."""
+        return self.repository.replace(REGION_PLACEHOLDER, region) if region else self.repository
+
+    def reference(self, region: str | None = None) -> str:
+        """The pull reference in ``region``: ``repo:tag@sha256:…`` where a digest is pinned there.
+
+        A regional image without a pin in ``region`` (or without a region) gives
+        ``repo:tag`` only; :meth:`digest_for` says whether there is a pin.
+        """
+        ref = f"{self.repository_in(region)}:{self.tag}"
+        digest = self.digest_for(region)
+        return f"{ref}@{digest}" if digest else ref
+
+
+def _image_text(text: str) -> str | None:
+    if "@" in text:
+        return "put the digest in image_digest, not in image"
+    if ":" not in text.rsplit("/", 1)[-1]:
+        return f"{text!r} has no tag; pin a version tag (never :latest)"
+    if text.rsplit(":", 1)[1] == "latest":
+        return f"{text!r} uses :latest; pin a version tag"
+    return None
+
+
+def _in_regions(region: str) -> str | None:
+    return None if region in REGIONS else f"outside the four regions {', '.join(REGIONS)}"
+
+
+ImageText = checked(StrictStr, _image_text)
+Digest = checked(StrictStr, lambda d: None if _DIGEST.match(d) else f"must look like sha256:<64 hex digits>, got {d!r}",
+                 pattern=_DIGEST.pattern)
+RegionName = checked(StrictStr, _in_regions, enum=list(REGIONS))
+
+
+class ImageFields(Frozen):
+    """The ``image`` (``repository:tag``) and ``image_digest`` keys, checked the same way wherever they are."""
+
+    regional_images: ClassVar[bool] = False
+    """Whether the image may live in a regional registry (a ``{region}`` placeholder)."""
+
+    @field_validator("image_reference", check_fields=False)
+    @classmethod
+    def _placeholder(cls, text: str | None) -> str | None:
+        if text and REGION_PLACEHOLDER in text and not cls.regional_images:
+            raise ValueError("a {region} placeholder is only allowed for SageMaker images")
+        return text
+
+    @field_validator("image_digest", check_fields=False)
+    @classmethod
+    def _one_digest(cls, digest: str | None, info: ValidationInfo) -> str | None:
+        if digest and REGION_PLACEHOLDER in (info.data.get("image_reference") or ""):
+            raise ValueError("a regional registry is pinned per region: use image_digests "
+                             "(region: digest; `python -m rigs pins refresh` writes them)")
+        return digest
+
+
+class PinnedImage(ImageFields):
+    """A rig's own image: ``image``, one ``image_digest`` or, in a regional registry, ``image_digests``."""
+
+    image_reference: ImageText = Field(alias="image")
+    image_digest: Digest | None = None
+    image_digests: Mapping[RegionName, Digest] = {}
+    """Per-region pins of an image in a regional registry (``python -m rigs pins refresh`` writes them)."""
+
+    @field_validator("image_digests")
+    @classmethod
+    def _pins(cls, pins: Mapping[str, str], info: ValidationInfo) -> Mapping[str, str]:
+        if REGION_PLACEHOLDER not in (info.data.get("image_reference") or REGION_PLACEHOLDER):
+            raise ValueError("only an image with a {region} placeholder is pinned per region; use image_digest")
+        regions: Any = info.data.get("regions") or ()
+        stray = sorted(set(pins) - set(regions))
+        if stray and "regions" in info.data:
+            raise ValueError(f"pins for {', '.join(stray)}, which the rig does not run in "
+                             f"(its regions: {', '.join(regions)})")
+        return pins
+
+    @property
+    def image(self) -> ContainerImage:
+        """The image as the stacks and the agent use it."""
+        repository, tag = self.image_reference.rsplit(":", 1)
+        return ContainerImage(repository=repository, tag=tag, digest=self.image_digest,
+                              digests=dict(self.image_digests))
+
+
+# --- weights and variants ---------------------------------------------------------
+
+
+_MODEL_SOURCE = re.compile(r"^https://[a-z0-9.-]+\.[a-z]{2,}/\S+$")
+
+Text = checked(StrictStr, lambda v: None if v.strip() else "must not be empty", minLength=1)
+ModelId = Text
+ReadyMinutes = between(StrictInt, 5, 120, "must be 5 to 120 minutes")
+RootFreeGib = between(StrictInt, 1, 1024, "must be 1 to 1024 GiB")
+
+
+def source_page(what: str) -> Any:
+    """An ``https://`` address of ``what``'s public page."""
+    return checked(StrictStr, lambda u: None if _MODEL_SOURCE.match(u) else f"must be an https:// address of {what}",
+                   pattern=_MODEL_SOURCE.pattern)
+
+
+class Weights(Frozen):
+    """What a rig serves, as published: the model, the precision of its weights and what they take.
+
+    Stated, not measured: the quality lane's report shows these beside the measured answers, and two
+    rigs with the same model id, precision and engine serve the same weights with the same engine
+    (their answers should agree; ``agent/bench/analysis/blocks/quality_pairs.py``).
+
+    Attributes:
+        model: The model family (``Gemma 4 E2B``, ``Amazon Nova Micro``): a difference between two
+            families is a model difference, not a precision one.
+        precision: How the weights are stored and computed (``W4A16``, ``fp16``, ``bf16``).
+        bytes_per_weight: Bytes per weight of the quantized layers (W4A16: 0.5; group scales not
+            counted); None where not published.
+        memory_gib: The weights' memory on the device, GiB, from a published log or report; None
+            where not published.
+        memory_basis: Where ``memory_gib`` comes from, in a few words.
+        engine: The serving engine and its version.
+        source: The public page of the checkpoint (or of the model, for a managed service).
+    """
+
+    model: Text
+    precision: Text
+    bytes_per_weight: between(StrictFloat, 0, 4, "must be above 0 and at most 4", above=True) | None = None
+    memory_gib: between(StrictFloat, 0, 1024, "must be above 0 and at most 1024", above=True) | None = None
+    memory_basis: Text | None = Field(None, validate_default=True)
+    engine: Text
+    source: source_page("the checkpoint's (or model's) public page")
+
+    @field_validator("memory_basis")
+    @classmethod
+    def _basis(cls, basis: str | None, info: ValidationInfo) -> str | None:
+        if basis is None and info.data.get("memory_gib") is not None:
+            raise ValueError("say where memory_gib comes from (a published log or report)")
+        return basis
+
+    def metadata(self, prefix: str) -> dict[str, str]:
+        """The fields as metadata strings, each key ``prefix`` + the field's name; absent ones left out."""
+        return {prefix + k: f"{v:g}" if isinstance(v, float) else str(v)
+                for k, v in self.model_dump(exclude_none=True).items()}
+
+
+class Variant(Frozen):
+    """A named alternative build of a rig: each field given replaces the rig's (``container_env`` is
+    merged into the rig's), the others stay. Selected per deploy with ``-c <rig>_variant=<name>``.
+
+    ``model_source`` names the public page of a variant's checkpoint: a variant that changes the
+    model must say where that model is published. The variant named ``big`` is the bigger model
+    ``python -m rigs rehearse --big`` moves a rig to.
+    """
+
+    @model_validator(mode="after")
+    def _consistent(self) -> "Variant":
+        given = self.model_fields_set
+        found: list[tuple[tuple[str, ...], str]] = []
+        if not given - {"model_source", "image_digest", "weights"}:
+            allowed = sorted(f.alias or name for name, f in type(self).model_fields.items())
+            found.append(((), f"a variant must change something (it may set: {', '.join(allowed)})"))
+        if "model_id" in given and "model_source" not in given:
+            found.append((("model_source",), "a variant that changes the model must name the public page of its "
+                                             "checkpoint (https://...)"))
+        if "model_source" in given and "model_id" not in given:
+            found.append((("model_source",), "only a variant that sets model_id names a model source"))
+        if "model_id" in given and "weights" not in given:
+            found.append((("weights",), "a variant that changes the model must say what it serves (weights: model, "
+                                        "precision, bytes_per_weight, engine, source)"))
+        if "image_digest" in given and "image_reference" not in given:
+            found.append((("image_digest",), "pins the variant's image: give image too"))
+        located(type(self).__name__, found)
+        return self
+
+    def overrides(self, rig: Any) -> dict[str, Any]:
+        """The fields this variant replaces on ``rig`` (a new image drops the rig's digest unless it gives one)."""
+        changed = {name: getattr(self, name) for name in self.model_fields_set - {"model_source"}}
+        if "image_reference" in changed:
+            changed["image_digest"] = getattr(self, "image_digest")
+        if "container_env" in changed:
+            changed["container_env"] = {**rig.container_env, **changed["container_env"]}
+        return changed
+
+
+class _VariantImage(Variant, ImageFields):
+    image_reference: ImageText | None = Field(None, alias="image")
+    image_digest: Digest | None = None
+
+
+class VllmVariant(_VariantImage):
+    """A variant of a vLLM rig on EC2: another model, image, flags, wait or disk."""
+
+    model_id: ModelId | None = None
+    model_source: source_page("the checkpoint's public page") | None = None
+    serve_flags: Strings | None = None
+    ready_timeout_minutes: ReadyMinutes | None = None
+    root_free_gib: RootFreeGib | None = None
+    weights: Weights | None = None
+
+
+class NeuronVariant(_VariantImage):
+    """A variant of a Neuron rig: another image (the model is built into it), devices and token limits."""
+
+    neuron_devices: Strings | None = None
+    max_prompt_tokens: StrictInt | None = None
+    max_total_tokens: StrictInt | None = None
+    ready_timeout_minutes: ReadyMinutes | None = None
+
+
+class SageMakerVariant(Variant):
+    """A variant of the SageMaker endpoint: another model and container settings in AWS's image."""
+
+    model_id: ModelId | None = None
+    model_source: source_page("the checkpoint's public page") | None = None
+    container_env: Mapping[str, Quoted] | None = None
+    ready_timeout_minutes: ReadyMinutes | None = None
+    weights: Weights | None = None
