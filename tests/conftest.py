@@ -78,9 +78,14 @@ class _Plots:
     process a test starts (the CLI, the rehearsal) draw for real."""
 
     real = True
+    installed = False
     png = _one_pixel_png()
 
     def install(self) -> None:
+        """Put the switch into matplotlib's Figure, once per process that runs tests (not xdist's controller)."""
+        if self.installed:
+            return
+        self.installed = True
         from matplotlib.figure import Figure
 
         savefig, tight_layout = Figure.savefig, Figure.tight_layout
@@ -116,11 +121,11 @@ PLOTS = _Plots()
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", f"{REAL_PLOTS}: the test reads the plots, so matplotlib lays them out and "
                                        "rasterizes them (elsewhere each plot's file holds one pixel)")
-    PLOTS.install()
 
 
 @pytest.hookimpl(tryfirst=True)
 def pytest_runtest_setup(item: pytest.Item) -> None:
+    PLOTS.install()
     PLOTS.real = item.get_closest_marker(REAL_PLOTS) is not None
 
 
