@@ -4,8 +4,12 @@ from __future__ import annotations
 
 import json
 import os
+import struct
 import sys
+import zlib
+from contextlib import contextmanager
 from pathlib import Path
+from typing import Iterator
 
 import pytest
 
@@ -50,6 +54,79 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
         return LONGEST_FIRST.index(path) if path in LONGEST_FIRST else len(LONGEST_FIRST)
 
     items.sort(key=rank)
+
+
+REAL_PLOTS = "real_plots"
+"""The marker of the tests that read the plots (their size, their pixels, REPORT.html's images in a browser)."""
+
+
+def _one_pixel_png() -> bytes:
+    """A valid PNG of one grey pixel: what a plot's file holds in a test that does not read it."""
+
+    def chunk(kind: bytes, data: bytes) -> bytes:
+        return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data))
+
+    return (b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", struct.pack(">IIBBBBB", 1, 1, 8, 0, 0, 0, 0))
+            + chunk(b"IDAT", zlib.compress(b"\x00\x80")) + chunk(b"IEND", b""))
+
+
+class _Plots:
+    """matplotlib's layout and rasterizing, the second a plot costs (text measured for every tick label,
+    twice), only where a test reads the plots: elsewhere each figure is still built by the project's
+    code, from the same summary, and its file written, holding one pixel. Marked tests (``real_plots``,
+    decided per test before its fixtures, so a module's fixtures follow its ``pytestmark``) and every
+    process a test starts (the CLI, the rehearsal) draw for real."""
+
+    real = True
+    installed = False
+    png = _one_pixel_png()
+
+    def install(self) -> None:
+        """Put the switch into matplotlib's Figure, once per process that runs tests (not xdist's controller)."""
+        if self.installed:
+            return
+        self.installed = True
+        from matplotlib.figure import Figure
+
+        savefig, tight_layout = Figure.savefig, Figure.tight_layout
+        plots = self
+
+        def save(figure: Figure, fname: object, *args: object, **kwargs: object) -> None:
+            if plots.real:
+                return savefig(figure, fname, *args, **kwargs)
+            if hasattr(fname, "write"):
+                fname.write(plots.png)
+            else:
+                Path(fname).write_bytes(plots.png)
+            return None
+
+        def layout(figure: Figure, *args: object, **kwargs: object) -> None:
+            return tight_layout(figure, *args, **kwargs) if plots.real else None
+
+        Figure.savefig, Figure.tight_layout = save, layout
+
+    @contextmanager
+    def drawn(self) -> Iterator[None]:
+        """Plots drawn for real inside the block (for a module's fixture that only some of its tests read)."""
+        before, self.real = self.real, True
+        try:
+            yield
+        finally:
+            self.real = before
+
+
+PLOTS = _Plots()
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line("markers", f"{REAL_PLOTS}: the test reads the plots, so matplotlib lays them out and "
+                                       "rasterizes them (elsewhere each plot's file holds one pixel)")
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    PLOTS.install()
+    PLOTS.real = item.get_closest_marker(REAL_PLOTS) is not None
 
 
 def synth(outdir: Path, context: dict | None = None) -> Path:

@@ -1,17 +1,24 @@
-"""Fixtures for the agent's tests: a tiny OpenAI-compatible server, the real local rig, process trees."""
+"""Fixtures for the agent's tests: a tiny OpenAI-compatible server, a fake benchmark runner, a machine with no
+AWS and one with moto's, the real local rig, process trees."""
 
 from __future__ import annotations
 
+import argparse
 import json
 import os
+import sys
 import threading
+import types
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-from typing import Iterator
+from typing import Any, Iterator
 
+import boto3
 import pytest
+from moto import mock_aws
 
+from agent.backends import Backend
 from agent.local_rig import LocalRigError, RunningRig, find_installation, local_rig_process
 
 
@@ -71,6 +78,55 @@ def chat_server() -> Iterator[ChatServer]:
     server = ChatServer()
     yield server
     server.close()
+
+
+AWS_VARS = ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN", "AWS_PROFILE")
+
+
+class FakeRunner(types.ModuleType):
+    """Stands in for agent.bench.command.runner: records the call, returns a chosen exit code."""
+
+    def __init__(self, code: int = 0) -> None:
+        super().__init__("agent.bench.command.runner")
+        self.code = code
+        self.calls: list[dict[str, Any]] = []
+
+    def add_arguments(self, parser: argparse.ArgumentParser) -> None:
+        parser.add_argument("--demos", default="counting,orchestrator,chat", help="which parts to run")
+
+    def run(self, backends: list[Backend], options: argparse.Namespace, *, out_dir: Path, session: Any) -> int:
+        self.calls.append({"backends": list(backends), "options": options, "out_dir": out_dir, "session": session,
+                           "out_dir_ready": (out_dir / "requests.jsonl").is_file(),
+                           "alive": {b.name: _answers(b) for b in backends if b.base_url}})
+        return self.code
+
+
+def _answers(backend: Backend) -> bool:
+    from agent.reach.probe import chat_once
+
+    return bool(chat_once(backend.base_url, backend.model_id, timeout_s=30)["choices"])
+
+
+@pytest.fixture
+def fake_runner(monkeypatch: pytest.MonkeyPatch) -> FakeRunner:
+    fake = FakeRunner()
+    monkeypatch.setitem(sys.modules, "agent.bench.command.runner", fake)
+    return fake
+
+
+@pytest.fixture
+def no_aws(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """A machine with no AWS configuration at all."""
+    for key in AWS_VARS:
+        monkeypatch.delenv(key, raising=False)
+    monkeypatch.setenv("AWS_SHARED_CREDENTIALS_FILE", str(tmp_path / "none"))
+    monkeypatch.setenv("AWS_CONFIG_FILE", str(tmp_path / "none"))
+
+
+@pytest.fixture
+def aws() -> Iterator[boto3.Session]:
+    with mock_aws():
+        yield boto3.Session(region_name="us-east-1")
 
 
 CI_VARIABLE = "CI"

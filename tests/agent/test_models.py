@@ -4,7 +4,6 @@ or a fake client."""
 from __future__ import annotations
 
 import asyncio
-import io
 import json
 
 import openai
@@ -22,6 +21,7 @@ from agent.bench.clients.constrained import ConstrainedToolModel
 from agent.bench.clients.pool import ClientPool
 from agent.bench.clients.sagemaker import sagemaker_usage_needs_patch, tolerate_vllm_usage
 
+from tests.agent.bench.fakes.clients import FakeSageMakerRuntime
 from tests.agent.bench.fakes.openai_fake import FakeOpenAI
 from tests.agent.bench.fakes.scripted import Script
 
@@ -104,26 +104,20 @@ def test_bedrock_model_uses_the_backends_one_client_in_its_region():
     assert model.get_config()["model_id"] == "us.amazon.nova-micro-v1:0"
 
 
-class FakeSageMakerClient:
+class FakeSageMakerClient(FakeSageMakerRuntime):
+    """The runtime client strands' SageMaker model calls: one streamed reply and one whole reply, "Paris",
+    with ``stream_usage`` as the usage; boto3's exception classes, which strands reads from the client."""
+
     def __init__(self, stream_usage=VLLM_USAGE):
-        self.calls = []
-        self.usage = stream_usage
+        events = [{"choices": [{"delta": {"content": "Paris"}, "finish_reason": None}]},
+                  {"choices": [{"delta": {}, "finish_reason": "stop"}]},
+                  {"choices": [], "usage": stream_usage}]
+        raw = b"".join(b"data: " + json.dumps(e).encode() + b"\n\n" for e in events)
+        body = {"choices": [{"message": {"content": "Paris"}, "finish_reason": "stop"}], "usage": stream_usage}
+        super().__init__([{"PayloadPart": {"Bytes": raw}}], json.dumps(body).encode())
         import boto3
 
         self.exceptions = boto3.Session(region_name="us-east-2").client("sagemaker-runtime").exceptions
-
-    def invoke_endpoint_with_response_stream(self, **kw):
-        self.calls.append(kw)
-        events = [{"choices": [{"delta": {"content": "Paris"}, "finish_reason": None}]},
-                  {"choices": [{"delta": {}, "finish_reason": "stop"}]},
-                  {"choices": [], "usage": self.usage}]
-        raw = b"".join(b"data: " + json.dumps(e).encode() + b"\n\n" for e in events)
-        return {"Body": iter([{"PayloadPart": {"Bytes": raw}}])}
-
-    def invoke_endpoint(self, **kw):
-        self.calls.append(kw)
-        body = {"choices": [{"message": {"content": "Paris"}, "finish_reason": "stop"}], "usage": self.usage}
-        return {"Body": io.BytesIO(json.dumps(body).encode())}
 
 
 async def _collect(model):

@@ -2,78 +2,27 @@
 
 from __future__ import annotations
 
-import argparse
 import io
 import json
-import sys
 import types
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 import boto3
 import pytest
 from botocore.stub import Stubber
-from moto import mock_aws
 
 from agent import run as run_module
-from agent.backends import Backend
 from agent.reach.discovery import AwsClients
 from rigs.catalog.model import load_catalog
 from rigs.contract import MANAGED_BY, TAG_MANAGED_BY, OutputKey
 
-from tests.agent.conftest import ChatServer
+from tests.agent.conftest import ChatServer, FakeRunner
 
 CATALOG = load_catalog()
-AWS_VARS = ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN", "AWS_PROFILE")
 
 
-class FakeRunner(types.ModuleType):
-    """Stands in for agent.bench.command.runner: records the call, returns a chosen exit code."""
-
-    def __init__(self, code: int = 0) -> None:
-        super().__init__("agent.bench.command.runner")
-        self.code = code
-        self.calls: list[dict[str, Any]] = []
-
-    def add_arguments(self, parser: argparse.ArgumentParser) -> None:
-        parser.add_argument("--demos", default="counting,orchestrator,chat", help="which parts to run")
-
-    def run(self, backends: list[Backend], options: argparse.Namespace, *, out_dir: Path, session: Any) -> int:
-        self.calls.append({"backends": list(backends), "options": options, "out_dir": out_dir, "session": session,
-                           "out_dir_ready": (out_dir / "requests.jsonl").is_file(),
-                           "alive": {b.name: _answers(b) for b in backends if b.base_url}})
-        return self.code
-
-
-def _answers(backend: Backend) -> bool:
-    from agent.reach.probe import chat_once
-
-    return bool(chat_once(backend.base_url, backend.model_id, timeout_s=30)["choices"])
-
-
-@pytest.fixture
-def runner(monkeypatch: pytest.MonkeyPatch) -> FakeRunner:
-    fake = FakeRunner()
-    monkeypatch.setitem(sys.modules, "agent.bench.command.runner", fake)
-    return fake
-
-
-@pytest.fixture
-def no_aws(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    """A machine with no AWS configuration at all."""
-    for key in AWS_VARS:
-        monkeypatch.delenv(key, raising=False)
-    monkeypatch.setenv("AWS_SHARED_CREDENTIALS_FILE", str(tmp_path / "none"))
-    monkeypatch.setenv("AWS_CONFIG_FILE", str(tmp_path / "none"))
-
-
-@pytest.fixture
-def aws() -> Iterator[boto3.Session]:
-    with mock_aws():
-        yield boto3.Session(region_name="us-east-1")
-
-
-def test_help_names_every_option_and_the_benchmarks(runner: FakeRunner, capsys: pytest.CaptureFixture) -> None:
+def test_help_names_every_option_and_the_benchmarks(fake_runner: FakeRunner, capsys: pytest.CaptureFixture) -> None:
     with pytest.raises(SystemExit) as done:
         run_module.main(["--help"])
     assert done.value.code == 0
@@ -83,19 +32,19 @@ def test_help_names_every_option_and_the_benchmarks(runner: FakeRunner, capsys: 
     assert "G6_URL" in text and "BACKENDS=a,b" in text
 
 
-def test_unknown_backend_lists_known_ones(runner: FakeRunner, capsys: pytest.CaptureFixture) -> None:
+def test_unknown_backend_lists_known_ones(fake_runner: FakeRunner, capsys: pytest.CaptureFixture) -> None:
     assert run_module.main(["--backends", "g6,h100"], env={}) == 2
     err = capsys.readouterr().err
     assert "unknown backend 'h100'; known backends: bedrock, g6, g5g, sagemaker, inf2, trn1, local" in err
-    assert runner.calls == []
+    assert fake_runner.calls == []
 
 
-def test_unknown_backend_in_variable(runner: FakeRunner, capsys: pytest.CaptureFixture) -> None:
+def test_unknown_backend_in_variable(fake_runner: FakeRunner, capsys: pytest.CaptureFixture) -> None:
     assert run_module.main([], env={"BACKENDS": "a100"}) == 2
     assert "known backends" in capsys.readouterr().err
 
 
-def test_list_without_aws_offers_the_local_rig(no_aws: None, runner: FakeRunner,
+def test_list_without_aws_offers_the_local_rig(no_aws: None, fake_runner: FakeRunner,
                                               capsys: pytest.CaptureFixture) -> None:
     assert run_module.main(["--list"], env={}) == 0
     out = capsys.readouterr().out
@@ -103,17 +52,17 @@ def test_list_without_aws_offers_the_local_rig(no_aws: None, runner: FakeRunner,
     assert "local" in out and "nothing else is configured (no AWS credentials found" in out
     assert "bedrock: no AWS credentials found" in out
     assert "g6: not discovered" in out and "G6_URL" in out
-    assert runner.calls == []
+    assert fake_runner.calls == []
 
 
-def test_list_with_a_url_only(no_aws: None, runner: FakeRunner, capsys: pytest.CaptureFixture) -> None:
+def test_list_with_a_url_only(no_aws: None, fake_runner: FakeRunner, capsys: pytest.CaptureFixture) -> None:
     assert run_module.main(["--list"], env={"G6_URL": "http://127.0.0.1:9/v1"}) == 0
     out = capsys.readouterr().out
     assert "G6_URL=http://127.0.0.1:9/v1" in out
     assert "  local" not in out
 
 
-def test_explicit_aws_backend_without_credentials_is_one_line(no_aws: None, runner: FakeRunner,
+def test_explicit_aws_backend_without_credentials_is_one_line(no_aws: None, fake_runner: FakeRunner,
                                                                capsys: pytest.CaptureFixture) -> None:
     assert run_module.main(["--backends", "bedrock"], env={}) == 3  # as `python -m rigs` and ./scripts/cdk
     err = capsys.readouterr().err.strip().splitlines()
@@ -140,7 +89,7 @@ class ExpiredSession:
         return client
 
 
-def test_expired_session_is_one_line_before_any_work(monkeypatch: pytest.MonkeyPatch, runner: FakeRunner,
+def test_expired_session_is_one_line_before_any_work(monkeypatch: pytest.MonkeyPatch, fake_runner: FakeRunner,
                                                      capsys: pytest.CaptureFixture) -> None:
     session = ExpiredSession()
     monkeypatch.setattr(run_module, "_session", lambda profile, region: session)
@@ -149,10 +98,10 @@ def test_expired_session_is_one_line_before_any_work(monkeypatch: pytest.MonkeyP
     assert len(err) == 1
     assert "AWS rejected the credentials (ExpiredToken" in err[0] and "aws sso login" in err[0]
     assert session.client_calls == ["sts"]  # no discovery, nothing started
-    assert runner.calls == []
+    assert fake_runner.calls == []
 
 
-def test_urls_only_never_touch_aws(monkeypatch: pytest.MonkeyPatch, runner: FakeRunner, chat_server: ChatServer,
+def test_urls_only_never_touch_aws(monkeypatch: pytest.MonkeyPatch, fake_runner: FakeRunner, chat_server: ChatServer,
                                    tmp_path: Path) -> None:
     def no_session(profile: str | None, region: str | None) -> None:
         raise AssertionError("AWS was used")
@@ -161,7 +110,7 @@ def test_urls_only_never_touch_aws(monkeypatch: pytest.MonkeyPatch, runner: Fake
     code = run_module.main(["--backends", "g6", "--runs", "2", "--out", str(tmp_path / "out")],
                            env={"G6_URL": chat_server.base_url, "G6_MODEL": "served"})
     assert code == 0
-    (call,) = runner.calls
+    (call,) = fake_runner.calls
     (backend,) = call["backends"]
     assert (backend.name, backend.base_url, backend.model_id) == ("g6", chat_server.base_url, "served")
     assert call["options"].runs == 2 and call["options"].demos == "counting,orchestrator,chat"
@@ -171,16 +120,16 @@ def test_urls_only_never_touch_aws(monkeypatch: pytest.MonkeyPatch, runner: Fake
     assert call["session"] is None
 
 
-def test_runner_exit_code_is_the_commands(runner: FakeRunner, chat_server: ChatServer, tmp_path: Path) -> None:
-    runner.code = 1
+def test_runner_exit_code_is_the_commands(fake_runner: FakeRunner, chat_server: ChatServer, tmp_path: Path) -> None:
+    fake_runner.code = 1
     assert run_module.main(["--backends", "g6", "--out", str(tmp_path)], env={"G6_URL": chat_server.base_url}) == 1
 
 
-def test_backends_named_by_the_environment_are_the_users_choice_too(runner: FakeRunner, chat_server: ChatServer,
+def test_backends_named_by_the_environment_are_the_users_choice_too(fake_runner: FakeRunner, chat_server: ChatServer,
                                                                     tmp_path: Path) -> None:
     env = {"G6_URL": chat_server.base_url, "G5G_URL": chat_server.base_url, "BACKENDS": "G5G, g6"}
     assert run_module.main(["--out", str(tmp_path / "out")], env=env) == 0
-    assert runner.calls[0]["options"].backends == "g6,g5g"  # parsed, in registry order
+    assert fake_runner.calls[0]["options"].backends == "g6,g5g"  # parsed, in registry order
 
 
 def make_endpoint(session: boto3.Session) -> None:
@@ -199,7 +148,7 @@ def make_endpoint(session: boto3.Session) -> None:
         Tags=[{"Key": TAG_MANAGED_BY, "Value": MANAGED_BY}])
 
 
-def test_list_with_aws(aws: boto3.Session, runner: FakeRunner, capsys: pytest.CaptureFixture) -> None:
+def test_list_with_aws(aws: boto3.Session, fake_runner: FakeRunner, capsys: pytest.CaptureFixture) -> None:
     make_endpoint(aws)
     assert run_module.main(["--list"], env={}) == 0
     out = capsys.readouterr().out
@@ -211,17 +160,17 @@ def test_list_with_aws(aws: boto3.Session, runner: FakeRunner, capsys: pytest.Ca
 
 
 def test_run_with_aws_passes_the_session_and_fails_for_missing_selected(
-        aws: boto3.Session, runner: FakeRunner, tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+        aws: boto3.Session, fake_runner: FakeRunner, tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
     make_endpoint(aws)
     code = run_module.main(["--backends", "sagemaker,inf2", "--out", str(tmp_path)], env={})
     assert code == 1  # inf2 was asked for and is not deployed
-    (call,) = runner.calls
+    (call,) = fake_runner.calls
     assert [b.name for b in call["backends"]] == ["sagemaker"]
     assert call["session"] is not None
     assert "not run: inf2" in capsys.readouterr().err
 
 
-def test_missing_ssm_tools_stop_before_anything_starts(aws: boto3.Session, runner: FakeRunner, tmp_path: Path,
+def test_missing_ssm_tools_stop_before_anything_starts(aws: boto3.Session, fake_runner: FakeRunner, tmp_path: Path,
                                                        monkeypatch: pytest.MonkeyPatch,
                                                        capsys: pytest.CaptureFixture) -> None:
     from tests.agent.reach.test_discovery import make_ec2_rig
@@ -245,15 +194,15 @@ def test_missing_ssm_tools_stop_before_anything_starts(aws: boto3.Session, runne
     assert code == 2
     err = capsys.readouterr().err
     assert "AWS CLI v2" in err and "Session Manager plugin" in err
-    assert runner.calls == []
+    assert fake_runner.calls == []
     assert not (tmp_path / "out").exists()
 
 
 @pytest.mark.local_rig
-def test_local_rig_run_end_to_end(no_aws: None, runner: FakeRunner, tmp_path: Path) -> None:
+def test_local_rig_run_end_to_end(no_aws: None, fake_runner: FakeRunner, tmp_path: Path) -> None:
     """No AWS, no URLs: the command starts the local rig, hands it to the runner, and stops it."""
     assert run_module.main(["--out", str(tmp_path)], env={}) == 0
-    (call,) = runner.calls
+    (call,) = fake_runner.calls
     (backend,) = call["backends"]
     assert backend.name == "local" and backend.toy_model and backend.constrained_tools and not backend.tool_calls
     assert call["alive"] == {"local": True}
@@ -280,7 +229,7 @@ def _stub_ssm_online(*instances: str) -> type[AwsClients]:
     return StubbedClients
 
 
-def test_discovered_ec2_rig_is_reached_through_a_forward(aws: boto3.Session, runner: FakeRunner, tmp_path: Path,
+def test_discovered_ec2_rig_is_reached_through_a_forward(aws: boto3.Session, fake_runner: FakeRunner, tmp_path: Path,
                                                          monkeypatch: pytest.MonkeyPatch,
                                                          chat_server: ChatServer, capsys: pytest.CaptureFixture) -> None:
     """The whole path with a TCP relay in place of SSM: discover, forward, wait, run, close."""
@@ -302,7 +251,7 @@ def test_discovered_ec2_rig_is_reached_through_a_forward(aws: boto3.Session, run
     monkeypatch.setattr(run_module, "SsmPortForward", relay)
     code = run_module.main(["--backends", "g6,inf2", "--ready-timeout", "2", "--out", str(tmp_path)], env={})
     assert code == 1  # inf2 never answered
-    (call,) = runner.calls
+    (call,) = fake_runner.calls
     (backend,) = call["backends"]
     assert backend.name == "g6" and call["alive"] == {"g6": True}
     assert backend.base_url == f"http://127.0.0.1:{created[0].local_port}/v1"
@@ -316,7 +265,7 @@ def test_discovered_ec2_rig_is_reached_through_a_forward(aws: boto3.Session, run
     assert (tmp_path / "logs" / "forward-g6.log").exists()
 
 
-def test_list_explains_an_explicit_aws_backend_without_credentials(no_aws: None, runner: FakeRunner,
+def test_list_explains_an_explicit_aws_backend_without_credentials(no_aws: None, fake_runner: FakeRunner,
                                                                     capsys: pytest.CaptureFixture) -> None:
     assert run_module.main(["--list", "--backends", "bedrock,g6"], env={}) == 0
     out = capsys.readouterr().out
@@ -324,7 +273,7 @@ def test_list_explains_an_explicit_aws_backend_without_credentials(no_aws: None,
     assert "Selected but not available: bedrock, g6" in out
 
 
-def test_broken_credential_setup_is_one_line(monkeypatch: pytest.MonkeyPatch, runner: FakeRunner,
+def test_broken_credential_setup_is_one_line(monkeypatch: pytest.MonkeyPatch, fake_runner: FakeRunner,
                                              capsys: pytest.CaptureFixture) -> None:
     from botocore.exceptions import CredentialRetrievalError
 

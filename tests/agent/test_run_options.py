@@ -4,7 +4,6 @@ status 2, nothing started and nothing written."""
 from __future__ import annotations
 
 import json
-import sys
 from pathlib import Path
 
 import pytest
@@ -12,7 +11,7 @@ import pytest
 from agent import run as run_module
 from agent.bench.command import declared
 
-from tests.agent.test_run import FakeRunner
+from tests.agent.conftest import FakeRunner
 
 
 @pytest.mark.parametrize(
@@ -76,13 +75,6 @@ def test_options_with_their_part_are_accepted() -> None:
     for argv in (["--demos", "chat", "--concurrency", "auto", "--slo", "ttft_p99_ms=500"],
                  ["--demos", "bfcl", "--bfcl-n", "all"], []):
         runner.check_options(parser.parse_args(argv))
-
-
-@pytest.fixture
-def fake_runner(monkeypatch: pytest.MonkeyPatch) -> FakeRunner:
-    fake = FakeRunner()
-    monkeypatch.setitem(sys.modules, "agent.bench.command.runner", fake)
-    return fake
 
 
 def test_out_naming_a_file_is_one_line(fake_runner: FakeRunner, tmp_path: Path, capsys: pytest.CaptureFixture) -> None:

@@ -4,7 +4,6 @@ and roofed only for a stated instance type, and a deployed rig it hides is repor
 from __future__ import annotations
 
 import json
-import sys
 from pathlib import Path
 from typing import Any, Iterator
 
@@ -22,10 +21,10 @@ from rigs.catalog.model import load_catalog
 from tests.agent.bench.conftest import make_options
 from tests.agent.bench.fakes.openai_fake import FakeOpenAI
 from tests.agent.bench.fakes.scripted import Script
-from tests.agent.conftest import ChatServer
+from tests.agent.conftest import ChatServer, FakeRunner
 from tests.agent.conftest import _ChatHandler
 from tests.agent.test_plan import found_g6
-from tests.agent.test_run import FakeRunner, _stub_ssm_online, aws, no_aws  # noqa: F401 (aws and no_aws are fixtures)
+from tests.agent.test_run import _stub_ssm_online
 
 CATALOG = load_catalog()
 
@@ -43,13 +42,6 @@ class _ModelsHandler(_ChatHandler):
         self.send_header("Content-Length", str(len(body)))
         self.end_headers()
         self.wfile.write(body)
-
-
-@pytest.fixture
-def fake_runner(monkeypatch: pytest.MonkeyPatch) -> FakeRunner:
-    fake = FakeRunner()
-    monkeypatch.setitem(sys.modules, "agent.bench.command.runner", fake)
-    return fake
 
 
 @pytest.fixture

@@ -30,7 +30,6 @@ from tests.agent.bench.fakes.openai_fake import FakeOpenAI
 
 from tests.agent.bench.fakes.openai_fake import vllm_pages
 from tests.agent.bench.fakes.scripted import Script
-from tests.agent.test_run import no_aws, runner  # noqa: F401 (fixtures)
 
 CATALOG = load_catalog()
 G6 = CATALOG.get("g6")
@@ -302,18 +301,18 @@ def test_the_benchmark_asks_bedrock_for_the_tier_and_standard_sends_none():
     assert bedrock_backend(CATALOG, PROFILE, "us-east-1", "priority").metadata["service_tier"] == "priority"
 
 
-def test_a_tier_the_price_file_lacks_is_refused_in_one_line_before_anything(runner, no_aws, capsys):  # noqa: F811
+def test_a_tier_the_price_file_lacks_is_refused_in_one_line_before_anything(fake_runner, no_aws, capsys):
     assert run_module.main(["--bedrock-tier", "flex", "--list"], env={}) == 2
     err = capsys.readouterr().err.strip()
     assert err.endswith("--bedrock-tier flex: rigs/prices.yaml has no flex tier price for us.amazon.nova-micro-v1:0 "
                         "(it has: standard); add one with its source, or leave --bedrock-tier out")
-    assert len(err.splitlines()) == 1 and runner.calls == []
+    assert len(err.splitlines()) == 1 and fake_runner.calls == []
     with pytest.raises(SystemExit) as stopped:
         run_module.main(["--bedrock-tier", "reserved"], env={})
     assert stopped.value.code == 2 and "invalid choice: 'reserved'" in capsys.readouterr().err
 
 
-def test_a_tier_the_price_file_has_is_sent_and_priced(runner, no_aws, monkeypatch):  # noqa: F811
+def test_a_tier_the_price_file_has_is_sent_and_priced(fake_runner, no_aws, monkeypatch):
     from agent.bench.command.run_info import prices_for
     from rigs.catalog import pricing
 

@@ -25,7 +25,8 @@ from rigs.catalog.model import load_catalog
 from tests.agent.conftest import ChatServer
 
 from tests.agent.conftest import _ChatHandler
-from tests.agent.test_run import FakeRunner, _stub_ssm_online, aws, make_endpoint, runner  # noqa: F401 (fixtures)
+from tests.agent.conftest import FakeRunner
+from tests.agent.test_run import _stub_ssm_online, make_endpoint
 
 MODEL = "SmolLM2-stand-in"
 CATALOG_G6_MODEL = load_catalog().get("g6").model_id
@@ -53,7 +54,7 @@ def stand_in() -> Iterator[ThreadingHTTPServer]:
 
 
 def test_discovered_rigs_are_played_by_the_stand_in_without_ssm(
-        aws: boto3.Session, runner: FakeRunner, stand_in: ThreadingHTTPServer, tmp_path: Path,  # noqa: F811
+        aws: boto3.Session, fake_runner: FakeRunner, stand_in: ThreadingHTTPServer, tmp_path: Path,
         monkeypatch: pytest.MonkeyPatch) -> None:
     from tests.agent.reach.test_discovery import make_ec2_rig
 
@@ -69,7 +70,7 @@ def test_discovered_rigs_are_played_by_the_stand_in_without_ssm(
     url = f"http://127.0.0.1:{stand_in.server_address[1]}"
     code = run_module.main(["--backends", "g6,sagemaker", "--stand-in", url, "--out", str(tmp_path / "out")], env={})
     assert code == 0
-    (call,) = runner.calls
+    (call,) = fake_runner.calls
     g6, sagemaker = call["backends"]
     assert call["alive"] == {"g6": True}  # answered through the relay
     assert "TCP relay" in g6.metadata["reached_via"] and f"127.0.0.1:{stand_in.server_address[1]}" in \
@@ -97,7 +98,7 @@ def test_discovered_rigs_are_played_by_the_stand_in_without_ssm(
 
 
 def test_a_port_taken_after_it_looked_free_is_tried_once_more_elsewhere(
-        aws: boto3.Session, runner: FakeRunner, stand_in: ThreadingHTTPServer, tmp_path: Path,  # noqa: F811
+        aws: boto3.Session, fake_runner: FakeRunner, stand_in: ThreadingHTTPServer, tmp_path: Path,
         monkeypatch: pytest.MonkeyPatch, chat_server: ChatServer, capsys: pytest.CaptureFixture) -> None:
     """Another run took g6's port between the check that it was free and the relay's bind: g6 is reached on
     another port, through its own relay to the stand-in, never through the other run's forward."""
@@ -115,7 +116,7 @@ def test_a_port_taken_after_it_looked_free_is_tried_once_more_elsewhere(
         code = run_module.main(["--backends", "g6", "--stand-in", url, "--out", str(tmp_path / "out")], env={})
         assert other_runs.pid is not None  # still the other run's
     assert code == 0
-    (call,) = runner.calls
+    (call,) = fake_runner.calls
     (g6,) = call["backends"]
     assert call["alive"] == {"g6": True}
     assert f":{port}/" not in g6.base_url and f"127.0.0.1:{stand_in.server_address[1]}" in g6.metadata["reached_via"]
@@ -131,12 +132,12 @@ def test_a_bad_stand_in_address_is_one_line(url: str) -> None:
         parse_stand_in(url)
 
 
-def test_a_bad_stand_in_is_refused_before_anything_starts(runner: FakeRunner, capsys: pytest.CaptureFixture,  # noqa: F811
+def test_a_bad_stand_in_is_refused_before_anything_starts(fake_runner: FakeRunner, capsys: pytest.CaptureFixture,
                                                           tmp_path: Path) -> None:
     assert run_module.main(["--stand-in", "localhost", "--out", str(tmp_path / "out")], env={}) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "--stand-in localhost" in err[0]
-    assert runner.calls == [] and not (tmp_path / "out").exists()
+    assert fake_runner.calls == [] and not (tmp_path / "out").exists()
 
 
 def test_the_stand_in_url_may_name_the_v1_root() -> None:

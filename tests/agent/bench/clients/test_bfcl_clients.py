@@ -27,6 +27,7 @@ from tests.agent.bench.fakes.bfcl_answers import BfclAnswers
 
 from tests.agent.bench.fakes.bfcl_answers import truth_calls
 from tests.agent.bench.fakes.openai_fake import FakeOpenAI
+from tests.agent.bench.fakes.clients import FakeSageMakerRuntime
 from tests.agent.bench.fakes.clients import bedrock_client
 from tests.agent.bench.fakes.clients import openai_client
 from tests.agent.bench.fakes.clients import sagemaker_client
@@ -259,18 +260,6 @@ def test_sagemaker_sends_the_openai_payload_through_invoke_endpoint():
     assert (reply.prompt_tokens, reply.completion_tokens, reply.finish_reason) == (300, 40, "tool_calls")
 
 
-class FakeStreamingSageMaker:
-    """``invoke_endpoint_with_response_stream`` as boto3 returns it: an iterable of event dicts."""
-
-    def __init__(self, parts):
-        self.parts = parts
-        self.calls = []
-
-    def invoke_endpoint_with_response_stream(self, **kwargs):
-        self.calls.append(kwargs)
-        return {"Body": iter(self.parts), "ResponseMetadata": {"HTTPStatusCode": 200, "RequestId": "r1"}}
-
-
 def test_sagemaker_streamed_replies_are_read_across_payload_parts():
     args = json.dumps({"number": 5})
     events = sse({"id": "s", "choices": [{"index": 0, "delta": {"tool_calls": [
@@ -280,15 +269,15 @@ def test_sagemaker_streamed_replies_are_read_across_payload_parts():
         finish("tool_calls"), {"id": "s", "choices": [], "usage": {"prompt_tokens": 50, "completion_tokens": 9}},
         b"[DONE]")
     parts = [{"PayloadPart": {"Bytes": events[i:i + 37]}} for i in range(0, len(events), 37)]  # lines split mid-way
-    fake = FakeStreamingSageMaker(parts)
+    fake = FakeSageMakerRuntime(parts)
     reply = ask(sagemaker_client(fake), SIMPLE, 128, stream=True)
     assert json.loads(fake.calls[0]["Body"])["stream_options"] == {"include_usage": True}
-    assert reply.error is None and reply.streamed and reply.request_id == "r1"
+    assert reply.error is None and reply.streamed and reply.request_id == "sm-1"
     assert decode_calls(reply.calls) == [{"math_factorial": {"number": 5}}] and reply.completion_tokens == 9
 
 
 def test_a_sagemaker_stream_error_is_a_failure():
-    fake = FakeStreamingSageMaker([{"PayloadPart": {"Bytes": sse(CHUNK)}},
+    fake = FakeSageMakerRuntime([{"PayloadPart": {"Bytes": sse(CHUNK)}},
                                    {"ModelStreamError": {"Message": "CUDA error", "ErrorCode": "500"}}])
     reply = ask(sagemaker_client(fake), SIMPLE, 128, stream=True)
     assert "CUDA error" in reply.error

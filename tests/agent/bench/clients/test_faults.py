@@ -3,7 +3,6 @@ computed from one, a run against a faulty server completes, and a dead backend i
 
 from __future__ import annotations
 
-import io
 import json
 import math
 from pathlib import Path
@@ -20,6 +19,8 @@ from agent.bench.results.records import TimingRecord
 from agent.bench.clients.openai_wire import EventReader
 from agent.bench.clients.reply import ChatRequest, Reply
 
+from tests.agent.bench.fakes.clients import FakeBedrock
+from tests.agent.bench.fakes.clients import FakeSageMakerRuntime
 from tests.agent.bench.fakes.clients import bedrock_client
 
 from tests.agent.bench.fakes.clients import openai_client
@@ -114,22 +115,8 @@ def test_a_nan_in_any_record_is_written_as_null(tmp_path):
 # --- Bedrock and SageMaker ------------------------------------------------------------------------
 
 
-class Bedrock:
-    def __init__(self, events):
-        self.events = events
-
-    def converse_stream(self, **kwargs):
-        def stream():
-            for e in self.events:
-                if isinstance(e, Exception):
-                    raise e
-                yield e
-
-        return {"ResponseMetadata": {"HTTPStatusCode": 200, "RequestId": "rid"}, "stream": stream()}
-
-
 def bedrock(events) -> Reply:
-    return send(bedrock_client(Bedrock(events), "m"), ChatRequest.user("hi", 100))
+    return send(bedrock_client(FakeBedrock(events), "m"), ChatRequest.user("hi", 100))
 
 
 DELTAS = [{"contentBlockDelta": {"delta": {"text": f"w{i} "}}} for i in range(3)]
@@ -158,19 +145,9 @@ def test_bedrock_whole_stream_succeeds_and_unknown_events_are_ignored():
     assert t.error is None and t.completion_tokens == 6 and t.chunk_chars == [3, 3, 3]
 
 
-class SageMaker:
-    def __init__(self, events):
-        self.events = events
-
-    def invoke_endpoint_with_response_stream(self, **kwargs):
-        return {"ResponseMetadata": {"HTTPStatusCode": 200}, "Body": iter(self.events)}
-
-    def invoke_endpoint(self, **kwargs):
-        return {"ResponseMetadata": {"HTTPStatusCode": 200}, "Body": io.BytesIO(self.events)}
-
-
 def sagemaker(events, stream=True) -> Reply:
-    return send(sagemaker_client(SageMaker(events)), ChatRequest.user("hi", 100, stream=stream))
+    fake = FakeSageMakerRuntime(events) if stream else FakeSageMakerRuntime(body=events)
+    return send(sagemaker_client(fake), ChatRequest.user("hi", 100, stream=stream))
 
 
 def part(obj) -> dict:

@@ -4,7 +4,6 @@ failure modes, resends."""
 from __future__ import annotations
 
 import asyncio
-import io
 import json
 
 import pytest
@@ -12,6 +11,8 @@ import pytest
 from agent.bench.clients.openai_wire import EventReader
 from agent.bench.clients.reply import ChatRequest, Reply
 
+from tests.agent.bench.fakes.clients import FakeBedrock
+from tests.agent.bench.fakes.clients import FakeSageMakerRuntime
 from tests.agent.bench.fakes.clients import bedrock_client
 
 from tests.agent.bench.fakes.clients import openai_client
@@ -174,17 +175,6 @@ def test_event_reader_joins_events_split_across_reads_and_stamps_each_read():
     assert reader.done and timing.error is None
 
 
-class FakeBedrock:
-    def __init__(self, events=None, exc=None):
-        self.events, self.exc, self.calls = events, exc, []
-
-    def converse_stream(self, **kwargs):
-        self.calls.append(kwargs)
-        if self.exc:
-            raise self.exc
-        return {"ResponseMetadata": {"HTTPStatusCode": 200, "RequestId": "rid-1"}, "stream": iter(self.events)}
-
-
 def test_bedrock_converse_stream():
     events = [{"messageStart": {"role": "assistant"}}]
     events += [{"contentBlockDelta": {"delta": {"text": f"w{i} "}}} for i in range(5)]
@@ -203,20 +193,9 @@ def test_bedrock_error_is_recorded():
     assert reply.error == "RuntimeError: ThrottlingException"
 
 
-class FakeSageMaker:
-    def __init__(self, parts):
-        self.parts, self.calls = parts, []
-
-    def invoke_endpoint_with_response_stream(self, **kwargs):
-        self.calls.append(kwargs)
-        return {"ResponseMetadata": {"HTTPStatusCode": 200, "RequestId": "sm-1"},
-                "Body": iter({"PayloadPart": {"Bytes": p}} for p in self.parts)}
-
-    def invoke_endpoint(self, **kwargs):
-        body = {"choices": [{"message": {"content": "Paris"}, "finish_reason": "stop"}],
-                "usage": {"prompt_tokens": 5, "completion_tokens": 2, "total_tokens": 7,
-                          "completion_tokens_details": None}}
-        return {"ResponseMetadata": {"HTTPStatusCode": 200}, "Body": io.BytesIO(json.dumps(body).encode())}
+SAGEMAKER_ANSWER = json.dumps({"choices": [{"message": {"content": "Paris"}, "finish_reason": "stop"}],
+                               "usage": {"prompt_tokens": 5, "completion_tokens": 2, "total_tokens": 7,
+                                         "completion_tokens_details": None}}).encode()
 
 
 def test_sagemaker_stream_with_split_payload_parts_and_vllm_usage():
@@ -226,7 +205,7 @@ def test_sagemaker_stream_with_split_payload_parts_and_vllm_usage():
                                             "completion_tokens_details": None, "prompt_tokens_details": None}})
     raw = b"".join(b"data: " + json.dumps(e).encode() + b"\n\n" for e in events) + b"data: [DONE]\n\n"
     parts = [raw[i : i + 37] for i in range(0, len(raw), 37)]  # events split across parts
-    client = FakeSageMaker(parts)
+    client = FakeSageMakerRuntime([{"PayloadPart": {"Bytes": p}} for p in parts], SAGEMAKER_ANSWER)
 
     def go(stream=True):
         return send(sagemaker_client(client), ChatRequest.user("hi", 100, stream=stream))

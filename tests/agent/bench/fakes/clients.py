@@ -1,10 +1,12 @@
 """Clients of each backend kind for tests: the real client classes, reached through a context that
-hands them the test's fake or stubbed boto3 clients (the way strands takes an injected client)."""
+hands them the test's fake or stubbed boto3 clients (the way strands takes an injected client), and
+the fake boto3 clients of Bedrock's and SageMaker's runtimes."""
 
 from __future__ import annotations
 
 import asyncio
-from typing import Any
+import io
+from typing import Any, Iterator, Sequence
 
 from agent.backends import Backend
 from agent.bench.clients.base import BackendClient, ModelSettings
@@ -28,6 +30,46 @@ class Context:
 
     def boto_client(self, backend: Backend, service: str) -> Any:
         return self._boto
+
+
+class FakeBedrock:
+    """boto3's bedrock-runtime client, ``converse_stream`` only: ``events`` one by one (an exception among them is
+    raised there, in the middle of the stream), or ``exc`` raised by the call itself; every call's arguments kept."""
+
+    def __init__(self, events: Sequence[Any] = (), *, exc: Exception | None = None) -> None:
+        self.events, self.exc = list(events), exc
+        self.calls: list[dict[str, Any]] = []
+
+    def converse_stream(self, **kwargs: Any) -> dict[str, Any]:
+        self.calls.append(kwargs)
+        if self.exc:
+            raise self.exc
+
+        def stream() -> Iterator[Any]:
+            for event in self.events:
+                if isinstance(event, Exception):
+                    raise event
+                yield event
+
+        return {"ResponseMetadata": {"HTTPStatusCode": 200, "RequestId": "rid-1"}, "stream": stream()}
+
+
+class FakeSageMakerRuntime:
+    """boto3's sagemaker-runtime client: ``events`` (``PayloadPart`` dicts, or SageMaker's error events) are the
+    body of ``invoke_endpoint_with_response_stream``, ``body`` that of ``invoke_endpoint``; every call's
+    arguments kept."""
+
+    def __init__(self, events: Sequence[Any] = (), body: bytes = b"") -> None:
+        self.events, self.body = list(events), body
+        self.calls: list[dict[str, Any]] = []
+
+    def invoke_endpoint_with_response_stream(self, **kwargs: Any) -> dict[str, Any]:
+        self.calls.append(kwargs)
+        return {"ResponseMetadata": {"HTTPStatusCode": 200, "RequestId": "sm-1"}, "Body": iter(self.events)}
+
+    def invoke_endpoint(self, **kwargs: Any) -> dict[str, Any]:
+        self.calls.append(kwargs)
+        return {"ResponseMetadata": {"HTTPStatusCode": 200, "RequestId": "sm-1"}, "Body": io.BytesIO(self.body)}
 
 
 def openai_client(url: str, *, timeout_s: float = 10.0, tool_calls: bool = True, constrained: bool = False,

@@ -59,6 +59,7 @@ def recompute(records: list[dict], c: int) -> dict:
 
 
 @pytest.mark.timeout(240)
+@pytest.mark.real_plots  # the plot's size is read
 def test_auto_search_finds_the_capacity_set_by_the_slots(tmp_path):
     pace = Pace(slots=4, ttft_s=0.02, tpot_s=0.05, tokens=20)
     code, s, records, out = run_paced(tmp_path, pace, "--concurrency", "auto", "--slo", TARGET, "--repeats", "2")

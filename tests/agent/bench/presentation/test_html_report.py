@@ -27,6 +27,9 @@ from tests.agent.bench.fakes.synthetic import level
 from tests.agent.bench.fakes.synthetic import slo
 
 
+pytestmark = pytest.mark.real_plots  # a browser decodes and displays every plot
+
+
 def png_size(data: bytes) -> tuple[int, int]:
     assert data[:8] == b"\x89PNG\r\n\x1a\n"
     return struct.unpack(">II", data[16:24])

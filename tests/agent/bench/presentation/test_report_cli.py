@@ -30,6 +30,7 @@ from tests.agent.bench.fakes.synthetic import full_summary
 from tests.agent.bench.fakes.synthetic import level
 from tests.agent.bench.fakes.synthetic import slo
 from tests.agent.bench.fakes.synthetic import summary as synthetic_summary
+from tests.conftest import PLOTS
 
 TTFT_SHIFT_MS = 300.0
 
@@ -37,7 +38,7 @@ TTFT_SHIFT_MS = 300.0
 @pytest.fixture(scope="module")
 def before(tmp_path_factory: pytest.TempPathFactory) -> Path:
     out = tmp_path_factory.mktemp("cli") / "before"
-    with FakeOpenAI(Script(chunk_delay_s=0.001)) as fake:
+    with FakeOpenAI(Script(chunk_delay_s=0.001)) as fake, PLOTS.drawn():  # its plots' file modes are read
         runner.run([openai_backend("g6", fake.base_url)], make_options("--runs", "5", "--demos", "chat"), out, None)
     return out
 
