@@ -53,17 +53,13 @@ the options that must fit together (the rehearsal adds its own, then has them ch
 AWS_ALTERNATIVE = " (without AWS: `--backends local`, or the backends' *_URL variables)"
 
 
-def _runner() -> ModuleType | None:
-    """The benchmark runner (``agent.bench.command.runner``), or None while it does not exist."""
-    try:
-        return importlib.import_module(RUNNER_MODULE)
-    except ModuleNotFoundError as exc:
-        if exc.name in ("agent.bench", RUNNER_MODULE):
-            return None
-        raise
+def _runner() -> ModuleType:
+    """The benchmark runner (``agent.bench.command.runner``), looked up when the command starts: the tests put
+    a runner of their own in its place (``sys.modules``)."""
+    return importlib.import_module(RUNNER_MODULE)
 
 
-def build_parser(runner: ModuleType | None = None) -> argparse.ArgumentParser:
+def build_parser(runner: ModuleType) -> argparse.ArgumentParser:
     """The command's parser; the benchmark adds its own options through ``add_arguments``."""
     parser = Parser(
         prog="python -m agent.run",
@@ -75,8 +71,7 @@ def build_parser(runner: ModuleType | None = None) -> argparse.ArgumentParser:
     )
     declared.add_arguments(parser, declared.COMMAND_GROUPS)
     parser.add_argument(PARSED_OPTIONS, action="store_true", help=argparse.SUPPRESS)
-    if runner is not None and hasattr(runner, "add_arguments"):
-        runner.add_arguments(parser)
+    runner.add_arguments(parser)
     return parser
 
 
@@ -136,11 +131,10 @@ def main(argv: Sequence[str] | None = None, env: Mapping[str, str] | None = None
     if args.parsed_options:
         print(json.dumps(parsed_options(parser, args, argv), default=str))
         return EXIT_OK
-    if runner is not None and hasattr(runner, "check_options"):
-        try:
-            runner.check_options(args)
-        except ValueError as exc:  # the runner's OptionError: options that do not fit together
-            parser.error(str(exc))
+    try:
+        runner.check_options(args)
+    except ValueError as exc:  # the runner's OptionError: options that do not fit together
+        parser.error(str(exc))
     logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING,
                         format="%(asctime)s %(levelname)s %(name)s %(message)s")
     previous = signal.signal(signal.SIGTERM, _interrupt)
@@ -163,7 +157,7 @@ def _interrupt(signum: int, frame: object) -> None:
     raise KeyboardInterrupt
 
 
-def _main(args: argparse.Namespace, env: Mapping[str, str], runner: ModuleType | None, ui: Ui) -> int:
+def _main(args: argparse.Namespace, env: Mapping[str, str], runner: ModuleType, ui: Ui) -> int:
     try:
         catalog = load_catalog()
         env_config = from_env(env, catalog, region=args.region)
@@ -231,9 +225,6 @@ def _main(args: argparse.Namespace, env: Mapping[str, str], runner: ModuleType |
     if plan.empty:
         ui.error("nothing to run: " + ("; ".join(map(str, plan.skipped)) or "no backend selected"))
         return EXIT_FAILED
-    if runner is None or not hasattr(runner, "run"):
-        raise UsageError(f"the benchmark ({RUNNER_MODULE}) is not installed in this checkout")
-
     out_dir = _evidence_folder(args.out)
     try:
         return _run(args, plan, runner, ui, out_dir, session if aws_ok else None, stand_in)

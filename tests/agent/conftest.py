@@ -20,6 +20,7 @@ from moto import mock_aws
 
 from agent.backends import Backend
 from agent.local_rig import LocalRigError, RunningRig, find_installation, local_rig_process
+from rigs import guard
 
 
 class _ChatHandler(BaseHTTPRequestHandler):
@@ -93,6 +94,9 @@ class FakeRunner(types.ModuleType):
 
     def add_arguments(self, parser: argparse.ArgumentParser) -> None:
         parser.add_argument("--demos", default="counting,orchestrator,chat", help="which parts to run")
+
+    def check_options(self, options: argparse.Namespace) -> None:
+        """Its one option takes any value: nothing to check across options."""
 
     def run(self, backends: list[Backend], options: argparse.Namespace, *, out_dir: Path, session: Any) -> int:
         self.calls.append({"backends": list(backends), "options": options, "out_dir": out_dir, "session": session,
@@ -220,7 +224,13 @@ def alive(pids: set[int]) -> set[int]:
     return {pid for pid in pids if (stat := _stat(pid)) is not None and stat[0] != "Z"}
 
 
-def alive_after(pids: set[int], seconds: float = 5) -> set[int]:
+GONE_WITHIN_S = guard.POLL_S + guard.GRACE_S + 5
+"""How long a helper may outlive the process that started it: its guard notices the death within ``POLL_S``,
+signals the group, gives it ``GRACE_S`` and kills what is left; 5 s more for a loaded machine (a window of
+5 s in all failed once in CI, with the guard's own worst case at 4.2 s)."""
+
+
+def alive_after(pids: set[int], seconds: float = GONE_WITHIN_S) -> set[int]:
     """The pids still running ``seconds`` after the call, or none sooner: a killed process's children are
     signalled, reparented and reaped asynchronously, so one may outlive its leader's exit by moments."""
     deadline = time.monotonic() + seconds
