@@ -103,6 +103,7 @@ def test_the_walk_places_each_way_the_code_names_a_call(tmp_path: Path) -> None:
     assert permissions.action("service-quotas", "GetServiceQuota") == "servicequotas:GetServiceQuota"
     assert permissions.action("sagemaker-runtime", "InvokeEndpoint") == "sagemaker:InvokeEndpoint"
     assert permissions.action("bedrock-runtime", "ConverseStream") == "bedrock:InvokeModelWithResponseStream"
+    assert permissions.action("sagemaker-runtime", "InvokeEndpointWithResponseStream") == "sagemaker:InvokeEndpoint"
 
 
 def test_status_needs_only_the_read_only_statement_by_moto_s_own_iam_checks(monkeypatch) -> None:

@@ -27,10 +27,13 @@ ACCESS_DENIED_CODES = frozenset({"AccessDenied", "AccessDeniedException", "Unaut
 ACTIONS: dict[tuple[str, str], str | None] = {
     ("bedrock-runtime", "Converse"): "bedrock:InvokeModel",
     ("bedrock-runtime", "ConverseStream"): "bedrock:InvokeModelWithResponseStream",
+    ("sagemaker-runtime", "InvokeEndpointWithResponseStream"): "sagemaker:InvokeEndpoint",
     ("sts", "GetCallerIdentity"): None,
 }
 """Calls IAM authorizes under another action than ``<prefix>:<Operation>``; None: no permission needed
-(STS answers ``GetCallerIdentity`` to any valid credentials)."""
+(STS answers ``GetCallerIdentity`` to any valid credentials). SageMaker's streamed invocation is no IAM action of
+its own: the API reference of ``InvokeEndpointWithResponseStream`` says the caller's permissions must allow
+``sagemaker:InvokeEndpoint``."""
 
 
 def action(service: str, operation: str) -> str | None:
