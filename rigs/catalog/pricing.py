@@ -276,12 +276,9 @@ class PriceBook:
         if entry is None:
             raise PriceError(f"no price for {instance_type} in {region}: {reason}, and {PRICES_PATH.name} "
                              f"has no {section} entry for it")
-        note = reason
-        if entry.region != region:
-            note += f"; {PRICES_PATH.name} holds the {entry.region} price, used for {region}"
         return HourlyPrice(instance_type=instance_type, usd_per_hour=entry.usd_per_hour, region=entry.region,
                            requested_region=region, as_of=entry.as_of, source=OFFLINE_FILE, detail=entry.source,
-                           note=note)
+                           note=_offline_note(reason, entry.region, region))
 
     def _tokens(self, model_id: str, region: str, tier: str) -> TokenPrice:
         from rigs.catalog.prices import TokenPrice
@@ -307,13 +304,17 @@ class PriceBook:
         if entry is None:
             raise PriceError(f"no {tier} tier token price for {model_id} in {region}: {reason}, and "
                              f"{PRICES_PATH.name} has no bedrock_on_demand entry for it")
-        note = reason
-        if entry.region != region:
-            note += f"; {PRICES_PATH.name} holds the {entry.region} price, used for {region}"
         return TokenPrice(model_id=model_id, usd_per_million_input=entry.usd_per_million_input,
                           usd_per_million_output=entry.usd_per_million_output, service_tier=tier, region=entry.region,
                           requested_region=region, as_of=entry.as_of, source=OFFLINE_FILE, detail=entry.source,
-                          note=note)
+                          note=_offline_note(reason, entry.region, region))
+
+
+def _offline_note(reason: str, held_region: str, region: str) -> str:
+    """Why the offline file's price is used, and for which region it holds when that is another one."""
+    if held_region == region:
+        return reason
+    return f"{reason}; {PRICES_PATH.name} holds the {held_region} price, used for {region}"
 
 
 def hourly_price(rig: Rig | str, region: str, session: Any | None = None) -> HourlyPrice:
