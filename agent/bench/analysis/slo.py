@@ -29,7 +29,6 @@ from dataclasses import dataclass
 from functools import partial
 from typing import TYPE_CHECKING, Any, Mapping
 
-from ..results.constants import LIMIT_LABELS as LABEL_OF
 from ..results.constants import TARGET_KEYS
 from ..results.target import ATTAINMENT_PERCENT, Target
 

@@ -21,7 +21,7 @@ from rigs.catalog.model import load_catalog
 from tests.agent.bench.conftest import make_options
 from tests.agent.bench.fakes.openai_fake import FakeOpenAI
 from tests.agent.bench.fakes.scripted import Script
-from tests.agent.conftest import ChatServer, FakeRunner
+from tests.agent.conftest import ChatServer
 from tests.agent.conftest import _ChatHandler
 from tests.agent.test_plan import found_g6
 from tests.agent.test_run import _stub_ssm_online

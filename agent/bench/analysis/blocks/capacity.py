@@ -7,12 +7,13 @@ from collections import Counter
 from typing import Iterable, Mapping, Sequence
 
 from ....kinds import descriptor
+from ...results.constants import LIMIT_LABELS
 from ...results.blocks.slo import SloBlock, SloLevel, SloPair, SloSearch, TargetLimits
 from ...results.records import TimingRecord
 from ...results.run import RunFile, SearchLog
 from ...results.summary import BackendSummary
 from .. import stats
-from ..slo import ATTAINMENT_PERCENT, DEFAULT_BASIS, LABEL_OF, Target
+from ..slo import ATTAINMENT_PERCENT, DEFAULT_BASIS, Target
 from .levels import level_block
 
 NEURON_REASON = (
@@ -45,7 +46,7 @@ def _why_missed(lv: SloLevel, target: Target) -> str:
         if by.get(key):
             value = lv.p99(key)
             shown = f", p99 {value:,.0f} ms" if value is not None else ""
-            parts.append(f"{by[key]} over the {LABEL_OF[key]} limit of {limit:,g} ms{shown}")
+            parts.append(f"{by[key]} over the {LIMIT_LABELS[key]} limit of {limit:,g} ms{shown}")
     if by.get("ttft_p99_ms") and lv.one_piece_replies:
         parts.append(f"{lv.one_piece_replies} replies came in one piece, so their first token came with the last")
     if lv.stopped == "missed":
