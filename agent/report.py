@@ -2,8 +2,10 @@
 
 Each folder's ``summary.json``, plots, ``REPORT.md`` and ``REPORT.html`` are recomputed from its
 ``requests.jsonl`` and ``run.json`` (the same code a run ends with). ``--workload`` and
-``--min-accuracy`` (and ``--min-quality``) price the same evidence for other traffic: the evidence folder is left as it was
-measured, and the re-priced report goes into a new folder holding a copy of its ``requests.jsonl``
+``--min-accuracy`` (and ``--min-quality``) price the same evidence for other traffic: ``--workload`` sets only the
+volume and decision keys (the others keep the run's values; one that would change the shape of the traffic sent is
+refused, naming the run that would measure it, since the latency was measured for the run's shape); the evidence
+folder is left as it was measured, and the re-priced report goes into a new folder holding a copy of its ``requests.jsonl``
 and a ``run.json`` with the new options (and a note saying so), so the summary stays a function of
 that folder's files. With one folder, ``--out DIR`` is that new folder (without ``--workload``, a
 rebuilt copy); by default a re-priced copy goes to ``DIR-repriced/<UTC timestamp>/``. Given two or
@@ -77,11 +79,45 @@ def check_folder(folder: Path) -> dict[str, Any]:
     return run
 
 
+def _run_to_make(run: dict[str, Any]) -> str:
+    """The options of ``python -m agent.run`` that measured ``run`` again, besides its workload."""
+    options = run.get("options") or {}
+    names = options.get("backends") or [b.get("name") for b in run.get("backends") or [] if b.get("name")]
+    out = [f"--backends {','.join(names)}"] if names else []
+    levels = options.get("concurrency")
+    if levels:
+        out.append(f"--concurrency {levels if isinstance(levels, str) else ','.join(map(str, levels))}")
+    if options.get("slo_source") == "option":
+        limits = ",".join(f"{k}={v:g}" for k, v in (options.get("slo") or {}).items() if v is not None)
+        out.append(f"--slo {limits}")
+    if options.get("rate") is not None:
+        out.append(f"--rate {options['rate']}")
+    return "".join(f" {o}" for o in out)
+
+
+def repriced_workload(run: dict[str, Any], asked: Any, folder: Path) -> Any:
+    """The run's traffic with the volume and decision keys of ``--workload`` (:func:`~.bench.analysis.traffic.repriced`).
+
+    Raises:
+        UsageError: ``--workload`` changes a key that shapes the traffic: the latency was measured for another
+            shape; the message names the run that would measure it.
+    """
+    from .bench.analysis.traffic import ShapeChanged, Traffic, repriced
+
+    try:
+        return repriced(Traffic.from_dict((run.get("options") or {}).get("workload")), asked)
+    except ShapeChanged as exc:
+        raise UsageError(f"{folder}: {exc}{_run_to_make(run)}") from None
+
+
 def repriced_options(run: dict[str, Any], args: argparse.Namespace, source: Path) -> dict[str, Any]:
     """``run`` with ``--workload``/``--min-accuracy``/``--min-quality`` in its options and a note saying where
-    from (a workload with ``min_quality`` sets the quality floor too)."""
-    record = recommendation_record(args)
+    from (a workload with ``min_quality`` sets the quality floor too). A ``--workload`` changes only the volume and
+    decision keys: the traffic's shape stays the one measured."""
     floor_in_workload = args.workload is not None and args.workload.min_quality is not None
+    if args.workload is not None:
+        args = argparse.Namespace(**{**vars(args), "workload": repriced_workload(run, args.workload, source)})
+    record = recommendation_record(args)
     changed = [OPTION[name].record for name in REPRICING
                if getattr(args, name) is not None or (name == "min_quality" and floor_in_workload)]
     options = {**(run.get("options") or {}), **{key: record[key] for key in changed}}

@@ -32,6 +32,19 @@ from tests.agent.conftest import FakeRunner
         (["--concurrency", "1,100000000"], "argument --concurrency: 100000000 is above 1024: each request in flight "
                                            "holds a connection (and, for AWS backends, a worker thread)"),
         (["--max-consecutive-failures", "-1"], "argument --max-consecutive-failures: -1 is negative: give 0 or more"),
+        (["--rate", "0"], "argument --rate: 0 is not a usable rate: give requests per second above 0, or peak"),
+        (["--rate", "fast"], "argument --rate: 'fast' is not a rate: give requests per second (e.g. 2.5) or peak"),
+        (["--rate", "5000"], "argument --rate: 5000 is above 1,000 requests per second, more than one sender's "
+                             "timers can keep to schedule"),
+        (["--rate", "2", "--rate-duration", "0"],
+         "argument --rate-duration: 0 is not a usable number of seconds: give a finite number above 0"),
+        (["--workload", "arrival=bursty"],
+         "argument --workload: arrival: 'bursty' is not one of constant, poisson, gamma"),
+        (["--workload", "burstiness=0.5"], "argument --workload: burstiness: only arrival=gamma has a shape (arrival "
+                                           "is poisson); add arrival=gamma or leave burstiness out"),
+        (["--workload", "arrival=gamma,burstiness=0"],
+         "argument --workload: burstiness must be more than 0 (1 is Poisson)"),
+        (["--workload", "request_rate=-2"], "argument --workload: request_rate must be more than 0"),
     ],
 )
 def test_a_bad_number_is_one_line_and_exit_2(argv: list[str], says: str, capsys: pytest.CaptureFixture) -> None:
@@ -56,6 +69,11 @@ def test_a_bad_number_is_one_line_and_exit_2(argv: list[str], says: str, capsys:
         (["--bfcl-n", "50", "--bfcl-stream"],
          "--bfcl-n, --bfcl-stream only change the bfcl part, and --demos counting,orchestrator,chat has no bfcl: "
          "add bfcl to --demos, or leave them out"),
+        (["--rate-duration", "30"], "--rate-duration sets the open loop's window, and the open loop runs with "
+                                    "--rate R|peak: give --rate, or leave --rate-duration out"),
+        (["--demos", "counting", "--rate", "peak"],
+         "--rate peak sizes the rate from the chat part's SLO capacity, and --demos counting has no chat: add chat "
+         "to --demos, or give --rate R (requests per second)"),
     ],
 )
 def test_an_option_its_part_will_not_read_is_refused_with_the_fix(argv: list[str], says: str,

@@ -23,6 +23,7 @@ from .blocks.counting import summarize_counting
 from .blocks.orchestrator import summarize_orchestrator
 from .blocks.provenance import provenance_block
 from .ceiling import ceiling_for
+from .open_loop import open_loop_block
 from .recommendation import attach
 
 INTERRUPTED = "interrupted: the run was stopped before every part finished; what was cut off is incomplete"
@@ -84,7 +85,11 @@ def backend_summary(b: BackendInfo, by_part: Mapping[str, Sequence[RequestRecord
         cost = cost.model_copy(update={"reason": "CPU-served local rig: no hourly price applies"})
     skipped = dict(run.skipped.get(b.name, {}))
     stopped = run.stopped.get(b.name)
+    log = run.open_loop.get(b.name)
+    open_loop = open_loop_block(by_part.get("open_loop", []), log, run.options.target()) if log else None  # type: ignore[arg-type]
     failures = _failures(parts, blocks, skipped)
+    if "open_loop" in parts and "open_loop" not in skipped and (open_loop is None or open_loop.errors == open_loop.sent):
+        failures.append("open_loop: " + ("every request failed" if open_loop else "no requests recorded"))
     if stopped:
         failures = [f for f in failures if not f.startswith(f"{stopped.part}: every")]
         failures.append(f"{stopped.part}: stopped after {stopped.after} consecutive failures ({stopped.reason}); "
@@ -96,7 +101,7 @@ def backend_summary(b: BackendInfo, by_part: Mapping[str, Sequence[RequestRecord
         toy_model=bool(b.toy_model), custom=bool(b.custom), **blocks, weights=quality_pairs.weights_of(b), cost=cost,
         ceiling=_ceiling(b, chat),
         slo=slo_block(chat_records, run, b.name, b.kind), skipped=skipped, stopped=stopped, failures=failures,  # type: ignore[arg-type]
-        completed=not failures, provenance=provenance_block(b.provenance))
+        completed=not failures, provenance=provenance_block(b.provenance), open_loop=open_loop)
 
 
 def summarize(records: Iterable[RequestRecord | Mapping[str, Any]], run: RunFile | Mapping[str, Any]) -> Summary:

@@ -10,9 +10,15 @@ it. Given as ``KEY=VALUE,...`` on the command line or as a YAML file with the sa
     peak_to_average: 3               # the busiest hour's rate over the month's average rate
     tool_calls: yes                  # the workload needs native tool calls
     min_quality: 80%                 # answer-quality floor on the quality lane (or 0.8; no default)
+    arrival: poisson                 # how requests arrive in the open loop: constant, poisson or gamma
+    burstiness: 0.5                  # gamma's shape (1 is Poisson; below 1 burstier), with arrival: gamma
+    request_rate: 3                  # requests per second at the peak (default: from the peak's output rate)
 
 Every key is optional; a missing one takes its default and the report says which ones did.
-``min_quality`` has no default (no floor) and is the same floor as ``--min-quality``.
+``min_quality`` has no default (no floor) and is the same floor as ``--min-quality``; ``request_rate`` has none
+either: it follows from the peak's output rate and the mean reply (:attr:`Traffic.peak_req_per_s`).
+The volume and decision keys (:data:`REPRICING_KEYS`) only price what was measured; every other key shapes the traffic that is
+sent, so evidence is re-priced only for the volume keys (:func:`repriced`).
 Pure parsing and arithmetic: the only I/O is reading the YAML file named on the command line.
 """
 
@@ -25,11 +31,13 @@ from typing import Annotated, Any, Callable, Mapping
 
 import yaml
 from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, ValidationError, ValidationInfo, \
-    WithJsonSchema
+    WithJsonSchema, model_validator
 from pydantic_core import PydanticCustomError
 
 from ..results.blocks.recommendation import Workload
 from ..results.constants import WORKLOAD_DEFAULTS as DEFAULTS
+from ..tasks.arrivals import ARRIVALS
+from ..tasks.workload import CHAT_MAX_TOKENS
 from .cost import HOURS_PER_MONTH
 
 SECONDS_PER_MONTH = HOURS_PER_MONTH * 3600.0
@@ -160,6 +168,33 @@ Share = Annotated[float | None, BeforeValidator(_share),
                   _written_as({"type": "number", "minimum": 0, "maximum": 1}, _TEXT, {"type": "null"})]
 
 
+# --- the open loop's keys: how requests arrive (arrival, burstiness, request_rate) -------------------------
+
+
+def _arrival(value: Any, info: ValidationInfo) -> str:
+    text = str(value).strip().lower()
+    if text not in ARRIVALS:
+        raise _problem(f"{info.field_name}: {value!r} is not one of {', '.join(ARRIVALS)}")
+    return text
+
+
+def _optional_number(value: Any, info: ValidationInfo) -> float | None:
+    return None if value is None else _number(value, info)
+
+
+def _positive_or_none(value: float | None, info: ValidationInfo) -> float | None:
+    if value is not None and not value > 0:
+        raise _problem(f"{info.field_name} must be more than 0")
+    return value
+
+
+Arrival = Annotated[str, BeforeValidator(_arrival), WithJsonSchema({"enum": list(ARRIVALS)})]
+Shape = Annotated[float, BeforeValidator(_number), _bound(lambda v: v > 0, "must be more than 0 (1 is Poisson)"),
+                  _written_as({"type": "number", "exclusiveMinimum": 0}, _TEXT)]
+Rate = Annotated[float | None, BeforeValidator(_optional_number), AfterValidator(_positive_or_none),
+                 _written_as({"type": "number", "exclusiveMinimum": 0}, _TEXT, {"type": "null"})]
+
+
 class TrafficKeys(BaseModel):
     """The keys of a workload, as ``--workload KEY=VALUE,...`` or a YAML file gives them: each key one field
     (a type that reads the forms people write, and its default)."""
@@ -178,10 +213,32 @@ class TrafficKeys(BaseModel):
     """The answer-quality floor on the quality lane (``0.8`` or ``80%``; no default: no floor); the same floor as
     ``--min-quality``."""
 
+    # --- the open loop's keys (``--rate``): how requests arrive ---
+    arrival: Arrival = DEFAULTS["arrival"]
+    """How requests arrive in the open loop (``--rate``): ``constant`` gaps, ``poisson`` (exponential gaps) or
+    ``gamma`` (gaps of shape ``burstiness``); AIPerf's ``--arrival-pattern``."""
+    burstiness: Shape = DEFAULTS["burstiness"]
+    """Gamma's shape with ``arrival: gamma``: the gaps' CV is 1 / sqrt(burstiness); 1 is Poisson, below 1 burstier
+    (vLLM's ``--burstiness``, AIPerf's ``--arrival-smoothness``)."""
+    request_rate: Rate = None
+    """Requests per second at the peak (AIPerf's ``--request-rate``); no default: the peak's output tok/s over the
+    mean reply's output tokens."""
+
+    @model_validator(mode="after")
+    def _shape_needs_gamma(self) -> TrafficKeys:
+        if "burstiness" in self.model_fields_set and self.arrival != "gamma" and self.burstiness != 1.0:
+            raise _problem(f"burstiness: only arrival=gamma has a shape (arrival is {self.arrival}); add "
+                           "arrival=gamma or leave burstiness out")
+        return self
+
 
 KEYS = tuple(name for name, field in TrafficKeys.model_fields.items() if field.default is not None)
 """The keys with a default (``defaulted`` names those the user left out)."""
 ALL_KEYS = tuple(TrafficKeys.model_fields)
+REPRICING_KEYS = ("output_tokens_per_month", "peak_to_average", "tool_calls", MIN_QUALITY)
+"""The volume and decision keys: they only price or judge what was measured (how much, how peaky, what is needed).
+Every other key shapes the requests sent, so evidence measured for one shape is never re-priced for another
+(:func:`repriced`)."""
 
 
 class Traffic(TrafficKeys):
@@ -202,6 +259,18 @@ class Traffic(TrafficKeys):
         """The output rate of the busiest hour: what the instances must serve within the target."""
         return self.average_output_tok_per_s * self.peak_to_average
 
+    @property
+    def output_tokens_per_request(self) -> float:
+        """The mean reply the request rate is derived with: the workload's ``output_tokens_mean`` where it has
+        one, else the chat part's reply of :data:`~agent.bench.tasks.workload.CHAT_MAX_TOKENS` tokens."""
+        mean = getattr(self, "output_tokens_mean", None)
+        return float(mean) if mean else float(CHAT_MAX_TOKENS)
+
+    @property
+    def peak_req_per_s(self) -> float:
+        """Requests per second at the peak: ``request_rate``, else the peak's output tok/s over the mean reply."""
+        return self.request_rate or self.peak_output_tok_per_s / self.output_tokens_per_request
+
     def with_volume(self, output_tokens_per_month: float) -> Traffic:
         """The same traffic shape at another monthly volume."""
         return self.model_copy(update={"output_tokens_per_month": output_tokens_per_month})
@@ -209,16 +278,16 @@ class Traffic(TrafficKeys):
     def record(self) -> Workload:
         """What ``run.json`` and the summary's recommendation keep: the keys, the two rates, where they came from."""
         return Workload(**self.model_dump(), average_output_tok_per_s=round(self.average_output_tok_per_s, 3),
-                        peak_output_tok_per_s=round(self.peak_output_tok_per_s, 3))
+                        peak_output_tok_per_s=round(self.peak_output_tok_per_s, 3),
+                        peak_req_per_s=round(self.peak_req_per_s, 4))
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any] | None) -> Traffic:
         """The traffic recorded in ``run.json`` (None or ``{}``: the defaults)."""
         if not data:
             return default_traffic()
-        given = {k: data[k] for k in KEYS if k in data and k not in (data.get("defaulted") or ())}
-        if data.get(MIN_QUALITY) is not None:
-            given[MIN_QUALITY] = data[MIN_QUALITY]
+        defaulted = data.get("defaulted") or ()
+        given = {k: data[k] for k in ALL_KEYS if data.get(k) is not None and k not in defaulted}
         return from_mapping(given, source=str(data.get("source") or "option"))
 
 
@@ -278,3 +347,40 @@ def parse_spec(text: str) -> Traffic:
     if not isinstance(data, dict):
         raise WorkloadError(f"--workload {text}: expected a mapping of {', '.join(KEYS)}")
     return from_mapping({str(k): v for k, v in data.items()}, source=f"file {path.name}")
+
+
+class ShapeChanged(WorkloadError):
+    """Evidence asked to be re-priced for traffic of another shape: its latency was measured for the run's."""
+
+
+def repriced(measured: Traffic, asked: Traffic) -> Traffic:
+    """The run's traffic (``measured``) with the volume keys ``asked`` gives (:data:`REPRICING_KEYS`): what
+    ``python -m agent.report --workload`` prices the evidence for. A key ``asked`` leaves out keeps the run's value.
+
+    Raises:
+        ShapeChanged: ``asked`` gives a key that shapes the traffic another value than the run sent; the message
+            names each and the run that would measure it.
+    """
+    given, kept = _given(asked), _given(measured)
+    changed = [k for k, v in given.items() if k not in REPRICING_KEYS and v != getattr(measured, k)]
+    if changed:
+        shape = ", ".join(f"{k}={_spec_value(getattr(measured, k))}" for k in changed)
+        spec = ",".join(f"{k}={_spec_value(v)}" for k, v in {**kept, **given}.items())
+        raise ShapeChanged(f"--workload: {', '.join(changed)} shape{'s' if len(changed) == 1 else ''} the traffic, "
+                           f"and this evidence's latency was measured for {shape}; re-pricing changes only "
+                           f"{', '.join(REPRICING_KEYS)}. To measure that traffic, run: python -m agent.run "
+                           f"--workload {spec}")
+    return from_mapping({**kept, **given}, source=asked.source)
+
+
+def _given(traffic: Traffic) -> dict[str, Any]:
+    """The keys ``traffic`` was given (not defaulted), with their values."""
+    return {k: getattr(traffic, k) for k in ALL_KEYS if k not in traffic.defaulted and getattr(traffic, k) is not None}
+
+
+def _spec_value(value: Any) -> str:
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if isinstance(value, float):
+        return str(int(value)) if value.is_integer() else f"{value:g}"
+    return str(value)

@@ -90,9 +90,11 @@ class BedrockClient(SdkClient):
 
 
 def _usage(reply: Reply, usage: Any) -> None:
+    """Converse's token counts; ``cacheReadInputTokens`` are the prompt tokens read from its prompt cache."""
     if isinstance(usage, dict):
         reply.prompt_tokens = count(usage.get("inputTokens"))
         reply.completion_tokens = count(usage.get("outputTokens"))
+        reply.cached_prompt_tokens = count(usage.get("cacheReadInputTokens"))
 
 
 class _StreamFold:

@@ -96,6 +96,8 @@ class Reply:
             and the constrained mode).
         prompt_tokens: The server's usage count (None when it sent no usage).
         completion_tokens: The server's usage count (None when it sent no usage).
+        cached_prompt_tokens: Prompt tokens the server read from its prefix cache, where it says (vLLM's
+            ``usage.prompt_tokens_details.cached_tokens``, Bedrock's ``cacheReadInputTokens``).
         finish_reason: As the server reported it (Bedrock: ``stopReason``).
         complete: Whether the reply came to its end: a finish reason or the end marker of a
             stream, or a whole non-streamed body.
@@ -123,6 +125,7 @@ class Reply:
     calls: list[dict[str, Any]] = field(default_factory=list)
     prompt_tokens: int | None = None
     completion_tokens: int | None = None
+    cached_prompt_tokens: int | None = None
     finish_reason: str | None = None
     complete: bool = False
     streamed: bool = True

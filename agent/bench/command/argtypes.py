@@ -82,6 +82,28 @@ def concurrency_levels(text: str) -> list[int] | str:
     return levels
 
 
+MAX_RATE = 1000.0
+"""The highest ``--rate``: above it an event loop's timers (about 1 ms apart) cannot keep the schedule (AIPerf
+finds them under-delivering from about 500 req/s)."""
+
+
+def rate(text: str) -> float | str:
+    """``--rate``: requests per second (above 0, at most :data:`MAX_RATE`), or ``peak``."""
+    if text.strip().lower() == "peak":
+        return "peak"
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a rate: give requests per second (e.g. 2.5) or peak") \
+            from None
+    if not math.isfinite(value) or value <= 0:
+        raise argparse.ArgumentTypeError(f"{text} is not a usable rate: give requests per second above 0, or peak")
+    if value > MAX_RATE:
+        raise argparse.ArgumentTypeError(f"{text} is above {MAX_RATE:,.0f} requests per second, more than one "
+                                         "sender's timers can keep to schedule")
+    return value
+
+
 def bfcl_cases(text: str) -> int | str:
     """A number of cases, or ``all``."""
     if text.strip().lower() == "all":

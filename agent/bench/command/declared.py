@@ -22,11 +22,11 @@ from rigs.contract import REGIONS
 from ...backends import KNOWN
 from ...reach.forwarding import READY_TIMEOUT_S
 from ..analysis.slo import DEFAULT_BUDGET_S, DEFAULT_MAX_CONCURRENCY, DEFAULT_REPEATS_WITH_TARGET, EXAMPLE, Target
-from ..parts import bfcl, quality
+from ..parts import bfcl, open_loop, quality
 from ..parts.stopping import DEFAULT_MAX_CONSECUTIVE_FAILURES
 from ..tasks.workload import CHAT_MAX_TOKENS, ORCHESTRATOR_QUESTION
 from .argtypes import (MAX_CONCURRENCY, bfcl_cases, choices_list, concurrency_levels, non_negative_int, positive_int,
-                       positive_seconds, quality_items, quality_seed, seed, share, target, workload)
+                       positive_seconds, quality_items, quality_seed, rate, seed, share, target, workload)
 
 DEMOS = ("counting", "orchestrator", "chat", "bfcl", "quality")
 DEFAULT_DEMOS = ("counting", "orchestrator", "chat")
@@ -39,6 +39,7 @@ GROUPS = {
     "run": "run",
     "benchmark": "benchmark",
     "target": "latency target (SLO capacity, goodput)",
+    "open_loop": "open loop (requests at a rate, with the workload's arrivals)",
     "bfcl": "bfcl (tool calling, BFCL cases)",
     "quality": "quality (answer quality: the same seeded items on every backend)",
     "recommendation": "recommendation",
@@ -46,7 +47,7 @@ GROUPS = {
 """The parser's groups, in the order ``--help`` shows them (key: the title)."""
 COMMAND_GROUPS = ("backends", "run")
 """The groups of the command itself (:mod:`agent.run`); the others are the benchmark's."""
-BENCH_GROUPS = ("benchmark", "target", "bfcl", "quality", "recommendation")
+BENCH_GROUPS = ("benchmark", "target", "open_loop", "bfcl", "quality", "recommendation")
 
 
 @dataclass(frozen=True)
@@ -191,6 +192,19 @@ _TARGET = (
            shown=f"{DEFAULT_BUDGET_S:.0f}", part="chat", type=positive_seconds, metavar="S", record="slo_budget_s"),
 )
 
+_OPEN_LOOP = (
+    Option(("--rate",), "open_loop", "after the chat part, send R requests per second for --rate-duration seconds, "
+           "as the workload's arrival key says (constant, poisson, gamma), whether or not the ones before were "
+           "answered; peak: the rate one instance must carry at the workload's peak (from the SLO capacity the chat "
+           "part found)", shown="no open loop", type=rate, metavar="R|peak", record="rate",
+           more="the first and second halves of the window are compared: a backend whose second half misses the "
+           "target while its first met it is not sustaining, and the recommendation uses the verdict "
+           "([the open loop](benchmark.md#the-open-loop-requests-at-a-rate))"),
+    Option(("--rate-duration",), "open_loop", "seconds of the open loop's window (with --rate)",
+           shown=f"{open_loop.DEFAULT_DURATION_S:.0f}; a trace: its own length", type=positive_seconds, metavar="S",
+           record="rate_duration_s"),
+)
+
 _BFCL = (
     Option(("--bfcl-n",), "bfcl", "cases per backend, drawn evenly from the five categories, or 'all' (1,240)",
            default=bfcl.DEFAULT_N, shown=str(bfcl.DEFAULT_N), part="bfcl", type=bfcl_cases, metavar="N",
@@ -220,7 +234,8 @@ _QUALITY = (
 _RECOMMENDATION = (
     Option(("--workload",), "recommendation", "your traffic, as KEY=VALUE,... or a YAML file with the same keys: "
            "output_tokens_per_month (e.g. 2B), input_per_output (input tokens per output token), peak_to_average "
-           "(busiest hour over the average), tool_calls (yes/no)", shown="100M, 5, 3, yes (stated in the report)",
+           "(busiest hour over the average), tool_calls (yes/no); for the open loop (--rate) arrival (constant, poisson, "
+           "gamma), burstiness (gamma's shape) and request_rate (requests per second at the peak)", shown="100M, 5, 3, yes (stated in the report)",
            type=workload, metavar="SPEC|FILE", record="workload",
            more="for the recommendation ([Which one?](#which-one-cost-at-the-target-and-the-recommendation))"),
     Option(("--min-accuracy",), "recommendation", "tool-calling accuracy floor (BFCL part), e.g. 0.8 or 80%; a "
@@ -231,7 +246,7 @@ _RECOMMENDATION = (
            "floor", shown="no floor", type=share, metavar="SHARE", record="min_quality"),
 )
 
-OPTIONS: tuple[Option, ...] = (*_COMMAND, *_BENCHMARK, *_TARGET, *_BFCL, *_QUALITY, *_RECOMMENDATION)
+OPTIONS: tuple[Option, ...] = (*_COMMAND, *_BENCHMARK, *_TARGET, *_OPEN_LOOP, *_BFCL, *_QUALITY, *_RECOMMENDATION)
 OPTION: Mapping[str, Option] = {o.name: o for o in OPTIONS}
 """Every option by its name (``bfcl_n``): what a part names in its ``options``."""
 PART_OPTIONS: Mapping[str, tuple[str, ...]] = {

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from ..results.target import Target
-from ..parts import bfcl, quality
+from ..parts import bfcl, open_loop, quality
 from . import declared
 from .declared import AUTO, BENCH_GROUPS, DEFAULT_DEMOS, PART_OPTIONS, given
 
@@ -37,7 +37,8 @@ def check(namespace: argparse.Namespace) -> None:
     Raises:
         OptionError: one line naming the option, why it does nothing, and the fix.
     """
-    demos = list(getattr(namespace, "demos", None) or DEFAULT_DEMOS)
+    demos = run_demos(namespace)
+    _check_open_loop(namespace, demos)
     if getattr(namespace, "concurrency", None) == AUTO and "chat" not in demos:
         raise OptionError(f"--concurrency auto searches the chat part's capacity, and --demos {','.join(demos)} "
                           "has no chat: add chat to --demos, or leave --concurrency out")
@@ -48,6 +49,25 @@ def check(namespace: argparse.Namespace) -> None:
                               f"and --demos {','.join(demos)} has no {part}: add {part} to --demos, or leave "
                               f"{'it' if len(flags) == 1 else 'them'} out")
     _check_quality_floor(namespace)
+
+
+def run_demos(namespace: argparse.Namespace) -> list[str]:
+    """The parts a run runs: ``--demos``, and the open loop when ``--rate`` is given (or the workload is a trace)."""
+    demos = list(getattr(namespace, "demos", None) or DEFAULT_DEMOS)
+    if open_loop.wanted(getattr(namespace, "rate", None), getattr(namespace, "workload", None)):
+        demos.append(open_loop.NAME)
+    return demos
+
+
+def _check_open_loop(namespace: argparse.Namespace, demos: list[str]) -> None:
+    """``--rate-duration`` needs an open loop; ``--rate peak`` needs the chat part's capacity."""
+    if getattr(namespace, "rate_duration", None) is not None and open_loop.NAME not in demos:
+        raise OptionError("--rate-duration sets the open loop's window, and the open loop runs with --rate R|peak: "
+                          "give --rate, or leave --rate-duration out")
+    if getattr(namespace, "rate", None) == open_loop.PEAK and "chat" not in demos:
+        raise OptionError(f"--rate peak sizes the rate from the chat part's SLO capacity, and --demos "
+                          f"{','.join(d for d in demos if d != open_loop.NAME)} has no chat: add chat to --demos, or "
+                          "give --rate R (requests per second)")
 
 
 def _check_quality_floor(namespace: argparse.Namespace) -> None:
@@ -62,7 +82,7 @@ def _check_quality_floor(namespace: argparse.Namespace) -> None:
 
 PLANNED = ("concurrency", "slo", "repeats", "max_concurrency", "slo_budget_s")
 """The ``run.json`` keys the chat part's plan records, as it resolved them (:meth:`~..parts.capacity.Plan.record`)."""
-WHEN_GIVEN = ("quality_reference", "backends")
+WHEN_GIVEN = ("quality_reference", "backends", "rate", "rate_duration_s")
 """Keys ``run.json`` keeps only when the option was given."""
 
 
@@ -97,6 +117,10 @@ class BenchOptions:
     """The backends the user chose (``--backends`` or ``BACKENDS``); None: every one found."""
     bedrock_tier: str
     """``--bedrock-tier`` (the command's option): Bedrock's service tier, for its price and the break-even."""
+    rate: float | str | None = None
+    """``--rate``: the open loop's requests per second, or ``peak``; None: no open loop at a rate."""
+    rate_duration_s: float | None = None
+    """``--rate-duration`` as given (None: the default window, or a trace's own length)."""
 
     @classmethod
     def from_namespace(cls, ns: argparse.Namespace) -> BenchOptions:
@@ -109,7 +133,7 @@ class BenchOptions:
         traffic = get("workload") or default_traffic()
         floor = get("min_quality")
         return cls(
-            demos=tuple(get("demos")), runs=int(get("runs")), tools=get("tools"),
+            demos=tuple(run_demos(ns)), runs=int(get("runs")), tools=get("tools"),
             concurrency=levels if levels == AUTO else tuple(levels), max_tokens=int(get("max_tokens")),
             ignore_eos=bool(get("ignore_eos")), question=get("question"),
             request_timeout_s=float(get("request_timeout")),
@@ -122,7 +146,8 @@ class BenchOptions:
             min_quality=floor if floor is not None else traffic.min_quality,
             quality_reference=get("quality_reference"),
             backends=tuple(n.strip() for n in chosen.split(",") if n.strip()) if isinstance(chosen, str) else chosen,
-            bedrock_tier=get("bedrock_tier"),
+            bedrock_tier=get("bedrock_tier"), rate=getattr(ns, "rate", None),
+            rate_duration_s=getattr(ns, "rate_duration", None),
         )  # fmt: skip
 
     def record(self, bfcl_concurrency: int) -> dict[str, Any]:

@@ -129,6 +129,7 @@ class Bench:
         self.skipped: dict[str, dict[str, str]] = self.run_info["skipped"]
         self.stopped: dict[str, dict[str, Any]] = self.run_info["stopped"]
         self.log: evidence.RequestLog | None = None
+        self._kept: dict[tuple[str, str], list[Any]] = {}
         self._finished = False
         self._result: Summary | None = None
 
@@ -154,7 +155,8 @@ class Bench:
 
     def emit(self, record: dict[str, Any]) -> None:
         assert self.log is not None, "emit before start"
-        self.log.append(record)
+        model = self.log.append(record)
+        self._kept.setdefault((model.backend, model.part), []).append(model)
         name = record.get("backend")
         part, task = self._running.get(name, (None, None))
         if task is None or record.get("part") != part:
@@ -205,7 +207,8 @@ class Bench:
                 self.skipped[b.name]["chat"] = f"failed: {type(exc).__name__}: {exc}"[:300]
         return Context(backends=self.backends, options=self.options, plan=self.plan, pool=pool, clients=clients,
                        epoch=self.epoch, info=self.run_info, skipped=self.skipped, stopped=self.stopped,
-                       emit=self.emit, progress=self.progress, guard=self._guard)  # fmt: skip
+                       emit=self.emit, progress=self.progress, guard=self._guard,
+                       recorded=lambda backend, part: tuple(self._kept.get((backend, part), ())))  # fmt: skip
 
     async def _guard(self, b: Backend, part: str, coro: Any) -> None:
         """Run one part for one backend; a crash is recorded and the run goes on. A backend that was

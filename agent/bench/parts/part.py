@@ -67,6 +67,9 @@ class Context:
     """``progress(message, milestone=False)``: what the run is doing, on the terminal."""
     guard: Callable[[Backend, str, Awaitable[None]], Awaitable[None]]
     """``guard(backend, part, coroutine)``: one backend's share of a part, a crash recorded and a stop kept."""
+    recorded: Callable[[str, str], Sequence[Any]] = lambda backend, part: ()
+    """``recorded(backend, part)``: the records a part wrote for a backend so far, as their models (the open
+    loop sizes ``--rate peak`` from the chat part's)."""
 
     def skip_all(self, part: str, reason: str) -> None:
         """Record that no backend takes part in ``part``, for ``reason`` (e.g. its data is not installed)."""

@@ -1,7 +1,8 @@
 """Every part, registered once: a new lane is its module in this package and one line here.
 
 The order is the order of a run: the chat part first, so that its *cold* request really is each
-backend's first, then the counting part (both question sets), the BFCL cases, the quality lane and the
+backend's first, then the open loop (``--rate``; ``--rate peak`` reads the capacity the chat part found),
+then the counting part (both question sets), the BFCL cases, the quality lane and the
 orchestrator. Loading this module loads no model library (strands,
 aiohttp, pydantic): the parts import those where they run.
 """
@@ -10,11 +11,12 @@ from __future__ import annotations
 
 from typing import Mapping, Sequence
 
-from . import bfcl, chat, counting, orchestrator, quality
+from . import bfcl, chat, counting, open_loop, orchestrator, quality
 from .part import Part
 
 PARTS: Mapping[str, Part] = {part.name: part for part in (
     chat.PART,
+    open_loop.PART,
     counting.PART,
     bfcl.PART,
     quality.PART,

@@ -81,6 +81,7 @@ def timing_record(
         "chunk_chars": reply.chunk_chars,
         "prompt_tokens": reply.prompt_tokens,
         "output_tokens": reply.completion_tokens,
+        **({} if reply.cached_prompt_tokens is None else {"cached_prompt_tokens": reply.cached_prompt_tokens}),
         "finish_reason": reply.finish_reason,
         "text": reply.text,
         "error": reply.error,

@@ -11,11 +11,11 @@ from __future__ import annotations
 from pathlib import Path
 
 from ..results.summary import Summary
-from . import provenance
+from . import open_loop, provenance
 from .plots import cost_volume, figures, slo_latency
 from .sections import bfcl, chat, cost, counting, methods, orchestrator, precision, scoreboard, settings, slo, which_one
 
-SECTIONS = (which_one, scoreboard, counting, bfcl, precision, orchestrator, chat, slo, cost, provenance)
+SECTIONS = (which_one, scoreboard, counting, bfcl, precision, orchestrator, chat, slo, open_loop, cost, provenance)
 """The sections in order (``cost`` ends with the bandwidth ceiling)."""
 TITLES = {"decode": "Decode rate by backend", "cost": "$ per million output tokens", "ttft": "TTFT distribution",
           "slo": "Latency p99 against concurrency, with the target"}

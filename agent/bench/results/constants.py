@@ -13,13 +13,16 @@ WORKLOAD_DEFAULTS: Mapping[str, Any] = {
     "input_per_output": 5.0,
     "peak_to_average": 3.0,
     "tool_calls": True,
+    "arrival": "poisson",
+    "burstiness": 1.0,
 }
 """The user's traffic when ``--workload`` does not say; stated in every report that uses them. 100 M
 output tokens a month is a small production service (38 tok/s on average); 5 input tokens per output
 token is a chat or agent turn that carries its history (the mix that turns Nova Micro's $0.14/M output
 and $0.035/M input into $0.315 per M output tokens); a busiest hour 3x the average is daytime-heavy
 interactive traffic; tool calls are needed because the benchmark is about agents (say ``tool_calls=no``
-for plain chat)."""
+for plain chat). Requests arrive as a Poisson process in the open loop (``--rate``), the default of AIPerf's
+``--arrival-pattern`` and of vLLM's ``--burstiness`` (1.0)."""
 
 WEIGHTS_METADATA_PREFIX = "weights_"
 """A backend's ``metadata`` (``run.json`` ``backends``) carries what the catalog states it serves as

@@ -17,14 +17,16 @@ from .base import Frozen, Sparse
 
 
 class TimingRecord(Frozen):
-    """One timed chat request (``part: chat``) or one question the orchestrator asked a backend
-    (``part: orchestrator_ask``); times in ms from the request's send."""
+    """One timed chat request (``part: chat``), one request of the open loop (``part: open_loop``: at a rate,
+    phase ``rate``, or at a trace's timestamps, phase ``trace``) or one question the orchestrator asked a
+    backend (``part: orchestrator_ask``); times in ms from the request's send."""
 
     seq: int | None = None
-    part: Literal["chat", "orchestrator_ask"]
+    part: Literal["chat", "orchestrator_ask", "open_loop"]
     backend: str
-    phase: Literal["cold", "timed", "sweep", "ask"]
-    concurrency: int
+    phase: Literal["cold", "timed", "sweep", "ask", "rate", "trace"]
+    concurrency: int = Field(description="requests in flight (the open loop: in flight when it was sent, itself "
+                                         "included)")
     run: int
     started: str | None = None
     sent_s: float = Field(description="send time, seconds from the start of the run")
@@ -48,6 +50,12 @@ class TimingRecord(Frozen):
     resend_reasons: list[str] = []
     new_connection: bool | None = None
     repeat: int | None = Field(default=None, description="the repeat of its level (1 when absent)")
+    scheduled_s: float | None = Field(default=None, description="the open loop: when it was due to be sent, seconds "
+                                                                "from the start of the run (sent_s - scheduled_s is "
+                                                                "its lag)")
+    turn: int | None = Field(default=None, description="its turn in a multi-turn session (1 first; absent: no session)")
+    cached_prompt_tokens: int | None = Field(default=None, description="prompt tokens the server read from its "
+                                                                       "prefix cache, where it reports them")
 
 
 class AgentCall(Frozen):

@@ -79,6 +79,10 @@ class RunOptions(Sparse, Frozen):
     quality_max_tokens: dict[str, int] | None = None
     quality_temperature: int | float | None = None
     """As written (0): a whole number stays one in the report."""
+    rate: float | Literal["peak"] | None = None
+    """``--rate``: the open loop's requests per second, or ``peak``; absent when the open loop did not run."""
+    rate_duration_s: float | None = None
+    """``--rate-duration``: the open loop's window (absent: the default, or a trace's own length)."""
 
     def target(self) -> Target:
         """The latency target the run measured under (``--slo``, or the default)."""
@@ -192,6 +196,24 @@ class SearchLog(Sparse, Frozen):
     seconds: float | None = None
 
 
+class OpenLoopLog(Sparse, Frozen):
+    """How one backend's open loop was sent (``run.json`` ``open_loop``): its schedule and what happened."""
+
+    mode: Literal["rate", "trace"]
+    rate_req_per_s: float | None = None
+    rate_basis: str
+    arrival: str
+    burstiness: float | None = None
+    seed: int | None = None
+    duration_s: float
+    planned: int
+    sent: int = 0
+    max_in_flight: int
+    """The most requests the sender holds in flight; one due beyond it waits, and its wait is its lag."""
+    seconds: float | None = None
+    stopped: str | None = None
+
+
 class OrchestratorNote(Frozen):
     """Why the orchestrator did not run (``run.json`` ``orchestrator``)."""
 
@@ -220,6 +242,7 @@ class RunFile(RunInfo):
     stopped: dict[str, Stopped]
     prices: Prices
     slo_search: dict[str, SearchLog] = {}
+    open_loop: dict[str, OpenLoopLog] = {}
     orchestrator: OrchestratorNote | None = None
 
     def info(self) -> RunInfo:

@@ -12,6 +12,7 @@ from .blocks.bfcl import BfclPair, BfclSummary
 from .blocks.chat import ChatSummary
 from .blocks.cost import CeilingBlock, CostBlock
 from .blocks.counting import CountingSummary
+from .blocks.open_loop import OpenLoopBlock
 from .blocks.orchestrator import OrchestratorSummary
 from .blocks.provenance import ProvenanceBlock
 from .blocks.quality import QualityLane, QualityPair, QualitySummary, Weights
@@ -47,6 +48,8 @@ class BackendSummary(Frozen):
     completed: bool
     provenance: ProvenanceBlock | None = None
     """What served it, read at run time, beside the catalog's expectation (None: a run before it was read)."""
+    open_loop: OpenLoopBlock | None = None
+    """Under requests sent on a schedule (``--rate``, a trace); None when the open loop did not run."""
 
     def tags(self) -> list[str]:
         """What a reader must know beside the name: ``constrained``, ``CPU toy model``, ``custom server``."""

@@ -8,7 +8,7 @@ from collections import Counter
 from dataclasses import dataclass
 from typing import Sequence
 
-from ...results.blocks.chat import ChatLevel, ChatSummary, ColdRequest
+from ...results.blocks.chat import ChatLevel, ChatSummary, ColdRequest, PromptCache, Sessions, TurnFigures
 from ...results.records import TimingRecord
 from .. import stats
 from ..decode import MULTI_TOKEN, PER_TOKEN, decode_rate
@@ -95,6 +95,44 @@ def _input_per_output(ok: Sequence[RequestMetrics]) -> float | None:
     return None
 
 
+def _mean(values: Sequence[float]) -> float | None:
+    return round(sum(values) / len(values), 1) if values else None
+
+
+def sessions(records: Sequence[TimingRecord]) -> Sessions | None:
+    """TTFT, prompt and cached tokens per turn of the records that are turns of sessions (timed and sweep)."""
+    by_turn: dict[int, list[TimingRecord]] = {}
+    for r in records:
+        if r.turn is not None and r.phase in ("timed", "sweep"):
+            by_turn.setdefault(r.turn, []).append(r)
+    if not by_turn:
+        return None
+    turns = []
+    for turn, rs in sorted(by_turn.items()):
+        ok = [r for r in rs if not r.error]
+        ttft = [x.ttft_ms for x in map(request_metrics, ok) if x.ttft_ms is not None]
+        cached = [r.cached_prompt_tokens for r in ok if r.cached_prompt_tokens is not None]
+        turns.append(TurnFigures(
+            turn=turn, requests=len(rs), ok=len(ok), ttft_p50_ms=stats.round_or_none(stats.percentile(ttft, 50), 3),
+            ttft_p99_ms=stats.round_or_none(stats.percentile(ttft, 99), 3),
+            prompt_tokens_mean=_mean([r.prompt_tokens for r in ok if r.prompt_tokens is not None]),
+            cached_prompt_tokens_mean=_mean(cached)))
+    first, last = turns[0].ttft_p50_ms, turns[-1].ttft_p50_ms
+    ratio = round(last / first, 3) if first and last is not None and len(turns) > 1 else None
+    return Sessions(turns=turns, first_ttft_p50_ms=first, last_ttft_p50_ms=last, last_over_first=ratio)
+
+
+def prompt_cache(records: Sequence[TimingRecord]) -> PromptCache | None:
+    """The cached share of the prompt tokens of the successful requests whose server reported it."""
+    reported = [r for r in records if not r.error and r.cached_prompt_tokens is not None and r.prompt_tokens]
+    if not reported:
+        return None
+    cached = sum(int(r.cached_prompt_tokens or 0) for r in reported)
+    prompt = sum(int(r.prompt_tokens or 0) for r in reported)
+    return PromptCache(requests=len(reported), cached_prompt_tokens=cached, prompt_tokens=prompt,
+                       cached_share=round(cached / prompt, 4) if prompt else None)
+
+
 def summarize_chat(records: Sequence[TimingRecord]) -> ChatSummary | None:
     """Chat figures of one backend: steady-state (concurrency 1) distributions, the cold request,
     and the aggregate rate per concurrency level."""
@@ -127,4 +165,5 @@ def summarize_chat(records: Sequence[TimingRecord]) -> ChatSummary | None:
         requested_tokens=requested[0] if len(requested) == 1 else requested,
         returned_short=sum(1 for n in returned if requested and n < max(requested)),
         usage_missing=sum(1 for x in ok if x.output_tokens is None), input_per_output=_input_per_output(ok),
-        cold=_cold(records), levels=[summarize_level(c, by_level[c]) for c in sorted(by_level)])
+        cold=_cold(records), levels=[summarize_level(c, by_level[c]) for c in sorted(by_level)],
+        sessions=sessions(records), prompt_cache=prompt_cache(records))

@@ -50,11 +50,22 @@ class _Tally:
     rates: list[tuple[float | None, float | None, float | None]] = field(default_factory=list)
     missed_by: dict[str, int] = field(default_factory=dict)
     ok: list[RequestFigures] = field(default_factory=list)
+    input_rates: list[float | None] = field(default_factory=list)
+    met_tokens: list[tuple[int | None, int]] = field(default_factory=list)
+    """``(prompt tokens, output tokens)`` of every request that met the target (prompt None: not counted)."""
+
+    def met_mix(self) -> float | None:
+        """Prompt tokens per output token of the requests that met the target (None unless all were counted)."""
+        if not self.met_tokens or any(p is None for p, _ in self.met_tokens):
+            return None
+        output = sum(o for _, o in self.met_tokens)
+        return round(sum(p or 0 for p, _ in self.met_tokens) / output, 4) if output > 0 else None
 
 
 def _repeat(k: int, records: Sequence[TimingRecord], target: Target, tally: _Tally) -> RepeatFigures:
     """One repeat's counts and rates (unrounded rates go to ``tally`` for the level's means)."""
     met = met_tokens = ok_tokens = errors = 0
+    prompts: list[int | None] = []
     for r in records:
         fig = request_figures(r)
         missed = missed_limits(fig, target)
@@ -68,9 +79,12 @@ def _repeat(k: int, records: Sequence[TimingRecord], target: Target, tally: _Tal
         if not missed:
             met += 1
             met_tokens += fig.output_tokens or 0
+            prompts.append(r.prompt_tokens)
+            tally.met_tokens.append((r.prompt_tokens, fig.output_tokens or 0))
     span = span_s(records)
     rates = (_rate(met, span), _rate(met_tokens, span), _rate(ok_tokens, span))
     tally.rates.append(rates)
+    tally.input_rates.append(None if None in prompts else _rate(sum(p or 0 for p in prompts), span))
     return RepeatFigures(repeat=k, requests=len(records), errors=errors, met=met, wall_s=round(span, 3),
                          goodput_req_per_s=stats.round_or_none(rates[0], 3),
                          goodput_output_tok_per_s=stats.round_or_none(rates[1], 2),
@@ -112,6 +126,7 @@ def level_block(concurrency: int, records: Sequence[TimingRecord], target: Targe
     goodput_req, goodput_req_ci = _mean([r[0] for r in tally.rates], 3)
     goodput_tok, goodput_tok_ci = _mean([r[1] for r in tally.rates], 2)
     output_tok, output_tok_ci = _mean([r[2] for r in tally.rates], 2)
+    input_tok, _ = _mean(tally.input_rates, 2) if None not in tally.input_rates else (None, None)
     share_ci = stats.wilson_interval(met, requests)
     planned = log.planned_requests if log else None
     verdict = _verdict(met, requests, planned)
@@ -130,5 +145,5 @@ def level_block(concurrency: int, records: Sequence[TimingRecord], target: Targe
         ci95=LevelIntervals(goodput_req_per_s=goodput_req_ci, goodput_output_tok_per_s=goodput_tok_ci,
                             output_tok_per_s=output_tok_ci,
                             met_share=None if share_ci is None else (round(share_ci[0], 4), round(share_ci[1], 4))),
-        per_repeat=repeats,
+        per_repeat=repeats, goodput_input_tok_per_s=input_tok, met_input_per_output=tally.met_mix(),
     )

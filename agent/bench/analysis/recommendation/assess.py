@@ -1,6 +1,7 @@
 """What each measured backend offers for the user's traffic, and what keeps it from being chosen:
 no capacity under the target, no tool calls where the workload needs them, an accuracy below the
-floor, an answer quality whose upper 95% bound is below the quality floor, no price; and what makes
+floor, an answer quality whose upper 95% bound is below the quality floor, no price, a miss in the open loop at
+the rate it must carry; and what makes
 the evidence thin (few requests, no repeats, an interval that reaches below a floor, a floor that
 could not be checked)."""
 
@@ -8,11 +9,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from ....kinds import descriptor
+from ....kinds import PER_TOKEN, descriptor
 from ...results.blocks.recommendation import Accuracy
 from ...results.blocks.slo import SloBlock, SloLevel
 from ...results.run import BackendInfo, Prices
 from ...results.summary import BackendSummary
+from ..open_loop import per_instance_rate
 from ..traffic import Traffic
 from .offers import Offer
 
@@ -32,6 +34,8 @@ class Assessed:
     caveats: list[str] = field(default_factory=list)
     accuracy: Accuracy | None = None
     quality: Accuracy | None = None
+    open_loop: str | None = None
+    """``held the target under ... arrivals at ...``: where the open loop ran at the rate it must carry, or more."""
 
     @property
     def met_target(self) -> bool | None:
@@ -139,7 +143,7 @@ def _offer(b: Assessed, slo: SloBlock, prices: Prices, traffic: Traffic) -> None
     ci = level.ci95.goodput_output_tok_per_s
     price = prices.of(b.name)
     b.offer = Offer.priced(b.name, price.hourly, price.per_token, traffic, goodput_output_tok_per_s=goodput,
-                           goodput_ci95=ci, capacity_lower_bound=lower_bound)
+                           goodput_ci95=ci, capacity_lower_bound=lower_bound, input_per_output=level.met_input_per_output)
     if b.offer is None:
         b.disqualified = ("no price: a CPU-served local toy model, not a way to serve production traffic"
                           if b.entry.toy_model else "no price: " + (price.reason or b.entry.cost.reason or "none on file"))
@@ -159,6 +163,33 @@ def _offer(b: Assessed, slo: SloBlock, prices: Prices, traffic: Traffic) -> None
                          "capacity may be higher and its cost lower")
 
 
+def _open_loop(b: Assessed, traffic: Traffic) -> None:
+    """The open loop's verdict, where it ran: judged against the rate one instance must carry at the peak. A
+    miss at that rate or below disqualifies; a hold at it or above confirms; anything else is a caveat."""
+    ol = b.entry.open_loop
+    if ol is None or ol.rate_req_per_s is None:
+        return
+    goodput = b.offer.goodput_output_tok_per_s if b.offer and b.offer.billing == "hourly" else None
+    if goodput is None and descriptor(b.entry.kind).pricing != PER_TOKEN:
+        return  # no capacity: the rate one instance carries is unknown
+    needed, _ = per_instance_rate(traffic.peak_req_per_s, traffic.peak_output_tok_per_s, goodput)
+    rate = ol.rate_req_per_s
+    where = (f"under {ol.arrival} arrivals at {rate:.4g} req/s for {ol.duration_s:g} s" if ol.mode == "rate"
+             else f"replaying the trace ({rate:.4g} req/s on average)")
+    share = f"the {needed:.4g} req/s one instance must carry at the workload's peak"
+    if ol.verdict == "holds" and rate >= needed * 0.99:
+        b.open_loop = f"held the target {where}, at least {share}"
+    elif ol.verdict in ("not_sustaining", "misses") and rate <= needed * 1.01:
+        b.disqualified = f"{ol.reason} {where}, at most {share}"
+    elif ol.verdict == "holds":
+        b.caveats.append(f"{b.name}: held the target {where}, below {share}: not shown at that rate")
+    elif ol.verdict == "undecided":
+        b.caveats.append(f"{b.name}: open loop {where}: {ol.reason}")
+    else:
+        b.caveats.append(f"{b.name}: open loop {ol.verdict.replace('_', ' ')} {where}, above {share}, so it does "
+                         "not decide")
+
+
 def assess(name: str, info: BackendInfo | None, entry: BackendSummary, prices: Prices, traffic: Traffic,
            min_accuracy: float | None, min_quality: float | None = None) -> Assessed:
     """What one measured backend offers, and what keeps it from being chosen."""
@@ -169,4 +200,6 @@ def assess(name: str, info: BackendInfo | None, entry: BackendSummary, prices: P
                       or _below_quality_floor(b, min_quality))
     if b.disqualified is None and slo is not None:
         _offer(b, slo, prices, traffic)
+    if b.disqualified is None:
+        _open_loop(b, traffic)
     return b

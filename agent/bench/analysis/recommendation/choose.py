@@ -57,7 +57,8 @@ def _bedrock_offer(assessed: Mapping[str, Assessed], prices: Prices, traffic: Tr
     for b in assessed.values():
         per_token = prices.of(b.name).per_token
         if descriptor(b.entry.kind).pricing == PER_TOKEN and per_token:
-            return Offer.priced(b.name, None, per_token, traffic), b.met_target
+            mix = b.level.met_input_per_output if b.level else None
+            return Offer.priced(b.name, None, per_token, traffic, input_per_output=mix), b.met_target
     ref = prices.bedrock_reference
     if ref:
         return Offer.priced("bedrock", None, ref, traffic, measured=False), None
@@ -147,13 +148,30 @@ def _tie(leader: Assessed, runner: Assessed | None, traffic: Traffic) -> str | N
 
 
 def _mix_reason(backends: Mapping[str, BackendSummary], offers: Mapping[str, Assessed], traffic: Traffic) -> list[str]:
-    measured = [e.chat.input_per_output for n, e in backends.items()
-                if n in offers and e.chat and e.chat.input_per_output is not None]
-    if not measured or traffic.input_per_output <= 2 * max(measured):
-        return []
-    return [f"Capacity was measured with the benchmark's prompt ({max(measured):.2g} input tokens per output token "
-            f"at most); the workload's {traffic.input_per_output:g} makes prefill heavier, so real capacity may be "
-            "lower and an hourly rig's cost higher"]
+    """The mix measured against the stated one: each per-token price is at its measured mix; and where the prompts
+    sent were much lighter than the workload's, capacity (and so an hourly rig's cost) may be lower than shown."""
+    out = []
+    for b in offers.values():
+        o = b.offer
+        if o is not None and o.input_per_output is not None and \
+                abs(o.input_per_output - traffic.input_per_output) > 0.05 * max(traffic.input_per_output, 1e-9):
+            out.append(f"{b.name} is priced at the mix measured, {o.input_per_output:.3g} input tokens per output token "
+                       f"(the servers' usage of the requests that met the target), not the {traffic.input_per_output:g} "
+                       "stated")
+    measured = [m for n, e in backends.items() if n in offers and (m := _measured_mix(offers[n], e)) is not None]
+    if measured and traffic.input_per_output > 2 * max(measured):
+        out.append(f"Capacity was measured with the benchmark's prompt ({max(measured):.2g} input tokens per output "
+                   f"token at most); the workload's {traffic.input_per_output:g} makes prefill heavier, so real "
+                   "capacity may be lower and an hourly rig's cost higher")
+    return out
+
+
+def _measured_mix(b: Assessed, entry: BackendSummary) -> float | None:
+    """Prompt tokens per output token of what was sent: of the requests that met the target at its capacity,
+    else of its timed chat requests."""
+    if b.level is not None and b.level.met_input_per_output is not None:
+        return b.level.met_input_per_output
+    return entry.chat.input_per_output if entry.chat else None
 
 
 def _ranked(backends: Mapping[str, BackendSummary], offers: Mapping[str, Assessed], target: TargetUsed, floor: str,
@@ -166,6 +184,7 @@ def _ranked(backends: Mapping[str, BackendSummary], offers: Mapping[str, Assesse
     thin, left_out = _thin(leader, lead_cost, not_run, traffic, chosen)
     tie = _tie(leader, runner, traffic)
     reasons = [money_line(b, traffic) for b in ranked] + ([tie] if tie else [])
+    reasons += [f"{b.name}: {b.open_loop}" for b in ranked if b.open_loop]
     reasons += [c for b in ranked for c in b.caveats] + _mix_reason(backends, offers, traffic) + left_out + thin
     points, truncated = switch_points([b.offer for b in ranked], traffic, volume * VOLUME_SPAN)  # type: ignore[misc]
     if truncated:
@@ -185,10 +204,11 @@ def _ranked(backends: Mapping[str, BackendSummary], offers: Mapping[str, Assesse
               else "; no other backend qualifies")
     among = f" of those chosen with --backends ({', '.join(chosen)})" if chosen is not None else ""
     caveat = f" Not among them, and could cost less: {', '.join(_names(left_out))}." if left_out else ""
+    held = f" It {leader.open_loop}." if leader.open_loop else ""
     return {**out, "verdict": "choice", "choice": leader.name, "runner_up": runner.name if runner else None,
             "headline": f"{leader.name}: the cheapest backend{among} that meets the target "
                         f"({describe_target(target.model_dump())}){floor} at {workload}, {usd(lead_cost)} a month"
-                        f"{second}.{caveat}"}
+                        f"{second}.{held}{caveat}"}
 
 
 def _names(lines: Sequence[str]) -> list[str]:
@@ -233,7 +253,8 @@ def recommend(backends: Mapping[str, BackendSummary], run: RunFile, quality_pair
         "backends_chosen": list(chosen) if chosen is not None else None, "target": target,
         "choice": None, "runner_up": None, "leader": None, "ranking": [], "switch_points": [], "reasons": [],
         "disqualified": disqualified, "not_run": not_run,
-        "backends": {n: {"accuracy": b.accuracy, "quality": b.quality, "thin": b.thin, "caveats": b.caveats}
+        "backends": {n: {"accuracy": b.accuracy, "quality": b.quality, "thin": b.thin, "caveats": b.caveats,
+                         "input_per_output_measured": _measured_mix(b, backends[n]), "open_loop": b.open_loop}
                      for n, b in assessed.items()},
         "volume_range": (volume / VOLUME_SPAN, volume * VOLUME_SPAN),
         "curves": cost_curves(backends, run.prices, disqualified, traffic),

@@ -33,9 +33,11 @@ def money_line(b: Assessed, traffic: Traffic) -> str:
                 f"${o.usd_per_hour}/h x 730 h, each with an SLO capacity of c={b.level.concurrency} and a goodput of "
                 f"{o.goodput_output_tok_per_s:,.1f}{ci_text} output tok/s within the target, against the "
                 f"{traffic.peak_output_tok_per_s:,.1f} tok/s of the busiest hour")
+    mix = (f"{o.input_per_output:.3g} input tokens per output token, as measured" if o.input_per_output is not None
+           else f"the stated {traffic.input_per_output:g} input tokens per output token (no usage measured)")
     return (f"{b.name}: {usd(o.monthly(volume, traffic))} a month: {describe_volume(volume)} output tokens x "
-            f"${o.usd_per_m_output_effective:.4g}/M (output price + {traffic.input_per_output:g} input tokens per "
-            f"output token); meets the target up to c={b.level.concurrency} "
+            f"${o.usd_per_m_output_effective:.4g}/M (output price + {mix}); meets the target up to "
+            f"c={b.level.concurrency} "
             f"({o.goodput_output_tok_per_s:,.1f}{ci_text} output tok/s)")
 
 

@@ -6,7 +6,9 @@ cheapest of several changes.
   ``n = ceil(peak output tok/s / goodput output tok/s at its SLO capacity)`` instances (at least
   one), each running all month: monthly = n x $/h x 730 h.
 * **a per-token backend** (Bedrock) costs volume x (output $/M + input tokens per output token x
-  input $/M) / 1e6 a month.
+  input $/M) / 1e6 a month, at the mix it was measured at: the prompt and output tokens of its requests that met
+  the target, as the server counted them (the workload's stated ``input_per_output`` only where nothing was
+  measured: a list price, or a server that sent no usage).
 """
 
 from __future__ import annotations
@@ -23,9 +25,11 @@ MAX_STEPS = 20_000
 """At most this many instance steps per backend are examined for switch points."""
 
 
-def effective_usd_per_m(price: TokenPrice, traffic: Traffic) -> float:
-    """A per-token price per million output tokens at the workload's input:output mix."""
-    return bedrock_usd_per_million_output(price.usd_per_m_input, price.usd_per_m_output, traffic.input_per_output)
+def effective_usd_per_m(price: TokenPrice, traffic: Traffic, input_per_output: float | None = None) -> float:
+    """A per-token price per million output tokens at the measured input:output mix (``input_per_output``), else
+    the workload's stated one."""
+    mix = traffic.input_per_output if input_per_output is None else input_per_output
+    return bedrock_usd_per_million_output(price.usd_per_m_input, price.usd_per_m_output, mix)
 
 
 @dataclass(frozen=True, slots=True)
@@ -41,18 +45,21 @@ class Offer:
     goodput_ci95: tuple[float, float] | None = None
     capacity_lower_bound: bool = False
     measured: bool = True
+    input_per_output: float | None = None
+    """Per-token only: the mix it is priced at, measured (None: the workload's stated one)."""
 
     @classmethod
     def priced(cls, name: str, hourly: HourlyPrice | None, per_token: TokenPrice | None, traffic: Traffic,
                **measured: Any) -> Offer | None:
-        """Hourly when the backend has an hourly price, else per token at the workload's input:output
-        mix; None without either. ``measured`` holds the goodput fields (and ``measured=False`` for a
-        list price alone)."""
+        """Hourly when the backend has an hourly price, else per token at the measured input:output mix
+        (``input_per_output`` in ``measured``; none: the workload's); None without either. ``measured`` holds
+        the goodput fields (and ``measured=False`` for a list price alone)."""
+        mix = measured.pop("input_per_output", None)
         if hourly:
             return cls(name, "hourly", usd_per_hour=float(hourly.usd_per_hour), **measured)
         if per_token:
-            return cls(name, "per_token", usd_per_m_output_effective=effective_usd_per_m(per_token, traffic),
-                       **measured)
+            return cls(name, "per_token", usd_per_m_output_effective=effective_usd_per_m(per_token, traffic, mix),
+                       input_per_output=mix, **measured)
         return None
 
     def instance_volume(self, traffic: Traffic) -> float:

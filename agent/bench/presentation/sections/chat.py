@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Mapping
 
 from ...results.blocks.chat import ChatSummary, Distribution
-from ...results.formatting import MISSING, cell
+from ...results.formatting import MISSING, cell, percent
 from ...results.summary import Summary
 from ..labels import backend_label
 from ..markdown import table
@@ -61,12 +61,37 @@ def _tables(summary: Summary, blocks: Mapping[str, ChatSummary]) -> list[str]:
     return out
 
 
+def _sessions(summary: Summary, blocks: Mapping[str, ChatSummary]) -> list[str]:
+    """Per-turn TTFT as the context grows, and the prompt tokens the servers read from their caches."""
+    out = []
+    sessions = {n: c.sessions for n, c in blocks.items() if c.sessions}
+    if sessions:
+        out += ["", "Sessions: each turn sends the conversation so far, so the prompt grows turn by turn "
+                "(TTFT of the successful streamed turns; cached tokens where the server reports them):", ""]
+        out += table(["backend", "turn", "requests", "errors", "prompt tokens (mean)", "cached prompt tokens (mean)",
+                      "TTFT p50 ms", "TTFT p99 ms"],
+                     [[backend_label(summary, n), t.turn, t.requests, t.requests - t.ok, cell(t.prompt_tokens_mean),
+                       cell(t.cached_prompt_tokens_mean), cell(t.ttft_p50_ms), cell(t.ttft_p99_ms)]
+                      for n, s in sessions.items() for t in s.turns])
+        out += [""] + [f"- {backend_label(summary, n)}: TTFT p50 {cell(s.first_ttft_p50_ms)} ms at turn 1, "
+                       f"{cell(s.last_ttft_p50_ms)} ms at turn {s.turns[-1].turn}"
+                       + (f" ({s.last_over_first:.2f}x)" if s.last_over_first is not None else "")
+                       for n, s in sessions.items()]
+    caches = {n: c.prompt_cache for n, c in blocks.items() if c.prompt_cache}
+    if caches:
+        out += ["", "Prompt cache (the servers' own count: vLLM's `usage.prompt_tokens_details.cached_tokens`, "
+                "Bedrock's `cacheReadInputTokens`):", ""]
+        out += [f"- {backend_label(summary, n)}: {p.cached_prompt_tokens:,} of {p.prompt_tokens:,} prompt tokens "
+                f"cached ({percent(p.cached_share, 1)}) over {p.requests} requests" for n, p in caches.items()]
+    return out
+
+
 def section(summary: Summary) -> list[str]:
     out = ["## Chat benchmark", ""]
     blocks = {n: b.chat for n, b in summary.backends.items() if b.chat}
     if not blocks:
         return out + ["Not run.", ""]
-    out += [NOTE, ""] + _tables(summary, blocks)
+    out += [NOTE, ""] + _tables(summary, blocks) + _sessions(summary, blocks)
     resent = [(n, c) for n, c in blocks.items() if c.resends]
     if resent:
         out += ["", "Resends (a reused connection the server had closed; sent again on a new one, fresh clock):", ""]

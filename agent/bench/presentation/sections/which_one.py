@@ -13,7 +13,9 @@ from ..plots import cost_volume
 
 HOW = ("How: an hourly rig needs ceil(peak output tok/s / goodput at its SLO capacity) instances, each billed "
        "730 h a month; a per-token service costs volume x (output $/M + input tokens per output token x "
-       "input $/M); goodput counts only requests that met the target. Two backends whose monthly costs overlap "
+       "input $/M), at the mix its requests that met the target had, as the server counted them; goodput counts "
+       "only requests that met the target. Where the open loop ran at the rate one instance must carry at the "
+       "peak, a backend that missed it there is disqualified. Two backends whose monthly costs overlap "
        "within the 95% intervals of their goodput are a tie. `agent/bench/analysis/recommendation/` states every "
        "rule.")
 
@@ -53,6 +55,12 @@ def workload_lines(rec: Recommendation) -> list[str]:
         lines.append(f"  Defaults ({', '.join(sorted(defaulted))}) are assumptions, not measurements: "
                      f"{', '.join(f'{k}={v}' for k, v in WORKLOAD_DEFAULTS.items() if k in defaulted)}; give yours "
                      "with `--workload KEY=VALUE,...` or a YAML file.")
+    measured = {n: a.input_per_output_measured for n, a in rec.backends.items()
+                if a.input_per_output_measured is not None}
+    if measured:
+        lines.append(f"- **Input tokens per output token**: {w.input_per_output:g} stated{mark('input_per_output')}; "
+                     f"measured (the servers' usage): {', '.join(f'{n} {m:.3g}' for n, m in measured.items())}. "
+                     "A per-token price is applied at the measured mix.")
     used = rec.target
     source = f" ({'default' if used.source == 'default' else '--slo'})" if used else ""
     lines.append(f"- **Target**: {target(used.model_dump() if used else None)}{source}.")

@@ -47,6 +47,39 @@ class ChatLevel(Frozen):
     requests_per_s: float | None
 
 
+class TurnFigures(Frozen):
+    """One turn of the multi-turn sessions: its requests, TTFT and prompt as the context grows."""
+
+    turn: int
+    requests: int
+    ok: int
+    ttft_p50_ms: float | None
+    ttft_p99_ms: float | None
+    prompt_tokens_mean: float | None
+    cached_prompt_tokens_mean: float | None
+    """Over the requests whose server reported cached tokens (null: none did)."""
+
+
+class Sessions(Frozen):
+    """Multi-turn sessions: TTFT per turn, the first turn against the last."""
+
+    turns: list[TurnFigures]
+    first_ttft_p50_ms: float | None
+    last_ttft_p50_ms: float | None
+    last_over_first: float | None
+    """The last turn's TTFT p50 over the first's: how much the growing context costs before the first token."""
+
+
+class PromptCache(Frozen):
+    """Prompt tokens the server read from its prefix cache, over the requests whose server reported them."""
+
+    requests: int
+    """Successful chat requests whose reply said how many prompt tokens were cached."""
+    cached_prompt_tokens: int
+    prompt_tokens: int
+    cached_share: float | None
+
+
 class ChatSummary(Frozen):
     requests: int
     errors: int
@@ -68,3 +101,7 @@ class ChatSummary(Frozen):
     input_per_output: float | None
     cold: ColdRequest | None
     levels: list[ChatLevel]
+    sessions: Sessions | None = None
+    """Per-turn figures, when the requests were turns of sessions (``turn`` in the records)."""
+    prompt_cache: PromptCache | None = None
+    """Cached prompt tokens, when the server reported them (vLLM's ``cached_tokens``, Bedrock's cache reads)."""

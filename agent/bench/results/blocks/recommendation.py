@@ -23,6 +23,14 @@ class Workload(Frozen):
     defaulted: list[str]
     min_quality: float | None = None
     """The answer-quality floor the workload file or option gave (``min_quality``)."""
+    arrival: Literal["constant", "poisson", "gamma"] = "poisson"
+    """How requests arrive in the open loop (``--rate``)."""
+    burstiness: float = 1.0
+    """Gamma's shape with ``arrival: gamma`` (1 is Poisson)."""
+    request_rate: float | None = None
+    """Requests per second at the peak, as given (null: derived, :attr:`peak_req_per_s`)."""
+    peak_req_per_s: float | None = None
+    """Requests per second at the peak: ``request_rate``, else the peak's output tok/s over the mean reply."""
 
 
 class TargetUsed(TargetLimits):
@@ -79,6 +87,11 @@ class Assessment(Frozen):
     caveats: list[str]
     quality: Accuracy | None = None
     """Answer quality on the quality lane, with its 95% Wilson interval; None when the lane did not run."""
+    input_per_output_measured: float | None = None
+    """Prompt tokens per output token as the server counted them: of the requests that met the target at its
+    capacity, else of its timed chat requests (null: no usage); shown beside the workload's stated one."""
+    open_loop: str | None = None
+    """What the open loop showed, where it ran at the rate one instance must carry at the peak."""
 
 
 class CostCurve(Frozen):

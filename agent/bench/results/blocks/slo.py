@@ -80,6 +80,11 @@ class SloLevel(Frozen):
     one_piece_replies: int
     ci95: LevelIntervals
     per_repeat: list[RepeatFigures]
+    goodput_input_tok_per_s: float | None = None
+    """The prompt tokens of the requests that met the target per second (servers' usage; null when one lacks it)."""
+    met_input_per_output: float | None = None
+    """Prompt tokens per output token of the requests that met the target, as the servers counted them: the
+    mix a per-token price is applied at (null when one of them lacks a count)."""
 
     def p99(self, key: str) -> float | None:
         """The level's p99 for a target key (``ttft_p99_ms``, ``itl_p99_ms``, ``e2e_p99_ms``)."""

@@ -124,3 +124,22 @@ def test_chat_summary_cold_apart_errors_counted_levels_aggregated():
     assert level1.ok == 4 and level1.requests_per_s == pytest.approx(4 / wall, abs=0.001)
     assert level4.output_tok_per_s == pytest.approx(404 / 1.25, abs=0.01)
     assert s.returned_short == 0 and s.usage_missing == 0
+
+
+def test_sessions_show_ttft_per_turn_as_the_context_grows_and_the_cached_prompt():
+    # two sessions of three turns: the prompt grows 100, 300, 500 tokens and TTFT with it (100, 200, 400 ms); from
+    # turn 2 on the server read the earlier turns from its prefix cache
+    turns = []
+    for session in range(2):
+        for turn, (ttft, prompt, cached) in enumerate([(100.0, 100, 0), (200.0, 300, 96), (400.0, 500, 288)], 1):
+            turns.append(record(first=ttft + session, phase="timed").model_copy(
+                update={"turn": turn, "prompt_tokens": prompt, "cached_prompt_tokens": cached}))
+    s = summarize_chat(turns)
+    assert [(t.turn, t.requests, t.prompt_tokens_mean) for t in s.sessions.turns] == [(1, 2, 100), (2, 2, 300),
+                                                                                       (3, 2, 500)]
+    assert [t.ttft_p50_ms for t in s.sessions.turns] == [100.0, 200.0, 400.0]  # nearest rank: the lower of two
+    assert s.sessions.first_ttft_p50_ms == 100.0 and s.sessions.last_over_first == 4.0
+    assert s.sessions.turns[2].cached_prompt_tokens_mean == 288
+    # 2 x (0 + 96 + 288) cached of 2 x (100 + 300 + 500) prompt tokens
+    assert (s.prompt_cache.requests, s.prompt_cache.cached_prompt_tokens, s.prompt_cache.cached_share) == (6, 768, 0.4267)
+    assert summarize_chat([record()]).sessions is None and summarize_chat([record()]).prompt_cache is None

@@ -24,6 +24,8 @@ from tests.agent.bench.fakes.synthetic import bfcl
 
 from tests.agent.bench.fakes.synthetic import level
 
+from tests.agent.bench.fakes.synthetic import open_loop
+
 from tests.agent.bench.fakes.synthetic import quality
 
 from tests.agent.bench.fakes.synthetic import slo
@@ -98,6 +100,32 @@ def test_bedrock_cost_at_the_workload_and_at_the_target():
     assert a["monthly_usd"].at_workload == pytest.approx(315.0)
     assert a["monthly_usd"].always_on_one_instance is None and a["instances_for_peak"] is None
     assert a["usd_per_million_output_at_slo"] == pytest.approx(0.35)
+
+
+def test_per_token_cost_is_at_the_mix_measured_not_the_one_stated():
+    # The requests that met the target had 2 prompt tokens per output token as the server counted them; the
+    # workload states 5. 1 B x (0.14 + 2 x 0.035) = $210 a month, not the $315 of the stated mix; 90% of the output
+    # met the target: $0.21 x 100/90 = $0.2333 per M output tokens that met it.
+    br = backend("bedrock", kind="bedrock", slo_block=slo(
+        8, [level(1, 100.0, mix=2.0), level(8, 720.0, output_tok_per_s=800.0, met_share=0.9, mix=2.0)]))
+    rec, add = run_rec({"bedrock": br}, {"bedrock": per_token()}, workload={"output_tokens_per_month": 1e9})
+    assert add["bedrock"]["monthly_usd"].at_workload == pytest.approx(210.0)
+    assert add["bedrock"]["usd_per_million_output_at_slo"] == pytest.approx(0.2333, abs=1e-4)
+    assert rec.backends["bedrock"].input_per_output_measured == 2.0 and rec.workload.input_per_output == 5.0
+    assert any("priced at the mix measured, 2 input tokens per output token" in r and "not the 5 stated" in r
+               for r in rec.reasons)
+    assert any("2 input tokens per output token, as measured" in r for r in rec.reasons)
+
+
+def test_an_hourly_rig_breaks_even_against_bedrock_at_bedrocks_measured_mix():
+    # Bedrock measured at 1 prompt token per output token: $0.14 + 1 x $0.035 = $0.175/M, against $0.315/M at
+    # the stated 5. g6, fully used at 2,000 tok/s on a flat load, costs $587.504 / 5.256 B = $0.1118/M.
+    br = backend("bedrock", kind="bedrock", slo_block=slo(8, [level(1, 100.0, mix=1.0), level(8, 700.0, mix=1.0)]))
+    g6 = backend("g6", slo_block=slo(16, [level(1, 131.5), level(16, 2000.0)]))
+    _, add = run_rec({"g6": g6, "bedrock": br}, {"g6": hourly(G6_PRICE), "bedrock": per_token()},
+                     workload={"peak_to_average": 1})
+    be = add["g6"]["break_even_vs_bedrock"]
+    assert be.bedrock_measured is True and be.bedrock_usd_per_m_output_effective == pytest.approx(0.175)
 
 
 # --- the choice -------------------------------------------------------------------------------------
@@ -282,6 +310,24 @@ def test_workload_prompt_heavier_than_the_benchmark_is_said():
     g6 = backend("g6", slo_block=slo(1, [level(1, 131.5)]), input_per_output=0.3)
     rec, _ = run_rec({"g6": g6}, {"g6": hourly(G6_PRICE)}, workload={"input_per_output": 10}, bedrock_reference=None)
     assert any("makes prefill heavier" in r for r in rec.reasons)
+
+
+@pytest.mark.parametrize("verdict,rate,outcome", [
+    ("holds", 1.2, "confirmed"), ("holds", 0.5, "caveat"), ("not_sustaining", 1.1416, "disqualified"),
+    ("misses", 0.5, "disqualified"), ("misses", 5.0, "caveat")])
+def test_the_open_loop_verdict_counts_at_the_rate_one_instance_must_carry(verdict: str, rate: float, outcome: str):
+    # the default workload: 114.2 output tok/s at the peak in 100-token replies = 1.1416 req/s, on one g6 (its
+    # capacity serves 2,000 tok/s): a miss at that rate or below disqualifies, a hold at it or above confirms
+    g6 = backend("g6", slo_block=slo(16, [level(1, 131.5), level(16, 2000.0)]), open_loop_block=open_loop(verdict, rate))
+    rec, _ = run_rec({"g6": g6}, {"g6": hourly(G6_PRICE)}, bedrock_reference=None)
+    held = f"held the target under poisson arrivals at {rate:.4g} req/s for 60 s"
+    if outcome == "confirmed":
+        assert rec.choice == "g6" and f"It {held}, at least the 1.142 req/s one instance must carry" in rec.headline
+    elif outcome == "disqualified":
+        assert rec.choice is None and rec.disqualified["g6"].startswith(f"{verdict} (synthetic) under poisson")
+    else:
+        assert rec.choice == "g6" and any(r.startswith(f"g6: {'held' if verdict == 'holds' else 'open loop'}")
+                                          and "one instance must carry" in r for r in rec.reasons)
 
 
 # --- the arithmetic underneath ----------------------------------------------------------------------

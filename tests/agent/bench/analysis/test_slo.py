@@ -173,6 +173,16 @@ def test_level_figures_and_their_intervals_on_known_requests():
     assert lv.ttft_p99_ms == 2000.0 and lv.missed_by == {"ttft_p99_ms": 1}
 
 
+def test_the_mix_priced_is_that_of_the_requests_that_met_the_target_as_the_server_counted():
+    # two met the target, 30 and 60 prompt tokens for 20 output tokens each: 90 / 40 = 2.25 prompt tokens per
+    # output token and 90 prompt tokens in 1 s; the late one's 1,000-token prompt is left out
+    met = [{**rec(sent=0.0, done=1000.0, tokens=20), "prompt_tokens": p} for p in (30, 60)]
+    late = {**rec(first=2000.0, chunks=1, done=1000.0, tokens=20), "prompt_tokens": 1000}
+    lv = level_block(2, met + [late], DEFAULT)
+    assert lv.met == 2 and lv.met_input_per_output == 2.25 and lv.goodput_input_tok_per_s == 90.0
+    assert level_block(2, [rec(sent=0.0, done=1000.0, tokens=20)], DEFAULT).met_input_per_output is None  # no usage
+
+
 def test_failed_requests_count_against_the_level_and_carry_no_figure():
     ok = [rec(sent=0.0, done=1000.0, tokens=10) for _ in range(99)]
     lv = level_block(8, ok + [rec(sent=0.0, done=1000.0, error="cut off")], DEFAULT)

@@ -29,7 +29,7 @@ def test_volumes_in_the_forms_people_write(text, expected):
 def test_a_spec_sets_only_what_it_names():
     t = parse_spec("input_per_output=3:1,peak_to_average=2,tool_calls=no")
     assert (t.input_per_output, t.peak_to_average, t.tool_calls) == (3.0, 2.0, False)
-    assert t.defaulted == ("output_tokens_per_month",) and t.source == "option"
+    assert t.defaulted == ("output_tokens_per_month", "arrival", "burstiness") and t.source == "option"
 
 
 def test_hand_computed_rates():
@@ -47,7 +47,7 @@ def test_a_yaml_file(tmp_path):
     assert (t.output_tokens_per_month, t.input_per_output, t.peak_to_average, t.tool_calls) == (1.5e9, 8.0, 4.0, False)
     path.write_text("output_tokens_per_month: 2,000,000\n")
     assert parse_spec(str(path)).output_tokens_per_month == 2e6
-    assert t.source == "file traffic.yaml" and t.defaulted == ()
+    assert t.source == "file traffic.yaml" and t.defaulted == ("arrival", "burstiness")
 
 
 def test_recorded_and_read_back_the_same():

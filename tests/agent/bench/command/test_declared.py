@@ -60,7 +60,8 @@ def test_every_recorded_key_is_read_back_by_the_run_json_model():
     recorded = {o.record for o in declared.OPTIONS if o.record}
     assert recorded <= set(RunOptions.model_fields)
     record = BenchOptions.from_namespace(parse("--demos", "default,bfcl,quality", "--quality-reference", "g6",
-                                               "--backends", "g6")).record(bfcl_concurrency=1)
+                                               "--backends", "g6", "--rate", "2", "--rate-duration", "5")).record(
+        bfcl_concurrency=1)
     assert {o.record for o in declared.OPTIONS if o.record} - set(record) == set(declared.OPTION[n].record for n in (
         "concurrency", "slo", "repeats", "max_concurrency", "slo_budget"))  # the chat part's plan records those
 

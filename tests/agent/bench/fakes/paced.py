@@ -50,3 +50,25 @@ class Pace:
             return await send(request, body, Answer(
                 chunks=[f"t{i} " for i in range(tokens)], finish="length", usage=usage, first_delay_s=self.ttft_s,
                 chunk_delay_s=self.tpot_s, sse=self.stream, id=f"chatcmpl-paced-{n}", model="paced"))
+
+
+@dataclass
+class SlowsAfter:
+    """A server that answers its first ``fast`` chat requests at once and every later one only after
+    ``slow_s`` (its first token then), as a server that keeps up for a while and then falls behind; it
+    reports ``prompt_tokens`` prompt tokens per request, of which ``cached`` from its prefix cache."""
+
+    fast: int
+    slow_s: float
+    tokens: int = 8
+    prompt_tokens: int = 40
+    cached: int | None = None
+
+    async def answer(self, request: web.Request, body: dict[str, Any], n: int) -> web.StreamResponse:
+        usage: dict[str, Any] = {"prompt_tokens": self.prompt_tokens, "completion_tokens": self.tokens,
+                                 "total_tokens": self.prompt_tokens + self.tokens}
+        if self.cached is not None:
+            usage["prompt_tokens_details"] = {"cached_tokens": self.cached}
+        return await send(request, body, Answer(
+            chunks=[f"t{i} " for i in range(self.tokens)], finish="length", usage=usage,
+            first_delay_s=0.0 if n <= self.fast else self.slow_s, id=f"chatcmpl-slows-{n}", model="slows"))

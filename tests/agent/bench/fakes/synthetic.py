@@ -14,6 +14,7 @@ from agent.bench.analysis.stats import wilson_interval
 from agent.bench.results.blocks.bfcl import BfclSummary
 from agent.bench.results.blocks.chat import ChatSummary
 from agent.bench.results.blocks.cost import CeilingBlock, CostBlock
+from agent.bench.results.blocks.open_loop import OpenLoopBlock, OpenLoopHalf
 from agent.bench.results.blocks.counting import CountingSummary
 from agent.bench.results.blocks.quality import QualitySummary
 from agent.bench.results.blocks.slo import LevelIntervals, SloBlock, SloLevel, SloSearch, TargetLimits
@@ -62,8 +63,9 @@ def run_json(backends: Sequence[dict[str, Any]], *, options: dict[str, Any] | No
 
 def level(concurrency: int, goodput: float, *, ci: Sequence[float] | None = None, requests: int = 30,
           repeats: int = 3, holds: bool = True, met_share: float = 1.0, output_tok_per_s: float | None = None,
-          errors: int = 0, no_interval: bool = False) -> SloLevel:
-    """One SLO level; ``ci`` defaults to +-5% around the goodput (none at all with ``no_interval``)."""
+          errors: int = 0, no_interval: bool = False, mix: float | None = None) -> SloLevel:
+    """One SLO level; ``ci`` defaults to +-5% around the goodput (none at all with ``no_interval``); ``mix``: the
+    prompt tokens per output token its requests that met the target had (None: not counted)."""
     low, high = ci if ci is not None else (goodput * 0.95, goodput * 1.05)
     return SloLevel(
         concurrency=concurrency, repeats=repeats, requests=requests, errors=errors, met=round(requests * met_share),
@@ -74,7 +76,7 @@ def level(concurrency: int, goodput: float, *, ci: Sequence[float] | None = None
         ci95=LevelIntervals(goodput_req_per_s=None if no_interval else (low / 100, high / 100),
                             goodput_output_tok_per_s=None if no_interval else (low, high), output_tok_per_s=None,
                             met_share=(max(0.0, met_share - 0.1), min(1.0, met_share + 0.05))),
-        per_repeat=[])
+        per_repeat=[], met_input_per_output=mix, goodput_input_tok_per_s=None if mix is None else goodput * mix)
 
 
 def slo(capacity: int | None, levels: Sequence[SloLevel], reason: str = "", fails_above: bool = True,
@@ -125,6 +127,23 @@ def chat(input_per_output: float | None = 0.3, ttft_p50: float | None = None) ->
         levels=[])
 
 
+def open_loop(verdict: str, rate: float, duration_s: float = 60.0) -> OpenLoopBlock:
+    """An ``open_loop`` block at ``rate`` req/s with Poisson arrivals, its halves as ``verdict`` says."""
+    n = max(2, round(rate * duration_s))
+    first, second = n // 2, n - n // 2
+    held = {"holds": (True, True), "not_sustaining": (True, False), "misses": (False, False)}.get(verdict, (True, True))
+    halves = [OpenLoopHalf(requests=k, met=k if ok else 0, attains=ok, ttft_p99_ms=100.0 if ok else 2000.0,
+                           itl_p99_ms=10.0, e2e_p99_ms=900.0) for k, ok in zip((first, second), held)]
+    met = sum(h.met for h in halves)
+    return OpenLoopBlock(
+        mode="rate", rate_req_per_s=rate, rate_basis="--rate", arrival="poisson", burstiness=None,
+        duration_s=duration_s, planned=n, sent=n, errors=0, met=met, met_share=met / n, goodput_req_per_s=met / duration_s,
+        goodput_output_tok_per_s=100 * met / duration_s, realized_rate_req_per_s=rate, inter_arrival_cv=1.0,
+        asked_cv=1.0, lag_p50_ms=0.1, lag_p99_ms=0.5, lag_max_ms=1.0, max_in_flight=4, ttft_p99_ms=100.0,
+        itl_p99_ms=10.0, e2e_p99_ms=900.0, ttft_p50_ms=50.0, first_half=halves[0], second_half=halves[1],
+        verdict=verdict, reason=f"{verdict} (synthetic)")  # type: ignore[arg-type]
+
+
 NO_COST = CostBlock(billing=None, usd_per_hour=None, price_source=None, price_as_of=None, per_concurrency=[],
                     monthly_24x7_usd=None, break_even=None, input_per_output=None, reason=None)
 NO_CEILING = CeilingBlock(device=None, bandwidth_gb_s=None, bandwidth_basis=None, bytes_per_step_gb=None,
@@ -135,12 +154,14 @@ NO_CEILING = CeilingBlock(device=None, bandwidth_gb_s=None, bandwidth_basis=None
 def backend(name: str, *, kind: str = "openai", slo_block: SloBlock | None = None, bfcl_block: BfclSummary | None = None,
             tool_calls: bool = True, toy: bool = False, constrained: bool = False,
             input_per_output: float | None = 0.3, ttft_p50: float | None = None,
-            quality_block: QualitySummary | None = None) -> tuple[BackendSummary, dict[str, Any]]:
+            quality_block: QualitySummary | None = None,
+            open_loop_block: OpenLoopBlock | None = None) -> tuple[BackendSummary, dict[str, Any]]:
     """``(summary entry, run.json backend info)`` of one backend."""
     entry = BackendSummary(
         label=f"{name} label", kind=kind, model_id="m", constrained=constrained, toy_model=toy, custom=False,
         counting=None, counting_strict=None, chat=chat(input_per_output, ttft_p50), bfcl=bfcl_block, cost=NO_COST,
-        ceiling=NO_CEILING, slo=slo_block, quality=quality_block, skipped={}, stopped=None, failures=[], completed=True)
+        ceiling=NO_CEILING, slo=slo_block, quality=quality_block, skipped={}, stopped=None, failures=[], completed=True,
+        open_loop=open_loop_block)
     info = {"name": name, "label": f"{name} label", "kind": kind, "model_id": "m", "tool_calls": tool_calls,
             "constrained_tools": constrained, "toy_model": toy}
     return entry, info

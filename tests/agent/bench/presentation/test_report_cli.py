@@ -194,6 +194,24 @@ def test_bad_folders_are_one_line_and_exit_2(tmp_path: Path, capsys, setup, mess
     assert not (folder / "summary.json").exists()
 
 
+def test_another_traffic_shape_is_not_repriced_but_named_as_the_run_to_make(before: Path, tmp_path: Path, capsys):
+    """The latency was measured for the run's traffic: a key that shapes it is refused (one line, exit 2, nothing
+    written); the volume keys re-price, and the shape keys left out keep the run's values."""
+    copy = tmp_path / "copy"
+    shutil.copytree(before, copy)
+    assert report_cli.main([str(copy), "--workload", "output_tokens_per_month=3B,input_per_output=8"]) == 2
+    err = capsys.readouterr().err.splitlines()
+    assert err == [f"error: {copy}: --workload: input_per_output shapes the traffic, and this evidence's latency was "
+                   "measured for input_per_output=5; re-pricing changes only output_tokens_per_month, peak_to_average, "
+                   "tool_calls, min_quality. To measure that traffic, run: python -m agent.run --workload "
+                   "output_tokens_per_month=3000000000,input_per_output=8 --backends g6 --concurrency 1"]
+    assert not (tmp_path / "copy-repriced").exists()
+    priced = tmp_path / "priced"
+    assert report_cli.main([str(copy), "--workload", "peak_to_average=2,input_per_output=5", "--out", str(priced)]) == 0
+    workload = json.loads((priced / "run.json").read_text())["options"]["workload"]
+    assert (workload["peak_to_average"], workload["input_per_output"]) == (2.0, 5.0)
+
+
 def test_a_bad_workload_is_one_line_and_exit_2(before: Path, capsys):
     with pytest.raises(SystemExit) as done:
         report_cli.main([str(before), "--workload", "peak_to_average=0.5"])

@@ -1,0 +1,90 @@
+"""The open loop end to end against the fake server: requests sent on the schedule (and a trace's timestamps
+kept), scheduled and actual send times in every record, and a server that falls behind after half the window
+reported as not sustaining, which keeps it from being chosen. Windows of about a second."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from agent.bench.clients.reply import ChatRequest
+from agent.bench.command import evidence, runner
+from agent.bench.parts import open_loop
+from agent.bench.analysis import summary
+
+from tests.agent.bench.conftest import make_options, openai_backend
+from tests.agent.bench.fakes.openai_fake import FakeOpenAI
+from tests.agent.bench.fakes.paced import SlowsAfter
+from tests.agent.bench.fakes.synthetic import G6_PRICE
+
+LAG_MS = 50.0
+"""A loose bound on one request's lag on a loaded test machine (benchmarks/open_loop.py measures the real one)."""
+
+
+def run(tmp_path: Path, policy: object, *argv: str) -> tuple[int, dict, list[dict]]:
+    out = tmp_path / "out"
+    with FakeOpenAI(policy) as server:
+        b = openai_backend("g6", server.base_url)
+        code = runner.run([b], make_options("--demos", "chat", "--runs", "1", "--max-tokens", "8", *argv), out, None)
+    s = json.loads((out / "summary.json").read_text())
+    summary.validate(s)
+    return code, s, [r for r in evidence.read_requests(out / "requests.jsonl") if r["part"] == "open_loop"]
+
+
+def test_a_server_that_slows_after_half_the_window_is_not_sustaining_and_not_chosen(tmp_path: Path,
+                                                                                    monkeypatch: pytest.MonkeyPatch):
+    # --rate peak: the workload's peak of 20 req/s on the one instance its capacity says it needs (1 M output
+    # tokens a month is 1.1 tok/s at the peak), for 1 s, evenly spaced: requests 1-10 due in the first half,
+    # 11-20 in the second. The chat part sends 2 first (its cold and timed request), so the server's 13th request
+    # is the open loop's 11th: from there on its first token waits 400 ms, over the 200 ms limit.
+    monkeypatch.setattr("agent.bench.command.run_info.add_prices", _priced)
+    code, s, records = run(tmp_path, SlowsAfter(fast=12, slow_s=0.4), "--rate", "peak", "--rate-duration", "1",
+                           "--slo", "ttft_p99_ms=200", "--repeats", "1",
+                           "--workload", "arrival=constant,request_rate=20,output_tokens_per_month=1M")
+    ol = s["backends"]["g6"]["open_loop"]
+    assert code == 0 and len(records) == 20 and ol["planned"] == ol["sent"] == 20
+    assert ol["rate_basis"].startswith("the rate one instance carries at the workload's peak: 20 req/s over 1 instance")
+    assert (ol["first_half"]["requests"], ol["first_half"]["met"], ol["first_half"]["attains"]) == (10, 10, True)
+    assert (ol["second_half"]["requests"], ol["second_half"]["met"], ol["second_half"]["attains"]) == (10, 0, False)
+    assert ol["verdict"] == "not_sustaining" and ol["reason"].startswith("not sustaining: the first half met")
+    assert ol["second_half"]["ttft_p99_ms"] >= 400
+    due = [r["scheduled_s"] for r in sorted(records, key=lambda r: r["run"])]
+    assert [round(b - a, 6) for a, b in zip(due, due[1:])] == [0.05] * 19  # the schedule: 50 ms apart
+    assert all(0 <= (r["sent_s"] - r["scheduled_s"]) * 1000 < LAG_MS for r in records)
+    assert max(r["concurrency"] for r in records) > 1  # answers take 400 ms: later requests went out regardless
+    rec = s["recommendation"]
+    assert rec["choice"] is None and rec["verdict"] == "none_qualifies"
+    assert rec["disqualified"]["g6"] == (
+        "not sustaining: the first half met the target and the second did not (" + ol["reason"].split(" (", 1)[1]
+        + " under constant arrivals at 20 req/s for 1 s, at most the 20 req/s one instance must carry at the "
+          "workload's peak")
+
+
+def _priced(info: dict, *_: object, **__: object) -> None:
+    info["prices"] = {"offline": True, "offline_reason": "test", "backends": {"g6": {"hourly": G6_PRICE}}}
+
+
+def test_a_trace_is_sent_at_its_timestamps_scaled_by_its_speed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    request = ChatRequest.user("Replayed.", 8)
+    trace = open_loop.Trace([(5000.0, request), (5000.0, request), (5400.0, request), (6000.0, request)], speed=2.0)
+    monkeypatch.setattr(open_loop, "workload_trace", lambda traffic: trace)
+    code, s, records = run(tmp_path, SlowsAfter(fast=100, slow_s=0.0))
+    records.sort(key=lambda r: r["run"])
+    due = [r["scheduled_s"] - records[0]["scheduled_s"] for r in records]
+    assert code == 0 and [r["prompt"] for r in records] == ["Replayed."] * 4
+    assert due == pytest.approx([0.0, 0.0, 0.2, 0.5], abs=1e-6)  # 0, 0, 400 and 1,000 ms at twice the speed
+    assert all(0 <= (r["sent_s"] - r["scheduled_s"]) * 1000 < LAG_MS for r in records)
+    ol = s["backends"]["g6"]["open_loop"]
+    assert ol["mode"] == "trace" and ol["arrival"] == "trace" and ol["sent"] == 4 and ol["verdict"] == "holds"
+
+
+def test_sessions_and_cached_tokens_are_read_from_the_records(tmp_path: Path):
+    """The per-turn figures and the prompt cache come from the records' ``turn`` and ``cached_prompt_tokens``
+    (the server's ``usage.prompt_tokens_details.cached_tokens``)."""
+    code, s, records = run(tmp_path, SlowsAfter(fast=100, slow_s=0.0, cached=30), "--rate", "10", "--rate-duration",
+                           "0.3")
+    cache = s["backends"]["g6"]["chat"]["prompt_cache"]
+    assert code == 0 and all(r["cached_prompt_tokens"] == 30 for r in records)
+    assert cache["cached_prompt_tokens"] == 30 * cache["requests"] and cache["cached_share"] == 0.75
