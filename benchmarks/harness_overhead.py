@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import json
 import multiprocessing as mp
 import os
@@ -38,7 +39,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterator
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
@@ -110,6 +111,26 @@ def _serve(port_queue: Any, core: int | None) -> None:
         await asyncio.Event().wait()
 
     asyncio.run(main())
+
+
+@contextlib.contextmanager
+def pinned_instant_server() -> Iterator[tuple[int, int | None, int | None]]:
+    """The instant server in its own process on one core, this process moved to another where the machine has
+    two: ``(port, server core, client core)``; the server is stopped on leaving."""
+    cores = sorted(os.sched_getaffinity(0))
+    server_core, client_core = (cores[0], cores[1]) if len(cores) >= 2 else (None, None)
+    ctx = mp.get_context("spawn")
+    queue = ctx.Queue()
+    server = ctx.Process(target=_serve, args=(queue, server_core), daemon=True)
+    server.start()
+    try:
+        port = queue.get(timeout=30)
+        if client_core is not None:
+            os.sched_setaffinity(0, {client_core})
+        yield port, server_core, client_core
+    finally:
+        server.terminate()
+        server.join(5)
 
 
 # --- clients --------------------------------------------------------------------------------------
@@ -279,16 +300,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--json", type=Path, help="also write the figures as JSON here")
     args = parser.parse_args(argv)
 
-    cores = sorted(os.sched_getaffinity(0))
-    server_core, client_core = (cores[0], cores[1]) if len(cores) >= 2 else (None, None)
-    ctx = mp.get_context("spawn")
-    queue = ctx.Queue()
-    server = ctx.Process(target=_serve, args=(queue, server_core), daemon=True)
-    server.start()
-    try:
-        port = queue.get(timeout=30)
-        if client_core is not None:
-            os.sched_setaffinity(0, {client_core})
+    with pinned_instant_server() as (port, server_core, client_core):
         cases = [(client, stream, c) for stream in (True, False) for c in (1, 64) for client in ("raw", "harness")]
         results: dict[tuple[str, bool, int], list[dict[str, Any]]] = {case: [] for case in cases}
         for rep in range(args.repeats):
@@ -305,9 +317,6 @@ def main(argv: list[str] | None = None) -> int:
             agent_runs.append(asyncio.run(_run_agent(port, max(50, args.requests // 10))))
         startup_timer = statistics.median(_startup(port, False) for _ in range(args.repeats))
         startup_full = statistics.median(_startup(port, True) for _ in range(args.repeats))
-    finally:
-        server.terminate()
-        server.join(5)
 
     rows = []
     for (client, stream, c), runs in results.items():

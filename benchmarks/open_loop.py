@@ -20,7 +20,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
-import multiprocessing as mp
 import os
 import statistics
 import sys
@@ -64,7 +63,7 @@ async def _window(port: int, rate: float, duration: float, arrival: str, seed: i
 
 
 def main(argv: list[str] | None = None) -> int:
-    from benchmarks.harness_overhead import _serve
+    from benchmarks.harness_overhead import pinned_instant_server
 
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--rate", type=float, default=200.0, help="requests per second (default 200)")
@@ -74,20 +73,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--json", type=Path, help="also write the figures as JSON here")
     args = parser.parse_args(argv)
 
-    cores = sorted(os.sched_getaffinity(0))
-    server_core, client_core = (cores[0], cores[1]) if len(cores) >= 2 else (None, None)
-    ctx = mp.get_context("spawn")
-    queue = ctx.Queue()
-    server = ctx.Process(target=_serve, args=(queue, server_core), daemon=True)
-    server.start()
-    try:
-        port = queue.get(timeout=30)
-        if client_core is not None:
-            os.sched_setaffinity(0, {client_core})
+    with pinned_instant_server() as (port, server_core, client_core):
         runs = [asyncio.run(_window(port, args.rate, args.duration, args.arrival, seed)) for seed in range(args.repeats)]
-    finally:
-        server.terminate()
-        server.join(5)
 
     print(f"machine: {os.cpu_count()} CPUs, server on core {server_core}, sender on core {client_core}; python "
           f"{sys.version.split()[0]}; load average {' '.join(f'{x:.2f}' for x in os.getloadavg())}; {args.arrival} at "

@@ -71,6 +71,8 @@ def test_a_bad_number_is_one_line_and_exit_2(argv: list[str], says: str, capsys:
          "add bfcl to --demos, or leave them out"),
         (["--rate-duration", "30"], "--rate-duration sets the open loop's window, and the open loop runs with "
                                     "--rate R|peak: give --rate, or leave --rate-duration out"),
+        (["--demos", "chat,open_loop"], "--demos open_loop sends requests at a rate, and none is given: add --rate "
+                                        "R|peak, or take open_loop out of --demos"),
         (["--demos", "counting", "--rate", "peak"],
          "--rate peak sizes the rate from the chat part's SLO capacity, and --demos counting has no chat: add chat "
          "to --demos, or give --rate R (requests per second)"),

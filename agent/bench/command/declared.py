@@ -28,7 +28,7 @@ from ..tasks.workload import CHAT_MAX_TOKENS, ORCHESTRATOR_QUESTION
 from .argtypes import (MAX_CONCURRENCY, bfcl_cases, choices_list, concurrency_levels, non_negative_int, positive_int,
                        positive_seconds, quality_items, quality_seed, rate, seed, share, target, workload)
 
-DEMOS = ("counting", "orchestrator", "chat", "bfcl", "quality")
+DEMOS = ("counting", "orchestrator", "chat", "bfcl", "quality", "open_loop")
 DEFAULT_DEMOS = ("counting", "orchestrator", "chat")
 DEFAULT = "default"
 """In ``--demos``, the default parts (``--demos default,quality`` adds the quality lane to them)."""
@@ -150,8 +150,8 @@ _BENCHMARK = (
     Option(("--demos",), "benchmark", "parts to run, comma-separated: counting (graded tool use, both question "
            "sets), orchestrator (an agent asks every backend; its summary is checked), chat (streamed timings), bfcl "
            "(BFCL tool-calling cases through each backend's tool interface), quality (seeded questions with "
-           "checkable answers through each backend's chat interface); default stands for the default parts (e.g. "
-           "default,quality)", default=DEFAULT_DEMOS, shown=",".join(DEFAULT_DEMOS), type=demos_list,
+           "checkable answers through each backend's chat interface), open_loop (requests at --rate, which adds it); "
+           "default stands for the default parts (e.g. default,quality)", default=DEFAULT_DEMOS, shown=",".join(DEFAULT_DEMOS), type=demos_list,
            metavar="LIST", record="demos"),
     Option(("--tools",), "benchmark", "counting tools: engine = count_ids(op, value) (graded on the filter sent); "
            "rows = list_ids() and the model counts", default="engine", shown="engine", choices=("engine", "rows"),

@@ -38,7 +38,6 @@ def check(namespace: argparse.Namespace) -> None:
         OptionError: one line naming the option, why it does nothing, and the fix.
     """
     demos = run_demos(namespace)
-    _check_open_loop(namespace, demos)
     if getattr(namespace, "concurrency", None) == AUTO and "chat" not in demos:
         raise OptionError(f"--concurrency auto searches the chat part's capacity, and --demos {','.join(demos)} "
                           "has no chat: add chat to --demos, or leave --concurrency out")
@@ -48,19 +47,26 @@ def check(namespace: argparse.Namespace) -> None:
             raise OptionError(f"{', '.join(flags)} only change{'s' if len(flags) == 1 else ''} the {part} part, "
                               f"and --demos {','.join(demos)} has no {part}: add {part} to --demos, or leave "
                               f"{'it' if len(flags) == 1 else 'them'} out")
+    _check_open_loop(namespace, demos)
     _check_quality_floor(namespace)
 
 
 def run_demos(namespace: argparse.Namespace) -> list[str]:
     """The parts a run runs: ``--demos``, and the open loop when ``--rate`` is given (or the workload is a trace)."""
     demos = list(getattr(namespace, "demos", None) or DEFAULT_DEMOS)
-    if open_loop.wanted(getattr(namespace, "rate", None), getattr(namespace, "workload", None)):
+    if open_loop.wanted(getattr(namespace, "rate", None), getattr(namespace, "workload", None)) and \
+            open_loop.NAME not in demos:
         demos.append(open_loop.NAME)
     return demos
 
 
 def _check_open_loop(namespace: argparse.Namespace, demos: list[str]) -> None:
-    """``--rate-duration`` needs an open loop; ``--rate peak`` needs the chat part's capacity."""
+    """The open loop needs a rate (or a workload's trace), ``--rate-duration`` an open loop, ``--rate peak`` the chat
+    part's capacity."""
+    if open_loop.NAME in demos and not open_loop.wanted(getattr(namespace, "rate", None),
+                                                        getattr(namespace, "workload", None)):
+        raise OptionError("--demos open_loop sends requests at a rate, and none is given: add --rate R|peak, or take "
+                          "open_loop out of --demos")
     if getattr(namespace, "rate_duration", None) is not None and open_loop.NAME not in demos:
         raise OptionError("--rate-duration sets the open loop's window, and the open loop runs with --rate R|peak: "
                           "give --rate, or leave --rate-duration out")

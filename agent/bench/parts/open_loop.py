@@ -178,6 +178,8 @@ def window_for(ctx: Context, b: Backend) -> Window | str:
         offsets = replay_offsets([t for t, _ in trace.requests], trace.speed)
         if o.rate_duration_s is not None:
             offsets = [t for t in offsets if t < o.rate_duration_s]
+        if not offsets:
+            return f"no request of the trace is due within --rate-duration {o.rate_duration_s:g} s"
         duration = o.rate_duration_s or max(offsets[-1], 1e-3)
         log = {"mode": "trace", "rate_req_per_s": round(len(offsets) / duration, 4),
                "rate_basis": f"the trace's timestamps at speed {trace.speed:g}", "arrival": "trace"}
