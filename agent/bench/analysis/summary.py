@@ -86,9 +86,10 @@ def backend_summary(b: BackendInfo, by_part: Mapping[str, Sequence[RequestRecord
     skipped = dict(run.skipped.get(b.name, {}))
     stopped = run.stopped.get(b.name)
     log = run.open_loop.get(b.name)
-    open_loop = open_loop_block(by_part.get("open_loop", []), log, run.options.target()) if log else None  # type: ignore[arg-type]
+    records = by_part.get("open_loop", [])
+    open_loop = open_loop_block(records, log, run.options.target()) if log else None  # type: ignore[arg-type]
     failures = _failures(parts, blocks, skipped)
-    if "open_loop" in parts and "open_loop" not in skipped and (open_loop is None or open_loop.errors == open_loop.sent):
+    if "open_loop" in parts and "open_loop" not in skipped and (not open_loop or open_loop.errors == open_loop.sent):
         failures.append("open_loop: " + ("every request failed" if open_loop else "no requests recorded"))
     if stopped:
         failures = [f for f in failures if not f.startswith(f"{stopped.part}: every")]

@@ -17,8 +17,8 @@ it. Given as ``KEY=VALUE,...`` on the command line or as a YAML file with the sa
 Every key is optional; a missing one takes its default and the report says which ones did.
 ``min_quality`` has no default (no floor) and is the same floor as ``--min-quality``; ``request_rate`` has none
 either: it follows from the peak's output rate and the mean reply (:attr:`Traffic.peak_req_per_s`).
-The volume and decision keys (:data:`REPRICING_KEYS`) only price what was measured; every other key shapes the traffic that is
-sent, so evidence is re-priced only for the volume keys (:func:`repriced`).
+The volume and decision keys (:data:`REPRICING_KEYS`) only price what was measured; every other key shapes the
+traffic that is sent, so evidence is re-priced only for the volume keys (:func:`repriced`).
 Pure parsing and arithmetic: the only I/O is reading the YAML file named on the command line.
 """
 

@@ -39,6 +39,10 @@ PEAK = "peak"
 DEFAULT_DURATION_S = 60.0
 MAX_IN_FLIGHT = 256
 """The most requests the sender holds in flight to one backend (the clients' pools are sized for it)."""
+EARLY_S = 0.001
+"""The sender wakes this much before a request is due and yields to the event loop until it is: the loop's wait
+(epoll) counts in whole milliseconds, rounded up, so a plain sleep wakes up to 1 ms late (0.8 ms at the median on
+the 2-core development machine). The yielding costs about 6% of a core at 200 req/s."""
 
 NextRequest = Callable[[int], ChatRequest]
 """The seam: the ``i``-th request of the window (from 0)."""
@@ -82,8 +86,9 @@ class Window:
 
 async def send_on_schedule(offsets: Sequence[float], send: Callable[[int, float], Awaitable[None]], *,
                            max_in_flight: int = MAX_IN_FLIGHT, clock: Callable[[], float] = time.perf_counter) -> None:
-    """``send(i, due)`` for every offset, each started at ``clock()``-time ``due`` (the start plus its offset)
-    or, when ``max_in_flight`` are still in flight, as soon as one ends; returns once every send has ended.
+    """``send(i, due)`` for every offset, each started at ``clock()``-time ``due`` (the start plus its offset; woken
+    :data:`EARLY_S` before it) or, when ``max_in_flight`` are still in flight, as soon as one ends; returns once
+    every send has ended.
     A send that raises stops the schedule, and the sends in flight are cancelled."""
     slots = asyncio.Semaphore(max_in_flight)
     running: set[asyncio.Task[None]] = set()
@@ -101,8 +106,10 @@ async def send_on_schedule(offsets: Sequence[float], send: Callable[[int, float]
     try:
         for i, offset in enumerate(offsets):
             due = start + offset
-            if (delay := due - clock()) > 0:
+            if (delay := due - clock() - EARLY_S) > 0:
                 await asyncio.sleep(delay)
+            while clock() < due:
+                await asyncio.sleep(0)
             await slots.acquire()
             if errors:
                 break
@@ -159,7 +166,8 @@ def peak_rate(ctx: Context, b: Backend) -> tuple[float, str] | str:
     peak = traffic.peak_req_per_s
     if descriptor(b.kind).pricing == PER_TOKEN:
         return peak, f"the workload's peak, {peak:.4g} req/s: a per-token service carries all of it"
-    logs = {int(e["concurrency"]): LevelLog(**e) for e in ctx.info.get("slo_search", {}).get(b.name, {}).get("levels", [])}
+    search = ctx.info.get("slo_search", {}).get(b.name, {})
+    logs = {int(e["concurrency"]): LevelLog(**e) for e in search.get("levels", [])}
     level = capacity_level(ctx.recorded(b.name, "chat"), ctx.plan.target, logs)
     if level is None or not level.goodput_output_tok_per_s:
         return (f"--rate peak: no SLO capacity under the target from the chat part, so the rate one instance "
@@ -183,8 +191,8 @@ def window_for(ctx: Context, b: Backend) -> Window | str:
         duration = o.rate_duration_s or max(offsets[-1], 1e-3)
         log = {"mode": "trace", "rate_req_per_s": round(len(offsets) / duration, 4),
                "rate_basis": f"the trace's timestamps at speed {trace.speed:g}", "arrival": "trace"}
-        return Window(offsets, lambda i: trace.requests[i][1], {**log, "duration_s": duration,
-                                                                 "planned": len(offsets), "max_in_flight": MAX_IN_FLIGHT})
+        log.update(duration_s=duration, planned=len(offsets), max_in_flight=MAX_IN_FLIGHT)
+        return Window(offsets, lambda i: trace.requests[i][1], log)
     found = peak_rate(ctx, b) if o.rate == PEAK else (float(o.rate), f"--rate {float(o.rate):g}")
     if isinstance(found, str):
         return found

@@ -19,8 +19,9 @@ from tests.agent.bench.fakes.openai_fake import FakeOpenAI
 from tests.agent.bench.fakes.paced import SlowsAfter
 from tests.agent.bench.fakes.synthetic import G6_PRICE
 
-LAG_MS = 50.0
-"""A loose bound on one request's lag on a loaded test machine (benchmarks/open_loop.py measures the real one)."""
+LAG_MS = 150.0
+"""A loose bound on one request's lag (actual send after scheduled send) on a loaded test machine, below the gaps
+that tell a schedule kept from answers awaited (benchmarks/open_loop.py measures the real lag)."""
 
 
 def run(tmp_path: Path, policy: object, *argv: str) -> tuple[int, dict, list[dict]]:
@@ -52,7 +53,8 @@ def test_a_server_that_slows_after_half_the_window_is_not_sustaining_and_not_cho
     assert ol["second_half"]["ttft_p99_ms"] >= 400
     due = [r["scheduled_s"] for r in sorted(records, key=lambda r: r["run"])]
     assert [round(b - a, 6) for a, b in zip(due, due[1:])] == [0.05] * 19  # the schedule: 50 ms apart
-    assert all(0 <= (r["sent_s"] - r["scheduled_s"]) * 1000 < LAG_MS for r in records)
+    lags = [round((r["sent_s"] - r["scheduled_s"]) * 1000, 3) for r in records]
+    assert all(0 <= lag < LAG_MS for lag in lags), lags
     assert max(r["concurrency"] for r in records) > 1  # answers take 400 ms: later requests went out regardless
     rec = s["recommendation"]
     assert rec["choice"] is None and rec["verdict"] == "none_qualifies"
