@@ -79,8 +79,8 @@ def _sessions(summary: Summary, blocks: Mapping[str, ChatSummary]) -> list[str]:
                        for n, s in sessions.items()]
     caches = {n: c.prompt_cache for n, c in blocks.items() if c.prompt_cache}
     if caches:
-        out += ["", "Prompt cache (the servers' own count: vLLM's `usage.prompt_tokens_details.cached_tokens`, "
-                "Bedrock's `cacheReadInputTokens`):", ""]
+        out += ["", "Prompt cache (the servers' own count: `usage.prompt_tokens_details.cached_tokens` from vLLM and "
+                "llama.cpp, `cacheReadInputTokens` from Bedrock):", ""]
         out += [f"- {backend_label(summary, n)}: {p.cached_prompt_tokens:,} of {p.prompt_tokens:,} prompt tokens "
                 f"cached ({percent(p.cached_share, 1)}) over {p.requests} requests" for n, p in caches.items()]
     return out

@@ -179,11 +179,13 @@ def test_bedrock_converse_stream():
     events = [{"messageStart": {"role": "assistant"}}]
     events += [{"contentBlockDelta": {"delta": {"text": f"w{i} "}}} for i in range(5)]
     events += [{"messageStop": {"stopReason": "max_tokens"}},
-               {"metadata": {"usage": {"inputTokens": 9, "outputTokens": 100}, "metrics": {"latencyMs": 800}}}]
+               {"metadata": {"usage": {"inputTokens": 9, "outputTokens": 100, "cacheReadInputTokens": 6},
+                             "metrics": {"latencyMs": 800}}}]
     client = FakeBedrock(events)
 
     t = send(bedrock_client(client), hi(100))
     assert t.error is None and t.completion_tokens == 100 and t.prompt_tokens == 9 and len(t.chunk_times) == 5
+    assert t.cached_prompt_tokens == 6  # read from Bedrock's prompt cache
     assert t.finish_reason == "max_tokens" and t.request_id == "rid-1" and t.server_timings == {"latencyMs": 800}
     assert client.calls[0]["inferenceConfig"] == {"maxTokens": 100, "temperature": 0.0}
 
