@@ -65,6 +65,8 @@ class Backend:
         region: AWS region (``bedrock`` and ``sagemaker`` kinds).
         endpoint_name: SageMaker endpoint name.
         max_prompt_tokens: the server's prompt limit where one is known (Neuron: 128).
+        max_total_tokens: its limit on prompt and output tokens together where one is known (Neuron: 512; vLLM's
+            ``--max-model-len``; the local rig's context; a managed model's context window).
         metadata: whatever is known for the report: instance type, region, zone, AMI id,
             image, engine version, serve flags, how it is reached.
         toy_model: True for the CPU-served local rig: its figures come from a toy model.
@@ -87,6 +89,7 @@ class Backend:
     region: str | None = None
     endpoint_name: str | None = None
     max_prompt_tokens: int | None = None
+    max_total_tokens: int | None = None
     metadata: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))
     toy_model: bool = False
     custom: bool = False
@@ -221,6 +224,43 @@ def _context_facts(rig: Ec2Rig | SageMakerRig) -> dict[str, Any]:
     return {"context_tokens": fact(int(value), source)} if value and value.isdigit() else {}
 
 
+def catalog_limits(rig: Ec2Rig | SageMakerRig | BedrockBackend) -> dict[str, int | None]:
+    """The token limits the catalog states for ``rig``: a Neuron build's compiled prompt and total tokens, vLLM's
+    ``--max-model-len`` (its serve flag, or the SageMaker container's variable), a managed model's context."""
+    if isinstance(rig, catalog_model.BedrockBackend):
+        return {"max_prompt_tokens": None, "max_total_tokens": rig.context_tokens}
+    context = _context_facts(rig).get("context_tokens", {}).get("value")
+    total = getattr(rig, "max_total_tokens", None) or context
+    return {"max_prompt_tokens": getattr(rig, "max_prompt_tokens", None), "max_total_tokens": total}
+
+
+@dataclass(frozen=True, slots=True)
+class TokenLimits:
+    """What one request may hold on a backend, each limit with where it comes from (None: no limit known)."""
+
+    max_prompt_tokens: int | None
+    max_total_tokens: int | None
+    source: str
+
+
+def token_limits(b: Backend) -> TokenLimits:
+    """``b``'s limits: the context its server reports (``GET /v1/models`` ``max_model_len``, llama.cpp's
+    ``/props``) before the catalog's, the catalog's (or the local rig's) before its kind's (:mod:`agent.kinds`)."""
+    kind = descriptor(b.kind)
+    read = (b.provenance.get("read") or {}).get("context_tokens") or {}
+    sources = []
+    prompt = b.max_prompt_tokens or kind.prompt_limit
+    if prompt is not None:
+        sources.append(f"prompt {prompt} ({'stated for this backend' if b.max_prompt_tokens else 'its kind'})")
+    total = read.get("value") if isinstance(read.get("value"), int) else None
+    if total is not None:
+        sources.append(f"prompt and output {total} (the server: {read.get('source')})")
+    elif b.max_total_tokens or kind.total_limit:
+        total = b.max_total_tokens or kind.total_limit
+        sources.append(f"prompt and output {total} ({'stated for this backend' if b.max_total_tokens else 'its kind'})")
+    return TokenLimits(prompt, total, "; ".join(sources) or "no limit known")
+
+
 def _image_facts(rig: Ec2Rig | SageMakerRig, region: str | None, deployed_digest: str | None) -> dict[str, Any]:
     """The engine version the image's tag names (vLLM images) and the digest it is pinned to."""
     out = {}
@@ -324,7 +364,7 @@ def from_env(env: Mapping[str, str], catalog: Catalog, region: str | None = None
         backends.append(Backend(
             name="sagemaker", label=rig.label, kind=kind_for(rig),
             model_id=get("SM_MODEL") or rig.model_id, tool_calls=rig.tool_calls,
-            region=sm_region, endpoint_name=endpoint,
+            region=sm_region, endpoint_name=endpoint, **catalog_limits(rig),
             metadata={**catalog_metadata(rig, sm_region, get("SM_MODEL") or rig.model_id), "region": sm_region,
                       "reached_via": f"SM_ENDPOINT={endpoint} in {sm_region}"},
             provenance={"expected": catalog_expectation(rig, get("SM_MODEL") or rig.model_id, sm_region)},
@@ -369,7 +409,7 @@ def custom_backend(rig: Ec2Rig, prefix: str, base_url: str, model: str | None, i
     if instance_type is not None:
         expected["instance_type"] = fact(instance_type, f"{prefix}_INSTANCE_TYPE (stated, not read)")
     return Backend(name=rig.name, label=label, kind=kind_for(rig), model_id=model or rig.model_id,
-                   tool_calls=rig.tool_calls, base_url=base_url, max_prompt_tokens=rig.max_prompt_tokens,
+                   tool_calls=rig.tool_calls, base_url=base_url, **catalog_limits(rig),
                    metadata=metadata, custom=True, provenance={"expected": expected})
 
 
@@ -385,7 +425,7 @@ def bedrock_backend(catalog: Catalog, model_id: str, region: str, tier: str = ST
     rig = catalog.get("bedrock")
     return Backend(
         name="bedrock", label=rig.label, kind=kind_for(rig), model_id=model_id,
-        tool_calls=rig.tool_calls, region=region,
+        tool_calls=rig.tool_calls, region=region, **(catalog_limits(rig) if model_id == rig.model_id else {}),
         metadata={**catalog_metadata(rig, region, model_id), "region": region, "service_tier": tier,
                   "reached_via": f"Bedrock runtime API in {region} (ConverseStream)"},
         provenance={"expected": catalog_expectation(rig, model_id, region, tier=tier)},

@@ -200,6 +200,9 @@ class BedrockBackend(RigBase):
     kind: Literal["bedrock"]
     price_source: Literal["bedrock-on-demand"]
     runtime: Literal["bedrock"]
+    context_tokens: StrictInt | None = None
+    """The model's context window in tokens (prompt and output together), from its public model page: what a
+    request of the user's workload must fit (docs/benchmark.md, "Your traffic")."""
 
 
 AnyEc2Rig = Annotated[Union[VllmRig, NeuronRig], Field(discriminator="runtime")]

@@ -22,8 +22,10 @@ from .blocks.cost import cost_block
 from .blocks.counting import summarize_counting
 from .blocks.orchestrator import summarize_orchestrator
 from .blocks.provenance import provenance_block
+from .asked import traffic_block
 from .ceiling import ceiling_for
 from .recommendation import attach
+from .traffic import Traffic
 
 INTERRUPTED = "interrupted: the run was stopped before every part finished; what was cut off is incomplete"
 
@@ -96,7 +98,9 @@ def backend_summary(b: BackendInfo, by_part: Mapping[str, Sequence[RequestRecord
         toy_model=bool(b.toy_model), custom=bool(b.custom), **blocks, weights=quality_pairs.weights_of(b), cost=cost,
         ceiling=_ceiling(b, chat),
         slo=slo_block(chat_records, run, b.name, b.kind), skipped=skipped, stopped=stopped, failures=failures,  # type: ignore[arg-type]
-        completed=not failures, provenance=provenance_block(b.provenance))
+        completed=not failures, provenance=provenance_block(b.provenance),
+        traffic=traffic_block(chat_records, by_part.get("chat_not_sent", []), run.traffic.get(b.name),  # type: ignore[arg-type]
+                              Traffic.from_dict(run.options.workload)))
 
 
 def summarize(records: Iterable[RequestRecord | Mapping[str, Any]], run: RunFile | Mapping[str, Any]) -> Summary:

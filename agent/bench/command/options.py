@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..results.target import Target
 from ..parts import bfcl, quality
+from ..tasks.workload import CHAT_MAX_TOKENS
 from . import declared
 from .declared import AUTO, BENCH_GROUPS, DEFAULT_DEMOS, PART_OPTIONS, given
 
@@ -48,6 +49,10 @@ def check(namespace: argparse.Namespace) -> None:
                               f"and --demos {','.join(demos)} has no {part}: add {part} to --demos, or leave "
                               f"{'it' if len(flags) == 1 else 'them'} out")
     _check_quality_floor(namespace)
+    if getattr(namespace, "max_tokens", None) is not None:
+        from ..analysis.traffic import default_traffic  # pydantic: loaded only when the option is given
+
+        with_max_tokens(getattr(namespace, "workload", None) or default_traffic(), namespace.max_tokens)
 
 
 def _check_quality_floor(namespace: argparse.Namespace) -> None:
@@ -106,11 +111,12 @@ class BenchOptions:
         from ..analysis.traffic import default_traffic  # pydantic: loaded when a run starts, not for --help
 
         bfcl_n, levels, chosen = get("bfcl_n"), get("concurrency"), get("backends")
-        traffic = get("workload") or default_traffic()
+        traffic = with_max_tokens(get("workload") or default_traffic(), get("max_tokens"))
         floor = get("min_quality")
         return cls(
             demos=tuple(get("demos")), runs=int(get("runs")), tools=get("tools"),
-            concurrency=levels if levels == AUTO else tuple(levels), max_tokens=int(get("max_tokens")),
+            concurrency=levels if levels == AUTO else tuple(levels),
+            max_tokens=int(get("max_tokens") or traffic.output_tokens_mean or CHAT_MAX_TOKENS),
             ignore_eos=bool(get("ignore_eos")), question=get("question"),
             request_timeout_s=float(get("request_timeout")),
             max_consecutive_failures=int(get("max_consecutive_failures")), target=get("slo"), repeats=get("repeats"),
@@ -148,6 +154,29 @@ class BenchOptions:
                 out[key] = value.record().model_dump() if isinstance(value, Traffic) else \
                     list(value) if isinstance(value, tuple) else value
         return {**out, **own}
+
+
+def with_max_tokens(traffic: Traffic, max_tokens: int | None) -> Traffic:
+    """The workload with ``--max-tokens`` as its ``output_tokens_mean`` where it states none (its prompt lengths and
+    ``input_per_output`` follow again; the reference's prompt stays the reference's); the two given and different
+    are refused.
+
+    Raises:
+        OptionError: both given, with different values.
+    """
+    if max_tokens is None or traffic.output_tokens_mean == max_tokens:
+        return traffic
+    from ..analysis.traffic import from_mapping, given_keys
+
+    given = given_keys(traffic)
+    if "output_tokens_mean" in given or traffic.prompts or traffic.trace:
+        raise OptionError(f"--max-tokens {max_tokens} and the workload's output_tokens_mean "
+                          f"{traffic.output_tokens_mean:g} both say how many output tokens a request asks for: "
+                          "give one of them")
+    kept = {"preset": traffic.preset} if traffic.preset and "preset" not in given else {}
+    out = from_mapping({**given, **kept, "output_tokens_mean": max_tokens}, source=traffic.source)
+    return out.model_copy(update={"derived": {**out.derived, "output_tokens_mean": "--max-tokens"},
+                                  "defaulted": out.defaulted + tuple(kept)})
 
 
 def recommendation_record(options: Any) -> dict[str, Any]:

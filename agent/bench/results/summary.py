@@ -17,6 +17,7 @@ from .blocks.provenance import ProvenanceBlock
 from .blocks.quality import QualityLane, QualityPair, QualitySummary, Weights
 from .blocks.recommendation import Recommendation
 from .blocks.slo import SloBlock, SloPair
+from .blocks.traffic import TrafficBlock
 from .run import Prices, RunInfo, Stopped
 
 SCHEMA_VERSION = "1.0"
@@ -47,6 +48,8 @@ class BackendSummary(Frozen):
     completed: bool
     provenance: ProvenanceBlock | None = None
     """What served it, read at run time, beside the catalog's expectation (None: a run before it was read)."""
+    traffic: TrafficBlock | None = None
+    """What its chat part was sent of the workload, asked against counted (None: the chat part sent nothing)."""
 
     def tags(self) -> list[str]:
         """What a reader must know beside the name: ``constrained``, ``CPU toy model``, ``custom server``."""

@@ -1,5 +1,5 @@
 """What each measured backend offers for the user's traffic, and what keeps it from being chosen:
-no capacity under the target, no tool calls where the workload needs them, an accuracy below the
+requests of the workload its token limits cannot take, no capacity under the target, no tool calls where the workload needs them, an accuracy below the
 floor, an answer quality whose upper 95% bound is below the quality floor, no price; and what makes
 the evidence thin (few requests, no repeats, an interval that reaches below a floor, a floor that
 could not be checked)."""
@@ -97,6 +97,12 @@ def _no_capacity(b: Assessed, slo: SloBlock | None) -> str | None:
     return None
 
 
+def _does_not_fit(entry: BackendSummary) -> str | None:
+    """Some of the workload's requests do not fit the backend's token limits: it cannot serve this traffic, however
+    cheap its capacity on the requests that do fit (the limit and the share, from the ``traffic`` block)."""
+    return entry.traffic.disqualified if entry.traffic else None
+
+
 def _no_tool_calls(b: Assessed, traffic: Traffic) -> str | None:
     native = descriptor(b.entry.kind).native_tool_calls
     tool_calls = b.info.tool_calls if b.info and b.info.tool_calls is not None else native
@@ -165,8 +171,8 @@ def assess(name: str, info: BackendInfo | None, entry: BackendSummary, prices: P
     b = Assessed(name, info, entry, accuracy=accuracy_of(entry), quality=quality_of(entry))
     slo = entry.slo
     b.level = slo.at_capacity() if slo else None
-    b.disqualified = (_no_capacity(b, slo) or _no_tool_calls(b, traffic) or _below_floor(b, min_accuracy)
-                      or _below_quality_floor(b, min_quality))
+    b.disqualified = (_does_not_fit(entry) or _no_capacity(b, slo) or _no_tool_calls(b, traffic)
+                      or _below_floor(b, min_accuracy) or _below_quality_floor(b, min_quality))
     if b.disqualified is None and slo is not None:
         _offer(b, slo, prices, traffic)
     return b

@@ -4,8 +4,7 @@ disqualifies each backend, and the plot."""
 
 from __future__ import annotations
 
-from ...results.blocks.recommendation import Recommendation
-from ...results.constants import WORKLOAD_DEFAULTS
+from ...results.blocks.recommendation import Recommendation, Workload
 from ...results.formatting import MISSING, bracket, target, usd, volume
 from ...results.summary import BackendSummary, Summary
 from ..markdown import table
@@ -35,23 +34,45 @@ def caveats(summary: Summary) -> list[str]:
     return out + [""] if out else []
 
 
+def _value(value: object, key: str = "") -> str:
+    if key == "output_tokens_per_month" and isinstance(value, float):
+        return volume(value)
+    return f"{value:g}" if isinstance(value, float) else str(value)
+
+
+def traffic_words(w: Workload) -> str:
+    """What the chat part sent, in a few words: ``the reference's prompt and 100 output tokens``."""
+    if w.prompts or w.trace:
+        return f"the requests of the {'prompts file' if w.prompts else 'trace'} {w.prompts or w.trace}"
+    if w.preset == "reference":
+        return f"the reference's prompt and {_value(w.output_tokens_mean)} output tokens"
+    shape = (f"prompts of {_value(w.prompt_input_tokens_mean)} +- {_value(w.prompt_input_tokens_stddev)} tokens and "
+             f"{_value(w.output_tokens_mean)} +- {_value(w.output_tokens_stddev)} output tokens")
+    if w.shared_prefix_tokens:
+        shape += f" after a shared prefix of {w.shared_prefix_tokens} tokens"
+    if w.turns and w.turns > 1:
+        shape += f", in sessions of {w.turns} turns"
+    return shape + (f" (preset {w.preset})" if w.preset else "")
+
+
 def workload_lines(rec: Recommendation) -> list[str]:
     w = rec.workload
     defaulted = set(w.defaulted)
 
     def mark(key: str) -> str:
-        return " (default)" if key in defaulted else ""
+        return " (default)" if key in defaulted else " (from the lengths sent)" if key in w.derived else ""
 
     lines = [
         f"- **Workload**: {volume(w.output_tokens_per_month)} output tokens a month"
         f"{mark('output_tokens_per_month')} ({w.average_output_tok_per_s:,.1f} tok/s on average, "
         f"{w.peak_output_tok_per_s:,.1f} tok/s in the busiest hour: peak-to-average {w.peak_to_average:g}"
         f"{mark('peak_to_average')}); {w.input_per_output:g} input tokens per output token"
-        f"{mark('input_per_output')}; tool calls {'needed' if w.tool_calls else 'not needed'}{mark('tool_calls')}.",
+        f"{mark('input_per_output')}; tool calls {'needed' if w.tool_calls else 'not needed'}{mark('tool_calls')}; "
+        f"{traffic_words(w)} (\"Your traffic\").",
     ]
     if defaulted:
         lines.append(f"  Defaults ({', '.join(sorted(defaulted))}) are assumptions, not measurements: "
-                     f"{', '.join(f'{k}={v}' for k, v in WORKLOAD_DEFAULTS.items() if k in defaulted)}; give yours "
+                     f"{', '.join(f'{k}={_value(getattr(w, k), k)}' for k in sorted(defaulted))}; give yours "
                      "with `--workload KEY=VALUE,...` or a YAML file.")
     used = rec.target
     source = f" ({'default' if used.source == 'default' else '--slo'})" if used else ""

@@ -11,7 +11,8 @@ from .slo import TargetLimits
 
 
 class Workload(Frozen):
-    """The user's traffic (``--workload``), with the keys that took their default."""
+    """The user's traffic (``--workload``) as the run sent and priced it, with the keys that took their default
+    and those that followed from others (a key written before it existed reads as absent)."""
 
     output_tokens_per_month: float
     input_per_output: float
@@ -23,6 +24,20 @@ class Workload(Frozen):
     defaulted: list[str]
     min_quality: float | None = None
     """The answer-quality floor the workload file or option gave (``min_quality``)."""
+    preset: str | None = None
+    prompt_input_tokens_mean: float | None = None
+    prompt_input_tokens_stddev: float | None = None
+    output_tokens_mean: float | None = None
+    output_tokens_stddev: float | None = None
+    shared_prefix_tokens: int | None = None
+    turns: int | None = None
+    think_time_s: float | None = None
+    prompts: str | None = None
+    trace: str | None = None
+    trace_speed: float | None = None
+    seed: int | None = None
+    derived: dict[str, str] = {}
+    """The keys that followed from others, each with how (``preset chat``, ``the prompts file`` ...)."""
 
 
 class TargetUsed(TargetLimits):

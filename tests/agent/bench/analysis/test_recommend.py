@@ -93,7 +93,8 @@ def test_bedrock_cost_at_the_workload_and_at_the_target():
     # the target: $0.315 x 100/90 = $0.35 per M output tokens that met it.
     br = backend("bedrock", kind="bedrock",
                  slo_block=slo(8, [level(1, 100.0), level(8, 720.0, output_tok_per_s=800.0, met_share=0.9)]))
-    _, add = run_rec({"bedrock": br}, {"bedrock": per_token()}, workload={"output_tokens_per_month": 1e9})
+    _, add = run_rec({"bedrock": br}, {"bedrock": per_token()}, workload={"output_tokens_per_month": 1e9,
+                                                                            "input_per_output": 5})
     a = add["bedrock"]
     assert a["monthly_usd"].at_workload == pytest.approx(315.0)
     assert a["monthly_usd"].always_on_one_instance is None and a["instances_for_peak"] is None
@@ -255,7 +256,7 @@ def test_a_backend_not_run_that_could_be_cheaper_blocks_the_choice():
     not_run = {"bedrock": {"label": "Amazon Bedrock (Nova Micro)", "tool_calls": True, **per_token()},
                "trn1": {"label": "Trainium", "tool_calls": False, "hourly": {"usd_per_hour": 1.3438}},
                "g5g": {"label": "g5g", "tool_calls": True, "hourly": G5G_PRICE}}
-    rec, _ = run_rec({"g6": g6}, {"g6": hourly(G6_PRICE)}, not_run=not_run)
+    rec, _ = run_rec({"g6": g6}, {"g6": hourly(G6_PRICE)}, not_run=not_run, workload={"input_per_output": 5})
     assert rec.verdict == "too_thin" and rec.choice is None
     assert "bedrock was not run and could cost less here" in rec.headline and "from $31.50 a month" in rec.headline
     assert "g5g was not run" in rec.headline  # one g5g instance: $405.88 < $587.50

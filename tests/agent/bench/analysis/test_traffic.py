@@ -12,9 +12,12 @@ from tests.agent.bench.conftest import make_options
 
 
 def test_defaults_are_stated_and_marked():
+    """With no length given the run sends the reference's prompt and 100 tokens, and prices what that sends."""
     t = Traffic.from_dict(None)
-    assert (t.output_tokens_per_month, t.input_per_output, t.peak_to_average, t.tool_calls) == (1e8, 5.0, 3.0, True)
-    assert t.defaulted == tuple(DEFAULTS) and t.source == "defaults"
+    assert (t.output_tokens_per_month, t.input_per_output, t.peak_to_average, t.tool_calls) == (1e8, 0.2, 3.0, True)
+    assert (t.preset, t.prompt_input_tokens_mean, t.output_tokens_mean) == ("reference", 20.0, 100.0)
+    assert {*DEFAULTS, "preset"} <= set(t.defaulted) and t.source == "defaults"
+    assert t.derived["input_per_output"].startswith("the lengths sent") and t.shape().reference
 
 
 @pytest.mark.parametrize("text,expected", [
@@ -29,7 +32,10 @@ def test_volumes_in_the_forms_people_write(text, expected):
 def test_a_spec_sets_only_what_it_names():
     t = parse_spec("input_per_output=3:1,peak_to_average=2,tool_calls=no")
     assert (t.input_per_output, t.peak_to_average, t.tool_calls) == (3.0, 2.0, False)
-    assert t.defaulted == ("output_tokens_per_month",) and t.source == "option"
+    assert "output_tokens_per_month" in t.defaulted and t.source == "option"
+    assert not {"input_per_output", "peak_to_average", "tool_calls"} & {*t.defaulted, *t.derived}
+    # the lengths sent follow from it: 3 x the default 100 output tokens
+    assert (t.prompt_input_tokens_mean, t.output_tokens_mean, t.preset) == (300.0, 100.0, None)
 
 
 def test_hand_computed_rates():
@@ -47,7 +53,7 @@ def test_a_yaml_file(tmp_path):
     assert (t.output_tokens_per_month, t.input_per_output, t.peak_to_average, t.tool_calls) == (1.5e9, 8.0, 4.0, False)
     path.write_text("output_tokens_per_month: 2,000,000\n")
     assert parse_spec(str(path)).output_tokens_per_month == 2e6
-    assert t.source == "file traffic.yaml" and t.defaulted == ()
+    assert t.source == "file traffic.yaml" and not set(DEFAULTS) & set(t.defaulted)
 
 
 def test_recorded_and_read_back_the_same():

@@ -308,7 +308,7 @@ def test_the_cost_plot_subtitle_names_only_the_marks_it_draws():
     alone = backend("g6", slo_block=slo(1, [level(1, 131.5)]))
     s = full_summary(*synthetic_summary({"g6": alone}, {"g6": {"hourly": G6_PRICE}}, bedrock_reference=None))
     assert [c.style for c in s.recommendation.curves] == ["measured"] and not s.recommendation.switch_points
-    assert cost_volume.subtitle(s) == "peak/average 3, 5 input tokens per output token"  # no mark named
+    assert cost_volume.subtitle(s) == "peak/average 3, 0.2 input tokens per output token"  # no mark named
     drawn = terminal_summary()  # bedrock and g6 cross at 4.2 B; inf2 is priced but disqualified
     assert cost_volume.subtitle(drawn).endswith("\nred dots: the cheapest backend changes; dashed: disqualified")
     listed = full_summary(*synthetic_summary({"g6": alone}, {"g6": {"hourly": G6_PRICE}}, bedrock_reference=None,
