@@ -231,7 +231,7 @@ class Chat:
         o, plan = ctx.options, ctx.plan
         shape = o.workload.shape()
         traffic = Plan(shape)
-        maker = TextMaker(shape.seed) if shape.synthetic else None
+        maker = TextMaker.of(shape.seed) if shape.synthetic else None
         for b in ctx.backends:
             client = ctx.clients.get(b.name)
             if client is None:

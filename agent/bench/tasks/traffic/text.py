@@ -27,7 +27,7 @@ from random import Random
 
 BANK_SIZE = 4096
 """Sentences made once per seed; a prompt draws from them."""
-EVEN = 0.03
+EVEN = 0.04
 """How far a sentence's characters per unit may be from the average."""
 CLOSING = "Continue these notes in your own words, at length, and do not stop early."
 WORDS_FILE = Path(__file__).with_name("words.txt")
@@ -91,7 +91,14 @@ def _shuffled(s: _Sentence, rng: Random) -> _Sentence:
 
 
 class TextMaker:
-    """The text of one seed: :meth:`text` gives any length, the same for the same ``(seed, key, units)``."""
+    """The text of one seed: :meth:`text` gives any length, the same for the same ``(seed, key, units)``; made once
+    per seed and process (:meth:`of`)."""
+
+    @classmethod
+    @lru_cache(maxsize=4)
+    def of(cls, seed: int) -> TextMaker:
+        """The seed's maker, its bank made on first use."""
+        return cls(seed)
 
     def __init__(self, seed: int) -> None:
         self.seed = seed

@@ -24,6 +24,8 @@ from tests.agent.bench.fakes.openai_fake import Answer, send
 class Counted:
     slots: int = 4
     prefill_s_per_token: float = 0.0
+    one_prefill_at_a_time: bool = False
+    """Prefill one prompt at a time (compute-bound, as on one accelerator): a queued prompt waits for the others'."""
     tpot_s: float = 0.0
     chars_per_token: float = 2.7
     turn_tokens: int = 5
@@ -31,9 +33,11 @@ class Counted:
     natural_tokens: int = 1000
     max_context: int | None = None
     _free: asyncio.Semaphore = field(init=False, repr=False)
+    _prefill: asyncio.Lock = field(init=False, repr=False)
 
     def __post_init__(self) -> None:
         self._free = asyncio.Semaphore(self.slots)
+        self._prefill = asyncio.Lock()
 
     def prompt_tokens(self, body: dict[str, Any]) -> int:
         return self.template_tokens + sum(self.turn_tokens + math.ceil(len(str(m.get("content") or "")) /
@@ -49,7 +53,12 @@ class Counted:
                 % self.max_context)))
         tokens = asked if body.get("ignore_eos") else min(asked, self.natural_tokens)
         usage = {"prompt_tokens": prompt, "completion_tokens": tokens, "total_tokens": prompt + tokens}
+        prefill = self.prefill_s_per_token * prompt
         async with self._free:
+            if self.one_prefill_at_a_time:
+                async with self._prefill:
+                    await asyncio.sleep(prefill)
+                prefill = 0.0
             return await send(request, body, Answer(
-                chunks=[f"w{i} " for i in range(tokens)], finish="length", usage=usage,
-                first_delay_s=self.prefill_s_per_token * prompt, chunk_delay_s=self.tpot_s, id=f"chatcmpl-counted-{n}"))
+                chunks=[f"r{n}w{i} " for i in range(tokens)], finish="length", usage=usage, first_delay_s=prefill,
+                chunk_delay_s=self.tpot_s, id=f"chatcmpl-counted-{n}"))
