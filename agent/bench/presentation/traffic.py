@@ -81,7 +81,7 @@ def section(summary: Summary) -> list[str]:
     notes = [f"- **{backend_label(summary, n)}**: {line}." for n, t in sent.items()
              for line in ([t.disqualified] if t.disqualified else []) + t.differs]
     asked = any(t.prompt_asked for t in sent.values())
-    out += (["**Where asked and counted differ:**", ""] + notes if notes else
+    out += (["**Where asked and counted differ, and what does not fit:**", ""] + notes if notes else
             ["Asked and counted agree on every backend." if asked else
              "No length was asked: the prompt is given, and each server's own count is in the table."]) + [""]
     if plot.names(summary):

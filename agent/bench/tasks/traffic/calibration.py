@@ -21,7 +21,7 @@ from typing import Sequence
 
 SHORT_UNITS = 24
 """The short prompt of the exchange (about a sentence)."""
-LONG_UNITS_MIN = 512
+LONG_UNITS_MIN = 256
 """The long prompts are at least this long where the backend's limits allow: a line fitted on a few
 hundred words has a slope within about 1% of the text's average."""
 
