@@ -79,10 +79,11 @@ def test_a_server_counting_its_own_way_gets_the_asked_lengths(tmp_path):
 def test_a_neuron_like_server_over_its_limit_is_disqualified_and_never_chosen(tmp_path, monkeypatch):
     """INF2_URL stands for the inf2 rig and carries its compiled limits (128 prompt tokens, 512 in all): with
     prompts of 100 +- 60 tokens only some fit; it is sent only those, the others are recorded as not sent, and
-    though an inf2.xlarge costs less an hour than a g6.xlarge it is disqualified, never chosen nor leader."""
+    though an inf2.xlarge costs less an hour than a g6.xlarge it is disqualified, never chosen nor leader. Its
+    server cannot be told to ignore its end of sequence: the replies shorter than asked are recorded, and said."""
     catalog = load_catalog()
     out = tmp_path / "out"
-    with FakeOpenAI(Counted()) as g6_server, FakeOpenAI(Counted(max_context=512, chars_per_token=4.0)) as inf2_server:
+    with FakeOpenAI(Counted()) as g6_server, FakeOpenAI(Counted(max_context=512, chars_per_token=4.0, natural_tokens=5)) as inf2_server:
         inf2 = custom_backend(catalog.get("inf2"), "INF2", inf2_server.base_url, "gemma-4-E2B-it", "inf2.xlarge")
         assert (inf2.max_prompt_tokens, inf2.max_total_tokens) == (128, 512)
         code = runner.run([openai_backend("g6", g6_server.base_url), inf2], make_options(
@@ -104,6 +105,9 @@ def test_a_neuron_like_server_over_its_limit_is_disqualified_and_never_chosen(tm
     assert rec["choice"] != "inf2" and rec["leader"] != "inf2"
     assert rec["disqualified"]["inf2"].startswith("cannot take the workload:") and "inf2" not in rec["ranking"]
     assert s["prices"]["backends"]["inf2"]["hourly"]["usd_per_hour"] < s["prices"]["backends"]["g6"]["hourly"]["usd_per_hour"]
+    assert t["ignore_eos"] is False and not any(b.get("ignore_eos") for b in sent_to_inf2)
+    assert "output tokens: 5.0 on average came back of the 8.0 asked (-37.5%): this server cannot be told" in \
+        " ".join(t["differs"])
     report = (out / "REPORT.md").read_text()
     assert "requests of the workload were not sent: they do not fit this backend's limits" in report
 
