@@ -165,6 +165,10 @@ class NeuronRig(Ec2Rig):
     runtime: Literal["neuronx"]
     neuron_devices: checked(Strings, lambda d: None if d else
                             "a neuronx rig must name the Neuron devices it passes through", minItems=1)
+    other_models: checked(StrictStr, lambda r: None if r.strip() and "\n" not in r.strip() else
+                          "must say in one line why it serves no other model")
+    """Why the rig serves its own model only (its server's graph is compiled in): one line, shown wherever
+    another model is asked of it (``python -m rigs fit``, ``-c model.<rig>``, ``agent.run --list``)."""
 
     @field_validator("runtime")
     @classmethod
