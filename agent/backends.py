@@ -171,13 +171,13 @@ def catalog_metadata(rig: Ec2Rig | SageMakerRig | BedrockBackend, region: str | 
                      model_id: str | None = None) -> dict[str, str]:
     """What the catalog pins for a rig, for the report (the image and flags it was deployed with), and
     with ``model_id`` what it states that model's weights are (``weights_*``: only when the catalog
-    lists that model for the rig, never for an override it says nothing about).
+    lists that model for the rig or in its models section, never for an override it says nothing about).
 
     ``region`` fills a regional registry (the SageMaker image's ``{region}``) and picks that
     region's digest; without it a regional image is shown with ``<region>``.
     """
     meta = {"runtime": rig.runtime}
-    weights = weights_for(rig, model_id) if model_id else None
+    weights = weights_for(rig, model_id, catalog_model.load_catalog()) if model_id else None
     if weights is not None:
         meta.update(weights.metadata(WEIGHTS_METADATA_PREFIX))
     if isinstance(rig, (catalog_model.Ec2Rig, catalog_model.SageMakerRig)):

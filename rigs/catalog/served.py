@@ -342,6 +342,13 @@ class Architecture(Frozen):
         located("Architecture", found)
         return self
 
+    def weights_bytes(self, dtype: str | None = None) -> int:
+        """The weights' bytes in ``dtype`` (the model's own when None; a quantized model's stay as published)."""
+        own, chosen = DTYPE_BYTES[self.dtype], DTYPE_BYTES[dtype or self.dtype]
+        if self.weight_bytes is not None:
+            return self.weight_bytes if self.quantization else round(self.weight_bytes * chosen / own)
+        return round(float(self.parameters or 0) * chosen)
+
     def layer_kinds(self) -> tuple[str, ...]:
         """Every layer's kind, in order (the pattern repeated)."""
         return tuple(self.layer_pattern[i % len(self.layer_pattern)] for i in range(self.layers))
@@ -381,3 +388,14 @@ class ModelCard(Frozen):
     bedrock_id: Text | None = None
     bedrock_note: Text | None = None
     architecture: Architecture
+
+    def weights(self, engine: str) -> Weights:
+        """What a rig serving it with ``engine`` serves, as the report shows it (its bytes as sized, not measured)."""
+        return weights_of(self.name, self.architecture, engine, self.source)
+
+
+def weights_of(model: str, arch: Architecture, engine: str, source: str) -> Weights:
+    """The :class:`Weights` of a model known by its architecture: its precision and the bytes ``rigs fit`` sizes."""
+    return Weights(model=model, precision=arch.quantization or arch.dtype,
+                   memory_gib=round(arch.weights_bytes() / 1024 ** 3, 2), memory_basis=arch.weight_basis,
+                   engine=engine, source=source)

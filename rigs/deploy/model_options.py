@@ -29,7 +29,7 @@ from typing import Any, Callable
 from rigs.catalog.model import Catalog, DeployableRig, Ec2Rig, SageMakerRig, Weights
 from rigs.catalog.rig_models import architecture_of
 from rigs.catalog.runtimes import runtime
-from rigs.catalog.served import Architecture, ModelCard
+from rigs.catalog.served import Architecture, ModelCard, weights_of
 from rigs.sizing.config import ConfigError, read_config
 from rigs.sizing.fit import GIB, InstanceFit, candidates, fit_one, weights_bytes
 
@@ -206,10 +206,9 @@ def _size(rig: DeployableRig, catalog: Catalog, arch: Architecture, card: ModelC
 
 def _weights(rig: DeployableRig, model_id: str, card: ModelCard | None, arch: Architecture) -> Weights:
     """What the rig serves now, as the report shows it: sized here, not published."""
-    return Weights(model=card.name if card else model_id, precision=arch.quantization or arch.dtype,
-                   memory_gib=round(weights_bytes(arch) / GIB, 2), memory_basis=arch.weight_basis,
-                   engine=rig.weights.engine,
-                   source=card.source if card else f"https://huggingface.co/{model_id}")
+    if card is not None:
+        return card.weights(rig.weights.engine)
+    return weights_of(model_id, arch, rig.weights.engine, f"https://huggingface.co/{model_id}")
 
 
 def _served_as(rig: DeployableRig, model_id: str, card: ModelCard | None, arch: Architecture, chosen: InstanceFit,

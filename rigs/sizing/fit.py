@@ -114,12 +114,8 @@ def candidates(catalog: "Catalog", model: str | None) -> list[Candidate]:
 
 
 def weights_bytes(arch: Architecture, dtype: str | None = None) -> int:
-    """The weights' bytes in ``dtype`` (the model's own when None; a quantized model's stay as published)."""
-    own = DTYPE_BYTES[arch.dtype]
-    chosen = DTYPE_BYTES[dtype or arch.dtype]
-    if arch.weight_bytes is not None:
-        return arch.weight_bytes if arch.quantization else round(arch.weight_bytes * chosen / own)
-    return round(float(arch.parameters or 0) * chosen)
+    """The weights' bytes in ``dtype`` (:meth:`Architecture.weights_bytes`)."""
+    return arch.weights_bytes(dtype)
 
 
 def kv_bytes_per_sequence(arch: Architecture, context: int, dtype: str | None = None) -> int:
