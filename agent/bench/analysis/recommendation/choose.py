@@ -167,7 +167,7 @@ def _floors_below(ranked: Sequence[Assessed], lead_cost: float, traffic: Traffic
     for b in ranked[1:]:
         low = b.offer.low_if_capacity_higher(traffic.output_tokens_per_month, traffic)  # type: ignore[union-attr]
         if low is not None and low < lead_cost and b.entry.slo:
-            out.append(f"{b.name}'s SLO capacity is only a floor ({b.entry.slo.capacity_text()}): with a higher one it "
+            out.append(f"{b.name}'s SLO capacity, {b.entry.slo.capacity_text()}, is only a floor: with a higher one it "
                        f"could cost as little as {usd(low)} a month, below {ranked[0].name}'s {usd(lead_cost)}; "
                        "measure higher levels to tell (--concurrency auto)")
     return out

@@ -15,8 +15,9 @@ from ..plots import cost_volume
 HOW = ("How: an hourly rig needs ceil(peak output tok/s / goodput at its SLO capacity) instances, each billed "
        "730 h a month; a per-token service costs volume x (output $/M + input tokens per output token x "
        "input $/M); goodput counts only requests that met the target. Two backends whose monthly costs overlap "
-       "within the 95% intervals of their goodput are a tie. `agent/bench/analysis/recommendation/` states every "
-       "rule.")
+       "within the 95% intervals of their goodput are a tie. A capacity marked ≥ is a floor (no level above it "
+       "was seen to miss): it widens no interval, and what one instance would cost if it is higher is shown apart, "
+       "as a bound. `agent/bench/analysis/recommendation/` states every rule.")
 
 
 TOY = "{name}: a CPU-served toy model ({model}): the harness works; not how fast a real rig is"

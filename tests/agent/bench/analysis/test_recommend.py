@@ -313,7 +313,7 @@ def test_a_cheaper_looking_floor_keeps_the_choice_open():
     rec, _ = run_rec({"g6": g6, "sagemaker": sm}, prices, workload={"output_tokens_per_month": "300M"},
                      bedrock_reference=None)
     assert rec.verdict == "too_thin" and rec.leader == "sagemaker"
-    assert ("g6's SLO capacity is only a floor (≥ 1 (only c=1 measured)): with a higher one it could cost as little "
+    assert ("g6's SLO capacity, ≥ 1 (only c=1 measured), is only a floor: with a higher one it could cost as little "
             "as $587.50 a month, below sagemaker's $822.49") in rec.headline
     # measured up to a level that missed, g6's capacity is no floor and sagemaker is the choice
     g6 = backend("g6", slo_block=slo(1, [level(1, 131.5, ci=(130.0, 133.0))]))
