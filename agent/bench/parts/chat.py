@@ -58,6 +58,7 @@ class Chat:
 
     name = "chat"
     records = ("chat",)
+    across_backends = False
 
     def width(self, options: Any, plan: Plan) -> int:
         return plan.width
