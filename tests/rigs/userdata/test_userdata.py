@@ -33,7 +33,7 @@ RIGS = CATALOG.ec2_rigs() + [rig.with_variant(v) for rig in CATALOG.ec2_rigs() f
 
 def boot(rig, **overrides) -> BootSettings:
     values = dict(region=rig.regions[0], stack_name=rig.stack_name, signal_resource="RigGroup97D30988",
-                  wait_handle_url=WAIT_HANDLE_URL, log_group=f"/aws-inference/{rig.name}", image=rig.image.reference(),
+                  wait_handle_url=WAIT_HANDLE_URL, log_group=f"/aws-inference/{rig.name}", image=rig.image.pull_reference(),
                   ready_timeout_seconds=rig.ready_timeout_minutes * 60,
                   registry="123456789012.dkr.ecr.us-east-1.amazonaws.com" if rig.name == "g5g" else "")
     values.update(overrides)
