@@ -139,9 +139,9 @@ def test_catalog_images_resolve_to_public_references_or_the_accounts_own_ecr():
 
 @pytest.mark.parametrize("given, pulled", [
     ("vllm/vllm-openai:v0.30.0@sha256:" + "b" * 64, "vllm/vllm-openai@sha256:" + "b" * 64),
-    ("registry.example:5000/team/vllm:v1@sha256:" + "b" * 64, "registry.example:5000/team/vllm@sha256:" + "b" * 64),
-    ("registry.example:5000/team/vllm@sha256:" + "b" * 64, "registry.example:5000/team/vllm@sha256:" + "b" * 64),
-    ("registry.example:5000/team/vllm:v1", "registry.example:5000/team/vllm:v1"),
+    ("registry.example.com/team/vllm:v1@sha256:" + "b" * 64, "registry.example.com/team/vllm@sha256:" + "b" * 64),
+    ("registry.example.com/team/vllm@sha256:" + "b" * 64, "registry.example.com/team/vllm@sha256:" + "b" * 64),
+    ("registry.example.com/team/vllm:v1", "registry.example.com/team/vllm:v1"),
 ])
 def test_an_image_named_by_tag_and_digest_is_pulled_by_the_digest_alone(given, pulled):
     assert parse_rig_options(CATALOG.get("g6"), image=given).image == ServerImage(public=pulled)
