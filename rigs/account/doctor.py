@@ -224,7 +224,7 @@ def account_plan(scope: Scope) -> list[Finding]:
     """The Free Tier API's account plan: a Free-plan account launches only Free Tier instance types, so no rig.
 
     Only an answer that is certain blocks: ``FREE`` with credits left or an expiry date (a Free plan that is
-    running). What the API answers for other accounts (made before the plans, in an organization) is not
+    running). What the API answers for other accounts (those made before the plans, for one) is not
     published, so ``FREE`` without either is a warning with the fix, and ``up``/``rehearse`` can pass the row
     by name (``--skip-check account-plan``).
     """
