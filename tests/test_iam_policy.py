@@ -110,11 +110,9 @@ def test_the_walk_places_each_way_the_code_names_a_call(tmp_path: Path) -> None:
     assert permissions.action("sagemaker-runtime", "InvokeEndpointWithResponseStream") == "sagemaker:InvokeEndpoint"
 
 
-@pytest.mark.parametrize("caller", ["user", "assumed role"])
-def test_status_needs_only_the_read_only_statement_by_moto_s_own_iam_checks(monkeypatch, caller: str) -> None:
-    """moto maps each request to its IAM action itself: `rigs status` signed by a user, or by an assumed role's
-    session (as SSO's are), holding only the ReadOnly statement lists everything, and is refused the one listing
-    whose action is taken away."""
+def test_status_needs_only_the_read_only_statement_by_moto_s_own_iam_checks(monkeypatch) -> None:
+    """moto maps each request to its IAM action itself: `rigs status` signed by a user holding only the
+    ReadOnly statement lists everything, and is refused the one listing whose action is taken away."""
     import boto3
     from moto import mock_aws, settings
     from moto.core.responses import ActionAuthenticatorMixin
@@ -129,23 +127,13 @@ def test_status_needs_only_the_read_only_statement_by_moto_s_own_iam_checks(monk
             TagSpecifications=[{"ResourceType": "volume", "Tags": [{"Key": "ManagedBy", "Value": "aws-inference"}]}])
         iam = boto3.client("iam", region_name="us-east-1")
 
-        def session_with(name: str, statement: dict) -> boto3.Session:
-            document = json.dumps({"Version": "2012-10-17", "Statement": [statement]})
-            if caller == "user":
-                iam.create_user(UserName=name)
-                iam.put_user_policy(UserName=name, PolicyName="p", PolicyDocument=document)
-                key = iam.create_access_key(UserName=name)["AccessKey"]
-                return boto3.Session(aws_access_key_id=key["AccessKeyId"], aws_secret_access_key=key["SecretAccessKey"],
-                                     aws_session_token=None, region_name="us-east-2")
-            trust = {"Version": "2012-10-17", "Statement": [{"Effect": "Allow", "Action": "sts:AssumeRole",
-                                                            "Principal": {"AWS": "arn:aws:iam::123456789012:root"}}]}
-            role = iam.create_role(RoleName=name, AssumeRolePolicyDocument=json.dumps(trust))["Role"]
-            iam.put_role_policy(RoleName=name, PolicyName="p", PolicyDocument=document)
-            assumed = boto3.client("sts", region_name="us-east-1").assume_role(
-                RoleArn=role["Arn"], RoleSessionName="alice@example.com")["Credentials"]
-            return boto3.Session(aws_access_key_id=assumed["AccessKeyId"],
-                                 aws_secret_access_key=assumed["SecretAccessKey"],
-                                 aws_session_token=assumed["SessionToken"], region_name="us-east-2")
+        def session_with(user: str, statement: dict) -> boto3.Session:
+            iam.create_user(UserName=user)
+            iam.put_user_policy(UserName=user, PolicyName="p", PolicyDocument=json.dumps(
+                {"Version": "2012-10-17", "Statement": [statement]}))
+            key = iam.create_access_key(UserName=user)["AccessKey"]
+            return boto3.Session(aws_access_key_id=key["AccessKeyId"], aws_secret_access_key=key["SecretAccessKey"],
+                                 aws_session_token=None, region_name="us-east-2")
 
         allowed = session_with("reader", read_only)
         short = session_with("short", {**read_only, "Action": [a for a in read_only["Action"]
@@ -157,6 +145,34 @@ def test_status_needs_only_the_read_only_statement_by_moto_s_own_iam_checks(monk
         refused = inventory.discover(short, ["us-east-2"], PriceBook(None))
         # moto answers AccessDenied where EC2 says UnauthorizedOperation; both are refusals to rigs.account.permissions
         assert refused.problems == ("us-east-2: could not list EBS volumes (AccessDenied)",)
+
+
+def test_an_assumed_role_holding_the_policy_is_allowed_its_calls_by_moto_s_own_iam_checks(monkeypatch) -> None:
+    """An assumed role's session (as an SSO user's is) holding docs/iam-policy.json, under moto's IAM enforcement:
+    the project's calls go through, a call the policy does not name is refused. (moto evaluates actions here, not
+    the resource patterns or tag conditions: see the EndOwnSessions test below.)"""
+    import boto3
+    from botocore.exceptions import ClientError
+    from moto import mock_aws, settings
+    from moto.core.responses import ActionAuthenticatorMixin
+
+    with mock_aws():
+        iam = boto3.client("iam", region_name="us-east-1")
+        trust = {"Version": "2012-10-17", "Statement": [{"Effect": "Allow", "Action": "sts:AssumeRole",
+                                                        "Principal": {"AWS": "arn:aws:iam::123456789012:root"}}]}
+        role = iam.create_role(RoleName="runner", AssumeRolePolicyDocument=json.dumps(trust))["Role"]
+        iam.put_role_policy(RoleName="runner", PolicyName="aws-inference", PolicyDocument=json.dumps(POLICY))
+        assumed = boto3.client("sts", region_name="us-east-1").assume_role(
+            RoleArn=role["Arn"], RoleSessionName="alice@example.com")["Credentials"]
+        session = boto3.Session(aws_access_key_id=assumed["AccessKeyId"], aws_secret_access_key=assumed["SecretAccessKey"],
+                                aws_session_token=assumed["SessionToken"], region_name="us-east-2")
+        monkeypatch.setattr(settings, "INITIAL_NO_AUTH_ACTION_COUNT", 0)
+        monkeypatch.setattr(ActionAuthenticatorMixin, "request_count", 0)
+        assert assumed["AccessKeyId"].startswith("ASIA")  # temporary credentials of the role's session
+        ec2 = session.client("ec2")
+        assert ec2.describe_volumes()["Volumes"] == []  # ReadOnly's ec2:DescribeVolumes
+        with pytest.raises(ClientError, match="AccessDenied"):
+            ec2.create_volume(Size=10, AvailabilityZone="us-east-2a")  # no statement names ec2:CreateVolume
 
 
 def test_every_action_the_policy_names_is_one_the_service_authorization_reference_lists() -> None:
