@@ -295,6 +295,13 @@ def test_a_free_plan_account_blocks_every_rig_everywhere_with_the_upgrade_as_the
         assert report.deployable("g6") == ["us-east-2"]
 
 
+def plan_finding(answers: CannedAnswers) -> doctor.Finding:
+    """The account-plan check alone, for g6 (its one call is canned: no server needed)."""
+    scope = doctor.Scope(RecordingClients(aws.make_session(), answers), ACCOUNT, [G6], CATALOG)
+    [finding] = doctor.account_plan(scope)
+    return finding
+
+
 @pytest.mark.parametrize(("answer", "status", "detail"), [
     ({"accountPlanExpirationDate": "2027-01-31T00:00:00Z"}, FAIL, "Free plan (active, ends 2027-01-31): it launches"),
     ({"accountPlanRemainingCredits": {"amount": 0, "unit": "USD"}, "accountPlanExpirationDate": "2027-01-31T00:00:00Z"},
@@ -302,31 +309,25 @@ def test_a_free_plan_account_blocks_every_rig_everywhere_with_the_upgrade_as_the
     ({}, WARN, "Free plan (active) without credits or an end date: not certain, so it blocks nothing"),
     ({"accountPlanRemainingCredits": {"unit": "USD"}}, WARN, "Free plan (active) without credits or an end date"),
 ])
-def test_the_free_plan_blocks_only_when_the_answer_is_certain(endpoint: str, which: Any, answer, status,
-                                                              detail) -> None:
+def test_the_free_plan_blocks_only_when_the_answer_is_certain(answer, status, detail) -> None:
     """What the Free Tier API answers for accounts that predate the plans is not published: a FREE with neither
     credits nor an end date warns, with the check and the upgrade as the fix, and stops no rig."""
     answers = CannedAnswers()
-    quotas(answers)
     account_plan(answers, "FREE", **answer)
-    bootstrap("us-east-2")
-    report, _ = run([G6], answers, which, regions=["us-east-2"])
-    plan = by_check(report, "Account plan")
+    plan = plan_finding(answers)
     assert (plan.status, plan.detail[:len(detail)]) == (status, detail)
     assert "`aws freetier upgrade-account-plan --account-plan-type PAID`" in plan.fix
+    report = doctor.DoctorReport((plan,), {"g6": ("us-east-2",)})
     assert report.deployable("g6") == ([] if status == FAIL else ["us-east-2"])
 
 
-def test_a_free_tier_refusal_naming_no_action_points_at_billing_access_not_the_policy(endpoint: str,
-                                                                                      which: Any) -> None:
+def test_a_free_tier_refusal_naming_no_action_points_at_billing_access_not_the_policy() -> None:
     answers = CannedAnswers()
-    quotas(answers)
     answers.add_error("freetier", "GetAccountPlanState", {}, "AccessDeniedException", "Access denied")
-    report, _ = run([G6], answers, which, regions=["us-east-2"])
-    plan = by_check(report, "Account plan")
+    plan = plan_finding(answers)
     assert plan.status == WARN and "IAM access to billing information is off" in plan.detail
     assert "'IAM user and role access to Billing information'" in plan.fix and "iam-policy.json" not in plan.fix
-    assert not plan.denied and not [f for f in report.findings if f.check == "IAM permissions"]
+    assert not plan.denied and not doctor._permissions_summary([plan])  # not counted as the policy's refusal
 
 
 def test_only_the_account_plan_can_be_skipped_by_name(capsys: Any) -> None:
