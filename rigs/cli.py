@@ -119,9 +119,18 @@ def _add_up(sub: Any) -> None:
     p.add_argument("--method", choices=DEPLOY_METHODS,
                    help="cdk deploy --method (default: direct when AWS_ENDPOINT_URL is set, else the CLI's)")
     p.add_argument("--bootstrap", action="store_true", help="run `cdk bootstrap` in candidate regions that lack it")
+    _add_skip_check(p, "with --doctor, ")
     p.add_argument("-c", "--context", action="append", default=[], metavar="KEY=VALUE",
                    help="extra CDK context, passed on")
     p.add_argument("--evidence", type=Path, help="evidence directory (default: .rigs/runs/<time>-up)")
+
+
+def _add_skip_check(p: Any, when: str = "") -> None:
+    from rigs.account.doctor import SKIPPABLE
+
+    p.add_argument("--skip-check", action="append", default=[], choices=sorted(SKIPPABLE), metavar="CHECK",
+                   help=f"{when}the doctor's rows of this check stop no rig (as --bootstrap does for the bootstrap): "
+                        f"{', '.join(f'{name} ({check!r})' for name, check in sorted(SKIPPABLE.items()))}")
 
 
 def _add_status(sub: Any) -> None:
@@ -169,6 +178,7 @@ def _add_rehearse(sub: Any) -> None:
     p.add_argument("--big", action="store_true", help="then move the rigs with a 'big' catalog variant to that "
                    "bigger model and benchmark again")
     p.add_argument("--bootstrap", action="store_true", help="run `cdk bootstrap` in the regions that lack it")
+    _add_skip_check(p)
     p.add_argument("--bench-options", default="", metavar="'OPTIONS'",
                    help="options passed to python -m agent.run, e.g. --bench-options='--runs 1 --demos chat' "
                         "(default: its own defaults)")
@@ -264,6 +274,7 @@ def cmd_preflight(args: argparse.Namespace) -> int:
 
 
 def cmd_up(args: argparse.Namespace) -> int:
+    from rigs.account.doctor import BOOTSTRAP_NOT_IN_POLICY, ignored_checks
     from rigs.deploy.cdk_cli import CdkCli, default_method
     from rigs.deploy.sequence import DeploySequence
     from rigs.deploy.up import Up, UpSettings
@@ -290,7 +301,7 @@ def cmd_up(args: argparse.Namespace) -> int:
             return EXIT_USAGE
     sequence = DeploySequence(session, _console().print)
     if args.doctor:
-        allowed = sequence.doctor(rigs, ignore=("CDK bootstrap",) if args.bootstrap else ())
+        allowed = sequence.doctor(rigs, ignore=ignored_checks(args.bootstrap, args.skip_check))
         stuck = [name for name, regions in allowed.items() if not regions]
         if stuck:
             print(f"doctor: {', '.join(stuck)} cannot deploy anywhere (see the FAIL rows); nothing deployed",
@@ -310,9 +321,9 @@ def cmd_up(args: argparse.Namespace) -> int:
     if missing:
         if not args.bootstrap:
             account = aws.check_credentials(session)
-            print(f"not bootstrapped for the CDK: {', '.join(missing)}; run "
+            print(f"not bootstrapped for the CDK: {', '.join(missing)}; an administrator runs "
                   f"`./scripts/cdk bootstrap {' '.join(f'aws://{account}/{r}' for r in missing)}` "
-                  "or pass --bootstrap", file=sys.stderr)
+                  f"({BOOTSTRAP_NOT_IN_POLICY}), or passes --bootstrap", file=sys.stderr)
             return EXIT_FAILED
         failure = up.bootstrap(aws.check_credentials(session), missing)
         if failure is not None:
@@ -481,6 +492,7 @@ def cmd_rehearse(args: argparse.Namespace) -> int:
 
     options = flow.Options(
         rigs=args.rigs, big=args.big, yes=args.yes, offline=args.offline, bootstrap=args.bootstrap,
+        skip_checks=tuple(args.skip_check),
         evidence=args.evidence, max_hours=args.max_hours, max_usd=args.max_usd,
         capacity_grace_minutes=args.capacity_grace,
         inject_capacity=args.inject_capacity, bench_options=args.bench_options, bench_minutes=args.bench_minutes,

@@ -52,7 +52,8 @@ class ContainerImage(Frozen):
         return self.repository.replace(REGION_PLACEHOLDER, region) if region else self.repository
 
     def reference(self, region: str | None = None) -> str:
-        """The pull reference in ``region``: ``repo:tag@sha256:…`` where a digest is pinned there.
+        """The image as the catalog names it in ``region``: ``repo:tag@sha256:…`` where a digest is pinned there
+        (what is shown, and where the tag is read from; a rig pulls :meth:`pull_reference`).
 
         A regional image without a pin in ``region`` (or without a region) gives
         ``repo:tag`` only; :meth:`digest_for` says whether there is a pin.
@@ -60,6 +61,15 @@ class ContainerImage(Frozen):
         ref = f"{self.repository_in(region)}:{self.tag}"
         digest = self.digest_for(region)
         return f"{ref}@{digest}" if digest else ref
+
+    def pull_reference(self, region: str | None = None) -> str:
+        """What a rig pulls and runs in ``region``: ``repo@sha256:…`` where a digest is pinned there, else ``repo:tag``.
+
+        Never ``repo:tag@sha256:…``: Docker accepts it today and ignores the tag, and an open change to the Docker
+        CLI (docker/cli#7181) refuses it; the digest alone names the image.
+        """
+        digest = self.digest_for(region)
+        return f"{self.repository_in(region)}@{digest}" if digest else f"{self.repository_in(region)}:{self.tag}"
 
 
 def _image_text(text: str) -> str | None:

@@ -44,7 +44,7 @@ class BootSettings:
         signal_resource: logical id of the Auto Scaling group with the creation policy.
         wait_handle_url: the wait-condition handle that carries a failure reason.
         log_group: the CloudWatch log group for the user-data and server logs.
-        image: the server image reference to pull (tag, and digest where pinned).
+        image: the server image reference to pull: ``repo@sha256:…`` where pinned, else ``repo:tag``.
         registry: an ECR registry host to log in to first; empty for public images.
         hf_token_secret: the Secrets Manager secret name of the optional HF token.
         hf_token_parameter: the SSM SecureString parameter holding a gated model's HF token (read first; the boot

@@ -33,7 +33,7 @@ RIGS = CATALOG.ec2_rigs() + [rig.with_variant(v) for rig in CATALOG.ec2_rigs() f
 
 def boot(rig, **overrides) -> BootSettings:
     values = dict(region=rig.regions[0], stack_name=rig.stack_name, signal_resource="RigGroup97D30988",
-                  wait_handle_url=WAIT_HANDLE_URL, log_group=f"/aws-inference/{rig.name}", image=rig.image.reference(),
+                  wait_handle_url=WAIT_HANDLE_URL, log_group=f"/aws-inference/{rig.name}", image=rig.image.pull_reference(),
                   ready_timeout_seconds=rig.ready_timeout_minutes * 60,
                   registry="123456789012.dkr.ecr.us-east-1.amazonaws.com" if rig.name == "g5g" else "")
     values.update(overrides)
@@ -327,3 +327,71 @@ def test_the_rig_report_carries_vllms_kv_cache_lines_once_it_serves(server, tmp_
     assert rc == 0, out
     reported = [line.split(" engine report: ", 1)[1] for line in out.splitlines() if " engine report: " in line]
     assert reported == lines[1:], out
+
+
+NO_KERNEL = """Traceback (most recent call last):
+  File "<string>", line 2, in <module>
+torch.AcceleratorError: CUDA error: no kernel image is available for execution on the device
+CUDA kernel errors might be asynchronously reported at some other API call, so the stacktrace below might be incorrect.
+For debugging consider passing CUDA_LAUNCH_BLOCKING=1
+"""
+
+
+def gpu_rig(tmp_path: Path, probe_output: str, probe_status: int) -> Path:
+    """A T4G's nvidia-smi, and a docker whose one-CUDA-op probe prints ``probe_output``; every docker call logged."""
+    fakebin = tmp_path / "bin"
+    fakebin.mkdir()
+    (tmp_path / "probe.out").write_text(probe_output)
+    (fakebin / "nvidia-smi").write_text('#!/usr/bin/env bash\n[[ "$*" == *compute_cap* ]] && echo 7.5\n')
+    (fakebin / "docker").write_text(
+        f'#!/usr/bin/env bash\necho "$*" >> {tmp_path}/docker-calls\n'
+        f'if [[ "$*" == *"--entrypoint python3"* ]]; then cat {tmp_path}/probe.out; exit {probe_status}; fi\n')
+    for tool in ("nvidia-smi", "docker"):
+        (fakebin / tool).chmod(0o755)
+    return tmp_path / "docker-calls"
+
+
+START = ("RIG_NAME=g5g\nRIG_IMAGE=123456789012.dkr.ecr.us-east-1.amazonaws.com/aws-inference/vllm-sm75:v1\n"
+         "RIG_CONTAINER=vllm\nRIG_CONTAINER_PORT=8000\nRIG_SERVE_FLAGS=''\nmain() {{ :; }}\nsource {path}\nstart_server")
+
+
+def test_an_image_without_the_gpus_kernels_fails_the_boot_in_one_line_before_vllm_starts(server, tmp_path):
+    calls = gpu_rig(tmp_path, NO_KERNEL, 1)
+    rc, out, _ = run_boot_functions(tmp_path, server.server_port, START.format(path=SCRIPT_DIR / "vllm.sh"),
+                                    runtime="vllm")
+    assert rc == 1
+    [signal] = FakeEndpoints.signals
+    reason = ("g5g: this image has no kernels for sm_75 (the GPU's compute capability 7.5): torch.AcceleratorError: "
+              "CUDA error: no kernel image is available for execution on the device")
+    assert signal["Status"] == "FAILURE" and signal["Reason"] == reason  # what the deploy's error shows
+    assert f"FAILED: {reason.removeprefix('g5g: ')}" in out  # the boot report (the user-data log)
+    assert "run -d" not in calls.read_text()  # the server container never started
+
+
+def test_another_cuda_failure_is_named_too(server, tmp_path):
+    gpu_rig(tmp_path, "RuntimeError: CUDA driver initialization failed, you might not have a CUDA gpu.\n", 1)
+    rc, _, _ = run_boot_functions(tmp_path, server.server_port, START.format(path=SCRIPT_DIR / "vllm.sh"),
+                                  runtime="vllm")
+    assert rc == 1 and FakeEndpoints.signals[0]["Reason"] == (
+        "g5g: a CUDA op in the server image failed on the GPU before vLLM started: RuntimeError: CUDA driver "
+        "initialization failed, you might not have a CUDA gpu.")
+
+
+def test_a_gpu_op_that_runs_is_logged_and_the_server_starts(server, tmp_path):
+    calls = gpu_rig(tmp_path, "torch 2.12.0 ran a CUDA op on NVIDIA T4G (sm_75): 2048\n", 0)
+    rc, out, _ = run_boot_functions(tmp_path, server.server_port, START.format(path=SCRIPT_DIR / "vllm.sh"),
+                                    runtime="vllm")
+    assert rc == 0, out
+    assert "GPU check: torch 2.12.0 ran a CUDA op on NVIDIA T4G (sm_75): 2048" in out
+    probe, *rest = calls.read_text().splitlines()
+    assert probe.startswith("run --rm --gpus all --entrypoint python3 123456789012.dkr.ecr.us-east-1.amazonaws.com/"
+                            "aws-inference/vllm-sm75:v1 -c import torch")
+    assert any(call.startswith("run -d --name vllm") for call in rest) and not FakeEndpoints.signals
+
+
+def test_the_gpu_probe_is_one_real_cuda_op_in_python():
+    """The probe's Python (vllm.sh GPU_PROBE) compiles, and asks the GPU for work: a tensor made on it and summed."""
+    text = (SCRIPT_DIR / "vllm.sh").read_text()
+    probe = re.search(r"^readonly GPU_PROBE='(.*?)'$", text, re.S | re.M).group(1)
+    compile(probe, "GPU_PROBE", "exec")
+    assert 'device="cuda"' in probe and ".sum()" in probe
