@@ -373,7 +373,7 @@ def test_another_cuda_failure_is_named_too(server, tmp_path):
     rc, _, _ = run_boot_functions(tmp_path, server.server_port, START.format(path=SCRIPT_DIR / "vllm.sh"),
                                   runtime="vllm")
     assert rc == 1 and FakeEndpoints.signals[0]["Reason"] == (
-        "g5g: a CUDA op in the server image failed on the GPU before vLLM started: RuntimeError: CUDA driver "
+        "g5g: a CUDA op in the image failed on the GPU before vLLM started: RuntimeError: CUDA driver "
         "initialization failed, you might not have a CUDA gpu.")
 
 
