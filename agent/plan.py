@@ -45,7 +45,8 @@ class ForwardTarget:
         """The Backend once the forward answers at ``base_url``."""
         metadata = {**catalog_metadata(self.rig, self.found.region, self.model_id), **self.found.metadata,
                     "reached_via": reached_via, **(extra or {})}
-        provenance = {"expected": catalog_expectation(self.rig, self.model_id, self.found.region),
+        provenance = {"expected": catalog_expectation(self.rig, self.model_id, self.found.region,
+                                                      instance_type=self.found.outputs.instance_type),
                       "read": instance_facts(self.found.metadata)}
         return Backend(name=self.rig.name, label=self.rig.label, kind=kind_for(self.rig), model_id=self.model_id,
                        tool_calls=self.rig.tool_calls, base_url=base_url,
@@ -151,8 +152,8 @@ def make_plan(*, catalog: Catalog, env: EnvConfig, selection: tuple[str, ...] | 
                 metadata={**catalog_metadata(rig, found.region, model_id), **found.metadata,
                           "reached_via": f"SageMaker runtime API, endpoint {found.outputs.endpoint_name} "
                                          f"in {found.region}"},
-                provenance={"expected": catalog_expectation(rig, model_id, found.region,
-                                                            deployed_digest=found.outputs.image_digest)}))
+                provenance={"expected": catalog_expectation(rig, model_id, found.region, found.outputs.image_digest,
+                                                            instance_type=found.outputs.instance_type)}))
     if discovery is not None:
         chosen = set(plan.names)
         plan.skipped.extend(s for s in discovery.skipped

@@ -220,6 +220,7 @@ class Chat:
 
     name = "chat"
     records = ("chat", "chat_not_sent")
+    across_backends = False
 
     def width(self, options: Any, plan: LevelPlan) -> int:
         return plan.width

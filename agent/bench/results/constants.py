@@ -8,6 +8,12 @@ TARGET_KEYS = ("ttft_p99_ms", "itl_p99_ms", "e2e_p99_ms")
 """The limits a latency target may set (``--slo``)."""
 LIMIT_LABELS = {"ttft_p99_ms": "TTFT", "itl_p99_ms": "ITL", "e2e_p99_ms": "e2e"}
 
+NOT_RUN_INTERRUPTED = "not run (interrupted)"
+"""A part's entry in ``run.json`` ``skipped`` for a backend when the run was interrupted before the part began there."""
+CUT_OFF_INTERRUPTED = "cut off by the interrupt (what it recorded is kept)"
+"""A part's entry in ``run.json`` ``skipped`` for a backend when the interrupt came while the part ran there."""
+INTERRUPT_SKIPS = (NOT_RUN_INTERRUPTED, CUT_OFF_INTERRUPTED)
+
 WORKLOAD_DEFAULTS: Mapping[str, Any] = {
     "output_tokens_per_month": 100_000_000,
     "peak_to_average": 3.0,

@@ -259,6 +259,10 @@ class RunInfo(Sparse, Frozen):
     methods: dict[str, str]
     interrupted: bool
     notes: list[str]
+    connection_notes: list[str] = []
+    """What the clients learned about each server's connections (a resend on a connection the server had
+    closed, new connections from then on): the run's conditions, not a caveat on its answer. Written when
+    there is one."""
 
 
 class RunFile(RunInfo):

@@ -141,7 +141,7 @@ def _offer(b: Assessed, slo: SloBlock, prices: Prices, traffic: Traffic) -> None
     if not goodput or goodput <= 0:
         b.disqualified = f"no output tokens met the target at its capacity level (c={level.concurrency})"
         return
-    lower_bound = slo.search.bracket[1] is None  # no level above the capacity was seen to miss
+    lower_bound = slo.capacity_floor
     ci = level.ci95.goodput_output_tok_per_s
     price = prices.of(b.name)
     b.offer = Offer.priced(b.name, price.hourly, price.per_token, traffic, goodput_output_tok_per_s=goodput,
@@ -160,9 +160,6 @@ def _offer(b: Assessed, slo: SloBlock, prices: Prices, traffic: Traffic) -> None
                       f"(fewer than {MIN_REQUESTS_AT_CAPACITY})")
     if ci is None or level.repeats < 2:
         b.thin.append(f"{b.name}: its capacity level was measured once (no repeats), so its goodput has no interval")
-    if lower_bound:
-        b.caveats.append(f"{b.name}: the target held at every level measured, up to c={level.concurrency}; its "
-                         "capacity may be higher and its cost lower")
 
 
 def assess(name: str, info: BackendInfo | None, entry: BackendSummary, prices: Prices, traffic: Traffic,

@@ -5,6 +5,7 @@ disqualifies each backend, and the plot."""
 from __future__ import annotations
 
 from ...results.blocks.recommendation import Recommendation, Workload
+from ...results.blocks.slo import MonthlyCost
 from ...results.formatting import MISSING, bracket, target, usd, volume
 from ...results.summary import BackendSummary, Summary
 from ..markdown import table
@@ -13,16 +14,32 @@ from ..plots import cost_volume
 HOW = ("How: an hourly rig needs ceil(peak output tok/s / goodput at its SLO capacity) instances, each billed "
        "730 h a month; a per-token service costs volume x (output $/M + input tokens per output token x "
        "input $/M); goodput counts only requests that met the target. Two backends whose monthly costs overlap "
-       "within the 95% intervals of their goodput are a tie. `agent/bench/analysis/recommendation/` states every "
-       "rule.")
+       "within the 95% intervals of their goodput are a tie. A capacity marked ≥ is a floor (no level above it "
+       "was seen to miss): it widens no interval, and what one instance would cost if it is higher is shown apart, "
+       "as a bound. `agent/bench/analysis/recommendation/` states every rule.")
+
+
+TOY = "{name}: a CPU-served toy model ({model}): the harness works; not how fast a real rig is"
+
+
+def brief_caveats(summary: Summary) -> list[str]:
+    """The caveats of :func:`caveats` in a line each, for the terminal: a partial run, toy models, capacities
+    that are only floors, prompts heavier than those measured."""
+    rec = summary.recommendation
+    out = ["Partial run: every figure covers only what finished"] if summary.run.interrupted else []
+    out += [TOY.format(name=n, model=b.model_id) for n, b in summary.backends.items() if b.toy_model]
+    return out + list(rec.caveats)
 
 
 def caveats(summary: Summary) -> list[str]:
-    """What the answer must be read with: an interrupted run, the run's notes, toy models, constrained tool use."""
+    """What the answer must be read with: an interrupted run, the run's notes, capacities that are only
+    floors, prompts heavier than those measured, toy models, constrained tool use."""
     out = []
     if summary.run.interrupted:
-        out.append("- **Interrupted**: this run was stopped early; figures cover what finished.")
+        out.append("- **Interrupted**: a partial run; every figure covers only what finished, and each section says "
+                   "what did not run.")
     out += [f"- {note}" for note in summary.run.notes]
+    out += [f"- {c}" for c in summary.recommendation.caveats]
     for name, b in summary.backends.items():
         if b.toy_model:
             out.append(f"- **{name}: figures come from a CPU-served toy model ({b.model_id}), not from "
@@ -117,18 +134,28 @@ def _row(rec: Recommendation, name: str, b: BackendSummary) -> list[str]:
           f"{level.errors} errors)")
     usd_m = slo.usd_per_million_output_at_slo if slo else None
     capacity = "not measured" if not slo else ("every request failed" if slo.every_request_failed
-                                               else str(slo.capacity_concurrency or MISSING))
+                                               else slo.capacity_text())
     return [
         name, _status(rec, name), capacity, goodput,
         MISSING if usd_m is None else f"${usd_m:,.3f}" + bracket(slo.usd_per_million_output_at_slo_ci95, 3, "$"),  # type: ignore[union-attr]
         MISSING if not slo or slo.instances_for_peak is None else str(slo.instances_for_peak),
         usd(monthly.always_on_one_instance if monthly else None),
-        MISSING if not monthly else usd(monthly.at_workload) + bracket(monthly.at_workload_ci95, 2, "$"),
+        _monthly(monthly),
         be_text,
         MISSING if not acc else f"{acc.accuracy:.0%} [{acc.ci95[0]:.0%}, {acc.ci95[1]:.0%}] n={acc.cases}",
         MISSING if not quality else f"{quality.accuracy:.0%} [{quality.ci95[0]:.0%}, {quality.ci95[1]:.0%}] "
                                     f"n={quality.cases}",
     ]
+
+
+def _monthly(monthly: MonthlyCost | None) -> str:
+    """``$5,875.04 [$5,287.54, $7,050.05]``: the 95% interval where there is one; apart from it, the bound a
+    capacity that is only a floor leaves."""
+    if monthly is None:
+        return MISSING
+    low = monthly.low_if_capacity_higher
+    bound = "" if low is None else f"; bound, not an interval: as little as {usd(low)} if the capacity (a floor) is higher"
+    return usd(monthly.at_workload) + bracket(monthly.at_workload_ci95, 2, "$") + bound
 
 
 def bedrock_tier(summary: Summary) -> str:

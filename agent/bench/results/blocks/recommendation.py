@@ -146,3 +146,9 @@ class Recommendation(Frozen):
     volume_range: tuple[float, float]
     curves: list[CostCurve]
     """What the monthly-cost plot draws."""
+    caveats: list[str] = []
+    """What the answer must be read with, whichever backend it names: a capacity that is only a floor, a
+    workload's prompts heavier than those measured."""
+    partial: str | None = None
+    """An interrupted run: that it is partial and what it is missing (the headline starts with it); null
+    when the run finished."""
