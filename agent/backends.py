@@ -65,6 +65,8 @@ class Backend:
         region: AWS region (``bedrock`` and ``sagemaker`` kinds).
         endpoint_name: SageMaker endpoint name.
         max_prompt_tokens: the server's prompt limit where one is known (Neuron: 128).
+        max_total_tokens: its limit on prompt and output tokens together where one is known (Neuron: 512; vLLM's
+            ``--max-model-len``; the local rig's context; a managed model's context window).
         metadata: whatever is known for the report: instance type, region, zone, AMI id,
             image, engine version, serve flags, how it is reached.
         toy_model: True for the CPU-served local rig: its figures come from a toy model.
@@ -87,6 +89,7 @@ class Backend:
     region: str | None = None
     endpoint_name: str | None = None
     max_prompt_tokens: int | None = None
+    max_total_tokens: int | None = None
     metadata: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))
     toy_model: bool = False
     custom: bool = False
@@ -171,13 +174,13 @@ def catalog_metadata(rig: Ec2Rig | SageMakerRig | BedrockBackend, region: str | 
                      model_id: str | None = None) -> dict[str, str]:
     """What the catalog pins for a rig, for the report (the image and flags it was deployed with), and
     with ``model_id`` what it states that model's weights are (``weights_*``: only when the catalog
-    lists that model for the rig, never for an override it says nothing about).
+    lists that model for the rig or in its models section, never for an override it says nothing about).
 
     ``region`` fills a regional registry (the SageMaker image's ``{region}``) and picks that
     region's digest; without it a regional image is shown with ``<region>``.
     """
     meta = {"runtime": rig.runtime}
-    weights = weights_for(rig, model_id) if model_id else None
+    weights = weights_for(rig, model_id, catalog_model.load_catalog()) if model_id else None
     if weights is not None:
         meta.update(weights.metadata(WEIGHTS_METADATA_PREFIX))
     if isinstance(rig, (catalog_model.Ec2Rig, catalog_model.SageMakerRig)):
@@ -221,6 +224,43 @@ def _context_facts(rig: Ec2Rig | SageMakerRig) -> dict[str, Any]:
     return {"context_tokens": fact(int(value), source)} if value and value.isdigit() else {}
 
 
+def catalog_limits(rig: Ec2Rig | SageMakerRig | BedrockBackend) -> dict[str, int | None]:
+    """The token limits the catalog states for ``rig``: a Neuron build's compiled prompt and total tokens, vLLM's
+    ``--max-model-len`` (its serve flag, or the SageMaker container's variable), a managed model's context."""
+    if isinstance(rig, catalog_model.BedrockBackend):
+        return {"max_prompt_tokens": None, "max_total_tokens": rig.context_tokens}
+    context = _context_facts(rig).get("context_tokens", {}).get("value")
+    total = getattr(rig, "max_total_tokens", None) or context
+    return {"max_prompt_tokens": getattr(rig, "max_prompt_tokens", None), "max_total_tokens": total}
+
+
+@dataclass(frozen=True, slots=True)
+class TokenLimits:
+    """What one request may hold on a backend, each limit with where it comes from (None: no limit known)."""
+
+    max_prompt_tokens: int | None
+    max_total_tokens: int | None
+    source: str
+
+
+def token_limits(b: Backend) -> TokenLimits:
+    """``b``'s limits: the context its server reports (``GET /v1/models`` ``max_model_len``, llama.cpp's
+    ``/props``) before the catalog's, the catalog's (or the local rig's) before its kind's (:mod:`agent.kinds`)."""
+    kind = descriptor(b.kind)
+    read = (b.provenance.get("read") or {}).get("context_tokens") or {}
+    sources = []
+    prompt = b.max_prompt_tokens or kind.prompt_limit
+    if prompt is not None:
+        sources.append(f"prompt {prompt} ({'stated for this backend' if b.max_prompt_tokens else 'its kind'})")
+    total = read.get("value") if isinstance(read.get("value"), int) else None
+    if total is not None:
+        sources.append(f"prompt and output {total} (the server: {read.get('source')})")
+    elif b.max_total_tokens or kind.total_limit:
+        total = b.max_total_tokens or kind.total_limit
+        sources.append(f"prompt and output {total} ({'stated for this backend' if b.max_total_tokens else 'its kind'})")
+    return TokenLimits(prompt, total, "; ".join(sources) or "no limit known")
+
+
 def _image_facts(rig: Ec2Rig | SageMakerRig, region: str | None, deployed_digest: str | None) -> dict[str, Any]:
     """The engine version the image's tag names (vLLM images) and the digest it is pinned to."""
     out = {}
@@ -256,11 +296,13 @@ def _variant_facts(rig: Ec2Rig | SageMakerRig, model_id: str, region: str | None
 
 
 def catalog_expectation(rig: Ec2Rig | SageMakerRig | BedrockBackend, model_id: str, region: str | None = None,
-                        deployed_digest: str | None = None, tier: str = STANDARD_TIER) -> dict[str, Any]:
+                        deployed_digest: str | None = None, tier: str = STANDARD_TIER,
+                        instance_type: str | None = None) -> dict[str, Any]:
     """What the catalog says serves ``rig`` deployed with ``model_id`` in ``region``: the engine and its version
     (a vLLM image's tag), the model every request names, the context length of its serve flags, its instance type
-    and image digest (the catalog's pin, else the digest the stack read at deploy time: ``deployed_digest``);
-    Bedrock's model and service ``tier``."""
+    (the stack's ``instance_type`` output where given: ``-c model.<rig>`` may have moved it) and image digest (the
+    catalog's pin, else the digest the stack read at deploy time: ``deployed_digest``), and for a vLLM rig the KV
+    cache ``python -m rigs fit`` predicts; Bedrock's model and service ``tier``."""
     if isinstance(rig, catalog_model.BedrockBackend):
         return {"model": fact(base_model_id(model_id), f"the model id every request names ({model_id})"),
                 "service_tier": fact(tier, "--bedrock-tier" if tier != STANDARD_TIER else
@@ -270,8 +312,32 @@ def catalog_expectation(rig: Ec2Rig | SageMakerRig | BedrockBackend, model_id: s
         out["engine"] = fact(engine, f"catalog runtime {rig.runtime}")
     out["model"] = fact(model_id, "the model id every request names")
     out.update(_variant_facts(rig, model_id, region, deployed_digest))
-    out["instance_type"] = fact(rig.instance_type, "catalog instance_type")
+    out["instance_type"] = (fact(instance_type, "the stack's InstanceType output (the size the model was fitted "
+                                 "to)") if instance_type else fact(rig.instance_type, "catalog instance_type"))
+    out.update(_predicted_cache(rig, model_id, instance_type or rig.instance_type, out.get("context_tokens")))
     return out
+
+
+def _predicted_cache(rig: Ec2Rig | SageMakerRig, model_id: str, instance_type: str,
+                     context: dict[str, Any] | None) -> dict[str, Any]:
+    """What ``python -m rigs fit`` predicts vLLM logs at start-up ("GPU KV cache size", "Maximum concurrency"), for a
+    vLLM rig whose model the catalog's models section lists; nothing for any other."""
+    if _engine(rig) != VLLM.engine or not context or not isinstance(context.get("value"), int):
+        return {}
+    from rigs.sizing.fit import MEMORY_FRACTION, OVERHEAD_BYTES, GIB, Candidate, fit_one
+
+    catalog = catalog_model.load_catalog()
+    card, family = catalog.models.get(model_id), catalog.family_of(instance_type)
+    if card is None or family is None:
+        return {}
+    accelerators = family[1].sizes[instance_type.removeprefix("ml.")]
+    tokens = context["value"]
+    result = fit_one(card.architecture, Candidate(instance_type, accelerators, family[1].memory_bytes,
+                                                  family[1].accelerator), context=tokens)
+    source = (f"python -m rigs fit's prediction: {instance_type}, tensor parallel {result.tensor_parallel}, "
+              f"{tokens:,} tokens, {MEMORY_FRACTION:.0%} of memory less {OVERHEAD_BYTES / GIB:g} GiB per accelerator")
+    return {"kv_cache_tokens": fact(result.kv_tokens, source),
+            "max_concurrency": fact(f"{result.kv_tokens / tokens:.2f}", source)}
 
 
 @dataclass(frozen=True, slots=True)
@@ -324,7 +390,7 @@ def from_env(env: Mapping[str, str], catalog: Catalog, region: str | None = None
         backends.append(Backend(
             name="sagemaker", label=rig.label, kind=kind_for(rig),
             model_id=get("SM_MODEL") or rig.model_id, tool_calls=rig.tool_calls,
-            region=sm_region, endpoint_name=endpoint,
+            region=sm_region, endpoint_name=endpoint, **catalog_limits(rig),
             metadata={**catalog_metadata(rig, sm_region, get("SM_MODEL") or rig.model_id), "region": sm_region,
                       "reached_via": f"SM_ENDPOINT={endpoint} in {sm_region}"},
             provenance={"expected": catalog_expectation(rig, get("SM_MODEL") or rig.model_id, sm_region)},
@@ -369,7 +435,7 @@ def custom_backend(rig: Ec2Rig, prefix: str, base_url: str, model: str | None, i
     if instance_type is not None:
         expected["instance_type"] = fact(instance_type, f"{prefix}_INSTANCE_TYPE (stated, not read)")
     return Backend(name=rig.name, label=label, kind=kind_for(rig), model_id=model or rig.model_id,
-                   tool_calls=rig.tool_calls, base_url=base_url, max_prompt_tokens=rig.max_prompt_tokens,
+                   tool_calls=rig.tool_calls, base_url=base_url, **catalog_limits(rig),
                    metadata=metadata, custom=True, provenance={"expected": expected})
 
 
@@ -385,7 +451,7 @@ def bedrock_backend(catalog: Catalog, model_id: str, region: str, tier: str = ST
     rig = catalog.get("bedrock")
     return Backend(
         name="bedrock", label=rig.label, kind=kind_for(rig), model_id=model_id,
-        tool_calls=rig.tool_calls, region=region,
+        tool_calls=rig.tool_calls, region=region, **(catalog_limits(rig) if model_id == rig.model_id else {}),
         metadata={**catalog_metadata(rig, region, model_id), "region": region, "service_tier": tier,
                   "reached_via": f"Bedrock runtime API in {region} (ConverseStream)"},
         provenance={"expected": catalog_expectation(rig, model_id, region, tier=tier)},

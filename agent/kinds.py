@@ -2,7 +2,8 @@
 
 Per kind: how it is reached (its transport and the ``Backend`` fields it cannot be reached without), how it
 is priced, how its provenance is read, whether it has native tool calls, how many requests it serves at once,
-its prompt limit where the catalog states none, and what the orchestrator and the offline stand-in make of it.
+its prompt and total token limits where the catalog states none, whether it can be asked for exactly ``max_tokens``
+tokens, and what the orchestrator and the offline stand-in make of it.
 Code asks the descriptor (``descriptor(kind).native_tool_calls``), never compares a kind's name. Each kind's
 client class is ``agent/bench/clients/registry.py``'s, keyed by these descriptors; what a catalog runtime is
 (its kind, engine, container port and boot script) is ``rigs/catalog/runtimes.py``'s.
@@ -49,6 +50,10 @@ class BackendKind:
             under one global lock: more in flight only queues); None for no limit.
         prompt_limit: its prompt limit in tokens where the catalog states none (the Neuron graph is compiled
             for 128); None where none is known.
+        total_limit: its limit on prompt and output tokens together where the catalog states none (the Neuron
+            graph's 512); None where none is known.
+        ignore_eos: whether its server can be asked for exactly ``max_tokens`` tokens (``ignore_eos``: vLLM and
+            llama.cpp, SageMaker's vLLM container); elsewhere a reply may end early and is recorded as it came.
         managed: AWS serves it on hardware it does not publish (no device, no weights, no bandwidth ceiling).
         preferred_orchestrator: the orchestrator runs on it when it can drive an agent.
         played_by_stand_in: an offline stand-in plays it (moto answers its runtime API); an EC2 rig's forward
@@ -63,6 +68,8 @@ class BackendKind:
     native_tool_calls: bool
     concurrency_limit: int | None = None
     prompt_limit: int | None = None
+    total_limit: int | None = None
+    ignore_eos: bool = False
     managed: bool = False
     preferred_orchestrator: bool = False
     played_by_stand_in: bool = False
@@ -76,11 +83,12 @@ class BackendKind:
 BEDROCK = BackendKind("bedrock", transport=BEDROCK_RUNTIME, needs=("region",), pricing=PER_TOKEN,
                       provenance=FROM_MODEL, native_tool_calls=True, managed=True, preferred_orchestrator=True)
 OPENAI = BackendKind("openai", transport=HTTP, needs=("base_url",), pricing=PER_HOUR, provenance=FROM_SERVER,
-                     native_tool_calls=True)
+                     native_tool_calls=True, ignore_eos=True)
 SAGEMAKER = BackendKind("sagemaker", transport=SAGEMAKER_RUNTIME, needs=("region", "endpoint_name"),
-                        pricing=PER_HOUR, provenance=FROM_ENDPOINT, native_tool_calls=True, played_by_stand_in=True)
+                        pricing=PER_HOUR, provenance=FROM_ENDPOINT, native_tool_calls=True, ignore_eos=True,
+                        played_by_stand_in=True)
 NEURON = BackendKind("neuron", transport=HTTP, needs=("base_url",), pricing=PER_HOUR, provenance=FROM_SERVER,
-                     native_tool_calls=False, concurrency_limit=1, prompt_limit=128)
+                     native_tool_calls=False, concurrency_limit=1, prompt_limit=128, total_limit=512)
 
 DESCRIPTORS: tuple[BackendKind, ...] = (BEDROCK, OPENAI, SAGEMAKER, NEURON)
 KINDS: tuple[str, ...] = tuple(k.name for k in DESCRIPTORS)

@@ -265,7 +265,7 @@ def local_backend(base_url: str, install: Installation, config: LocalRigConfig,
     return Backend(
         name=LOCAL, label=LABEL, kind="openai", model_id=MODEL_ID,
         tool_calls=False, constrained_tools=True, base_url=base_url,
-        max_prompt_tokens=config.context, metadata=metadata, toy_model=True,
+        max_prompt_tokens=config.context, max_total_tokens=config.context, metadata=metadata, toy_model=True,
         provenance={"expected": expectation(install, config)},
     )
 

@@ -15,8 +15,8 @@ from typing import TYPE_CHECKING, Mapping
 from rigs.catalog import model as catalog_model  # the catalog's classes load on first use, not to print --help
 from rigs.catalog.pricing import STANDARD_TIER
 
-from .backends import LOCAL, ORDER, Backend, EnvConfig, bedrock_backend, catalog_expectation, catalog_metadata, \
-    kind_for, sort_key
+from .backends import LOCAL, ORDER, Backend, EnvConfig, bedrock_backend, catalog_expectation, catalog_limits, \
+    catalog_metadata, kind_for, sort_key
 from .reach.discovery import Discovery, FoundRig, Skipped
 from .reach.provenance import instance_facts
 
@@ -45,11 +45,12 @@ class ForwardTarget:
         """The Backend once the forward answers at ``base_url``."""
         metadata = {**catalog_metadata(self.rig, self.found.region, self.model_id), **self.found.metadata,
                     "reached_via": reached_via, **(extra or {})}
-        provenance = {"expected": catalog_expectation(self.rig, self.model_id, self.found.region),
+        provenance = {"expected": catalog_expectation(self.rig, self.model_id, self.found.region,
+                                                      instance_type=self.found.outputs.instance_type),
                       "read": instance_facts(self.found.metadata)}
         return Backend(name=self.rig.name, label=self.rig.label, kind=kind_for(self.rig), model_id=self.model_id,
                        tool_calls=self.rig.tool_calls, base_url=base_url,
-                       max_prompt_tokens=self.rig.max_prompt_tokens, metadata=metadata, provenance=provenance)
+                       **catalog_limits(self.rig), metadata=metadata, provenance=provenance)
 
 
 @dataclass(slots=True)
@@ -147,12 +148,12 @@ def make_plan(*, catalog: Catalog, env: EnvConfig, selection: tuple[str, ...] | 
         elif isinstance(rig, catalog_model.SageMakerRig):
             plan.ready.append(Backend(
                 name=name, label=rig.label, kind=kind_for(rig), model_id=model_id, tool_calls=rig.tool_calls,
-                region=found.region, endpoint_name=found.outputs.endpoint_name,
+                region=found.region, endpoint_name=found.outputs.endpoint_name, **catalog_limits(rig),
                 metadata={**catalog_metadata(rig, found.region, model_id), **found.metadata,
                           "reached_via": f"SageMaker runtime API, endpoint {found.outputs.endpoint_name} "
                                          f"in {found.region}"},
-                provenance={"expected": catalog_expectation(rig, model_id, found.region,
-                                                            deployed_digest=found.outputs.image_digest)}))
+                provenance={"expected": catalog_expectation(rig, model_id, found.region, found.outputs.image_digest,
+                                                            instance_type=found.outputs.instance_type)}))
     if discovery is not None:
         chosen = set(plan.names)
         plan.skipped.extend(s for s in discovery.skipped

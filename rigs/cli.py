@@ -1,4 +1,4 @@
-"""``python -m rigs``: doctor, preflight, up, status, sweep, prices, pins and rehearse.
+"""``python -m rigs``: doctor, preflight, up, status, sweep, prices, pins, rehearse and fit.
 
 Exit codes: 0 done; 1 the command ran but its goal was not met (a rig did not come up,
 something is left after a sweep, a rig has no region to run in or cannot deploy
@@ -73,7 +73,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--profile", help="AWS profile (default: the standard SDK configuration)")
     parser.add_argument("--region", help="region for global calls (default: the SDK's)")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
-    for add in (_add_doctor, _add_preflight, _add_up, _add_status, _add_sweep, _add_prices, _add_rehearse):
+    for add in (_add_doctor, _add_preflight, _add_up, _add_status, _add_sweep, _add_prices, _add_rehearse, _add_fit):
         add(sub)
     from rigs.catalog.pins import add_parser as add_pins_parser
 
@@ -119,9 +119,18 @@ def _add_up(sub: Any) -> None:
     p.add_argument("--method", choices=DEPLOY_METHODS,
                    help="cdk deploy --method (default: direct when AWS_ENDPOINT_URL is set, else the CLI's)")
     p.add_argument("--bootstrap", action="store_true", help="run `cdk bootstrap` in candidate regions that lack it")
+    _add_skip_check(p, "with --doctor, ")
     p.add_argument("-c", "--context", action="append", default=[], metavar="KEY=VALUE",
                    help="extra CDK context, passed on")
     p.add_argument("--evidence", type=Path, help="evidence directory (default: .rigs/runs/<time>-up)")
+
+
+def _add_skip_check(p: Any, when: str = "") -> None:
+    from rigs.account.doctor import SKIPPABLE
+
+    p.add_argument("--skip-check", action="append", default=[], choices=sorted(SKIPPABLE), metavar="CHECK",
+                   help=f"{when}the doctor's rows of this check stop no rig (as --bootstrap does for the bootstrap): "
+                        f"{', '.join(f'{name} ({check!r})' for name, check in sorted(SKIPPABLE.items()))}")
 
 
 def _add_status(sub: Any) -> None:
@@ -169,6 +178,7 @@ def _add_rehearse(sub: Any) -> None:
     p.add_argument("--big", action="store_true", help="then move the rigs with a 'big' catalog variant to that "
                    "bigger model and benchmark again")
     p.add_argument("--bootstrap", action="store_true", help="run `cdk bootstrap` in the regions that lack it")
+    _add_skip_check(p)
     p.add_argument("--bench-options", default="", metavar="'OPTIONS'",
                    help="options passed to python -m agent.run, e.g. --bench-options='--runs 1 --demos chat' "
                         "(default: its own defaults)")
@@ -183,6 +193,33 @@ def _add_rehearse(sub: Any) -> None:
                    help=f"the benchmark's time allowance in the estimate (default {BENCHMARK_ALLOWANCE_MINUTES:g})")
     p.add_argument("--destroy-minutes", type=float, default=DESTROY_ALLOWANCE_MINUTES, metavar="MIN",
                    help=f"the destroy's time allowance in the estimate (default {DESTROY_ALLOWANCE_MINUTES:g})")
+
+
+def _positive(value: str) -> int:
+    try:
+        number = int(value)
+    except ValueError:
+        number = 0
+    if number < 1:
+        raise argparse.ArgumentTypeError(f"{value!r}: give a whole number above 0")
+    return number
+
+
+def _add_fit(sub: Any) -> None:
+    p = sub.add_parser("fit", help="what a model's weights and KV cache take, and the instance sizes it fits "
+                       "(offline: the catalog's figures and the model's config.json)")
+    which = p.add_mutually_exclusive_group(required=True)
+    which.add_argument("--model", metavar="ID", help="a model of the catalog's models section, e.g. Qwen/Qwen3-8B")
+    which.add_argument("--config", type=Path, metavar="FILE", help="a model's config.json (read, never fetched)")
+    p.add_argument("--context", type=_positive, metavar="N", help="tokens of one sequence (default: the model's "
+                   "longest, max_position_embeddings)")
+    p.add_argument("--concurrency", type=_positive, default=1, metavar="C",
+                   help="sequences of --context tokens that must fit at once (default 1)")
+    p.add_argument("--dtype", choices=("auto", "bfloat16", "float16", "float32"), default="auto",
+                   help="the weights' and KV cache's dtype (default auto: the model's; a quantized model's weights "
+                        "stay as published)")
+    p.add_argument("--json", action="store_true", help="print JSON: weights_bytes, kv_bytes_per_token, "
+                   "kv_bytes_per_sequence, instances")
 
 
 # --- commands -------------------------------------------------------------------------
@@ -237,6 +274,7 @@ def cmd_preflight(args: argparse.Namespace) -> int:
 
 
 def cmd_up(args: argparse.Namespace) -> int:
+    from rigs.account.doctor import BOOTSTRAP_NOT_IN_POLICY, ignored_checks
     from rigs.deploy.cdk_cli import CdkCli, default_method
     from rigs.deploy.sequence import DeploySequence
     from rigs.deploy.up import Up, UpSettings
@@ -263,7 +301,7 @@ def cmd_up(args: argparse.Namespace) -> int:
             return EXIT_USAGE
     sequence = DeploySequence(session, _console().print)
     if args.doctor:
-        allowed = sequence.doctor(rigs, ignore=("CDK bootstrap",) if args.bootstrap else ())
+        allowed = sequence.doctor(rigs, ignore=ignored_checks(args.bootstrap, args.skip_check))
         stuck = [name for name, regions in allowed.items() if not regions]
         if stuck:
             print(f"doctor: {', '.join(stuck)} cannot deploy anywhere (see the FAIL rows); nothing deployed",
@@ -283,9 +321,9 @@ def cmd_up(args: argparse.Namespace) -> int:
     if missing:
         if not args.bootstrap:
             account = aws.check_credentials(session)
-            print(f"not bootstrapped for the CDK: {', '.join(missing)}; run "
+            print(f"not bootstrapped for the CDK: {', '.join(missing)}; an administrator runs "
                   f"`./scripts/cdk bootstrap {' '.join(f'aws://{account}/{r}' for r in missing)}` "
-                  "or pass --bootstrap", file=sys.stderr)
+                  f"({BOOTSTRAP_NOT_IN_POLICY}), or passes --bootstrap", file=sys.stderr)
             return EXIT_FAILED
         failure = up.bootstrap(aws.check_credentials(session), missing)
         if failure is not None:
@@ -454,6 +492,7 @@ def cmd_rehearse(args: argparse.Namespace) -> int:
 
     options = flow.Options(
         rigs=args.rigs, big=args.big, yes=args.yes, offline=args.offline, bootstrap=args.bootstrap,
+        skip_checks=tuple(args.skip_check),
         evidence=args.evidence, max_hours=args.max_hours, max_usd=args.max_usd,
         capacity_grace_minutes=args.capacity_grace,
         inject_capacity=args.inject_capacity, bench_options=args.bench_options, bench_minutes=args.bench_minutes,
@@ -461,8 +500,32 @@ def cmd_rehearse(args: argparse.Namespace) -> int:
     return flow.main(options, console=_console())
 
 
+def cmd_fit(args: argparse.Namespace) -> int:
+    from rigs.command import UsageError
+    from rigs.sizing.config import read_config
+    from rigs.sizing.fit import candidates, fit, render
+
+    catalog = load_catalog()
+    if args.model is not None and args.model not in catalog.models:
+        raise UsageError(f"--model {args.model}: not in the catalog's models section ({', '.join(catalog.models)}); "
+                         "give its config.json with --config FILE")
+    card = catalog.models.get(args.model) if args.model else None
+    arch = card.architecture if card else read_config(args.config)
+    if args.context is not None and args.context > arch.max_context:
+        raise UsageError(f"--context {args.context}: the model takes at most {arch.max_context:,} tokens "
+                         "(max_position_embeddings)")
+    result = fit(arch, candidates(catalog, card.name if card else None), context=args.context,
+                 sequences=args.concurrency, dtype=None if args.dtype == "auto" else args.dtype)
+    if args.json:
+        print(json.dumps(result.as_json(), indent=2))
+    else:
+        for line in render(args.model or str(args.config), result):
+            print(line)
+    return EXIT_OK
+
+
 COMMANDS = {"doctor": cmd_doctor, "preflight": cmd_preflight, "up": cmd_up, "status": cmd_status,
-            "sweep": cmd_sweep, "prices": cmd_prices, "pins": cmd_pins, "rehearse": cmd_rehearse}
+            "sweep": cmd_sweep, "prices": cmd_prices, "pins": cmd_pins, "rehearse": cmd_rehearse, "fit": cmd_fit}
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -8,9 +8,13 @@ handlers are not the user's: each runs under its own function's role, granted by
 
 from __future__ import annotations
 
+import fnmatch
 import json
 import textwrap
+from datetime import date
 from pathlib import Path
+
+import pytest
 
 from rigs.account import permissions
 from rigs.catalog.model import load_catalog
@@ -19,7 +23,7 @@ from tests.conftest import PROJECT_DIR
 
 CODE = sorted(p for folder in ("rigs", "agent") for p in (PROJECT_DIR / folder).rglob("*.py")
               if p.name != "moto_server.py")  # moto's own server: it talks to moto's backends, never to AWS
-NOT_CALLS = {"rigs/userdata/__init__.py:74: boot.signal_resource"}
+NOT_CALLS = {"rigs/userdata/__init__.py:78: boot.signal_resource"}
 """Names that look like an operation but are not a call: the boot settings' CloudFormation resource to signal."""
 EXTERNAL = {
     "sts:AssumeRole": "the CDK CLI (./scripts/cdk deploy, destroy) works through the bootstrap's roles",
@@ -141,3 +145,101 @@ def test_status_needs_only_the_read_only_statement_by_moto_s_own_iam_checks(monk
         refused = inventory.discover(short, ["us-east-2"], PriceBook(None))
         # moto answers AccessDenied where EC2 says UnauthorizedOperation; both are refusals to rigs.account.permissions
         assert refused.problems == ("us-east-2: could not list EBS volumes (AccessDenied)",)
+
+
+def test_an_assumed_role_holding_the_policy_is_allowed_its_calls_by_moto_s_own_iam_checks(monkeypatch) -> None:
+    """An assumed role's session (as an SSO user's is) holding docs/iam-policy.json, under moto's IAM enforcement:
+    the project's calls go through, a call the policy does not name is refused. (moto evaluates actions here, not
+    the resource patterns or tag conditions: see the EndOwnSessions test below.)"""
+    import boto3
+    from botocore.exceptions import ClientError
+    from moto import mock_aws, settings
+    from moto.core.responses import ActionAuthenticatorMixin
+
+    with mock_aws():
+        iam = boto3.client("iam", region_name="us-east-1")
+        trust = {"Version": "2012-10-17", "Statement": [{"Effect": "Allow", "Action": "sts:AssumeRole",
+                                                        "Principal": {"AWS": "arn:aws:iam::123456789012:root"}}]}
+        role = iam.create_role(RoleName="runner", AssumeRolePolicyDocument=json.dumps(trust))["Role"]
+        iam.put_role_policy(RoleName="runner", PolicyName="aws-inference", PolicyDocument=json.dumps(POLICY))
+        assumed = boto3.client("sts", region_name="us-east-1").assume_role(
+            RoleArn=role["Arn"], RoleSessionName="alice@example.com")["Credentials"]
+        session = boto3.Session(aws_access_key_id=assumed["AccessKeyId"], aws_secret_access_key=assumed["SecretAccessKey"],
+                                aws_session_token=assumed["SessionToken"], region_name="us-east-2")
+        monkeypatch.setattr(settings, "INITIAL_NO_AUTH_ACTION_COUNT", 0)
+        monkeypatch.setattr(ActionAuthenticatorMixin, "request_count", 0)
+        assert assumed["AccessKeyId"].startswith("ASIA")  # temporary credentials of the role's session
+        ec2 = session.client("ec2")
+        assert ec2.describe_volumes()["Volumes"] == []  # ReadOnly's ec2:DescribeVolumes
+        with pytest.raises(ClientError, match="AccessDenied"):
+            ec2.create_volume(Size=10, AvailabilityZone="us-east-2a")  # no statement names ec2:CreateVolume
+
+
+def test_every_action_the_policy_names_is_one_the_service_authorization_reference_lists() -> None:
+    reference = json.loads(permissions.REFERENCE_PATH.read_text(encoding="utf-8"))
+    prefixes = {a.split(":")[0] for s in POLICY["Statement"] for a in permissions._listed(s["Action"])}
+    assert set(reference["services"]) == prefixes  # the lists of the services the policy uses, each whole
+    assert date.fromisoformat(reference["as_of"]) <= date.fromisoformat(reference["written"])
+    assert all(entry["page"].startswith("https://docs.aws.amazon.com/service-authorization/latest/reference/list_")
+               for entry in reference["services"].values())
+    assert permissions.unlisted(POLICY) == []
+    mapped = [a for a in permissions.ACTIONS.values() if a] + list(EXTERNAL)
+    assert permissions.unlisted({"Statement": [{"Action": mapped}]}) == []
+    # what the check catches: a typo, and an API operation that is no action of its service
+    assert permissions.unlisted({"Statement": [{"Action": ["ec2:DescribeVolume", "ec2:DescribeVolumes",
+                                                           "bedrock:Converse", "freetier:GetAccountPlanState"]}]}) == [
+        "ec2:DescribeVolume", "bedrock:Converse"]
+
+
+SESSION_OWNERS = {
+    # caller kind: (aws:userid, the session's id, the aws:ssmmessages:session-id tag Session Manager puts on it)
+    "IAM user": ("AIDAEXAMPLEUSERID0001", "alice-0a1b2c3d4e5f6a7b8", "AIDAEXAMPLEUSERID0001"),
+    "assumed role": ("AROAEXAMPLEROLEID0001:botocore-session-1764633600",
+                     "botocore-session-1764633600-0a1b2c3d4e5f6a7b8",
+                     "AROAEXAMPLEROLEID0001:botocore-session-1764633600"),
+    "SSO": ("AROAEXAMPLESSOROLE001:alice@example.com", "alice@example.com-0a1b2c3d4e5f6a7b8",
+            "AROAEXAMPLESSOROLE001:alice@example.com"),
+}
+"""Documented values (Session Manager's sample policies, "Allow a user to end only sessions they started", method 2:
+the tag is the user's ID for a user, ``role-id:caller-specified-role-name`` for an assumed role, which an SSO
+session is; a session's id begins with the caller's name, not its ID)."""
+
+
+def _allowed(statement: dict, action: str, resource: str, userid: str, tags: dict[str, str]) -> bool:
+    """IAM's answer for one Allow statement of string conditions: policy variables substituted, wildcards matched.
+
+    moto's IAM cannot evaluate this statement: it authorizes SSM calls against the resource ``*`` and fills in no
+    resource tag or policy variable, so a condition on ``ssm:resourceTag/...`` never holds there."""
+    def resolve(pattern: str) -> str:
+        return pattern.replace("${aws:userid}", userid)
+
+    if not any(fnmatch.fnmatchcase(action, resolve(a)) for a in permissions._listed(statement["Action"])):
+        return False
+    if not any(fnmatch.fnmatchcase(resource, resolve(r)) for r in permissions._listed(statement["Resource"])):
+        return False
+    for operator, keys in statement.get("Condition", {}).items():
+        assert operator in ("StringLike", "StringEquals"), operator
+        for key, wanted in keys.items():
+            value = tags.get(key.removeprefix("ssm:resourceTag/"))
+            match = fnmatch.fnmatchcase if operator == "StringLike" else str.__eq__
+            if value is None or not any(match(value, resolve(w)) for w in permissions._listed(wanted)):
+                return False
+    return True
+
+
+@pytest.mark.parametrize("caller", SESSION_OWNERS)
+def test_every_kind_of_caller_may_end_and_resume_its_own_session_and_no_other(caller: str) -> None:
+    """The Session Manager plugin's TerminateSession on Ctrl-C (and ResumeSession on a dropped link): allowed on the
+    caller's own session whatever kind of caller it is, refused on another caller's."""
+    statement = next(s for s in POLICY["Statement"] if s["Sid"] == "EndOwnSessions")
+    userid, session_id, tag = SESSION_OWNERS[caller]
+    own = {"aws:ssmmessages:session-id": tag, "aws:ssmmessages:target-id": "i-0123456789abcdef0"}
+    arn = f"arn:aws:ssm:us-east-2:123456789012:session/{session_id}"
+    for action in ("ssm:TerminateSession", "ssm:ResumeSession"):
+        assert _allowed(statement, action, arn, userid, own), (caller, action)
+    for other, (other_id, other_session, other_tag) in SESSION_OWNERS.items():
+        if other != caller:
+            theirs = {**own, "aws:ssmmessages:session-id": other_tag}
+            other_arn = f"arn:aws:ssm:us-east-2:123456789012:session/{other_session}"
+            assert not _allowed(statement, "ssm:TerminateSession", other_arn, userid, theirs), (caller, other)
+    assert not _allowed(statement, "ssm:StartSession", arn, userid, own)

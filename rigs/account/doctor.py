@@ -71,6 +71,10 @@ BOOTSTRAP_VERSION_PARAMETER = "/cdk-bootstrap/hnb659fds/version"
 """Where the default bootstrap (qualifier ``hnb659fds``, which ``cdk.json`` keeps) records its version."""
 MIN_BOOTSTRAP_VERSION = 6
 """The synthesized templates' ``CheckBootstrapVersion`` rule refuses versions 1 to 5."""
+BOOTSTRAP_NOT_IN_POLICY = f"bootstrapping makes IAM roles, which {permissions.POLICY_DOC} does not allow"
+"""Why a user holding only the project's policy cannot bootstrap: the bootstrap stack makes IAM roles, an S3 bucket
+and an ECR repository, rights the policy (kept to what the project itself calls) does not give; with administrator
+credentials ``up --bootstrap`` and ``rehearse --bootstrap`` do it too."""
 
 G5G_BUILD_QUOTA = "Concurrently running builds for ARM/XLarge environment"
 """The CodeBuild quota the g5g image build counts against, as AWS's naming of the other ARM build quotas
@@ -82,8 +86,20 @@ ARM_BUILD_QUOTAS = re.compile(r"^Concurrently running builds for (?!.*Lambda).*\
 XLARGE = re.compile(r"\bXLarge\b", re.IGNORECASE)
 
 LOCAL_CHECKS = ("AWS CLI v2", "Session Manager plugin")
+ACCOUNT_PLAN = "Account plan"
+SKIPPABLE = {"account-plan": ACCOUNT_PLAN}
+"""The checks ``up --doctor`` and ``rehearse`` pass by name (``--skip-check NAME``), as ``--bootstrap`` passes "CDK
+bootstrap": the account plan, whose answer for some accounts is not published (a wrong FAIL there would block every
+rig everywhere)."""
+
 FREE_TIER_REGION = "us-east-1"
 """Where the Free Tier API answers for the account (``freetier``, a global service)."""
+
+
+def ignored_checks(bootstrap: bool, skipped: Sequence[str] = ()) -> tuple[str, ...]:
+    """The checks whose failures stop no rig: "CDK bootstrap" when ``up``/``rehearse`` bootstrap (``--bootstrap``),
+    and the :data:`SKIPPABLE` ones named (``--skip-check``)."""
+    return (("CDK bootstrap",) if bootstrap else ()) + tuple(SKIPPABLE[name] for name in skipped)
 
 
 @dataclass(frozen=True, slots=True)
@@ -205,35 +221,74 @@ class Scope:
 
 
 def account_plan(scope: Scope) -> list[Finding]:
-    """The Free Tier API's account plan: a Free-plan account launches only Free Tier instance types, so no rig."""
+    """The Free Tier API's account plan: a Free-plan account launches only Free Tier instance types, so no rig.
+
+    Only an answer that is certain blocks: ``FREE`` with credits left or an expiry date (a Free plan that is
+    running). What the API answers for other accounts (those made before the plans, for one) is not
+    published, so ``FREE`` without either is a warning with the fix, and ``up``/``rehearse`` can pass the row
+    by name (``--skip-check account-plan``).
+    """
     try:
         state = aws.call(scope.clients("freetier", FREE_TIER_REGION).get_account_plan_state, attempts=3)
     except Exception as exc:  # noqa: BLE001 - classified below
         if aws.error_code(exc) == "ResourceNotFoundException":
-            return [Finding("Account plan", "", None, OK, "no Free Tier account plan (an account from before "
+            return [Finding(ACCOUNT_PLAN, "", None, OK, "no Free Tier account plan (an account from before "
                             "the Free and Paid plans)")]
-        return [_unknown("Account plan", "", None, exc, "freetier")]
+        if permissions.denied(exc) and not _names_an_iam_refusal(exc):
+            return [_billing_access_off(exc)]
+        return [_unknown(ACCOUNT_PLAN, "", None, exc, "freetier")]
     plan, status = state.get("accountPlanType", "?"), state.get("accountPlanStatus", "?")
     if plan != "FREE":
-        return [Finding("Account plan", "", None, OK, f"{plan.title()} plan ({status.lower()})")]
+        return [Finding(ACCOUNT_PLAN, "", None, OK, f"{plan.title()} plan ({status.lower()})")]
     credits = state.get("accountPlanRemainingCredits") or {}
-    left = f", {credits['amount']:g} {credits.get('unit', 'USD')} of credits left" if "amount" in credits else ""
-    return [Finding("Account plan", "", None, FAIL,
-                    f"Free plan ({status.lower()}{left}): it launches only Free Tier instance types, none of the "
-                    "rigs' (launches fail with InvalidParameterCombination: not eligible for Free Tier)",
-                    aws.FREE_PLAN_FIX, tuple(r.name for r in scope.rigs))]
+    expires = state.get("accountPlanExpirationDate")
+    known = [f"{credits['amount']:g} {credits.get('unit', 'USD')} of credits left"] if "amount" in credits else []
+    known += [f"ends {_day(expires)}"] if expires else []
+    if not known:
+        return [Finding(ACCOUNT_PLAN, "", None, WARN,
+                        f"Free plan ({status.lower()}) without credits or an end date: not certain, so it blocks "
+                        "nothing; on the Free plan launches fail with InvalidParameterCombination (not eligible for "
+                        "Free Tier)", f"check the plan in the Billing and Cost Management console; if it is Free, "
+                        f"{aws.FREE_PLAN_FIX}")]
+    return [Finding(ACCOUNT_PLAN, "", None, FAIL,
+                    f"Free plan ({status.lower()}, {', '.join(known)}): it launches only Free Tier instance types, "
+                    "none of the rigs' (launches fail with InvalidParameterCombination: not eligible for Free Tier)",
+                    f"{aws.FREE_PLAN_FIX}; if the account is on the Paid plan after all, `up --doctor` and "
+                    "`rehearse` pass this row with `--skip-check account-plan`",
+                    tuple(r.name for r in scope.rigs))]
+
+
+def _day(value: Any) -> str:
+    """A timestamp botocore parsed (a datetime) or left as text, as its UTC day."""
+    return value.date().isoformat() if hasattr(value, "date") else str(value)[:10]
+
+
+def _names_an_iam_refusal(exc: BaseException) -> bool:
+    """Whether an access denial says the caller's IAM policy refused the action (``not authorized to perform``)."""
+    message = str(getattr(exc, "response", {}).get("Error", {}).get("Message") or "")
+    return "not authorized to perform" in message.lower()
+
+
+def _billing_access_off(exc: BaseException) -> Finding:
+    """A refusal of the Free Tier API that names no IAM action: as when the account's IAM access to billing
+    information is off (then no IAM policy lets a user or role read the plan, and attaching one would not help)."""
+    return Finding(ACCOUNT_PLAN, "", None, WARN,
+                   f"not checked: {aws.describe_error(exc, 'freetier')} (a refusal naming no IAM action, as when IAM "
+                   "access to billing information is off for the account)",
+                   "the root user turns on 'IAM user and role access to Billing information' (the account menu, "
+                   "Account); until then the plan is unknown, and this row blocks nothing")
 
 
 def bootstrap(scope: Scope, region: str) -> list[Finding]:
     blocks = scope.names_in(region)
-    fix = f"`./scripts/cdk bootstrap aws://{scope.account}/{{region}}` (or `python -m rigs up --bootstrap`)"
+    fix = f"an administrator runs `./scripts/cdk bootstrap aws://{scope.account}/{{region}}`"
     cfn = scope.clients("cloudformation", region)
     try:
         stack = aws.call(cfn.describe_stacks, StackName=BOOTSTRAP_STACK, attempts=3)["Stacks"][0]
     except Exception as exc:  # noqa: BLE001 - classified below
         if aws.error_code(exc) == "ValidationError":
-            return [Finding("CDK bootstrap", "", region, FAIL, f"not bootstrapped (no {BOOTSTRAP_STACK} stack)",
-                            fix, blocks)]
+            return [Finding("CDK bootstrap", "", region, FAIL, f"not bootstrapped (no {BOOTSTRAP_STACK} stack): "
+                            f"{BOOTSTRAP_NOT_IN_POLICY}", fix, blocks)]
         return [_unknown("CDK bootstrap", "", region, exc, "cloudformation")]
     status = stack.get("StackStatus", "?")
     if status.endswith(("FAILED", "ROLLBACK_COMPLETE")) or status.startswith("DELETE"):
@@ -451,7 +506,7 @@ ZONES = Check("Zones", _regions, zones)
 OFFERINGS = Check("Offerings and quotas", _regions, offerings_and_quotas, rows=("Type and quota", "Endpoint quota"))
 G5G_IMAGE = Check("g5g image", _rigs(Ec2Rig, _own_image), own_image)
 CHECKS = (
-    Check("Account plan", _account, account_plan),
+    Check(ACCOUNT_PLAN, _account, account_plan),
     Check("CDK bootstrap", _regions, bootstrap),
     ZONES,
     Check("AMI", _rigs(Ec2Rig), ami),

@@ -6,8 +6,9 @@ its ``Sid``. A call is allowed by the action ``<prefix>:<Operation>``, the prefi
 service's signing name in botocore's model (``servicequotas`` for ``service-quotas``,
 ``sagemaker`` for ``sagemaker-runtime``), except where IAM names it otherwise
 (:data:`ACTIONS`). ``tests/test_iam_policy.py`` walks the code's AWS calls and fails when one is
-not in the policy; the doctor uses :func:`refused_action` and :func:`hint` to say, for a refused
-check, which action was refused and which statement grants it.
+not in the policy, and checks every action the policy names against the Service Authorization
+Reference's lists (:data:`REFERENCE_PATH`, :func:`unlisted`); the doctor uses :func:`refused_action`
+and :func:`hint` to say, for a refused check, which action was refused and which statement grants it.
 """
 
 from __future__ import annotations
@@ -20,6 +21,9 @@ from typing import Any
 
 POLICY_PATH = Path(__file__).resolve().parents[2] / "docs" / "iam-policy.json"
 POLICY_DOC = "docs/iam-policy.json"
+REFERENCE_PATH = Path(__file__).with_name("iam-actions.json")
+"""The actions AWS's Service Authorization Reference lists for each service prefix the policy uses, dated, with
+each list's page (the file says how it was made)."""
 
 ACCESS_DENIED_CODES = frozenset({"AccessDenied", "AccessDeniedException", "UnauthorizedOperation"})
 """How AWS APIs say the caller's policy does not allow the call (EC2 says ``UnauthorizedOperation``)."""
@@ -31,9 +35,9 @@ ACTIONS: dict[tuple[str, str], str | None] = {
     ("sts", "GetCallerIdentity"): None,
 }
 """Calls IAM authorizes under another action than ``<prefix>:<Operation>``; None: no permission needed
-(STS answers ``GetCallerIdentity`` to any valid credentials). SageMaker's streamed invocation is no IAM action of
-its own: the API reference of ``InvokeEndpointWithResponseStream`` says the caller's permissions must allow
-``sagemaker:InvokeEndpoint``."""
+(STS answers ``GetCallerIdentity`` to any valid credentials). SageMaker's streamed invocation: the API reference of
+``InvokeEndpointWithResponseStream`` says the caller's permissions must allow ``sagemaker:InvokeEndpoint`` (the
+Service Authorization Reference also lists an action of the stream's name; which one IAM checks is unverified)."""
 
 
 def action(service: str, operation: str) -> str | None:
@@ -108,3 +112,19 @@ def hint(wanted: str) -> str:
     where = (f"statement {', '.join(repr(s) for s in statements)} of {POLICY_DOC} grants it" if statements
              else f"{POLICY_DOC} does not grant it")
     return f"the caller's IAM policy does not allow {wanted}: {where}"
+
+
+@lru_cache(maxsize=1)
+def reference(path: Path = REFERENCE_PATH) -> dict[str, frozenset[str]]:
+    """Service prefix -> the actions the Service Authorization Reference lists for it (:data:`REFERENCE_PATH`)."""
+    services = json.loads(path.read_text(encoding="utf-8"))["services"]
+    return {prefix: frozenset(entry["actions"]) for prefix, entry in services.items()}
+
+
+def unlisted(document: dict[str, Any]) -> list[str]:
+    """The actions ``document``'s statements name that the Service Authorization Reference does not list (an
+    action IAM would not know: a typo, or a name that is an API operation and no action), in order."""
+    listed = reference()
+    named = [action for statement in document.get("Statement", []) for action in _listed(statement.get("Action"))]
+    return [action for action in named
+            if action.partition(":")[2] not in listed.get(action.partition(":")[0], frozenset())]

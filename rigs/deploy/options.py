@@ -18,6 +18,9 @@ Context keys (all optional):
 ``zones.<region>``     the zones the region's base network uses (see
                        :func:`parse_region_zones`; default: chosen at deploy time)
 =====================  ============================================================
+
+The model a rig serves and the size it runs on (``model.<rig>``, ``model``, ``model_config.<rig>``,
+``instance_type.<rig>``, ``hf_token_parameter``) are ``rigs/deploy/model_options.py``'s.
 """
 
 from __future__ import annotations
@@ -83,6 +86,8 @@ class RigOptions(_Typed):
     image: ServerImage | None = None
     """EC2 rigs only."""
     ami: str | None = None
+    hf_token_parameter: str | None = None
+    """EC2 rigs: the SSM SecureString parameter the boot script reads the Hugging Face token from."""
 
     @property
     def lifetime_minutes(self) -> int:
@@ -98,12 +103,23 @@ def ecr_image(reference: str) -> EcrImage | None:
                     account=match.group("account"), region=match.group("region"))
 
 
+def pull_form(reference: str) -> str:
+    """``repo:tag@sha256:…`` as ``repo@sha256:…`` (Docker pulls such a reference by the digest alone, and
+    docker/cli#7181 refuses the pair); any other reference unchanged."""
+    name, at, digest = reference.partition("@")
+    if not at:
+        return reference
+    path, slash, last = name.rpartition("/")
+    return f"{path}{slash}{last.partition(':')[0]}@{digest}"
+
+
 def catalog_image(rig: Ec2Rig) -> ServerImage:
-    """The catalog's image: the account's own ECR for ``aws-inference/…``, else public."""
+    """The catalog's image, as pulled (:meth:`rigs.catalog.served.ContainerImage.pull_reference`): the account's own
+    ECR for ``aws-inference/…``, else public."""
     if rig.image.repository.startswith(OWN_IMAGE_PREFIX):
-        ref = f":{rig.image.tag}" + (f"@{rig.image.digest}" if rig.image.digest else "")
+        ref = f"@{rig.image.digest}" if rig.image.digest else f":{rig.image.tag}"
         return ServerImage(ecr=EcrImage(repository=rig.image.repository, ref=ref))
-    return ServerImage(public=rig.image.reference())
+    return ServerImage(public=rig.image.pull_reference())
 
 
 def _zone_region(zone: str) -> str | None:
@@ -192,8 +208,8 @@ def parse_rig_options(rig: DeployableRig, *, region: Any = None, zones: Any = No
                 problems.append(f"-c image.{name}={image_text}: give a pinned image reference "
                                 "(registry/repository:tag or @sha256:digest, never :latest)")
             else:
-                found = ecr_image(image_text)
-                server_image = ServerImage(ecr=found) if found else ServerImage(public=image_text)
+                found = ecr_image(pull_form(image_text))
+                server_image = ServerImage(ecr=found) if found else ServerImage(public=pull_form(image_text))
         if ami_id is not None and not _AMI.match(ami_id):
             problems.append(f"-c ami.{name}={ami_id}: give an AMI id such as ami-0123456789abcdef0")
     elif image_text is not None or ami_id is not None or zone_list:

@@ -13,6 +13,7 @@ import shlex
 from typing import Any, Sequence
 
 from rigs import aws, local_tools
+from rigs.account.doctor import SKIPPABLE, ignored_checks
 from rigs.catalog.model import BIG_VARIANT, BedrockBackend, DeployableRig, Ec2Rig
 from rigs.catalog.pricing import PriceError
 from rigs.contract import REGIONS
@@ -91,10 +92,11 @@ def regions_to_try(state: State, rigs: list[DeployableRig]) -> dict[str, list[pl
     from rigs.account.preflight import render_placement
 
     sequence = DeploySequence(state.session, state.show, state.placement_file)
-    ignore = ("CDK bootstrap",) if state.options.bootstrap else ()
-    allowed = sequence.doctor(rigs, ignore)
-    if ignore:
+    allowed = sequence.doctor(rigs, ignored_checks(state.options.bootstrap, state.options.skip_checks))
+    if state.options.bootstrap:
         state.say("--bootstrap: a region without the CDK bootstrap is bootstrapped once you say yes")
+    for name in state.options.skip_checks:
+        state.say(f"--skip-check {name}: the doctor's {SKIPPABLE[name]!r} rows stop no rig")
     for rig in list(rigs):
         if not allowed[rig.name]:
             state.skipped[rig.name] = (f"doctor: cannot deploy anywhere: {', '.join(sequence.blockers(rig.name))} "

@@ -36,6 +36,8 @@ class Options:
     yes: bool = False
     offline: bool = False
     bootstrap: bool = False
+    skip_checks: Sequence[str] = ()
+    """The doctor's checks passed by name (``--skip-check``, :data:`rigs.account.doctor.SKIPPABLE`)."""
     evidence: Path | None = None
     max_hours: float | None = None
     max_usd: float | None = None

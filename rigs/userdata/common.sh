@@ -1,10 +1,7 @@
 #!/usr/bin/env bash
-# Boot steps shared by every EC2 rig. rigs/userdata (__init__.py) renders the user data as:
-#   generated RIG_* preamble + this file + the runtime's file (vllm.sh or neuronx.sh).
-# The runtime file defines check_accelerator, describe_accelerator and start_server, then calls main.
-#
-# Configuration comes only from the RIG_* variables of the preamble. Never enable
-# `set -x` here: fetch_hf_token handles a secret.
+# Boot steps shared by every EC2 rig, after the RIG_* preamble and before the runtime's file, which
+# defines check_accelerator, describe_accelerator, describe_engine and start_server, then calls main
+# (rigs/userdata/__init__.py). Never enable `set -x` here: fetch_hf_token handles a secret.
 set -euo pipefail
 
 readonly STATE_DIR="${RIG_STATE_DIR:-/run/aws-inference}"  # RIG_STATE_DIR: tests only
@@ -25,9 +22,9 @@ imds() {  # imds PATH: one instance-metadata read with an IMDSv2 session token
   curl -fsS -m 5 -H "X-aws-ec2-metadata-token: $token" "http://169.254.169.254/latest/$1"
 }
 
-# --- CloudWatch Logs: the user-data log goes to <instance-id>/user-data --------------
+# --- CloudWatch Logs: the user-data log goes to <instance-id>/user-data
 
-ship_logs() {  # send the lines added to the user-data log since the last call (best effort)
+ship_logs() {  # the log's new lines to CloudWatch (best effort)
   local offset=0 next batch="$STATE_DIR/log-batch.json"
   [[ -f "$STATE_DIR/log-offset" ]] && offset="$(cat "$STATE_DIR/log-offset")"
   next="$(python3 - "$USERDATA_LOG" "$offset" "$batch" <<'PY'
@@ -71,7 +68,7 @@ stop_log_shipper() {
   ship_logs || true
 }
 
-# --- CloudFormation signals ----------------------------------------------------------
+# --- CloudFormation signals
 
 signal_cloudformation() {  # signal_cloudformation SUCCESS|FAILURE REASON
   local status="$1" reason="$2" body="$STATE_DIR/wait-signal.json"
@@ -111,7 +108,7 @@ install_traps() {  # any unexpected failure still signals FAILURE, naming the fa
   trap on_exit EXIT
 }
 
-# --- host preparation ----------------------------------------------------------------
+# --- host preparation
 
 ensure_aws_cli() {
   command -v aws >/dev/null 2>&1 && return 0
@@ -150,9 +147,20 @@ ensure_docker() {
   systemctl enable --now docker
 }
 
-fetch_hf_token() {  # the optional token, from Secrets Manager into a root-only env file
+fetch_hf_token() {  # into a root-only env file: the SSM parameter, else the secret
   local token
   install -m 600 /dev/null "$STATE_DIR/server.env"
+  if [[ -n "$RIG_HF_TOKEN_PARAMETER" ]]; then
+    token="$(aws ssm get-parameter --name "$RIG_HF_TOKEN_PARAMETER" --with-decryption \
+      --query Parameter.Value --output text 2>"$STATE_DIR/secret-error")" \
+      || fail "could not read the Hugging Face token from SSM parameter $RIG_HF_TOKEN_PARAMETER ($(grep -o \
+        '[A-Za-z]*Exception' "$STATE_DIR/secret-error" | head -n 1 || true)): it must be a SecureString in \
+$RIG_REGION the rig role may read"
+    printf 'HF_TOKEN=%s\n' "$token" >"$STATE_DIR/server.env"
+    token=""
+    log "Hugging Face token read from SSM parameter $RIG_HF_TOKEN_PARAMETER"
+    return 0
+  fi
   [[ -n "$RIG_HF_TOKEN_SECRET" ]] || return 0
   if token="$(aws secretsmanager get-secret-value --secret-id "$RIG_HF_TOKEN_SECRET" \
       --query SecretString --output text 2>"$STATE_DIR/secret-error")"; then
@@ -182,14 +190,21 @@ pull_image() {
   fail "could not pull $RIG_IMAGE: $(tail -c 300 "$STATE_DIR/pull.log" | tr '\n' ' ')"
 }
 
-report_rig() {  # one line the agent reads back from this log: what really serves (agent/reach/provenance.py)
+report_rig() {  # what really serves, for agent/reach/provenance.py
   local image
   image="$(docker image inspect -f '{{join .RepoDigests ","}}' "$RIG_IMAGE" 2>/dev/null | cut -d, -f1)" \
     || image=""
   log "rig report: $(describe_accelerator); image=${image:-unknown}"
 }
 
-run_server_container() {  # run_server_container DOCKER_RUN_ARGS...: start RIG_CONTAINER detached
+report_engine() {  # what the engine says it allocated, once it serves
+  local line
+  while IFS= read -r line; do
+    [[ -z "$line" ]] || log "engine report: ${line:0:300}"
+  done < <(describe_engine)
+}
+
+run_server_container() {  # DOCKER_RUN_ARGS...: start RIG_CONTAINER detached
   docker rm -f "$RIG_CONTAINER" >/dev/null 2>&1 || true
   if docker run -d --name "$RIG_CONTAINER" --restart unless-stopped --env-file "$STATE_DIR/server.env" \
       --log-driver awslogs --log-opt "awslogs-region=$RIG_REGION" --log-opt "awslogs-group=$RIG_LOG_GROUP" \
@@ -203,7 +218,7 @@ run_server_container() {  # run_server_container DOCKER_RUN_ARGS...: start RIG_C
     "$@" >/dev/null || fail "docker run of $RIG_IMAGE failed"
 }
 
-# --- readiness: a real chat completion with text (and tokens where required) ----------
+# --- readiness: a real chat completion with text (and tokens where required)
 
 chat_probe() {  # one chat completion on the server; sets PROBE_ERROR when it is not good
   local body="$STATE_DIR/probe-response.json" code verdict
@@ -287,6 +302,7 @@ main() {
   report_rig
   start_server
   wait_until_ready
+  report_engine
   signal_cloudformation SUCCESS "$RIG_NAME answered a chat completion after ${SECONDS}s"
   log "ready after ${SECONDS}s"
 }

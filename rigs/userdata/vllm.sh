@@ -1,6 +1,5 @@
 #!/usr/bin/env bash
-# vLLM's OpenAI-compatible server in a container on an NVIDIA GPU rig (g6; g5g with the
-# image built by the InferenceG5gImage stack). Runs after the preamble and common.sh.
+# vLLM's OpenAI-compatible server in a container on an NVIDIA GPU rig (g6; g5g with its built image).
 set -euo pipefail
 
 check_accelerator() {
@@ -21,8 +20,35 @@ describe_accelerator() {  # "accelerator=NAME; count=N; driver=VERSION" for the 
   printf 'accelerator=%s; count=%s; driver=%s' "${first%%, *}" "$(grep -c . <<<"$gpus")" "${first##*, }"
 }
 
+describe_engine() {  # vLLM's KV cache lines, for the rig report
+  local logs
+  logs="$(docker logs "$RIG_CONTAINER" 2>&1 || true)"
+  grep 'GPU KV cache size: ' <<<"$logs" | tail -n 1 || true
+  grep 'Maximum concurrency for ' <<<"$logs" | tail -n 1 || true
+}
+
+readonly GPU_PROBE='import torch
+x = torch.ones(1024, device="cuda")
+c = torch.cuda
+print(f"torch {torch.__version__} ran a CUDA op on {c.get_device_name(0)} (sm_%d%d): {float((x + x).sum()):g}" % c.get_device_capability(0))'
+
+check_image_on_gpu() {  # one CUDA op in the image before vLLM starts: a missing kernel is one line
+  local capability out reason
+  capability="$(nvidia-smi --query-gpu=compute_cap --format=csv,noheader 2>/dev/null | head -n 1)" || capability=""
+  if out="$(docker run --rm --gpus all --entrypoint python3 "$RIG_IMAGE" -c "$GPU_PROBE" 2>&1)"; then
+    log "GPU check: $(tail -n 1 <<<"$out")"
+    return 0
+  fi
+  reason="$(grep -m 1 -E '^[A-Za-z_.]+(Error|Exception)\b' <<<"$out" | cut -c1-200 || true)"
+  if grep -q "no kernel image is available" <<<"$out"; then
+    fail "this image has no kernels for sm_${capability/./} (the GPU's compute capability ${capability:-unknown}): ${reason}"
+  fi
+  fail "a CUDA op in the image failed on the GPU before vLLM started: ${reason:-$(tail -n 1 <<<"$out" | cut -c1-200)}"
+}
+
 start_server() {
   local flags=()
+  check_image_on_gpu
   if [[ -n "$RIG_SERVE_FLAGS" ]]; then
     mapfile -t flags <<<"$RIG_SERVE_FLAGS"
   fi

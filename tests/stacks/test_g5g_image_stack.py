@@ -56,7 +56,8 @@ def test_recipe_is_staged_as_an_asset_with_all_its_files(assembly_dir: Path, tem
     project = one(template, "AWS::CodeBuild::Project")["Properties"]
     key = project["Source"]["Location"]["Fn::Join"][1][-1].lstrip("/")
     staged = assembly_dir / f"asset.{key.removesuffix('.zip')}"
-    assert sorted(p.name for p in staged.iterdir()) == ["Dockerfile", "buildspec.yml", "turing-shared-memory.patch"]
+    assert sorted(p.name for p in staged.iterdir()) == ["Dockerfile", "buildspec.yml", "image-checks.sh",
+                                                        "turing-shared-memory.patch"]
 
 
 def test_outputs_give_the_image_uri_and_how_to_start_the_build(template):
@@ -66,11 +67,10 @@ def test_outputs_give_the_image_uri_and_how_to_start_the_build(template):
     assert outputs[ImageOutputKey.BUILD_PROJECT]
 
 
-def test_dockerfile_builds_vllm_for_sm75_on_existing_torch_with_the_patch():
+def test_dockerfile_builds_the_stacks_vllm_ref_with_the_patch():
+    """The stage order, torch's sm_75 check and the runtime's toolchain: tests/rigs/g5g/test_recipe.py."""
     dockerfile = (RECIPE_DIR / "Dockerfile").read_text()
     assert f"ARG VLLM_REF={VLLM_REF}" in dockerfile
-    assert 'TORCH_CUDA_ARCH_LIST="7.5"' in dockerfile
-    assert "use_existing_torch.py" in dockerfile
     assert "COPY turing-shared-memory.patch" in dockerfile and "git apply" in dockerfile
     assert "aws-inference Turing patch" in dockerfile, "the build checks the patch landed"
     assert not re.search(r"^FROM\s+\S+:latest", dockerfile, re.M)

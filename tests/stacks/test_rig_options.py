@@ -63,7 +63,7 @@ def test_big_variant_serves_the_bigger_checkpoint_with_its_longer_wait(varied):
     template = varied["templates"]["InferenceG6"]
     env = boot_environment(user_data_script(template))
     assert env["RIG_MODEL_ID"] == "google/gemma-4-12B-it-qat-w4a16-ct"
-    assert env["RIG_IMAGE"] == CATALOG.get("g6").image.reference()  # the same vLLM image
+    assert env["RIG_IMAGE"] == CATALOG.get("g6").image.pull_reference()  # the same vLLM image
     assert env["RIG_READY_TIMEOUT_SECONDS"] == str(50 * 60)
     outputs = {k: v["Value"] for k, v in template["Outputs"].items()}
     assert "google/gemma-4-12B-it-qat-w4a16-ct" in outputs.values()  # what the agent reads and sends
@@ -86,7 +86,8 @@ def test_max_hours_sets_every_lifetime_and_a_per_rig_value_wins(varied):
 def test_image_option_pulls_from_the_named_ecr_repository_with_a_grant(varied):
     template = varied["templates"]["InferenceG5g"]
     env = boot_environment(user_data_script(template))
-    assert env["RIG_IMAGE"] == CONTEXT["image.g5g"]
+    # pulled by the digest alone (the tag of `repo:tag@sha256:…` dropped: the Docker CLI is to refuse the pair)
+    assert env["RIG_IMAGE"] == "210987654321.dkr.ecr.us-west-2.amazonaws.com/team/vllm-sm75@sha256:" + "a" * 64
     assert env["RIG_REGISTRY"] == "210987654321.dkr.ecr.us-west-2.amazonaws.com"
     policies = json.dumps(resources_of(template, "AWS::IAM::Policy"))
     assert ":ecr:us-west-2:210987654321:repository/team/vllm-sm75" in policies
@@ -129,7 +130,18 @@ def test_sagemaker_takes_only_region_and_lifetime():
 
 
 def test_catalog_images_resolve_to_public_references_or_the_accounts_own_ecr():
-    assert parse_rig_options(CATALOG.get("g6")).image == ServerImage(public=CATALOG.get("g6").image.reference())
+    g6 = CATALOG.get("g6")
+    assert parse_rig_options(g6).image == ServerImage(public=f"vllm/vllm-openai@{g6.image.digest}")
     own = parse_rig_options(CATALOG.get("g5g")).image
     assert own.public is None and own.ecr.account is None
     assert own.ecr.repository == CATALOG.get("g5g").image.repository
+
+
+@pytest.mark.parametrize("given, pulled", [
+    ("vllm/vllm-openai:v0.30.0@sha256:" + "b" * 64, "vllm/vllm-openai@sha256:" + "b" * 64),
+    ("registry.example.com/team/vllm:v1@sha256:" + "b" * 64, "registry.example.com/team/vllm@sha256:" + "b" * 64),
+    ("registry.example.com/team/vllm@sha256:" + "b" * 64, "registry.example.com/team/vllm@sha256:" + "b" * 64),
+    ("registry.example.com/team/vllm:v1", "registry.example.com/team/vllm:v1"),
+])
+def test_an_image_named_by_tag_and_digest_is_pulled_by_the_digest_alone(given, pulled):
+    assert parse_rig_options(CATALOG.get("g6"), image=given).image == ServerImage(public=pulled)

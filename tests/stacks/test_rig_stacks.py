@@ -219,7 +219,7 @@ def test_neuron_rigs_pass_their_devices_and_require_completion_tokens(templates)
         assert env["RIG_RUNTIME"] == "neuronx"
         assert env["RIG_NEURON_DEVICES"].split("\n") == list(rig.neuron_devices)
         assert env["RIG_REQUIRE_COMPLETION_TOKENS"] == "true"
-        assert env["RIG_IMAGE"] == f"docker.io/xbill9/gemma4-optb:slim@{rig.image.digest}"
+        assert env["RIG_IMAGE"] == f"docker.io/xbill9/gemma4-optb@{rig.image.digest}"
         assert env["RIG_SWAP_GIB"] == "16"
         assert env["RIG_SERVE_FLAGS"] == ""
         assert '--device=$device' in script and "--gpus" not in script
@@ -228,7 +228,7 @@ def test_neuron_rigs_pass_their_devices_and_require_completion_tokens(templates)
 def test_g6_runs_the_pinned_vllm_image_with_the_catalog_flags(templates):
     rig = CATALOG.get("g6")
     env = boot_environment(user_data_script(rig_template(templates, "g6")))
-    assert env["RIG_IMAGE"] == f"vllm/vllm-openai:v0.30.0@{rig.image.digest}"
+    assert env["RIG_IMAGE"] == f"vllm/vllm-openai@{rig.image.digest}"  # by the digest alone, never tag@digest
     assert env["RIG_SERVE_FLAGS"].split("\n") == list(rig.serve_flags) == [
         "--max-model-len", "8192", "--gpu-memory-utilization", "0.90",
         "--enable-auto-tool-choice", "--tool-call-parser", "gemma4"]

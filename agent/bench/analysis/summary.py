@@ -22,9 +22,11 @@ from .blocks.cost import cost_block
 from .blocks.counting import summarize_counting
 from .blocks.orchestrator import summarize_orchestrator
 from .blocks.provenance import provenance_block
+from .asked import traffic_block
 from .ceiling import ceiling_for
 from .open_loop import open_loop_block
-from .recommendation import attach
+from .recommendation import attach, partial
+from .traffic import Traffic
 
 INTERRUPTED = "interrupted: the run was stopped before every part finished; what was cut off is incomplete"
 
@@ -75,7 +77,7 @@ def backend_summary(b: BackendInfo, by_part: Mapping[str, Sequence[RequestRecord
         "counting_strict": summarize_counting(by_part.get("counting_strict", []), "counting_strict"),  # type: ignore[arg-type]
         "chat": summarize_chat(chat_records),  # type: ignore[arg-type]
         "bfcl": bfcl.summarize(by_part.get("bfcl", [])),  # type: ignore[arg-type]
-        "quality": quality.summarize(by_part.get("quality", [])),  # type: ignore[arg-type]
+        "quality": quality.planned(quality.summarize(by_part.get("quality", [])), run),  # type: ignore[arg-type]
     }
     chat = blocks["chat"]
     price = run.prices.of(b.name)
@@ -102,7 +104,9 @@ def backend_summary(b: BackendInfo, by_part: Mapping[str, Sequence[RequestRecord
         toy_model=bool(b.toy_model), custom=bool(b.custom), **blocks, weights=quality_pairs.weights_of(b), cost=cost,
         ceiling=_ceiling(b, chat),
         slo=slo_block(chat_records, run, b.name, b.kind), skipped=skipped, stopped=stopped, failures=failures,  # type: ignore[arg-type]
-        completed=not failures, provenance=provenance_block(b.provenance), open_loop=open_loop)
+        completed=not failures, provenance=provenance_block(b.provenance), open_loop=open_loop,
+        traffic=traffic_block(chat_records, by_part.get("chat_not_sent", []), run.traffic.get(b.name),  # type: ignore[arg-type]
+                              Traffic.from_dict(run.options.workload)))
 
 
 def summarize(records: Iterable[RequestRecord | Mapping[str, Any]], run: RunFile | Mapping[str, Any]) -> Summary:
@@ -129,6 +133,8 @@ def summarize(records: Iterable[RequestRecord | Mapping[str, Any]], run: RunFile
     pairs = quality_pairs.pairs({n: recs for n, parts in by_part.items() if (recs := parts.get("quality"))},  # type: ignore[misc]
                                 run, lane.reference if lane else None, weights)
     backends, recommendation = attach(backends, run, pairs, lane.reference if lane else None)
+    if run.interrupted:
+        recommendation = partial.mark(recommendation, run, backends, orchestrator)
     return Summary(schema_version=SCHEMA_VERSION, run=run.info(), prices=run.prices, backends=backends,
                    slo_pairs=slo_pairs(backends), orchestrator=orchestrator, bfcl_pairs=bfcl.pairs(backends),
                    recommendation=recommendation, quality_pairs=pairs, quality_lane=lane)

@@ -161,10 +161,12 @@ _BENCHMARK = (
            f"that meets the --slo target, at most {MAX_CONCURRENCY}", default=(1,), shown="1",
            type=concurrency_levels, metavar="LIST|auto", record="concurrency",
            more="[the search](#capacity-under-a-latency-target-goodput)"),
-    Option(("--max-tokens",), "benchmark", "output tokens requested per chat request", default=CHAT_MAX_TOKENS,
-           shown=f"{CHAT_MAX_TOKENS}, the reference's", type=positive_int, metavar="N", record="max_tokens"),
+    Option(("--max-tokens",), "benchmark", "output tokens requested per chat request of the reference's prompt; "
+           "with any other workload, the workload's output_tokens_mean when that is not given", shown=f"{CHAT_MAX_TOKENS}, "
+           "the reference's (the workload's output_tokens_mean)", type=positive_int, metavar="N", record="max_tokens"),
     Option(("--ignore-eos",), "benchmark", "ask OpenAI-compatible servers (vLLM, llama.cpp) for exactly "
-           "--max-tokens tokens", default=False, switch=True, record="ignore_eos"),
+           "--max-tokens tokens of the reference's prompt or of a prompts file (a synthetic workload asks for exactly "
+           "its drawn lengths wherever the server allows it)", default=False, switch=True, record="ignore_eos"),
     Option(("--question",), "benchmark", "the orchestrator's question", default=ORCHESTRATOR_QUESTION,
            shown=repr(ORCHESTRATOR_QUESTION), metavar="TEXT", record="question"),
     Option(("--request-timeout",), "benchmark", "timeout of one timed request, and of one agent run", default=300.0,
@@ -232,12 +234,15 @@ _QUALITY = (
 )
 
 _RECOMMENDATION = (
-    Option(("--workload",), "recommendation", "your traffic, as KEY=VALUE,... or a YAML file with the same keys: "
-           "output_tokens_per_month (e.g. 2B), input_per_output (input tokens per output token), peak_to_average "
-           "(busiest hour over the average), tool_calls (yes/no); for the open loop (--rate) arrival (constant, poisson, "
-           "gamma), burstiness (gamma's shape) and request_rate (requests per second at the peak)", shown="100M, 5, 3, yes (stated in the report)",
+    Option(("--workload",), "recommendation", "your traffic, as KEY=VALUE,... or a YAML file with the same keys: what "
+           "the chat part sends (prompt_input_tokens_mean/stddev, output_tokens_mean/stddev, preset, prompts, trace, "
+           "shared_prefix_tokens, turns, think_time_s, seed), how the open loop's requests arrive (arrival: constant, "
+           "poisson or gamma; burstiness, gamma's shape; request_rate, requests per second at the peak) and what the "
+           "recommendation prices (output_tokens_per_month, e.g. 2B; input_per_output, following from the lengths; "
+           "peak_to_average; tool_calls, yes/no)", shown="the reference's prompt and 100 tokens; 100M, 3, yes (stated in the report)",
            type=workload, metavar="SPEC|FILE", record="workload",
-           more="for the recommendation ([Which one?](#which-one-cost-at-the-target-and-the-recommendation))"),
+           more="[Your traffic](#your-traffic-what-the-chat-part-sends) lists every key; for the recommendation "
+           "([Which one?](#which-one-cost-at-the-target-and-the-recommendation))"),
     Option(("--min-accuracy",), "recommendation", "tool-calling accuracy floor (BFCL part), e.g. 0.8 or 80%; a "
            "backend below it is disqualified", shown="no floor", type=share, metavar="SHARE",
            record="min_accuracy"),

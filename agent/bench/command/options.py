@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..results.target import Target
 from ..parts import bfcl, open_loop, quality
+from ..tasks.workload import CHAT_MAX_TOKENS
 from . import declared
 from .declared import AUTO, BENCH_GROUPS, DEFAULT_DEMOS, PART_OPTIONS, given
 
@@ -49,6 +50,10 @@ def check(namespace: argparse.Namespace) -> None:
                               f"{'it' if len(flags) == 1 else 'them'} out")
     _check_open_loop(namespace, demos)
     _check_quality_floor(namespace)
+    if getattr(namespace, "max_tokens", None) is not None:
+        from ..analysis.traffic import default_traffic  # pydantic: loaded only when the option is given
+
+        with_max_tokens(getattr(namespace, "workload", None) or default_traffic(), namespace.max_tokens)
 
 
 def run_demos(namespace: argparse.Namespace) -> list[str]:
@@ -61,12 +66,15 @@ def run_demos(namespace: argparse.Namespace) -> list[str]:
 
 
 def _check_open_loop(namespace: argparse.Namespace, demos: list[str]) -> None:
-    """The open loop needs a rate (or a workload's trace), ``--rate-duration`` an open loop, ``--rate peak`` the chat
-    part's capacity."""
+    """The open loop needs a rate or a workload's trace (not both), ``--rate-duration`` an open loop, ``--rate peak``
+    the chat part's capacity."""
     if open_loop.NAME in demos and not open_loop.wanted(getattr(namespace, "rate", None),
                                                         getattr(namespace, "workload", None)):
         raise OptionError("--demos open_loop sends requests at a rate, and none is given: add --rate R|peak, or take "
                           "open_loop out of --demos")
+    if getattr(namespace, "rate", None) is not None and getattr(getattr(namespace, "workload", None), "trace", None):
+        raise OptionError("--rate sends requests at a rate, and the workload's trace sets when its requests go "
+                          "(trace_speed scales it): leave --rate out, or the trace")
     if getattr(namespace, "rate_duration", None) is not None and open_loop.NAME not in demos:
         raise OptionError("--rate-duration sets the open loop's window, and the open loop runs with --rate R|peak: "
                           "give --rate, or leave --rate-duration out")
@@ -136,11 +144,12 @@ class BenchOptions:
         from ..analysis.traffic import default_traffic  # pydantic: loaded when a run starts, not for --help
 
         bfcl_n, levels, chosen = get("bfcl_n"), get("concurrency"), get("backends")
-        traffic = get("workload") or default_traffic()
+        traffic = with_max_tokens(get("workload") or default_traffic(), get("max_tokens"))
         floor = get("min_quality")
         return cls(
             demos=tuple(run_demos(ns)), runs=int(get("runs")), tools=get("tools"),
-            concurrency=levels if levels == AUTO else tuple(levels), max_tokens=int(get("max_tokens")),
+            concurrency=levels if levels == AUTO else tuple(levels),
+            max_tokens=int(get("max_tokens") or traffic.output_tokens_mean or CHAT_MAX_TOKENS),
             ignore_eos=bool(get("ignore_eos")), question=get("question"),
             request_timeout_s=float(get("request_timeout")),
             max_consecutive_failures=int(get("max_consecutive_failures")), target=get("slo"), repeats=get("repeats"),
@@ -179,6 +188,29 @@ class BenchOptions:
                 out[key] = value.record().model_dump() if isinstance(value, Traffic) else \
                     list(value) if isinstance(value, tuple) else value
         return {**out, **own}
+
+
+def with_max_tokens(traffic: Traffic, max_tokens: int | None) -> Traffic:
+    """The workload with ``--max-tokens`` as its ``output_tokens_mean`` where it states none (its prompt lengths and
+    ``input_per_output`` follow again; the reference's prompt stays the reference's); the two given and different
+    are refused.
+
+    Raises:
+        OptionError: both given, with different values.
+    """
+    if max_tokens is None or traffic.output_tokens_mean == max_tokens:
+        return traffic
+    from ..analysis.traffic import from_mapping, given_keys
+
+    given = given_keys(traffic)
+    if "output_tokens_mean" in given or traffic.prompts or traffic.trace:
+        raise OptionError(f"--max-tokens {max_tokens} and the workload's output_tokens_mean "
+                          f"{traffic.output_tokens_mean:g} both say how many output tokens a request asks for: "
+                          "give one of them")
+    kept = {"preset": traffic.preset} if traffic.preset and "preset" not in given else {}
+    out = from_mapping({**given, **kept, "output_tokens_mean": max_tokens}, source=traffic.source)
+    return out.model_copy(update={"derived": {**out.derived, "output_tokens_mean": "--max-tokens"},
+                                  "defaulted": out.defaulted + tuple(kept)})
 
 
 def recommendation_record(options: Any) -> dict[str, Any]:

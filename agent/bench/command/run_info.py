@@ -59,7 +59,7 @@ def backend_info(b: Backend) -> dict[str, Any]:
         "name": b.name, "label": b.label, "kind": b.kind, "model_id": b.model_id, "tool_calls": b.tool_calls,
         "constrained_tools": b.constrained_tools, "toy_model": b.toy_model, "base_url": b.base_url,
         "region": b.region, "endpoint_name": b.endpoint_name, "max_prompt_tokens": b.max_prompt_tokens,
-        "metadata": dict(b.metadata), "custom": b.custom,
+        "max_total_tokens": b.max_total_tokens, "metadata": dict(b.metadata), "custom": b.custom,
         **({"provenance": dict(b.provenance)} if b.provenance else {}),
     }  # fmt: skip
 

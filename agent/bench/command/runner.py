@@ -26,6 +26,7 @@ from rigs.files import write_atomic
 
 from ..parts import stopping
 from ..presentation import console
+from ..results.constants import CUT_OFF_INTERRUPTED, NOT_RUN_INTERRUPTED
 from . import evidence, run_info
 from .options import BenchOptions, OptionError, add_arguments, check
 
@@ -83,7 +84,7 @@ def _run(backends: list[Backend], options: BenchOptions, out_dir: Path, session:
         asyncio.run(bench.main())
     except KeyboardInterrupt:
         bench.interrupted = True
-        bench.finish()
+        console.partial_report(bench.finish(), out_dir)
         raise
     except BaseException:
         bench.interrupted = True
@@ -130,6 +131,8 @@ class Bench:
         self.stopped: dict[str, dict[str, Any]] = self.run_info["stopped"]
         self.log: evidence.RequestLog | None = None
         self._kept: dict[tuple[str, str], list[Any]] = {}
+        self._begun: set[tuple[str, str]] = set()
+        self._cut_off: dict[str, str] = {}
         self._finished = False
         self._result: Summary | None = None
 
@@ -190,7 +193,8 @@ class Bench:
                 for part in parts:
                     await part.run(ctx)
             finally:
-                self.run_info["notes"] += pool.notes()
+                if pool.notes():
+                    self.run_info["connection_notes"] = pool.notes()
         if sys.stderr.isatty():
             print("", file=sys.stderr)
 
@@ -222,6 +226,7 @@ class Bench:
         self.progress(f"{b.name}: {part}", milestone=True)
         task = asyncio.ensure_future(coro)
         self._running[b.name] = (part, task)
+        self._begun.add((b.name, part))
         try:
             await task
         except stopping.BackendStopped:
@@ -229,8 +234,10 @@ class Bench:
         except asyncio.CancelledError:
             current = asyncio.current_task()
             if b.name not in self.stopped or (current is not None and current.cancelling()):
+                self._cut_off[b.name] = part
                 raise
         except KeyboardInterrupt:
+            self._cut_off[b.name] = part
             raise
         except Exception as exc:
             logger.exception("backend=<%s>, part=<%s> | part failed", b.name, part)
@@ -249,6 +256,8 @@ class Bench:
             self.log.close()
         self.run_info["finished"] = utc.iso_millis()
         self.run_info["interrupted"] = self.interrupted
+        if self.interrupted:
+            self._mark_interrupted()
         evidence.write_run(self.out_dir / evidence.RUN, self.run_info)
         try:
             self._result = write_outputs(self.out_dir)
@@ -256,6 +265,20 @@ class Bench:
             logger.exception("out_dir=<%s> | could not write the summary and report", self.out_dir)
             self._result = None
         return self._result
+
+
+    def _mark_interrupted(self) -> None:
+        """Record in ``skipped`` what the interrupt left undone on each backend: the part it cut off, and each
+        part of ``--demos`` run on every backend in turn that had not begun there (nor been skipped)."""
+        from ..parts.registry import chosen
+
+        for name, part in self._cut_off.items():
+            self.skipped[name][part] = CUT_OFF_INTERRUPTED
+        names = [r for part in chosen(self.demos) if not part.across_backends for r in part.records]
+        for b in self.backends:
+            for part in names:
+                if (b.name, part) not in self._begun and part not in self.skipped[b.name]:
+                    self.skipped[b.name][part] = NOT_RUN_INTERRUPTED
 
 
 def write_outputs(out_dir: Path) -> Summary:
@@ -271,5 +294,5 @@ def write_outputs(out_dir: Path) -> Summary:
     report.make_plots(result, out_dir)
     text = report.render(result)
     write_atomic(out_dir / evidence.REPORT, text)
-    write_atomic(out_dir / html_report.FILE, html_report.render(text, out_dir))
+    write_atomic(out_dir / html_report.FILE, html_report.render(text, out_dir, verdict=result.recommendation.verdict))
     return result

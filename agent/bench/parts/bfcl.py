@@ -99,6 +99,7 @@ class Bfcl:
 
     name = "bfcl"
     records = ("bfcl",)
+    across_backends = False
 
     def width(self, options: Any, plan: Plan) -> int:
         return max(plan.levels)

@@ -24,9 +24,8 @@ from dataclasses import dataclass
 from typing import Any, Awaitable, Callable, Mapping, Sequence
 
 from ..analysis.slo import DEFAULT_REPEATS_WITH_TARGET, LevelTally, Target
-from ..clients.base import BackendClient
 from ..clients.reply import ChatRequest, Reply
-from .sending import run_level, timing_record
+from .sending import Done, Sender, run_level, timing_record
 
 MAX_LEVELS = 7
 AUTO = "auto"
@@ -118,10 +117,10 @@ class Plan:
 class _Search:
     """One backend's chat part under a target: its levels, their repeats, and the budget."""
 
-    def __init__(self, *, backend: Any, client: BackendClient, request: ChatRequest, plan: Plan, runs: int,
-                 epoch: float, emit: Callable[[dict[str, Any]], None], log: dict[str, Any],
-                 progress: Callable[..., None], level_one: LevelOne) -> None:
-        self.backend, self.client, self.request, self.plan = backend, client, request, plan
+    def __init__(self, *, backend: Any, load: Sender, plan: Plan, runs: int, epoch: float,
+                 emit: Callable[[dict[str, Any]], None], log: dict[str, Any], progress: Callable[..., None],
+                 level_one: LevelOne) -> None:
+        self.backend, self.load, self.plan = backend, load, plan
         self.send_level_one = level_one
         self.runs, self.epoch, self.emit, self.log, self.progress = runs, epoch, emit, log, progress
         self.started = time.perf_counter()
@@ -151,17 +150,19 @@ class _Search:
             total = c * self.runs
             self.progress(f"{self.backend.name} chat concurrency {c}, repeat {k}/{plan.repeats} ({total} requests)", milestone=True)
 
-            def done(reply: Reply, i: int, k: int = k) -> None:
-                record = timing_record(reply, epoch=self.epoch, backend=self.backend.name, part="chat", phase="sweep",
-                                       concurrency=c, run=i, request=self.request)  # fmt: skip
-                record["repeat"] = k
-                self.emit(record)
-                tally.add(record)
+            def each(i: int, k: int = k) -> tuple[dict[str, Any], Done]:
+                def done(reply: Reply, request: ChatRequest, fields: dict[str, Any]) -> None:
+                    record = {**timing_record(reply, epoch=self.epoch, backend=self.backend.name, part="chat",
+                                              phase="sweep", concurrency=c, run=i, request=request),
+                              **fields, "repeat": k}  # fmt: skip
+                    self.emit(record)
+                    tally.add(record)
+                return {"phase": "sweep", "concurrency": c, "run": i, "repeat": k}, done
 
             def keep_going() -> bool:
                 return not self.over_budget() and not (plan.auto and tally.decided_miss)
 
-            sent = await run_level(self.client, self.request, c, total, done, keep_going)
+            sent = await run_level(self.load, c, total, each, keep_going)
             entry["repeats_run"] = k
             if sent < total:
                 entry["stopped"] = "budget" if self.over_budget() else "missed"
@@ -208,8 +209,7 @@ class _Search:
 async def run_under_target(
     *,
     backend: Any,
-    client: BackendClient,
-    request: ChatRequest,
+    load: Sender,
     plan: Plan,
     runs: int,
     epoch: float,
@@ -218,8 +218,9 @@ async def run_under_target(
     level_one: LevelOne,
     progress: Callable[..., None] = lambda *_, **__: None,
 ) -> None:
-    """The chat part of one backend with repeats and, with ``--concurrency auto``, the search; ``level_one``
-    sends the cold request and level 1's first repeat (the chat part's own timed requests).
+    """The chat part of one backend with repeats and, with ``--concurrency auto``, the search, every level sending
+    ``load`` (the workload's traffic); ``level_one`` sends the cold request and level 1's first repeat (the chat
+    part's own timed requests).
 
     ``log`` is filled as the run goes (so an interrupted run keeps what happened): the mode, the
     rule, the levels in the order measured with what was planned and why each stopped.
@@ -228,8 +229,8 @@ async def run_under_target(
                 "max_concurrency": plan.max_concurrency if plan.auto else None,
                 "max_levels": MAX_LEVELS if plan.auto else None, "budget_s": plan.budget_s,
                 "repeats": plan.repeats, "order": [], "levels": [], "stopped": None, "seconds": None})  # fmt: skip
-    run = _Search(backend=backend, client=client, request=request, plan=plan, runs=runs, epoch=epoch, emit=emit,
-                  log=log, progress=progress, level_one=level_one)  # fmt: skip
+    run = _Search(backend=backend, load=load, plan=plan, runs=runs, epoch=epoch, emit=emit, log=log,
+                  progress=progress, level_one=level_one)  # fmt: skip
     first, entry = await run.level_one()
     if entry["stopped"] == "budget" and not first.decided_miss:
         log["stopped"] = "budget"

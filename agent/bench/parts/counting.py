@@ -174,6 +174,7 @@ class Counting:
 
     name = "counting"
     records = tuple(q.name for q in QUESTION_SETS)
+    across_backends = False
 
     def width(self, options: Any, plan: Plan) -> int:
         return 1

@@ -6,13 +6,16 @@ ones before were answered, for ``--rate-duration`` seconds on every backend in t
   instance must carry at the workload's peak: an hourly rig's share of the peak over the instances its SLO
   capacity (found by the chat part just before) says it needs, a per-token service the whole peak
   (:func:`agent.bench.analysis.open_loop.per_instance_rate`). A rig without a capacity is not sent it.
-* **A trace**: its requests at its timestamps, scaled by its speed (:func:`workload_trace`).
+* **A trace** (the workload's ``trace``): its requests at its timestamps, scaled by its ``trace_speed``
+  (:func:`workload_trace`); a trace runs the open loop without ``--rate``.
 
-Every request's record keeps when it was due (``scheduled_s``) beside when it went (``sent_s``), and how many
-were in flight. At most :data:`MAX_IN_FLIGHT` are in flight (AIPerf's sleep-then-gate: a request due while
-they are waits for a slot, and that wait is its lag; the schedule does not catch up). What each request asks
-comes from one seam, :func:`workload_requests` (today the chat part's prompt); the summary judges the window
-and its halves (:mod:`agent.bench.analysis.open_loop`).
+What each request asks is the workload's traffic as the chat part sends it to that backend
+(:func:`workload_requests`): the same plan, made to the calibration the chat part fitted on that server, each
+request checked against the backend's token limits (one that does not fit is passed over); a session's first
+turn only, since its later turns wait for their replies. Every request's record keeps when it was due
+(``scheduled_s``) beside when it went (``sent_s``), and how many were in flight. At most :data:`MAX_IN_FLIGHT`
+are in flight (AIPerf's sleep-then-gate: a request due while they are waits for a slot, and that wait is its lag;
+the schedule does not catch up). The summary judges the window and its halves (:mod:`agent.bench.analysis.open_loop`).
 """
 
 from __future__ import annotations
@@ -25,7 +28,6 @@ from typing import TYPE_CHECKING, Any, Awaitable, Callable, Sequence
 from ...kinds import PER_TOKEN, descriptor
 from ..clients.reply import ChatRequest
 from ..tasks.arrivals import DEFAULT_SEED, arrival_offsets, replay_offsets
-from ..tasks.workload import CHAT_PROMPT
 from .sending import timing_record
 
 if TYPE_CHECKING:
@@ -44,34 +46,71 @@ EARLY_S = 0.001
 (epoll) counts in whole milliseconds, rounded up, so a plain sleep wakes up to 1 ms late (0.8 ms at the median on
 the 2-core development machine). The yielding costs about 6% of a core at 200 req/s."""
 
-NextRequest = Callable[[int], ChatRequest]
-"""The seam: the ``i``-th request of the window (from 0)."""
+FIRST_INDEX = 1_000_000
+"""The workload's request the open loop starts from at a rate: past any the chat part sent, so that no synthetic
+prompt repeats one the server may still hold in its prefix cache."""
+
+MAX_PASSED_OVER = 100_000
+"""Requests in a row that do not fit before the open loop gives up on a backend (the chat part found some that do)."""
+
+NextRequest = Callable[[int], "tuple[ChatRequest, dict[str, Any]]"]
+"""The ``i``-th request of the window (from 0), with the fields its record adds (``request_index``, ...)."""
 
 
 @dataclass(frozen=True)
 class Trace:
-    """A trace as the open loop replays it: ``(timestamp_ms, request)`` in the trace's order, and its speed
-    (2 replays it twice as fast)."""
+    """A trace's timing as the open loop replays it: its timestamps (ms) in its order, and its speed (2 replays
+    it twice as fast)."""
 
-    requests: Sequence[tuple[float, ChatRequest]]
+    timestamps_ms: Sequence[float]
     speed: float = 1.0
 
 
-def workload_requests(options: Any) -> NextRequest:
-    """What the open loop's requests ask: today every one is the chat part's prompt and reply length."""
-    request = ChatRequest.user(CHAT_PROMPT, options.max_tokens, ignore_eos=options.ignore_eos)
-    return lambda i: request
-
-
 def workload_trace(traffic: Any) -> Trace | None:
-    """The workload's trace, to replay at its own timing (``traffic`` None: no ``--workload`` given; returns None
-    when the workload has no trace, and today none has)."""
-    return None
+    """The workload's trace (its file read again), or None when it has none."""
+    if traffic is None or not getattr(traffic, "trace", None):
+        return None
+    return Trace([t.timestamp_ms for t in traffic.shape().trace], traffic.trace_speed or 1.0)
 
 
 def wanted(rate: Any, traffic: Any) -> bool:
-    """Whether a run has an open loop: ``--rate`` given, or a workload with a trace."""
-    return rate is not None or workload_trace(traffic) is not None
+    """Whether a run has an open loop: ``--rate`` given, or a workload with a trace (``traffic`` None: no
+    ``--workload`` given)."""
+    return rate is not None or bool(getattr(traffic, "trace", None))
+
+
+def workload_requests(ctx: Context, b: Backend, client: BackendClient) -> tuple[Callable[[int], Any], str | None]:
+    """``b``'s source of the workload's requests: ``request(index)``, that request's first turn and its record's
+    fields, or None where it does not fit ``b``'s limits (the chat part's :class:`~.chat.Load`, with the calibration
+    the chat part fitted on ``b``); and why nothing can be sent, where nothing fits."""
+    from ..tasks.traffic.calibration import Calibration
+    from ..tasks.traffic.plan import Plan as Requests
+    from ..tasks.traffic.text import TextMaker
+    from .chat import NOTHING_FITS, Load
+
+    o = ctx.options
+    shape = o.workload.shape()
+    line = ctx.info.get("traffic", {}).get(b.name, {}).get("calibration")
+    calibration = Calibration(**{k: line[k] for k in ("slope", "offset", "calibrated", "why")}) if line else None
+    load = Load(backend=b, client=client, plan=Requests(shape), maker=TextMaker.of(shape.seed) if shape.synthetic else
+                None, ignore_eos=o.ignore_eos, max_tokens=o.max_tokens, log={}, emit=ctx.emit, calibration=calibration)
+    return load.first_turn, (f"not sent: {NOTHING_FITS} ({load.fit.first_reason})" if load.nothing_fits else None)
+
+
+def _rate_requests(request: Callable[[int], Any]) -> NextRequest:
+    """The window's requests, in order, from :data:`FIRST_INDEX` on, each one that does not fit passed over."""
+    cursor = FIRST_INDEX
+
+    def next_request(i: int) -> tuple[ChatRequest, dict[str, Any]]:
+        nonlocal cursor
+        for _ in range(MAX_PASSED_OVER):
+            found = request(cursor)
+            cursor += 1
+            if found is not None:
+                return found
+        raise RuntimeError(f"{MAX_PASSED_OVER:,} requests of the workload in a row do not fit this backend's limits")
+
+    return next_request
 
 
 @dataclass(frozen=True)
@@ -134,7 +173,7 @@ async def run_window(*, backend: Backend, client: BackendClient, window: Window,
 
     async def send(i: int, due: float) -> None:
         nonlocal in_flight
-        request = window.request(i)
+        request, fields = window.request(i)
         in_flight += 1
         concurrency = in_flight
         try:
@@ -143,7 +182,7 @@ async def run_window(*, backend: Backend, client: BackendClient, window: Window,
             in_flight -= 1
         record = timing_record(reply, epoch=epoch, backend=backend.name, part="open_loop", phase=phase,
                                concurrency=concurrency, run=i + 1, request=request)
-        record["scheduled_s"] = round(due - epoch, 6)
+        record.update(fields, scheduled_s=round(due - epoch, 6))
         log["sent"] = log.get("sent", 0) + 1
         emit(record)
 
@@ -178,21 +217,31 @@ def peak_rate(ctx: Context, b: Backend) -> tuple[float, str] | str:
                   f"{level.goodput_output_tok_per_s:,.1f} tok/s of goodput at its SLO capacity c={level.concurrency}))")
 
 
-def window_for(ctx: Context, b: Backend) -> Window | str:
+def _trace_window(ctx: Context, trace: Trace, request: Callable[[int], Any]) -> Window | str:
+    """The trace's requests that fit, at their timestamps (within ``--rate-duration`` where it is given)."""
+    o = ctx.options
+    offsets = replay_offsets(trace.timestamps_ms, trace.speed)
+    kept = [(t, found) for i, t in enumerate(offsets)
+            if (o.rate_duration_s is None or t < o.rate_duration_s) and (found := request(i)) is not None]
+    if not kept:
+        return f"no request of the trace that fits is due within --rate-duration {o.rate_duration_s:g} s" \
+            if o.rate_duration_s is not None else "no request of the trace fits this backend's limits"
+    duration = o.rate_duration_s or max(kept[-1][0], 1e-3)
+    log = {"mode": "trace", "rate_req_per_s": round(len(kept) / duration, 4),
+           "rate_basis": f"the trace's timestamps at speed {trace.speed:g}", "arrival": "trace",
+           "duration_s": duration, "planned": len(kept), "max_in_flight": MAX_IN_FLIGHT}
+    return Window([t for t, _ in kept], lambda i: kept[i][1], log)
+
+
+def window_for(ctx: Context, b: Backend, client: BackendClient) -> Window | str:
     """``b``'s schedule, or why it gets none."""
     o = ctx.options
+    request, nothing = workload_requests(ctx, b, client)
+    if nothing:
+        return nothing
     trace = workload_trace(o.workload)
     if trace is not None:
-        offsets = replay_offsets([t for t, _ in trace.requests], trace.speed)
-        if o.rate_duration_s is not None:
-            offsets = [t for t in offsets if t < o.rate_duration_s]
-        if not offsets:
-            return f"no request of the trace is due within --rate-duration {o.rate_duration_s:g} s"
-        duration = o.rate_duration_s or max(offsets[-1], 1e-3)
-        log = {"mode": "trace", "rate_req_per_s": round(len(offsets) / duration, 4),
-               "rate_basis": f"the trace's timestamps at speed {trace.speed:g}", "arrival": "trace"}
-        log.update(duration_s=duration, planned=len(offsets), max_in_flight=MAX_IN_FLIGHT)
-        return Window(offsets, lambda i: trace.requests[i][1], log)
+        return _trace_window(ctx, trace, request)
     found = peak_rate(ctx, b) if o.rate == PEAK else (float(o.rate), f"--rate {float(o.rate):g}")
     if isinstance(found, str):
         return found
@@ -203,7 +252,7 @@ def window_for(ctx: Context, b: Backend) -> Window | str:
     log = {"mode": "rate", "rate_req_per_s": round(rate, 4), "rate_basis": basis, "arrival": traffic.arrival,
            **({"burstiness": shape} if shape is not None else {}), "seed": DEFAULT_SEED, "duration_s": duration,
            "planned": len(offsets), "max_in_flight": MAX_IN_FLIGHT}
-    return Window(offsets, workload_requests(o), log)
+    return Window(offsets, _rate_requests(request), log)
 
 
 class OpenLoop:
@@ -211,6 +260,7 @@ class OpenLoop:
 
     name = NAME
     records = (NAME,)
+    across_backends = False
 
     def width(self, options: Any, plan: Plan) -> int:
         return MAX_IN_FLIGHT
@@ -220,7 +270,7 @@ class OpenLoop:
             client = ctx.clients.get(b.name)
             if client is None:
                 continue
-            window = window_for(ctx, b)
+            window = window_for(ctx, b, client)
             if isinstance(window, str):
                 ctx.skipped[b.name][self.name] = window
                 continue

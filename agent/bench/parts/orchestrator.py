@@ -179,6 +179,7 @@ class Orchestrator:
 
     name = "orchestrator"
     records = ("orchestrator", "orchestrator_ask")
+    across_backends = True
 
     def width(self, options: Any, plan: Plan) -> int:
         return 1

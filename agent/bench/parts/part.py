@@ -29,6 +29,8 @@ class Part(Protocol):
     """Its name in ``--demos``, and the key of its skips and stops in ``run.json``."""
     records: tuple[str, ...]
     """The ``part`` of every record it writes."""
+    across_backends: bool
+    """Whether it runs once across the backends (the orchestrator), not on each in turn under its record names."""
 
     def width(self, options: Any, plan: Plan) -> int:
         """The most requests it has in flight to one backend (the clients are sized for the widest part run)."""

@@ -111,6 +111,7 @@ class Quality:
 
     name = "quality"
     records = ("quality",)
+    across_backends = False
 
     def width(self, options: Any, plan: Plan) -> int:
         return int(options.quality_concurrency)

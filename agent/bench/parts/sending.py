@@ -5,7 +5,7 @@ and the orchestrator's asks) or not (BFCL and quality)."""
 from __future__ import annotations
 
 import asyncio
-from typing import Any, Awaitable, Callable, Iterable, TypeVar
+from typing import Any, Awaitable, Callable, Iterable, Mapping, Protocol, TypeVar
 
 from rigs import utc
 
@@ -23,32 +23,58 @@ async def in_flight(items: Iterable[T], concurrency: int, send: Callable[[T], Aw
     ``keep_going()`` is asked before each send; once it says no, nothing more is sent and the requests
     in flight finish. Returns how many items were sent.
     """
+
+    async def step(item: T, _: None) -> None:
+        await send(item)
+
+    return await _slots(items, concurrency, step, keep_going)
+
+
+async def _slots(items: Iterable[T], concurrency: int, step: Callable[[T, Any], Awaitable[Any]],
+                 keep_going: Callable[[], bool], stop: object = object()) -> int:
+    """``concurrency`` workers taking the next item each: ``step(item, state)`` returns the worker's state for its
+    next item (a session to go on with); a worker whose step returns ``stop`` takes no more."""
     items = iter(items)  # shared by the workers: each takes the next item
     sent = 0
 
     async def worker() -> None:
         nonlocal sent
+        state = None
         for item in items:
             if not keep_going():
                 return
             sent += 1
-            await send(item)
+            state = await step(item, state)
+            if state is stop:
+                return
 
     await asyncio.gather(*(worker() for _ in range(max(1, concurrency))))
     return sent
 
 
-async def run_level(
-    client: BackendClient, request: ChatRequest, concurrency: int, total: int,
-    done: Callable[[Reply, int], None], keep_going: Callable[[], bool] = lambda: True,
-) -> int:
-    """Send ``request`` ``total`` times with exactly ``concurrency`` in flight, handing every answer to
-    ``done(reply, i)``; nothing more is sent once ``keep_going()`` says no. Returns how many were sent."""
+Done = Callable[[Reply, ChatRequest, dict[str, Any]], None]
+"""What gets a chat request's reply, with the request as sent and its record's fields of the workload."""
 
-    async def send(i: int) -> None:
-        done(await client.send(request), i)
 
-    return await in_flight(range(1, total + 1), concurrency, send, keep_going)
+class Sender(Protocol):
+    """One backend's share of the workload (:class:`agent.bench.parts.chat.Load`)."""
+
+    async def send(self, session: Any, where: Mapping[str, Any], done: Done) -> Any:
+        """Send ``session``'s next turn, or the next request; the session to go on with, or None: nothing to send."""
+        ...
+
+
+async def run_level(load: Sender, concurrency: int, total: int, each: Callable[[int], tuple[Mapping[str, Any], Done]],
+                    keep_going: Callable[[], bool] = lambda: True) -> int:
+    """Send ``total`` requests of ``load`` with exactly ``concurrency`` in flight: each slot sends its session's next
+    turn, or the next request, as soon as its last one is answered; ``each(i)`` gives request ``i``'s place in the
+    records and what gets its reply. Nothing more is sent once ``keep_going()`` says no. Returns how many were sent."""
+
+    async def step(i: int, session: Any) -> Any:
+        where, done = each(i)
+        return await load.send(session, where, done)
+
+    return await _slots(range(1, total + 1), concurrency, step, keep_going, stop=None)
 
 
 def timing_record(

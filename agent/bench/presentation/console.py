@@ -8,7 +8,10 @@ what to look at.
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import TYPE_CHECKING
+
+from .html_report import FILE as HTML_FILE
 
 if TYPE_CHECKING:  # the runner imports this module at start; the models load when a run ends
     from ..results.summary import Summary
@@ -28,6 +31,19 @@ def failure_lines(summary: Summary) -> list[str]:
             lines.append(_clip(f"{name}: chat: {sum(chat.error_reasons.values())} of {total} requests failed, left "
                                f"out of every figure (most often: {top}, x{count})"))
     return lines
+
+
+def partial_report(summary: Summary | None, out_dir: Path) -> None:
+    """After an interrupt: that a partial report was written, where, and what it is missing (or that none
+    could be written, and where the evidence is)."""
+    report, html = out_dir / "REPORT.md", out_dir / HTML_FILE
+    if summary is None or not report.is_file():
+        print(f"interrupted: no report could be written; the evidence so far is in {out_dir}", flush=True)
+        return
+    print(f"Partial report (the run was interrupted): {report}" + (f" and {html}" if html.is_file() else ""),
+          flush=True)
+    if summary.recommendation.partial:
+        print(_clip(summary.recommendation.partial), flush=True)
 
 
 def _clip(line: str) -> str:

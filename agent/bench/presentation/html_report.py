@@ -25,7 +25,11 @@ table { border-collapse: collapse; margin: .8em 0; font-size: 13px; display: blo
 th, td { border: 1px solid #ccc; padding: 4px 8px; text-align: left; vertical-align: top; }
 th { background: #f3f3f3; }
 tr:nth-child(even) td { background: #fafafa; }
-blockquote { margin: 1em 0; padding: .8em 1.2em; background: #eef6ee; border-left: 5px solid #2e7d32; }
+blockquote { margin: 1em 0; padding: .8em 1.2em; background: #f5f5f5; border-left: 5px solid #9e9e9e; }
+.verdict-choice h1 + h2 + blockquote { background: #eef6ee; border-left-color: #2e7d32; }
+.verdict-tie h1 + h2 + blockquote, .verdict-too_thin h1 + h2 + blockquote,
+.verdict-not_measured h1 + h2 + blockquote { background: #fff8e1; border-left-color: #f9a825; }
+.verdict-none_qualifies h1 + h2 + blockquote { background: #fdecea; border-left-color: #c62828; }
 code { background: #f3f3f3; padding: 0 .25em; border-radius: 3px; }
 img { max-width: 100%; height: auto; border: 1px solid #eee; }
 .missing-plot { color: #b00020; font-weight: bold; }
@@ -51,14 +55,17 @@ def _inline(html_text: str, out_dir: Path) -> str:
     return _IMG.sub(replace, html_text)
 
 
-def render(markdown_text: str, out_dir: Path, title: str = "Benchmark report") -> str:
-    """The whole page for ``markdown_text``, with the plots it names read from ``out_dir``."""
+def render(markdown_text: str, out_dir: Path, title: str = "Benchmark report", verdict: str | None = None) -> str:
+    """The whole page for ``markdown_text``, with the plots it names read from ``out_dir``; ``verdict`` (the
+    recommendation's) colours the answer that opens the report: green for a choice, amber for a tie, thin
+    evidence or nothing measured, red when nothing qualifies; every other quote stays grey."""
     from markdown_it import MarkdownIt
 
     body = MarkdownIt("commonmark", {"html": False}).enable("table").render(markdown_text)
+    opening = f'<body class="verdict-{html.escape(verdict)}">' if verdict else "<body>"
     return (
         "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
         "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n"
-        f"<title>{html.escape(title)}</title>\n<style>{STYLE}</style>\n</head>\n<body>\n"
+        f"<title>{html.escape(title)}</title>\n<style>{STYLE}</style>\n</head>\n{opening}\n"
         f"{_inline(body, out_dir)}</body>\n</html>\n"
     )

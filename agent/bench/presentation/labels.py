@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from ..results.constants import INTERRUPT_SKIPS
 from ..results.summary import Summary
 
 
@@ -10,3 +11,11 @@ def backend_label(summary: Summary, name: str) -> str:
     b = summary.backends.get(name)
     tags = b.tags() if b else []
     return f"{name} ({', '.join(tags)})" if tags else name
+
+
+def not_run(summary: Summary, part: str, otherwise: str) -> str:
+    """What a section with nothing to show says: ``Not run (interrupted).`` when the interrupt is why (the run
+    was interrupted and no backend skipped ``part`` for another reason), else ``otherwise``."""
+    reasons = [why for b in summary.backends.values() if (why := b.skipped.get(part))]
+    interrupted = summary.run.interrupted and all(why in INTERRUPT_SKIPS for why in reasons)
+    return "Not run (interrupted)." if interrupted else otherwise

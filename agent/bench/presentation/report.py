@@ -11,12 +11,14 @@ from __future__ import annotations
 from pathlib import Path
 
 from ..results.summary import Summary
-from . import open_loop, provenance
+from . import open_loop, provenance, traffic
 from .plots import cost_volume, figures, slo_latency
+from .plots import traffic as traffic_plot
 from .sections import bfcl, chat, cost, counting, methods, orchestrator, precision, scoreboard, settings, slo, which_one
 
-SECTIONS = (which_one, scoreboard, counting, bfcl, precision, orchestrator, chat, slo, open_loop, cost, provenance)
-"""The sections in order (``cost`` ends with the bandwidth ceiling)."""
+SECTIONS = (which_one, scoreboard, traffic, counting, bfcl, precision, orchestrator, chat, slo, open_loop, cost,
+            provenance)
+"""The sections in order (``traffic`` is "Your traffic", with its plot; ``cost`` ends with the bandwidth ceiling)."""
 TITLES = {"decode": "Decode rate by backend", "cost": "$ per million output tokens", "ttft": "TTFT distribution",
           "slo": "Latency p99 against concurrency, with the target"}
 
@@ -48,4 +50,4 @@ def render(summary: Summary) -> str:
 def make_plots(summary: Summary, out_dir: Path) -> dict[str, str]:
     """Draw every plot into ``out_dir``; returns ``{key: file name}`` of those drawn."""
     return {**figures.draw(summary, out_dir), **cost_volume.draw(summary, out_dir),
-            **slo_latency.draw(summary, out_dir)}
+            **slo_latency.draw(summary, out_dir), **traffic_plot.draw(summary, out_dir)}

@@ -10,12 +10,14 @@ from pathlib import Path
 
 from rich import box
 from rich.console import Console
+from rich.markup import escape
 from rich.panel import Panel
 from rich.table import Table
 
 from ..results.formatting import MISSING, number, target, usd, volume
 from ..results.summary import BackendSummary, Summary
 from .html_report import FILE as HTML_FILE
+from .sections.which_one import brief_caveats
 
 PLAIN_WIDTH = 120
 """Columns used when stdout is not a terminal (a log, a pipe)."""
@@ -25,6 +27,8 @@ TITLES = {"choice": "Which one", "tie": "Which one: a tie", "too_thin": "Which o
 TITLE = ("Scoreboard: TTFT p50 ms at c=1; SLO capacity (concurrency), goodput (output tok/s) and $/month at your "
          "volume, within the target; tool-calling accuracy")
 COLUMNS = ("backend", "done", "TTFT", "capacity", "goodput", "$/month", "accuracy", "status")
+WRAPPED = ("backend", "capacity", "status")
+"""The columns that wrap on an 80-column terminal (a capacity that is a floor says so in words); figures never do."""
 MIN_WIDTH = {"backend": 9, "status": 12}
 """``sagemaker``; ``disqualified`` and ``not measured``: the longest words each column holds."""
 
@@ -41,7 +45,7 @@ def _capacity(b: BackendSummary) -> str:
         return MISSING
     if b.slo.every_request_failed:
         return "failed"
-    return "misses" if b.slo.capacity_concurrency is None else f"c={b.slo.capacity_concurrency}"
+    return "misses" if b.slo.capacity_concurrency is None else b.slo.capacity_text()
 
 
 def _row(summary: Summary, name: str, b: BackendSummary) -> list[str]:
@@ -69,7 +73,7 @@ def scoreboard(summary: Summary) -> Table:
     table = Table(title=TITLE, title_justify="left", box=box.SIMPLE_HEAD, padding=(0, 1), pad_edge=False,
                   show_edge=False, collapse_padding=True)
     for header in COLUMNS:
-        text = header in ("backend", "status")  # these two wrap on an 80-column terminal; figures never do
+        text = header in WRAPPED
         table.add_column(header, justify="left" if text else "right", no_wrap=not text, overflow="fold",
                          min_width=MIN_WIDTH.get(header))
     for name, b in summary.backends.items():
@@ -88,8 +92,10 @@ def recommendation_panel(summary: Summary) -> Panel:
              f"Target: {target(rec.target.model_dump() if rec.target else None)}"]
     lines += [f"- {point.text}" for point in rec.switch_points[:3]]
     lines += [f"- {name} disqualified: {why}" for name, why in rec.disqualified.items() if _short(why) != "not measured"]
-    return Panel("\n".join(lines), title=TITLES.get(rec.verdict, "Which one"), title_align="left",
-                 border_style=STYLES.get(rec.verdict, "white"))
+    caveats = brief_caveats(summary)
+    lines += (["", "Read it with:"] + [f"- {escape(c)}" for c in caveats]) if caveats else []
+    title = TITLES.get(rec.verdict, "Which one") + (" (partial run)" if rec.partial else "")
+    return Panel("\n".join(lines), title=title, title_align="left", border_style=STYLES.get(rec.verdict, "white"))
 
 
 def print_end(summary: Summary | None, out_dir: Path, console: Console | None = None) -> None:

@@ -8,21 +8,26 @@ TARGET_KEYS = ("ttft_p99_ms", "itl_p99_ms", "e2e_p99_ms")
 """The limits a latency target may set (``--slo``)."""
 LIMIT_LABELS = {"ttft_p99_ms": "TTFT", "itl_p99_ms": "ITL", "e2e_p99_ms": "e2e"}
 
+NOT_RUN_INTERRUPTED = "not run (interrupted)"
+"""A part's entry in ``run.json`` ``skipped`` for a backend when the run was interrupted before the part began there."""
+CUT_OFF_INTERRUPTED = "cut off by the interrupt (what it recorded is kept)"
+"""A part's entry in ``run.json`` ``skipped`` for a backend when the interrupt came while the part ran there."""
+INTERRUPT_SKIPS = (NOT_RUN_INTERRUPTED, CUT_OFF_INTERRUPTED)
+
 WORKLOAD_DEFAULTS: Mapping[str, Any] = {
     "output_tokens_per_month": 100_000_000,
-    "input_per_output": 5.0,
     "peak_to_average": 3.0,
     "tool_calls": True,
     "arrival": "poisson",
     "burstiness": 1.0,
 }
 """The user's traffic when ``--workload`` does not say; stated in every report that uses them. 100 M
-output tokens a month is a small production service (38 tok/s on average); 5 input tokens per output
-token is a chat or agent turn that carries its history (the mix that turns Nova Micro's $0.14/M output
-and $0.035/M input into $0.315 per M output tokens); a busiest hour 3x the average is daytime-heavy
-interactive traffic; tool calls are needed because the benchmark is about agents (say ``tool_calls=no``
-for plain chat). Requests arrive as a Poisson process in the open loop (``--rate``), the default of AIPerf's
-``--arrival-pattern`` and of vLLM's ``--burstiness`` (1.0)."""
+output tokens a month is a small production service (38 tok/s on average); a busiest hour 3x the average
+is daytime-heavy interactive traffic; tool calls are needed because the benchmark is about agents (say
+``tool_calls=no`` for plain chat). The input tokens per output token have no default of their own: they
+follow from the lengths the run sends (with no length given, the reference's prompt and 100 tokens:
+0.2), so what is priced is what was measured. Requests arrive as a Poisson process in the open loop (``--rate``),
+the default of AIPerf's ``--arrival-pattern`` and of vLLM's ``--burstiness`` (1.0)."""
 
 WEIGHTS_METADATA_PREFIX = "weights_"
 """A backend's ``metadata`` (``run.json`` ``backends``) carries what the catalog states it serves as

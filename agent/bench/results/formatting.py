@@ -79,3 +79,15 @@ def target(limits: Mapping[str, Any] | None) -> str:
         return "no latency target"
     parts = [f"{LIMIT_LABELS[k]} p99 <= {limits[k]:,.0f} ms" for k in TARGET_KEYS if limits.get(k) is not None]
     return ", ".join(parts) or "no latency target"
+
+
+def capacity(concurrency: int | None, floor: bool, measured: Sequence[int] = ()) -> str:
+    """An SLO capacity as a reader must take it: ``4``; a floor (no level above it missed the target)
+    ``≥ 1 (only c=1 measured)`` or ``≥ 4 (every level measured held, up to c=4)``; ``-`` without one."""
+    if concurrency is None:
+        return MISSING
+    if not floor:
+        return str(concurrency)
+    if set(measured) <= {concurrency}:
+        return f"≥ {concurrency} (only c={concurrency} measured)"
+    return f"≥ {concurrency} (every level measured held, up to c={concurrency})"

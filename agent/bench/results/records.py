@@ -50,12 +50,35 @@ class TimingRecord(Frozen):
     resend_reasons: list[str] = []
     new_connection: bool | None = None
     repeat: int | None = Field(default=None, description="the repeat of its level (1 when absent)")
+    request_index: int | None = Field(default=None, description="the workload's request it sent (its place in the "
+                                      "seed's order); absent for the reference's one prompt")
+    turn: int | None = Field(default=None, description="its turn in a session, from 1 (absent: not a session)")
+    asked_prompt_tokens: int | None = Field(default=None, description="the prompt tokens asked, as the server should "
+                                            "count them (usage.prompt_tokens); absent where the prompt is given")
+    ignore_eos: bool | None = Field(default=None, description="exactly requested_tokens were asked for (ignore_eos)")
+
     scheduled_s: float | None = Field(default=None, description="the open loop: when it was due to be sent, seconds "
                                                                 "from the start of the run (sent_s - scheduled_s is "
                                                                 "its lag)")
-    turn: int | None = Field(default=None, description="its turn in a multi-turn session (1 first; absent: no session)")
     cached_prompt_tokens: int | None = Field(default=None, description="prompt tokens the server read from its "
                                                                        "prefix cache, where it reports them")
+
+class NotSentRecord(Frozen):
+    """A request of the workload the chat part did not send to a backend because it does not fit the backend's
+    limits (``part: chat_not_sent``): where it would have gone, what it asked and why not."""
+
+    seq: int | None = None
+    part: Literal["chat_not_sent"]
+    backend: str
+    phase: Literal["cold", "timed", "sweep"]
+    concurrency: int
+    run: int
+    repeat: int | None = None
+    request_index: int
+    turn: int | None = None
+    asked_prompt_tokens: int | None
+    requested_tokens: int
+    not_sent: str
 
 
 class AgentCall(Frozen):
@@ -204,8 +227,8 @@ class QualityRecord(ReplyFields):
     """Why the item was not sent to this backend (its prompt is over the backend's limit)."""
 
 
-RequestRecord = Annotated[Union[TimingRecord, CountingRecord, OrchestratorRecord, BfclRecord, QualityRecord],
-                          Field(discriminator="part")]
+RequestRecord = Annotated[Union[TimingRecord, NotSentRecord, CountingRecord, OrchestratorRecord, BfclRecord,
+                                QualityRecord], Field(discriminator="part")]
 """Any line of ``requests.jsonl``, told apart by its ``part``."""
 
 RECORDS: TypeAdapter[RequestRecord] = TypeAdapter(RequestRecord)
@@ -221,7 +244,7 @@ def parse_record(data: Any) -> RequestRecord:
     Raises:
         RecordError: it is not a record of a known part, or a field has the wrong type.
     """
-    if isinstance(data, (TimingRecord, CountingRecord, OrchestratorRecord, BfclRecord, QualityRecord)):
+    if isinstance(data, (TimingRecord, NotSentRecord, CountingRecord, OrchestratorRecord, BfclRecord, QualityRecord)):
         return data
     try:
         return RECORDS.validate_python(data)

@@ -33,6 +33,8 @@ class BackendInfo(Sparse, Frozen):
     region: str | None
     endpoint_name: str | None
     max_prompt_tokens: int | None
+    max_total_tokens: int | None = None
+    """Prompt and output tokens together (written since the workload's fit is checked; absent before)."""
     metadata: dict[str, Any]
     custom: bool
     provenance: Provenance | None = None
@@ -214,6 +216,52 @@ class OpenLoopLog(Sparse, Frozen):
     stopped: str | None = None
 
 
+class CalibrationPoint(Frozen):
+    """One prompt of a backend's calibration exchange: its text's units and the server's count."""
+
+    role: Literal["cold", "short", "long"]
+    units: int
+    prompt_tokens: int | None
+    error: str | None = None
+
+
+class CalibrationLog(Frozen):
+    """How a backend counts the project's text (:mod:`agent.bench.tasks.traffic.calibration`)."""
+
+    slope: float
+    offset: float
+    calibrated: bool
+    why: str
+    points: list[CalibrationPoint]
+
+
+class FitLog(Frozen):
+    """The workload against a backend's limits, checked before anything was sent."""
+
+    max_prompt_tokens: int | None
+    max_total_tokens: int | None
+    limits_source: str
+    requests: int
+    """The requests (a session's turns each) the share is stated over."""
+    fitting: int
+    share: float
+    reason: str | None
+    """Why the first request that does not fit does not (None: every one fits)."""
+
+
+class TrafficLog(Sparse, Frozen):
+    """What a backend's chat part sent of the workload (``run.json`` ``traffic``): the fit, the calibration, and
+    whether exact output lengths could be asked."""
+
+    fit: FitLog
+    ignore_eos: bool
+    """Exactly the output tokens drawn were asked for (the server's kind allows ``ignore_eos``)."""
+    calibration: CalibrationLog | None = None
+    """Absent where the prompts are given (the reference's, a prompts file's)."""
+    shared_prefix: str | None = None
+    """The shared system prompt every request carried (made to this backend's calibration)."""
+
+
 class OrchestratorNote(Frozen):
     """Why the orchestrator did not run (``run.json`` ``orchestrator``)."""
 
@@ -233,6 +281,10 @@ class RunInfo(Sparse, Frozen):
     methods: dict[str, str]
     interrupted: bool
     notes: list[str]
+    connection_notes: list[str] = []
+    """What the clients learned about each server's connections (a resend on a connection the server had
+    closed, new connections from then on): the run's conditions, not a caveat on its answer. Written when
+    there is one."""
 
 
 class RunFile(RunInfo):
@@ -243,6 +295,8 @@ class RunFile(RunInfo):
     prices: Prices
     slo_search: dict[str, SearchLog] = {}
     open_loop: dict[str, OpenLoopLog] = {}
+    traffic: dict[str, TrafficLog] = {}
+    """Per backend, what its chat part sent of the workload (absent before the chat part ran)."""
     orchestrator: OrchestratorNote | None = None
 
     def info(self) -> RunInfo:

@@ -18,6 +18,7 @@ from .blocks.provenance import ProvenanceBlock
 from .blocks.quality import QualityLane, QualityPair, QualitySummary, Weights
 from .blocks.recommendation import Recommendation
 from .blocks.slo import SloBlock, SloPair
+from .blocks.traffic import TrafficBlock
 from .run import Prices, RunInfo, Stopped
 
 SCHEMA_VERSION = "1.0"
@@ -50,6 +51,8 @@ class BackendSummary(Frozen):
     """What served it, read at run time, beside the catalog's expectation (None: a run before it was read)."""
     open_loop: OpenLoopBlock | None = None
     """Under requests sent on a schedule (``--rate``, a trace); None when the open loop did not run."""
+    traffic: TrafficBlock | None = None
+    """What its chat part was sent of the workload, asked against counted (None: the chat part sent nothing)."""
 
     def tags(self) -> list[str]:
         """What a reader must know beside the name: ``constrained``, ``CPU toy model``, ``custom server``."""

@@ -184,8 +184,10 @@ def test_each_check_fails_with_its_fix(endpoint: str, tmp_path: Any) -> None:
     assert not cli.blocks and not plugin.blocks  # the agent needs them, a deploy does not
 
     missing = by_check(report, "CDK bootstrap", "us-east-1")
-    assert (missing.status, missing.detail) == (FAIL, "not bootstrapped (no CDKToolkit stack)")
-    assert f"./scripts/cdk bootstrap aws://{ACCOUNT}/{{region}}" in missing.fix
+    # the project's policy cannot bootstrap: an administrator runs the command
+    assert (missing.status, missing.detail) == (FAIL, "not bootstrapped (no CDKToolkit stack): bootstrapping makes "
+                                                      "IAM roles, which docs/iam-policy.json does not allow")
+    assert missing.fix == f"an administrator runs `./scripts/cdk bootstrap aws://{ACCOUNT}/{{region}}`"
     old = by_check(report, "CDK bootstrap", "us-west-2")
     assert old.status == FAIL and "version 5; the templates need 6" in old.detail
     ami = by_check(report, "AMI", "us-east-2", "g6")
@@ -248,7 +250,8 @@ def test_each_refused_check_names_the_statement_that_grants_it(endpoint: str, wh
                                      ("service-quotas", "GetServiceQuota", "AccessDeniedException"),
                                      ("freetier", "GetAccountPlanState", "AccessDeniedException"),
                                      ("ec2", "DescribeAvailabilityZones", "UnauthorizedOperation")):
-        answers.add_error(service, operation, {}, code, "not authorized")
+        answers.add_error(service, operation, {}, code, f"User: arn:aws:iam::{ACCOUNT}:user/u is not authorized "
+                          "to perform this operation because no identity-based policy allows it")
     report, _ = run([G6], answers, which, regions=["us-east-2"])
     expected = {"CDK bootstrap": "cloudformation:DescribeStacks", "Type and quota": "servicequotas:GetServiceQuota",
                 "Account plan": "freetier:GetAccountPlanState", "Zones": "ec2:DescribeAvailabilityZones"}
@@ -279,6 +282,9 @@ def test_a_free_plan_account_blocks_every_rig_everywhere_with_the_upgrade_as_the
     assert "`aws freetier upgrade-account-plan --account-plan-type PAID`" in plan.fix
     assert report.deployable("g6") == [] and report.deployable("sagemaker") == []
     assert by_check(report, "Can deploy", subject="g6").detail == "nowhere: blocked by Account plan"
+    assert "--skip-check account-plan" in plan.fix
+    # `up --doctor --skip-check account-plan` and `rehearse --skip-check account-plan`: the row stops no rig
+    assert report.deployable("g6", doctor.ignored_checks(False, ["account-plan"])) == ["us-east-2"]
     # an account from before the plans, and a refused call: neither blocks
     for answer in ("ResourceNotFoundException", "AccessDeniedException"):
         answers = CannedAnswers()
@@ -287,6 +293,50 @@ def test_a_free_plan_account_blocks_every_rig_everywhere_with_the_upgrade_as_the
         report, _ = run([G6], answers, which, regions=["us-east-2"])
         assert by_check(report, "Account plan").status == (OK if answer.startswith("Resource") else WARN)
         assert report.deployable("g6") == ["us-east-2"]
+
+
+def plan_finding(answers: CannedAnswers) -> doctor.Finding:
+    """The account-plan check alone, for g6 (its one call is canned: no server needed)."""
+    scope = doctor.Scope(RecordingClients(aws.make_session(), answers), ACCOUNT, [G6], CATALOG)
+    [finding] = doctor.account_plan(scope)
+    return finding
+
+
+@pytest.mark.parametrize(("answer", "status", "detail"), [
+    ({"accountPlanExpirationDate": "2027-01-31T00:00:00Z"}, FAIL, "Free plan (active, ends 2027-01-31): it launches"),
+    ({"accountPlanRemainingCredits": {"amount": 0, "unit": "USD"}, "accountPlanExpirationDate": "2027-01-31T00:00:00Z"},
+     FAIL, "Free plan (active, 0 USD of credits left, ends 2027-01-31): it launches"),
+    ({}, WARN, "Free plan (active) without credits or an end date: not certain, so it blocks nothing"),
+    ({"accountPlanRemainingCredits": {"unit": "USD"}}, WARN, "Free plan (active) without credits or an end date"),
+])
+def test_the_free_plan_blocks_only_when_the_answer_is_certain(answer, status, detail) -> None:
+    """What the Free Tier API answers for accounts that predate the plans is not published: a FREE with neither
+    credits nor an end date warns, with the check and the upgrade as the fix, and stops no rig."""
+    answers = CannedAnswers()
+    account_plan(answers, "FREE", **answer)
+    plan = plan_finding(answers)
+    assert (plan.status, plan.detail[:len(detail)]) == (status, detail)
+    assert "`aws freetier upgrade-account-plan --account-plan-type PAID`" in plan.fix
+    report = doctor.DoctorReport((plan,), {"g6": ("us-east-2",)})
+    assert report.deployable("g6") == ([] if status == FAIL else ["us-east-2"])
+
+
+def test_a_free_tier_refusal_naming_no_action_points_at_billing_access_not_the_policy() -> None:
+    answers = CannedAnswers()
+    answers.add_error("freetier", "GetAccountPlanState", {}, "AccessDeniedException", "Access denied")
+    plan = plan_finding(answers)
+    assert plan.status == WARN and "IAM access to billing information is off" in plan.detail
+    assert "'IAM user and role access to Billing information'" in plan.fix and "iam-policy.json" not in plan.fix
+    assert not plan.denied and not doctor._permissions_summary([plan])  # not counted as the policy's refusal
+
+
+def test_only_the_account_plan_can_be_skipped_by_name(capsys: Any) -> None:
+    for command in (["up", "g6", "--doctor"], ["rehearse", "g6"]):
+        with pytest.raises(SystemExit) as ended:
+            main([*command, "--skip-check", "cdk-bootstrap"])
+        assert ended.value.code == 2
+        err = capsys.readouterr().err
+        assert err.count("\n") == 1 and "--skip-check: invalid choice: 'cdk-bootstrap'" in err, err
 
 
 def test_the_base_network_takes_the_zones_offering_most_rig_types():

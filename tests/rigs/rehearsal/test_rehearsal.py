@@ -338,8 +338,10 @@ def test_a_rehearsal_checks_each_rig_in_each_region_once(counted_preflight: Coun
     g6, sagemaker = CATALOG.get("g6"), CATALOG.get("sagemaker")
     out = io.StringIO()
     (tmp_path / "evidence").mkdir()
-    rehearsal = state(Options(rigs=["g6", "sagemaker"], yes=True, bootstrap=True), tmp_path / "evidence", out)
+    rehearsal = state(Options(rigs=["g6", "sagemaker"], yes=True, bootstrap=True, skip_checks=("account-plan",)),
+                      tmp_path / "evidence", out)
     assert prepare.plan(rehearsal, [g6, sagemaker]) is not None
+    assert "--skip-check account-plan: the doctor's 'Account plan' rows stop no rig" in out.getvalue()
     assert counted_preflight == {(rig.name, region): 1 for rig in (g6, sagemaker) for region in rig.regions}
     assert [c.region for c in placement.load().get("g6").candidates] == list(g6.regions)
     assert f"g6: try {g6.regions[0]} (" in out.getvalue()

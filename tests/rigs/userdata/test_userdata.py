@@ -33,7 +33,7 @@ RIGS = CATALOG.ec2_rigs() + [rig.with_variant(v) for rig in CATALOG.ec2_rigs() f
 
 def boot(rig, **overrides) -> BootSettings:
     values = dict(region=rig.regions[0], stack_name=rig.stack_name, signal_resource="RigGroup97D30988",
-                  wait_handle_url=WAIT_HANDLE_URL, log_group=f"/aws-inference/{rig.name}", image=rig.image.reference(),
+                  wait_handle_url=WAIT_HANDLE_URL, log_group=f"/aws-inference/{rig.name}", image=rig.image.pull_reference(),
                   ready_timeout_seconds=rig.ready_timeout_minutes * 60,
                   registry="123456789012.dkr.ecr.us-east-1.amazonaws.com" if rig.name == "g5g" else "")
     values.update(overrides)
@@ -160,12 +160,14 @@ def server():
     httpd.shutdown()
 
 
-def run_boot_functions(tmp_path: Path, port: int, commands: str, runtime: str = "neuronx") -> tuple[int, str, str]:
-    """Source common.sh with a test environment and run ``commands``; returns (rc, stdout, aws calls)."""
+def run_boot_functions(tmp_path: Path, port: int, commands: str, runtime: str = "neuronx",
+                       aws: str = "") -> tuple[int, str, str]:
+    """Source common.sh with a test environment and run ``commands``; returns (rc, stdout, aws calls). The fake
+    ``aws`` records its arguments, then runs ``aws`` (bash)."""
     fakebin = tmp_path / "bin"
     fakebin.mkdir(exist_ok=True)
     aws_log = tmp_path / "aws-calls"
-    (fakebin / "aws").write_text(f'#!/usr/bin/env bash\necho "$*" >> {aws_log}\n')
+    (fakebin / "aws").write_text(f'#!/usr/bin/env bash\necho "$*" >> {aws_log}\n{aws}\n')
     (fakebin / "aws").chmod(0o755)
     state = tmp_path / "state"
     state.mkdir(exist_ok=True)
@@ -283,3 +285,113 @@ def test_a_neuron_rig_reports_its_devices_and_an_image_docker_does_not_know(serv
     rc, out, _ = run_boot_functions(tmp_path, server.server_port, commands)
     assert rc == 0, out
     assert re.search(r"rig report: accelerator=AWS Neuron device; count=1; driver=\S+; image=unknown$", out, re.M), out
+
+
+CANARY = "hf_canaryTOKEN0123456789abcdef"
+TOKEN_COMMANDS = "RIG_HF_TOKEN_SECRET=''\nRIG_HF_TOKEN_PARAMETER=/aws-inference/hf-token\nfetch_hf_token\necho fetched"
+
+
+def test_the_token_parameter_reaches_the_server_env_and_no_log(server, tmp_path):
+    answer = f'[[ "$*" == "ssm get-parameter"* ]] && echo {CANARY}'
+    rc, out, calls = run_boot_functions(tmp_path, server.server_port, TOKEN_COMMANDS, aws=answer)
+    assert rc == 0 and "fetched" in out and CANARY not in out, out  # stdout is the user-data log
+    assert "Hugging Face token read from SSM parameter /aws-inference/hf-token" in out
+    assert ("ssm get-parameter --name /aws-inference/hf-token --with-decryption --query Parameter.Value "
+            "--output text") in calls
+    env_file = tmp_path / "state" / "server.env"
+    assert env_file.read_text() == f"HF_TOKEN={CANARY}\n" and env_file.stat().st_mode & 0o777 == 0o600
+
+
+def test_an_unreadable_token_parameter_fails_the_boot_naming_it(server, tmp_path):
+    answer = 'echo "An error occurred (ParameterNotFound) ... ParameterNotFoundException" >&2; exit 254'
+    rc, out, _ = run_boot_functions(tmp_path, server.server_port, TOKEN_COMMANDS, aws=answer)
+    [signal] = FakeEndpoints.signals
+    assert rc == 1 and "fetched" not in out and signal["Status"] == "FAILURE"
+    assert signal["Reason"].startswith("inf2: could not read the Hugging Face token from SSM parameter "
+                                       "/aws-inference/hf-token (ParameterNotFoundException)"), signal
+
+
+def test_the_rig_report_carries_vllms_kv_cache_lines_once_it_serves(server, tmp_path):
+    """vLLM's own lines (LMCache/LMCache issue #1739), copied as the engine report agent/reach/provenance.py reads."""
+    fakebin = tmp_path / "bin"
+    fakebin.mkdir()
+    prefix = "(EngineCore_DP0 pid=1133552) INFO 10-03 16:22:17 "
+    lines = [prefix + "[gpu_worker.py:298] Available KV cache memory: 6.51 GiB",
+             prefix + "[kv_cache_utils.py:864] GPU KV cache size: 42,656 tokens",
+             prefix + "[kv_cache_utils.py:868] Maximum concurrency for 32,768 tokens per request: 1.30x"]
+    (fakebin / "docker").write_text("#!/usr/bin/env bash\n[[ \"$1\" == logs ]] && printf '%s\\n' "
+                                    + " ".join(shlex.quote(line) for line in lines) + "\n")
+    (fakebin / "docker").chmod(0o755)
+    commands = f"main() {{ :; }}\nsource {SCRIPT_DIR / 'vllm.sh'}\nRIG_CONTAINER=vllm\nreport_engine"
+    rc, out, _ = run_boot_functions(tmp_path, server.server_port, commands, runtime="vllm")
+    assert rc == 0, out
+    reported = [line.split(" engine report: ", 1)[1] for line in out.splitlines() if " engine report: " in line]
+    assert reported == lines[1:], out
+
+
+NO_KERNEL = """Traceback (most recent call last):
+  File "<string>", line 2, in <module>
+torch.AcceleratorError: CUDA error: no kernel image is available for execution on the device
+CUDA kernel errors might be asynchronously reported at some other API call, so the stacktrace below might be incorrect.
+For debugging consider passing CUDA_LAUNCH_BLOCKING=1
+"""
+
+
+def gpu_rig(tmp_path: Path, probe_output: str, probe_status: int) -> Path:
+    """A T4G's nvidia-smi, and a docker whose one-CUDA-op probe prints ``probe_output``; every docker call logged."""
+    fakebin = tmp_path / "bin"
+    fakebin.mkdir()
+    (tmp_path / "probe.out").write_text(probe_output)
+    (fakebin / "nvidia-smi").write_text('#!/usr/bin/env bash\n[[ "$*" == *compute_cap* ]] && echo 7.5\n')
+    (fakebin / "docker").write_text(
+        f'#!/usr/bin/env bash\necho "$*" >> {tmp_path}/docker-calls\n'
+        f'if [[ "$*" == *"--entrypoint python3"* ]]; then cat {tmp_path}/probe.out; exit {probe_status}; fi\n')
+    for tool in ("nvidia-smi", "docker"):
+        (fakebin / tool).chmod(0o755)
+    return tmp_path / "docker-calls"
+
+
+START = ("RIG_NAME=g5g\nRIG_IMAGE=123456789012.dkr.ecr.us-east-1.amazonaws.com/aws-inference/vllm-sm75:v1\n"
+         "RIG_CONTAINER=vllm\nRIG_CONTAINER_PORT=8000\nRIG_SERVE_FLAGS=''\nmain() {{ :; }}\nsource {path}\nstart_server")
+
+
+def test_an_image_without_the_gpus_kernels_fails_the_boot_in_one_line_before_vllm_starts(server, tmp_path):
+    calls = gpu_rig(tmp_path, NO_KERNEL, 1)
+    rc, out, _ = run_boot_functions(tmp_path, server.server_port, START.format(path=SCRIPT_DIR / "vllm.sh"),
+                                    runtime="vllm")
+    assert rc == 1
+    [signal] = FakeEndpoints.signals
+    reason = ("g5g: this image has no kernels for sm_75 (the GPU's compute capability 7.5): torch.AcceleratorError: "
+              "CUDA error: no kernel image is available for execution on the device")
+    assert signal["Status"] == "FAILURE" and signal["Reason"] == reason  # what the deploy's error shows
+    assert f"FAILED: {reason.removeprefix('g5g: ')}" in out  # the boot report (the user-data log)
+    assert "run -d" not in calls.read_text()  # the server container never started
+
+
+def test_another_cuda_failure_is_named_too(server, tmp_path):
+    gpu_rig(tmp_path, "RuntimeError: CUDA driver initialization failed, you might not have a CUDA gpu.\n", 1)
+    rc, _, _ = run_boot_functions(tmp_path, server.server_port, START.format(path=SCRIPT_DIR / "vllm.sh"),
+                                  runtime="vllm")
+    assert rc == 1 and FakeEndpoints.signals[0]["Reason"] == (
+        "g5g: a CUDA op in the image failed on the GPU before vLLM started: RuntimeError: CUDA driver "
+        "initialization failed, you might not have a CUDA gpu.")
+
+
+def test_a_gpu_op_that_runs_is_logged_and_the_server_starts(server, tmp_path):
+    calls = gpu_rig(tmp_path, "torch 2.12.0 ran a CUDA op on NVIDIA T4G (sm_75): 2048\n", 0)
+    rc, out, _ = run_boot_functions(tmp_path, server.server_port, START.format(path=SCRIPT_DIR / "vllm.sh"),
+                                    runtime="vllm")
+    assert rc == 0, out
+    assert "GPU check: torch 2.12.0 ran a CUDA op on NVIDIA T4G (sm_75): 2048" in out
+    probe, *rest = calls.read_text().splitlines()
+    assert probe.startswith("run --rm --gpus all --entrypoint python3 123456789012.dkr.ecr.us-east-1.amazonaws.com/"
+                            "aws-inference/vllm-sm75:v1 -c import torch")
+    assert any(call.startswith("run -d --name vllm") for call in rest) and not FakeEndpoints.signals
+
+
+def test_the_gpu_probe_is_one_real_cuda_op_in_python():
+    """The probe's Python (vllm.sh GPU_PROBE) compiles, and asks the GPU for work: a tensor made on it and summed."""
+    text = (SCRIPT_DIR / "vllm.sh").read_text()
+    probe = re.search(r"^readonly GPU_PROBE='(.*?)'$", text, re.S | re.M).group(1)
+    compile(probe, "GPU_PROBE", "exec")
+    assert 'device="cuda"' in probe and ".sum()" in probe

@@ -14,6 +14,7 @@ from typing import Any, Iterable, Mapping, Sequence
 from ...grading.quality import FAILED, OUTCOMES, Verdict, grade
 from ...results.blocks.quality import QualityRate, QualitySummary
 from ...results.records import QualityRecord, parse_record
+from ...results.run import RunFile
 from .. import stats
 
 _DIGITS = 4
@@ -49,6 +50,15 @@ def summarize(records: Sequence[QualityRecord]) -> QualitySummary | None:
         **tally(verdicts), lane=sorted({r.lane for r in records}), seed=records[0].seed,
         by_suite={s: QualityRate(**tally([x for x in verdicts if x[0] == s])) for s in suites},
         failure_reasons=dict(failed.most_common()))
+
+
+def planned(block: QualitySummary | None, run: RunFile) -> QualitySummary | None:
+    """``block`` with the items the run planned for the backend (``--quality-n``) and how many of them have no
+    record (the run interrupted, or the backend stopped, before they were sent or while they were in flight)."""
+    n = run.options.quality_n
+    if block is None or not n:
+        return block
+    return block.model_copy(update={"planned": n, "unsent": max(0, n - block.items)})
 
 
 def grades(records: Iterable[Mapping[str, Any] | QualityRecord]) -> dict[str, QualitySummary]:

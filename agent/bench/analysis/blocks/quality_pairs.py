@@ -174,17 +174,20 @@ def pairs(records: Mapping[str, Sequence[QualityRecord]], run: RunFile, ref: str
 
 def lane(run: RunFile, blocks: Mapping[str, QualitySummary | None], weights: Mapping[str, Weights | None]
          ) -> QualityLane | None:
-    """The lane's reference and its power at the run's ``--quality-n`` (None when the lane did not run)."""
+    """The lane's reference and its power at the run's ``--quality-n``, or, where a backend's items went unsent
+    (an interrupted or stopped run), at the fewest items a backend had graded (None when the lane did not run)."""
     if "quality" not in (run.options.demos or []) and not any(blocks.values()):
         return None
     measured = [n for n, q in blocks.items() if q is not None and q.graded]
     ref, why = reference(run, measured, weights)
     n = run.options.quality_n
+    graded = [q.graded for q in blocks.values() if q is not None]
+    at = min([n, *graded]) if n and any(q is not None and q.unsent for q in blocks.values()) else n
     half = power = alarm = None
-    if n:
-        interval = stats.wilson_interval(round(0.8 * n), n)
+    if at:
+        interval = stats.wilson_interval(round(0.8 * at), at)
         half = round((interval[1] - interval[0]) / 2, _DIGITS) if interval else None
-        power, alarm = design_power(n)
+        power, alarm = design_power(at)
     return QualityLane(items=n, reference=ref, reference_reason=why, alpha=ALPHA,
                        design_changed_share=DESIGN_CHANGED_SHARE, design_drop=DESIGN_DROP, power=power,
-                       false_alarm=alarm, wilson_half_width_at_80=half)
+                       false_alarm=alarm, wilson_half_width_at_80=half, power_items=at)

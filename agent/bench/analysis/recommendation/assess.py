@@ -1,7 +1,7 @@
 """What each measured backend offers for the user's traffic, and what keeps it from being chosen:
-no capacity under the target, no tool calls where the workload needs them, an accuracy below the
-floor, an answer quality whose upper 95% bound is below the quality floor, no price, a miss in the open loop at
-the rate it must carry; and what makes
+requests of the workload its token limits cannot take, no capacity under the target, no tool calls where the
+workload needs them, an accuracy below the floor, an answer quality whose upper 95% bound is below the quality floor,
+no price, a miss in the open loop at the rate it must carry; and what makes
 the evidence thin (few requests, no repeats, an interval that reaches below a floor, a floor that
 could not be checked)."""
 
@@ -101,6 +101,12 @@ def _no_capacity(b: Assessed, slo: SloBlock | None) -> str | None:
     return None
 
 
+def _does_not_fit(entry: BackendSummary) -> str | None:
+    """Some of the workload's requests do not fit the backend's token limits: it cannot serve this traffic, however
+    cheap its capacity on the requests that do fit (the limit and the share, from the ``traffic`` block)."""
+    return entry.traffic.disqualified if entry.traffic else None
+
+
 def _no_tool_calls(b: Assessed, traffic: Traffic) -> str | None:
     native = descriptor(b.entry.kind).native_tool_calls
     tool_calls = b.info.tool_calls if b.info and b.info.tool_calls is not None else native
@@ -139,7 +145,7 @@ def _offer(b: Assessed, slo: SloBlock, prices: Prices, traffic: Traffic) -> None
     if not goodput or goodput <= 0:
         b.disqualified = f"no output tokens met the target at its capacity level (c={level.concurrency})"
         return
-    lower_bound = slo.search.bracket[1] is None  # no level above the capacity was seen to miss
+    lower_bound = slo.capacity_floor
     ci = level.ci95.goodput_output_tok_per_s
     price = prices.of(b.name)
     b.offer = Offer.priced(b.name, price.hourly, price.per_token, traffic, goodput_output_tok_per_s=goodput,
@@ -158,9 +164,6 @@ def _offer(b: Assessed, slo: SloBlock, prices: Prices, traffic: Traffic) -> None
                       f"(fewer than {MIN_REQUESTS_AT_CAPACITY})")
     if ci is None or level.repeats < 2:
         b.thin.append(f"{b.name}: its capacity level was measured once (no repeats), so its goodput has no interval")
-    if lower_bound:
-        b.caveats.append(f"{b.name}: the target held at every level measured, up to c={level.concurrency}; its "
-                         "capacity may be higher and its cost lower")
 
 
 def _open_loop(b: Assessed, traffic: Traffic) -> None:
@@ -196,8 +199,8 @@ def assess(name: str, info: BackendInfo | None, entry: BackendSummary, prices: P
     b = Assessed(name, info, entry, accuracy=accuracy_of(entry), quality=quality_of(entry))
     slo = entry.slo
     b.level = slo.at_capacity() if slo else None
-    b.disqualified = (_no_capacity(b, slo) or _no_tool_calls(b, traffic) or _below_floor(b, min_accuracy)
-                      or _below_quality_floor(b, min_quality))
+    b.disqualified = (_does_not_fit(entry) or _no_capacity(b, slo) or _no_tool_calls(b, traffic)
+                      or _below_floor(b, min_accuracy) or _below_quality_floor(b, min_quality))
     if b.disqualified is None and slo is not None:
         _offer(b, slo, prices, traffic)
     if b.disqualified is None:

@@ -137,8 +137,8 @@ def _tie(leader: Assessed, runner: Assessed | None, traffic: Traffic) -> str | N
         return None
     assert leader.offer is not None and runner.offer is not None
     volume = traffic.output_tokens_per_month
-    a = leader.offer.monthly_interval(volume, traffic)
-    b = runner.offer.monthly_interval(volume, traffic)
+    a = leader.offer.monthly_span(volume, traffic)
+    b = runner.offer.monthly_span(volume, traffic)
     inf = float("inf")
     if not intervals_overlap((a[0], inf if a[1] is None else a[1]), (b[0], inf if b[1] is None else b[1])):
         return None
@@ -147,22 +147,16 @@ def _tie(leader: Assessed, runner: Assessed | None, traffic: Traffic) -> str | N
             f"{usd(b[1]) if b[1] is not None else 'unbounded'})")
 
 
-def _mix_reason(backends: Mapping[str, BackendSummary], offers: Mapping[str, Assessed], traffic: Traffic) -> list[str]:
-    """The mix measured against the stated one: each per-token price is at its measured mix; and where the prompts
-    sent were much lighter than the workload's, capacity (and so an hourly rig's cost) may be lower than shown."""
+def _mix_reason(offers: Mapping[str, Assessed], traffic: Traffic) -> list[str]:
+    """Each per-token price is at the mix measured: said where it differs from the stated one by more than 5%."""
     out = []
     for b in offers.values():
         o = b.offer
         if o is not None and o.input_per_output is not None and \
                 abs(o.input_per_output - traffic.input_per_output) > 0.05 * max(traffic.input_per_output, 1e-9):
-            out.append(f"{b.name} is priced at the mix measured, {o.input_per_output:.3g} input tokens per output token "
-                       f"(the servers' usage of the requests that met the target), not the {traffic.input_per_output:g} "
-                       "stated")
-    measured = [m for n, e in backends.items() if n in offers and (m := _measured_mix(offers[n], e)) is not None]
-    if measured and traffic.input_per_output > 2 * max(measured):
-        out.append(f"Capacity was measured with the benchmark's prompt ({max(measured):.2g} input tokens per output "
-                   f"token at most); the workload's {traffic.input_per_output:g} makes prefill heavier, so real "
-                   "capacity may be lower and an hourly rig's cost higher")
+            out.append(f"{b.name} is priced at the mix measured, {o.input_per_output:.3g} input tokens per output "
+                       f"token (the servers' usage of the requests that met the target), not the "
+                       f"{traffic.input_per_output:g} stated")
     return out
 
 
@@ -174,18 +168,46 @@ def _measured_mix(b: Assessed, entry: BackendSummary) -> float | None:
     return entry.chat.input_per_output if entry.chat else None
 
 
-def _ranked(backends: Mapping[str, BackendSummary], offers: Mapping[str, Assessed], target: TargetUsed, floor: str,
-            not_run: Mapping[str, NotRunOffer], traffic: Traffic, chosen: Sequence[str] | None = None) -> dict[str, Any]:
+def caveats(backends: Mapping[str, BackendSummary], traffic: Traffic) -> list[str]:
+    """What the answer must be read with, whichever backend it names: each capacity that is only a floor,
+    and a workload whose prompts are much heavier than those capacity was measured with."""
+    out = [f"{n}: SLO capacity {e.slo.capacity_text()}: a floor, not the most it serves; its real capacity may be "
+           "higher and an hourly rig's cost lower" for n, e in backends.items() if e.slo and e.slo.capacity_floor]
+    measured = [e.chat.input_per_output for e in backends.values()
+                if e.slo and e.chat and e.chat.input_per_output is not None]
+    if measured and traffic.input_per_output > 2 * max(measured):
+        out.append(f"Capacity was measured with the benchmark's prompt ({max(measured):.2g} input tokens per output "
+                   f"token at most); the workload's {traffic.input_per_output:g} makes prefill heavier, so real "
+                   "capacity may be lower and an hourly rig's cost higher")
+    return out
+
+
+def _floors_below(ranked: Sequence[Assessed], lead_cost: float, traffic: Traffic) -> list[str]:
+    """Backends ranked after the leader whose capacity is only a floor and that could cost less than the
+    leader if it were higher: the choice waits for their capacity to be measured."""
+    out = []
+    for b in ranked[1:]:
+        low = b.offer.low_if_capacity_higher(traffic.output_tokens_per_month, traffic)  # type: ignore[union-attr]
+        if low is not None and low < lead_cost and b.entry.slo:
+            out.append(f"{b.name}'s SLO capacity, {b.entry.slo.capacity_text()}, is only a floor: with a higher one it "
+                       f"could cost as little as {usd(low)} a month, below {ranked[0].name}'s {usd(lead_cost)}; "
+                       "measure higher levels to tell (--concurrency auto)")
+    return out
+
+
+def _ranked(offers: Mapping[str, Assessed], target: TargetUsed, floor: str, not_run: Mapping[str, NotRunOffer],
+            traffic: Traffic, chosen: Sequence[str] | None = None) -> dict[str, Any]:
     """The verdict among the backends that qualify: a choice, a tie, or too thin to choose."""
     volume = traffic.output_tokens_per_month
     ranked = sorted(offers.values(), key=lambda b: (b.offer.monthly(volume, traffic), b.name))  # type: ignore[union-attr]
     leader, runner = ranked[0], (ranked[1] if len(ranked) > 1 else None)
     lead_cost = leader.offer.monthly(volume, traffic)  # type: ignore[union-attr]
     thin, left_out = _thin(leader, lead_cost, not_run, traffic, chosen)
+    thin += _floors_below(ranked, lead_cost, traffic)
     tie = _tie(leader, runner, traffic)
     reasons = [money_line(b, traffic) for b in ranked] + ([tie] if tie else [])
     reasons += [f"{b.name}: {b.open_loop}" for b in ranked if b.open_loop]
-    reasons += [c for b in ranked for c in b.caveats] + _mix_reason(backends, offers, traffic) + left_out + thin
+    reasons += [c for b in ranked for c in b.caveats] + _mix_reason(offers, traffic) + left_out + thin
     points, truncated = switch_points([b.offer for b in ranked], traffic, volume * VOLUME_SPAN)  # type: ignore[misc]
     if truncated:
         reasons.append("Switch points beyond the first 20,000 instance steps of a backend were not examined")
@@ -257,7 +279,7 @@ def recommend(backends: Mapping[str, BackendSummary], run: RunFile, quality_pair
                          "input_per_output_measured": _measured_mix(b, backends[n]), "open_loop": b.open_loop}
                      for n, b in assessed.items()},
         "volume_range": (volume / VOLUME_SPAN, volume * VOLUME_SPAN),
-        "curves": cost_curves(backends, run.prices, disqualified, traffic),
+        "curves": cost_curves(backends, run.prices, disqualified, traffic), "caveats": caveats(backends, traffic),
     }
     offers = {n: b for n, b in assessed.items() if b.offer is not None and b.disqualified is None}
     if target is None:
@@ -266,7 +288,7 @@ def recommend(backends: Mapping[str, BackendSummary], run: RunFile, quality_pair
     elif not offers:
         rec.update(_none_qualifies(assessed, disqualified, target, floor, not_run))
     else:
-        rec.update(_ranked(backends, offers, target, floor, not_run, traffic, chosen))
+        rec.update(_ranked(offers, target, floor, not_run, traffic, chosen))
     rec["reasons"] = rec["reasons"] + quality_reasons(quality_pairs, quality_reference)
     return Recommendation(**rec), additions
 

@@ -19,20 +19,25 @@ NO_COSTS = {"usd_per_million_output_at_slo": None, "usd_per_million_output_at_sl
 
 
 def money_line(b: Assessed, traffic: Traffic) -> str:
-    """``g6: $587.50 a month: 1 instance at $0.8048/h x 730 h, each with ...``."""
-    o = b.offer
-    assert o is not None and b.level is not None
+    """``g6: $587.50 a month: 1 instance at $0.8048/h x 730 h, each with ...``: the 95% interval where there
+    is one, and apart from it the bound of a capacity that is only a floor."""
+    o, slo = b.offer, b.entry.slo
+    assert o is not None and b.level is not None and slo is not None
     volume = traffic.output_tokens_per_month
-    low, high = o.monthly_interval(volume, traffic)
-    span = "" if high == low else f" [{usd(low)}, {usd(high) if high is not None else 'unbounded'}]"
+    interval = o.monthly_interval(volume, traffic)
+    span = "" if interval is None else (f" [95% CI {usd(interval[0])}, "
+                                        f"{usd(interval[1]) if interval[1] is not None else 'unbounded'}]")
     ci = o.goodput_ci95
     ci_text = f" [{ci[0]:,.1f}, {ci[1]:,.1f}]" if ci and ci[0] != ci[1] else ""
     if o.billing == "hourly":
         n = o.instances(volume, traffic)
+        low = o.low_if_capacity_higher(volume, traffic)
+        bound = "" if low is None else (f"; its capacity is only a floor, so it could cost as little as {usd(low)} "
+                                        "(one instance) if the real capacity is higher")
         return (f"{b.name}: {usd(o.monthly(volume, traffic))} a month{span}: {n} instance{'' if n == 1 else 's'} at "
-                f"${o.usd_per_hour}/h x 730 h, each with an SLO capacity of c={b.level.concurrency} and a goodput of "
+                f"${o.usd_per_hour}/h x 730 h, each with an SLO capacity of {slo.capacity_text()} and a goodput of "
                 f"{o.goodput_output_tok_per_s:,.1f}{ci_text} output tok/s within the target, against the "
-                f"{traffic.peak_output_tok_per_s:,.1f} tok/s of the busiest hour")
+                f"{traffic.peak_output_tok_per_s:,.1f} tok/s of the busiest hour{bound}")
     mix = (f"{o.input_per_output:.3g} input tokens per output token, as measured" if o.input_per_output is not None
            else f"the stated {traffic.input_per_output:g} input tokens per output token (no usage measured)")
     return (f"{b.name}: {usd(o.monthly(volume, traffic))} a month: {describe_volume(volume)} output tokens x "
@@ -50,7 +55,7 @@ def _hourly(o: Offer, g: float, ci: tuple[float, float] | None, traffic: Traffic
         out["usd_per_million_output_at_slo_ci95"] = (
             round(usd_per_million_output(o.usd_per_hour, ci[1]), 4) if ci[1] > 0 else None,
             round(usd_per_million_output(o.usd_per_hour, ci[0]), 4) if ci[0] > 0 else None)
-        out["instances_for_peak_ci95"] = (1 if o.capacity_lower_bound else o.instances(volume, traffic, ci[1]),
+        out["instances_for_peak_ci95"] = (o.instances(volume, traffic, ci[1]),
                                           o.instances(volume, traffic, ci[0]) if ci[0] > 0 else None)
     return out
 
@@ -83,11 +88,14 @@ def slo_costs(b: Assessed, traffic: Traffic, bedrock: Offer | None, bedrock_meet
         total = level.output_tok_per_s or g
         out["usd_per_million_output_at_slo"] = round(o.usd_per_m_output_effective * max(1.0, total / g), 4)
         always_on = None
-    low, high = o.monthly_interval(volume, traffic)
+    interval = o.monthly_interval(volume, traffic)
+    low = o.low_if_capacity_higher(volume, traffic)
     out["monthly_usd"] = MonthlyCost(
         billing=o.billing, always_on_one_instance=None if always_on is None else round(always_on, 2),
         at_workload=round(o.monthly(volume, traffic), 2),
-        at_workload_ci95=(round(low, 2), None if high is None else round(high, 2)), output_tokens_per_month=volume)
+        at_workload_ci95=None if interval is None else (round(interval[0], 2),
+                                                        None if interval[1] is None else round(interval[1], 2)),
+        output_tokens_per_month=volume, low_if_capacity_higher=None if low is None else round(low, 2))
     if o.billing == "hourly" and bedrock is not None:
         out["break_even_vs_bedrock"] = _break_even(o, bedrock, bedrock_meets, traffic)
     return out

@@ -86,17 +86,32 @@ class Offer:
         assert self.usd_per_m_output_effective is not None
         return volume * self.usd_per_m_output_effective / 1e6
 
-    def monthly_interval(self, volume: float, traffic: Traffic) -> tuple[float, float | None]:
-        """Low and high monthly cost from the goodput's 95% interval (high None: unbounded)."""
-        if self.billing != "hourly":
-            cost = self.monthly(volume, traffic)
-            return cost, cost
+    def monthly_interval(self, volume: float, traffic: Traffic) -> tuple[float, float | None] | None:
+        """Low and high monthly cost from the goodput's 95% interval (high None: unbounded); None where
+        there is none (no interval on the goodput, or a per-token price, which fixes the cost)."""
+        ci = self.goodput_ci95
+        if self.billing != "hourly" or not ci or ci[0] == ci[1]:
+            return None
         assert self.usd_per_hour is not None
-        low_g, high_g = self.goodput_ci95 or (self.goodput_output_tok_per_s, self.goodput_output_tok_per_s)
         unit = monthly_24x7(self.usd_per_hour)
-        n_low = 1 if self.capacity_lower_bound else self.instances(volume, traffic, high_g)
-        n_high = self.instances(volume, traffic, low_g) if low_g and low_g > 0 else None
+        n_low = self.instances(volume, traffic, ci[1])
+        n_high = self.instances(volume, traffic, ci[0]) if ci[0] > 0 else None
         return (n_low or 1) * unit, None if n_high is None else n_high * unit
+
+    def monthly_span(self, volume: float, traffic: Traffic) -> tuple[float, float | None]:
+        """:meth:`monthly_interval`, or the cost itself where there is no interval."""
+        cost = self.monthly(volume, traffic)
+        return self.monthly_interval(volume, traffic) or (cost, cost)
+
+    def low_if_capacity_higher(self, volume: float, traffic: Traffic) -> float | None:
+        """An hourly rig whose capacity is only a floor: its cost if the real capacity let one instance serve
+        the peak (a bound from what was not measured, not an interval); None when the capacity is measured,
+        the price is per token, or one instance is the cost already."""
+        if self.billing != "hourly" or not self.capacity_lower_bound:
+            return None
+        assert self.usd_per_hour is not None
+        unit = monthly_24x7(self.usd_per_hour)
+        return unit if self.monthly(volume, traffic) > unit else None
 
 
 def _edges(offers: Sequence[Offer], traffic: Traffic, v_max: float) -> tuple[list[float], bool]:

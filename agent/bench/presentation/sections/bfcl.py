@@ -8,7 +8,7 @@ from typing import Mapping, Sequence
 from ...results.blocks.bfcl import BfclPair, BfclSummary, Rate
 from ...results.formatting import MISSING, percent
 from ...results.summary import Summary
-from ..labels import backend_label
+from ..labels import backend_label, not_run
 from ..markdown import table
 
 SAME_WEIGHTS = ("g6", "sagemaker")
@@ -88,7 +88,7 @@ def section(summary: Summary) -> list[str]:
         return []
     out = ["## Tool calling (BFCL cases)", ""]
     if not blocks:
-        return out + ["Not run on any backend (see \"Not run\" above).", ""]
+        return out + [not_run(summary, "bfcl", "Not run on any backend (see \"Not run\" above)."), ""]
     given = options.model_dump()
     out += [f"{given.get('bfcl_n', MISSING)} cases per backend, seed {given.get('bfcl_seed', MISSING)}, bfcl-eval "
             f"{given.get('bfcl_eval', MISSING)}, concurrency {given.get('bfcl_concurrency', MISSING)}, at most "

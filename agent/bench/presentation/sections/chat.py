@@ -8,7 +8,7 @@ from typing import Mapping
 from ...results.blocks.chat import ChatSummary, Distribution
 from ...results.formatting import MISSING, cell, percent
 from ...results.summary import Summary
-from ..labels import backend_label
+from ..labels import backend_label, not_run
 from ..markdown import table
 
 NOTE = ("p50 / p90 / p99; n = timed requests at concurrency 1 (the cold request is apart). Failed requests are "
@@ -47,8 +47,8 @@ def _tables(summary: Summary, blocks: Mapping[str, ChatSummary]) -> list[str]:
     rows = [[name[n], c.requests, c.errors, "yes" if c.streamed else "no", _pcts(c.ttft_ms), _pcts(c.itl_ms, 2),
              _pcts(c.e2e_ms, 0), _pcts(c.decode_tok_per_s), _pcts(c.client_tok_per_s), _requested_returned(c),
              c.usage_missing] for n, c in blocks.items()]
-    out = table(["backend", "n", "errors", "streamed", "TTFT ms", "ITL ms", "e2e ms", "decode tok/s", "client tok/s",
-                 "tokens requested / returned", "usage missing"], rows)
+    out = table(["backend", "n", "errors", "streamed", "TTFT ms", "chunk gap ms (pooled)", "e2e ms", "decode tok/s",
+                 "client tok/s", "tokens requested / returned", "usage missing"], rows)
     out += [""] + [f"- {name[n]}: decode tok/s {decode_basis(c)}" for n, c in blocks.items()]
     out += ["", "Cold (first) request:", ""]
     out += table(["backend", "TTFT ms", "e2e ms", "output tokens", "error"],
@@ -90,7 +90,7 @@ def section(summary: Summary) -> list[str]:
     out = ["## Chat benchmark", ""]
     blocks = {n: b.chat for n, b in summary.backends.items() if b.chat}
     if not blocks:
-        return out + ["Not run.", ""]
+        return out + [not_run(summary, "chat", "Not run."), ""]
     out += [NOTE, ""] + _tables(summary, blocks) + _sessions(summary, blocks)
     resent = [(n, c) for n, c in blocks.items() if c.resends]
     if resent:

@@ -8,7 +8,7 @@ from typing import Any, Mapping
 from ...results.blocks.counting import CountingSummary
 from ...results.formatting import MISSING, cell, percent_range
 from ...results.summary import Summary
-from ..labels import backend_label
+from ..labels import backend_label, not_run
 from ..markdown import table
 from .scoreboard import grade
 
@@ -54,10 +54,17 @@ def _runs(summary: Summary, blocks: Mapping[str, CountingSummary]) -> list[str]:
 
 
 def section(summary: Summary) -> list[str]:
+    """The section's lines; none when the part was neither selected nor run."""
+    ran = {part: {n: getattr(b, part) for n, b in summary.backends.items() if getattr(b, part)} for part, _ in TITLES}
+    if "counting" not in (summary.run.options.demos or []) and not any(ran.values()):
+        return []
     out = ["## Counting (graded tool use)", ""]
+    if not any(ran.values()):
+        return out + [not_run(summary, "counting", "Not run on any backend (see \"Not run\" above)."), ""]
     for part, title in TITLES:
-        blocks = {n: getattr(b, part) for n, b in summary.backends.items() if getattr(b, part)}
+        blocks = ran[part]
         if not blocks:
+            out += [f"### {title}", "", not_run(summary, part, "Not run on any backend (see \"Not run\" above)."), ""]
             continue
         first = next(iter(blocks.values()))
         out += [f"### {title}", "",

@@ -8,8 +8,10 @@ from ...results.summary import Summary
 METHODS = [
     ("TTFT", "arrival of the first chunk carrying content minus the moment the request was sent "
              "(client clock, `time.perf_counter`, timestamped on receipt)"),
-    ("ITL", "gaps between successive content chunks, first token excluded, pooled over all timed requests; "
-            "a chunk may carry more than one token"),
+    ("chunk gap", "gaps between successive content chunks, first token excluded, pooled over all timed requests "
+                  "(the chat section's p50 / p90 / p99); a chunk may carry more than one token"),
+    ("ITL", "one request's mean gap between its content chunks, (last chunk - first chunk) / (chunks - 1): what the "
+            "latency target limits; a level's ITL p99 is over its requests' means, so it is not the chunk gaps' p99"),
     ("e2e", "last byte of the response minus the send time"),
     ("decode tok/s", "(output tokens - tokens of the first arrival) / (last arrival - first arrival), per "
                      "request, where an arrival is one network read (chunks read together share its time); with "

@@ -37,8 +37,9 @@ def section(summary: Summary) -> list[str]:
         f"- Options: {_pairs(run.options)}",
         f"- Agent model settings (explicit timeouts and retries): {_pairs(run.settings)}",
         f"- Percentiles: {run.methods.get('percentiles', MISSING)}",
-        "", "### Backends and run metadata", "",
     ]
+    out += [f"- Connections: {note}" for note in run.connection_notes]
+    out += ["", "### Backends and run metadata", ""]
     rows = [[b.name, b.label, b.kind, b.model_id, "; ".join(f"{k}: {v}" for k, v in b.metadata.items()) or MISSING]
             for b in run.backends]
     return out + table(["backend", "label", "kind", "model", METADATA], rows) + [""]

@@ -8,12 +8,12 @@ from typing import Mapping, Sequence
 from ...results.blocks.slo import SloBlock, SloLevel, SloPair
 from ...results.formatting import MISSING, number, with_interval
 from ...results.summary import Summary
-from ..labels import backend_label
+from ..labels import backend_label, not_run
 from ..markdown import table
 from ..plots.slo_latency import blocks as slo_blocks
 
 LEVEL_HEADER = ["concurrency", "repeats", "requests", "errors", "met", "met share", "goodput req/s",
-                "goodput output tok/s", "output tok/s", "TTFT p99 ms", "ITL p99 ms", "e2e p99 ms", "holds"]
+                "goodput output tok/s", "output tok/s", "TTFT p99 ms", "ITL p99 ms (per-request mean gaps)", "e2e p99 ms", "holds"]
 HOLDS = {"holds": "yes", "misses": "**no**", "undecided": "undecided"}
 
 
@@ -64,7 +64,7 @@ def _capacities(summary: Summary, blocks: Mapping[str, SloBlock]) -> list[str]:
         order = s.search.order or [lv.concurrency for lv in s.levels]
         how = ("auto: " + " -> ".join(map(str, order)) if s.search.mode == "auto"
                else "levels given: " + ", ".join(map(str, order)))
-        rows.append([backend_label(summary, n), number(s.capacity_concurrency, 0), how, number(s.search.seconds, 0),
+        rows.append([backend_label(summary, n), s.capacity_text(), how, number(s.search.seconds, 0),
                      s.capacity_reason])
     out = table(["backend", "SLO capacity", "levels (in the order measured)", "seconds", "why"], rows) + [""]
     auto = next((s.search for s in blocks.values() if s.search.mode == "auto"), None)
@@ -91,7 +91,7 @@ def section(summary: Summary) -> list[str]:
     blocks = slo_blocks(summary)
     out = ["## Capacity under a latency target (goodput)", ""]
     if not blocks:
-        return out + ["No chat levels were measured.", ""]
+        return out + [not_run(summary, "chat", "No chat levels were measured."), ""]
     first = next(iter(blocks.values()))
     default = first.target_source == "default"
     out += [f"**Target** ({'the default' if default else 'set with `--slo`'}): {first.target_text}.", ""]

@@ -4,8 +4,8 @@ disqualifies each backend, and the plot."""
 
 from __future__ import annotations
 
-from ...results.blocks.recommendation import Recommendation
-from ...results.constants import WORKLOAD_DEFAULTS
+from ...results.blocks.recommendation import Recommendation, Workload
+from ...results.blocks.slo import MonthlyCost
 from ...results.formatting import MISSING, bracket, target, usd, volume
 from ...results.summary import BackendSummary, Summary
 from ..markdown import table
@@ -16,16 +16,32 @@ HOW = ("How: an hourly rig needs ceil(peak output tok/s / goodput at its SLO cap
        "input $/M), at the mix its requests that met the target had, as the server counted them; goodput counts "
        "only requests that met the target. Where the open loop ran at the rate one instance must carry at the "
        "peak, a backend that missed it there is disqualified. Two backends whose monthly costs overlap "
-       "within the 95% intervals of their goodput are a tie. `agent/bench/analysis/recommendation/` states every "
-       "rule.")
+       "within the 95% intervals of their goodput are a tie. A capacity marked ≥ is a floor (no level above it "
+       "was seen to miss): it widens no interval, and what one instance would cost if it is higher is shown apart, "
+       "as a bound. `agent/bench/analysis/recommendation/` states every rule.")
+
+
+TOY = "{name}: a CPU-served toy model ({model}): the harness works; not how fast a real rig is"
+
+
+def brief_caveats(summary: Summary) -> list[str]:
+    """The caveats of :func:`caveats` in a line each, for the terminal: a partial run, toy models, capacities
+    that are only floors, prompts heavier than those measured."""
+    rec = summary.recommendation
+    out = ["Partial run: every figure covers only what finished"] if summary.run.interrupted else []
+    out += [TOY.format(name=n, model=b.model_id) for n, b in summary.backends.items() if b.toy_model]
+    return out + list(rec.caveats)
 
 
 def caveats(summary: Summary) -> list[str]:
-    """What the answer must be read with: an interrupted run, the run's notes, toy models, constrained tool use."""
+    """What the answer must be read with: an interrupted run, the run's notes, capacities that are only
+    floors, prompts heavier than those measured, toy models, constrained tool use."""
     out = []
     if summary.run.interrupted:
-        out.append("- **Interrupted**: this run was stopped early; figures cover what finished.")
+        out.append("- **Interrupted**: a partial run; every figure covers only what finished, and each section says "
+                   "what did not run.")
     out += [f"- {note}" for note in summary.run.notes]
+    out += [f"- {c}" for c in summary.recommendation.caveats]
     for name, b in summary.backends.items():
         if b.toy_model:
             out.append(f"- **{name}: figures come from a CPU-served toy model ({b.model_id}), not from "
@@ -37,28 +53,50 @@ def caveats(summary: Summary) -> list[str]:
     return out + [""] if out else []
 
 
+def _value(value: object, key: str = "") -> str:
+    if key == "output_tokens_per_month" and isinstance(value, float):
+        return volume(value)
+    return f"{value:g}" if isinstance(value, float) else str(value)
+
+
+def traffic_words(w: Workload) -> str:
+    """What the chat part sent, in a few words: ``the reference's prompt and 100 output tokens``."""
+    if w.prompts or w.trace:
+        return f"the requests of the {'prompts file' if w.prompts else 'trace'} {w.prompts or w.trace}"
+    if w.preset == "reference":
+        return f"the reference's prompt and {_value(w.output_tokens_mean)} output tokens"
+    shape = (f"prompts of {_value(w.prompt_input_tokens_mean)} +- {_value(w.prompt_input_tokens_stddev)} tokens and "
+             f"{_value(w.output_tokens_mean)} +- {_value(w.output_tokens_stddev)} output tokens")
+    if w.shared_prefix_tokens:
+        shape += f" after a shared prefix of {w.shared_prefix_tokens} tokens"
+    if w.turns and w.turns > 1:
+        shape += f", in sessions of {w.turns} turns"
+    return shape + (f" (preset {w.preset})" if w.preset else "")
+
+
 def workload_lines(rec: Recommendation) -> list[str]:
     w = rec.workload
     defaulted = set(w.defaulted)
 
     def mark(key: str) -> str:
-        return " (default)" if key in defaulted else ""
+        return " (default)" if key in defaulted else " (from the lengths sent)" if key in w.derived else ""
 
     lines = [
         f"- **Workload**: {volume(w.output_tokens_per_month)} output tokens a month"
         f"{mark('output_tokens_per_month')} ({w.average_output_tok_per_s:,.1f} tok/s on average, "
         f"{w.peak_output_tok_per_s:,.1f} tok/s in the busiest hour: peak-to-average {w.peak_to_average:g}"
         f"{mark('peak_to_average')}); {w.input_per_output:g} input tokens per output token"
-        f"{mark('input_per_output')}; tool calls {'needed' if w.tool_calls else 'not needed'}{mark('tool_calls')}.",
+        f"{mark('input_per_output')}; tool calls {'needed' if w.tool_calls else 'not needed'}{mark('tool_calls')}; "
+        f"{traffic_words(w)} (\"Your traffic\").",
     ]
     if defaulted:
         lines.append(f"  Defaults ({', '.join(sorted(defaulted))}) are assumptions, not measurements: "
-                     f"{', '.join(f'{k}={v}' for k, v in WORKLOAD_DEFAULTS.items() if k in defaulted)}; give yours "
+                     f"{', '.join(f'{k}={_value(getattr(w, k), k)}' for k in sorted(defaulted))}; give yours "
                      "with `--workload KEY=VALUE,...` or a YAML file.")
     measured = {n: a.input_per_output_measured for n, a in rec.backends.items()
                 if a.input_per_output_measured is not None}
     if measured:
-        lines.append(f"- **Input tokens per output token**: {w.input_per_output:g} stated{mark('input_per_output')}; "
+        lines.append(f"- **Input tokens per output token**: {w.input_per_output:g} in the workload{mark('input_per_output')}; "
                      f"measured (the servers' usage): {', '.join(f'{n} {m:.3g}' for n, m in measured.items())}. "
                      "A per-token price is applied at the measured mix.")
     used = rec.target
@@ -104,18 +142,28 @@ def _row(rec: Recommendation, name: str, b: BackendSummary) -> list[str]:
           f"{level.errors} errors)")
     usd_m = slo.usd_per_million_output_at_slo if slo else None
     capacity = "not measured" if not slo else ("every request failed" if slo.every_request_failed
-                                               else str(slo.capacity_concurrency or MISSING))
+                                               else slo.capacity_text())
     return [
         name, _status(rec, name), capacity, goodput,
         MISSING if usd_m is None else f"${usd_m:,.3f}" + bracket(slo.usd_per_million_output_at_slo_ci95, 3, "$"),  # type: ignore[union-attr]
         MISSING if not slo or slo.instances_for_peak is None else str(slo.instances_for_peak),
         usd(monthly.always_on_one_instance if monthly else None),
-        MISSING if not monthly else usd(monthly.at_workload) + bracket(monthly.at_workload_ci95, 2, "$"),
+        _monthly(monthly),
         be_text,
         MISSING if not acc else f"{acc.accuracy:.0%} [{acc.ci95[0]:.0%}, {acc.ci95[1]:.0%}] n={acc.cases}",
         MISSING if not quality else f"{quality.accuracy:.0%} [{quality.ci95[0]:.0%}, {quality.ci95[1]:.0%}] "
                                     f"n={quality.cases}",
     ]
+
+
+def _monthly(monthly: MonthlyCost | None) -> str:
+    """``$5,875.04 [$5,287.54, $7,050.05]``: the 95% interval where there is one; apart from it, the bound a
+    capacity that is only a floor leaves."""
+    if monthly is None:
+        return MISSING
+    low = monthly.low_if_capacity_higher
+    bound = "" if low is None else f"; bound, not an interval: as little as {usd(low)} if the capacity (a floor) is higher"
+    return usd(monthly.at_workload) + bracket(monthly.at_workload_ci95, 2, "$") + bound
 
 
 def bedrock_tier(summary: Summary) -> str:

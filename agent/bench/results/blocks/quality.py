@@ -41,6 +41,12 @@ class QualitySummary(QualityRate):
     by_suite: dict[str, QualityRate]
     failure_reasons: dict[str, int]
     """Why requests failed, with counts."""
+    planned: int | None = None
+    """The lane's items this backend was to get (``--quality-n``); null where the run is not known
+    (``python -m agent.quality grade`` reads records only)."""
+    unsent: int | None = None
+    """Planned items with no record: the run was interrupted, or the backend stopped, before they were sent
+    or while they were in flight. Counted apart from ``not_sent`` (over the backend's prompt limit)."""
 
 
 class Weights(Frozen):
@@ -89,7 +95,7 @@ class QualityLane(Frozen):
     """The lane as a whole: the reference the report compares against, and what n items can tell."""
 
     items: int | None
-    """``--quality-n``: the items each backend was sent."""
+    """``--quality-n``: the items each backend was to be sent."""
     reference: str | None
     reference_reason: str
     alpha: float
@@ -101,4 +107,7 @@ class QualityLane(Frozen):
     false_alarm: float | None
     """The chance of calling a difference when there is none (the same changed share, half each way)."""
     wilson_half_width_at_80: float | None
-    """Half the width of a 95% Wilson interval at 80% accuracy over ``items``."""
+    """Half the width of a 95% Wilson interval at 80% accuracy over ``power_items``."""
+    power_items: int | None = None
+    """The n of ``power`` and ``wilson_half_width_at_80``: ``items``, or, where a backend's items went unsent
+    (an interrupted or stopped run), the fewest items a backend had graded."""

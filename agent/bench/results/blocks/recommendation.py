@@ -11,7 +11,8 @@ from .slo import TargetLimits
 
 
 class Workload(Frozen):
-    """The user's traffic (``--workload``), with the keys that took their default."""
+    """The user's traffic (``--workload``) as the run sent and priced it, with the keys that took their default
+    and those that followed from others (a key written before it existed reads as absent)."""
 
     output_tokens_per_month: float
     input_per_output: float
@@ -31,6 +32,20 @@ class Workload(Frozen):
     """Requests per second at the peak, as given (null: derived, :attr:`peak_req_per_s`)."""
     peak_req_per_s: float | None = None
     """Requests per second at the peak: ``request_rate``, else the peak's output tok/s over the mean reply."""
+    preset: str | None = None
+    prompt_input_tokens_mean: float | None = None
+    prompt_input_tokens_stddev: float | None = None
+    output_tokens_mean: float | None = None
+    output_tokens_stddev: float | None = None
+    shared_prefix_tokens: int | None = None
+    turns: int | None = None
+    think_time_s: float | None = None
+    prompts: str | None = None
+    trace: str | None = None
+    trace_speed: float | None = None
+    seed: int | None = None
+    derived: dict[str, str] = {}
+    """The keys that followed from others, each with how (``preset chat``, ``the prompts file`` ...)."""
 
 
 class TargetUsed(TargetLimits):
@@ -144,3 +159,9 @@ class Recommendation(Frozen):
     volume_range: tuple[float, float]
     curves: list[CostCurve]
     """What the monthly-cost plot draws."""
+    caveats: list[str] = []
+    """What the answer must be read with, whichever backend it names: a capacity that is only a floor, a
+    workload's prompts heavier than those measured."""
+    partial: str | None = None
+    """An interrupted run: that it is partial and what it is missing (the headline starts with it); null
+    when the run finished."""

@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Literal
 
 from ..base import Frozen, Interval
+from ..formatting import capacity
 
 
 class TargetLimits(Frozen):
@@ -95,8 +96,14 @@ class MonthlyCost(Frozen):
     billing: Literal["hourly", "per_token"]
     always_on_one_instance: float | None
     at_workload: float
-    at_workload_ci95: tuple[float, float | None]
+    at_workload_ci95: tuple[float, float | None] | None
+    """From the 95% interval of the goodput at the capacity (high null: unbounded); null where there is no
+    interval (one repeat, or a per-token price)."""
     output_tokens_per_month: float
+    low_if_capacity_higher: float | None = None
+    """An hourly rig whose SLO capacity is a floor (:attr:`SloBlock.capacity_floor`): what it would cost if
+    its real capacity were high enough for one instance to serve the peak. A bound from what was not
+    measured, not a 95% interval; null when the capacity is not a floor or the cost is one instance already."""
 
 
 class BreakEvenVsBedrock(Frozen):
@@ -131,6 +138,16 @@ class SloBlock(Frozen):
     monthly_usd: MonthlyCost | None = None
     break_even_vs_bedrock: BreakEvenVsBedrock | None = None
     cost_reason: str | None = None
+
+    @property
+    def capacity_floor(self) -> bool:
+        """The capacity is only a floor: no level above it was seen to miss the target (every level measured
+        held), so the real capacity may be higher."""
+        return self.capacity_concurrency is not None and self.search.bracket[1] is None
+
+    def capacity_text(self) -> str:
+        """The capacity as a reader must take it: ``4``, or a floor, ``≥ 1 (only c=1 measured)``."""
+        return capacity(self.capacity_concurrency, self.capacity_floor, [lv.concurrency for lv in self.levels])
 
     def at_capacity(self) -> SloLevel | None:
         """The level at the SLO capacity, or None."""

@@ -95,7 +95,8 @@ def test_bedrock_cost_at_the_workload_and_at_the_target():
     # the target: $0.315 x 100/90 = $0.35 per M output tokens that met it.
     br = backend("bedrock", kind="bedrock",
                  slo_block=slo(8, [level(1, 100.0), level(8, 720.0, output_tok_per_s=800.0, met_share=0.9)]))
-    _, add = run_rec({"bedrock": br}, {"bedrock": per_token()}, workload={"output_tokens_per_month": 1e9})
+    _, add = run_rec({"bedrock": br}, {"bedrock": per_token()}, workload={"output_tokens_per_month": 1e9,
+                                                                            "input_per_output": 5})
     a = add["bedrock"]
     assert a["monthly_usd"].at_workload == pytest.approx(315.0)
     assert a["monthly_usd"].always_on_one_instance is None and a["instances_for_peak"] is None
@@ -108,7 +109,8 @@ def test_per_token_cost_is_at_the_mix_measured_not_the_one_stated():
     # met the target: $0.21 x 100/90 = $0.2333 per M output tokens that met it.
     br = backend("bedrock", kind="bedrock", slo_block=slo(
         8, [level(1, 100.0, mix=2.0), level(8, 720.0, output_tok_per_s=800.0, met_share=0.9, mix=2.0)]))
-    rec, add = run_rec({"bedrock": br}, {"bedrock": per_token()}, workload={"output_tokens_per_month": 1e9})
+    rec, add = run_rec({"bedrock": br}, {"bedrock": per_token()},
+                       workload={"output_tokens_per_month": 1e9, "input_per_output": 5})
     assert add["bedrock"]["monthly_usd"].at_workload == pytest.approx(210.0)
     assert add["bedrock"]["usd_per_million_output_at_slo"] == pytest.approx(0.2333, abs=1e-4)
     assert rec.backends["bedrock"].input_per_output_measured == 2.0 and rec.workload.input_per_output == 5.0
@@ -123,7 +125,7 @@ def test_an_hourly_rig_breaks_even_against_bedrock_at_bedrocks_measured_mix():
     br = backend("bedrock", kind="bedrock", slo_block=slo(8, [level(1, 100.0, mix=1.0), level(8, 700.0, mix=1.0)]))
     g6 = backend("g6", slo_block=slo(16, [level(1, 131.5), level(16, 2000.0)]))
     _, add = run_rec({"g6": g6, "bedrock": br}, {"g6": hourly(G6_PRICE), "bedrock": per_token()},
-                     workload={"peak_to_average": 1})
+                     workload={"peak_to_average": 1, "input_per_output": 5})
     be = add["g6"]["break_even_vs_bedrock"]
     assert be.bedrock_measured is True and be.bedrock_usd_per_m_output_effective == pytest.approx(0.175)
 
@@ -283,7 +285,7 @@ def test_a_backend_not_run_that_could_be_cheaper_blocks_the_choice():
     not_run = {"bedrock": {"label": "Amazon Bedrock (Nova Micro)", "tool_calls": True, **per_token()},
                "trn1": {"label": "Trainium", "tool_calls": False, "hourly": {"usd_per_hour": 1.3438}},
                "g5g": {"label": "g5g", "tool_calls": True, "hourly": G5G_PRICE}}
-    rec, _ = run_rec({"g6": g6}, {"g6": hourly(G6_PRICE)}, not_run=not_run)
+    rec, _ = run_rec({"g6": g6}, {"g6": hourly(G6_PRICE)}, not_run=not_run, workload={"input_per_output": 5})
     assert rec.verdict == "too_thin" and rec.choice is None
     assert "bedrock was not run and could cost less here" in rec.headline and "from $31.50 a month" in rec.headline
     assert "g5g was not run" in rec.headline  # one g5g instance: $405.88 < $587.50
@@ -298,18 +300,65 @@ def test_no_slo_measurement_means_no_recommendation():
     assert "No backend was measured under a latency target" in rec.headline
 
 
-def test_capacity_at_the_top_of_the_search_is_a_lower_bound():
+def test_capacity_at_the_top_of_the_search_is_a_floor_whose_bound_stays_out_of_the_interval():
+    # 3 B a month, peak 3x: 3,424.7 tok/s at the peak. At 480 tok/s [456, 504] an instance: ceil(7.13) = 8
+    # instances, $4,700.03; from the goodput's interval ceil(6.80) = 7 .. ceil(7.51) = 8: $4,112.53 .. $4,700.03.
+    # Every level held, so c=4 is a floor: one instance ($587.50) is a bound of what was not measured, apart.
     g6 = backend("g6", slo_block=slo(4, [level(1, 131.5), level(2, 250.0), level(4, 480.0)], fails_above=False))
     rec, add = run_rec({"g6": g6}, {"g6": hourly(G6_PRICE)}, workload={"output_tokens_per_month": "3B"},
                        bedrock_reference=None)
-    assert any("capacity may be higher and its cost lower" in r for r in rec.reasons)
-    assert add["g6"]["instances_for_peak_ci95"][0] == 1
+    m = add["g6"]["monthly_usd"]
+    assert m.at_workload == pytest.approx(4700.03, abs=0.01)
+    assert m.at_workload_ci95 == pytest.approx([4112.53, 4700.03], abs=0.01)
+    assert m.low_if_capacity_higher == pytest.approx(587.50, abs=0.01)
+    assert add["g6"]["instances_for_peak_ci95"] == (7, 8)
+    assert rec.caveats[0] == ("g6: SLO capacity ≥ 4 (every level measured held, up to c=4): a floor, not the most "
+                              "it serves; its real capacity may be higher and an hourly rig's cost lower")
+    line = next(r for r in rec.reasons if r.startswith("g6: "))
+    assert "[95% CI $4,112.53, $4,700.03]" in line and "SLO capacity of ≥ 4 (every level measured held" in line
+    assert line.endswith("it could cost as little as $587.50 (one instance) if the real capacity is higher")
+
+
+def test_one_level_measured_once_gives_no_interval_and_a_labelled_floor():
+    # The default run: c=1 only, one repeat. 1 B a month: 1,141.6 tok/s at the peak, ceil(8.68) = 9 instances
+    # of 131.5 tok/s, $5,287.54; no interval (one repeat), and the capacity is "≥ 1 (only c=1 measured)".
+    g6 = backend("g6", slo_block=slo(1, [level(1, 131.5, repeats=1, no_interval=True)], fails_above=False))
+    rec, add = run_rec({"g6": g6}, {"g6": hourly(G6_PRICE)}, workload={"output_tokens_per_month": "1B"},
+                       bedrock_reference=None)
+    m = add["g6"]["monthly_usd"]
+    assert m.at_workload == pytest.approx(5287.54, abs=0.01) and m.at_workload_ci95 is None
+    assert m.low_if_capacity_higher == pytest.approx(587.50, abs=0.01)
+    assert g6[0].slo.capacity_text() == "≥ 1 (only c=1 measured)"
+    assert rec.caveats[0].startswith("g6: SLO capacity ≥ 1 (only c=1 measured): a floor")
+    assert not any("95% CI" in r for r in rec.reasons)
+
+
+def test_a_cheaper_looking_floor_keeps_the_choice_open():
+    # 300 M a month, peak 3x: 342.5 tok/s. sagemaker at 400 tok/s (a measured capacity): 1 instance, $822.49.
+    # g6 held at c=1 and was measured no higher: at 131.5 tok/s it needs 3 instances ($1,762.51), but with a
+    # higher capacity one instance ($587.50) could do, below sagemaker's cost: not enough evidence to choose.
+    g6 = backend("g6", slo_block=slo(1, [level(1, 131.5, ci=(130.0, 133.0))], fails_above=False))
+    sm = backend("sagemaker", kind="sagemaker", slo_block=slo(4, [level(1, 110.0), level(4, 400.0, ci=(395.0, 405.0))]))
+    prices = {"g6": hourly(G6_PRICE), "sagemaker": hourly(SM_PRICE)}
+    rec, _ = run_rec({"g6": g6, "sagemaker": sm}, prices, workload={"output_tokens_per_month": "300M"},
+                     bedrock_reference=None)
+    assert rec.verdict == "too_thin" and rec.leader == "sagemaker"
+    assert ("g6's SLO capacity, ≥ 1 (only c=1 measured), is only a floor: with a higher one it could cost as little "
+            "as $587.50 a month, below sagemaker's $822.49") in rec.headline
+    # measured up to a level that missed, g6's capacity is no floor and sagemaker is the choice
+    g6 = backend("g6", slo_block=slo(1, [level(1, 131.5, ci=(130.0, 133.0))]))
+    rec, _ = run_rec({"g6": g6, "sagemaker": sm}, prices, workload={"output_tokens_per_month": "300M"},
+                     bedrock_reference=None)
+    assert rec.verdict == "choice" and rec.choice == "sagemaker"
 
 
 def test_workload_prompt_heavier_than_the_benchmark_is_said():
     g6 = backend("g6", slo_block=slo(1, [level(1, 131.5)]), input_per_output=0.3)
     rec, _ = run_rec({"g6": g6}, {"g6": hourly(G6_PRICE)}, workload={"input_per_output": 10}, bedrock_reference=None)
-    assert any("makes prefill heavier" in r for r in rec.reasons)
+    assert any("makes prefill heavier" in c for c in rec.caveats)
+    # a caveat of the answer even where nothing qualifies (here: no price)
+    rec, _ = run_rec({"g6": g6}, {}, workload={"input_per_output": 10}, bedrock_reference=None)
+    assert rec.verdict == "none_qualifies" and any("makes prefill heavier" in c for c in rec.caveats)
 
 
 @pytest.mark.parametrize("verdict,rate,outcome", [
@@ -375,10 +424,10 @@ def test_the_search_bracket_says_whether_capacity_is_a_lower_bound():
     # the slo part measured c=8 missing, in a level not kept here
     g6 = backend("g6", slo_block=slo(4, levels, fails_above=False, bracket=(4, 8)))
     rec, _ = run_rec({"g6": g6}, {"g6": hourly(G6_PRICE)}, bedrock_reference=None)
-    assert not any("capacity may be higher" in r for r in rec.reasons)
+    assert not any("capacity may be higher" in c for c in rec.caveats) and g6[0].slo.capacity_text() == "4"
     g6 = backend("g6", slo_block=slo(4, levels, fails_above=False, bracket=(4, None)))
     rec, _ = run_rec({"g6": g6}, {"g6": hourly(G6_PRICE)}, bedrock_reference=None)
-    assert any("capacity may be higher" in r for r in rec.reasons)
+    assert any("capacity may be higher" in c for c in rec.caveats)
 
 
 # --- the quality floor and the backends the user chose ------------------------------------------------

@@ -9,9 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from agent.bench.clients.reply import ChatRequest
 from agent.bench.command import evidence, runner
-from agent.bench.parts import open_loop
 from agent.bench.analysis import summary
 
 from tests.agent.bench.conftest import make_options, openai_backend
@@ -68,14 +66,14 @@ def _priced(info: dict, *_: object, **__: object) -> None:
     info["prices"] = {"offline": True, "offline_reason": "test", "backends": {"g6": {"hourly": G6_PRICE}}}
 
 
-def test_a_trace_is_sent_at_its_timestamps_scaled_by_its_speed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
-    request = ChatRequest.user("Replayed.", 8)
-    trace = open_loop.Trace([(5000.0, request), (5000.0, request), (5400.0, request), (6000.0, request)], speed=2.0)
-    monkeypatch.setattr(open_loop, "workload_trace", lambda traffic: trace)
-    code, s, records = run(tmp_path, SlowsAfter(fast=100, slow_s=0.0))
+def test_a_trace_is_sent_at_its_timestamps_scaled_by_its_speed(tmp_path: Path):
+    trace = tmp_path / "trace.jsonl"
+    trace.write_text("".join(json.dumps({"timestamp": t, "input_length": 30, "output_length": 8}) + "\n"
+                             for t in (5000, 5000, 5400, 6000)))
+    code, s, records = run(tmp_path, SlowsAfter(fast=100, slow_s=0.0), "--workload", f"trace={trace},trace_speed=2")
     records.sort(key=lambda r: r["run"])
     due = [r["scheduled_s"] - records[0]["scheduled_s"] for r in records]
-    assert code == 0 and [r["prompt"] for r in records] == ["Replayed."] * 4
+    assert code == 0 and [r["request_index"] for r in records] == [0, 1, 2, 3]  # the trace's requests, in its order
     assert due == pytest.approx([0.0, 0.0, 0.2, 0.5], abs=1e-6)  # 0, 0, 400 and 1,000 ms at twice the speed
     assert all(0 <= (r["sent_s"] - r["scheduled_s"]) * 1000 < LAG_MS for r in records)
     ol = s["backends"]["g6"]["open_loop"]

@@ -26,10 +26,11 @@ from agent.bench.parts import quality, stopping
 from agent.bench.tasks.quality import lane
 from agent.bench.tasks.quality.items import MAX_TOKENS, SYSTEM_PROMPT
 from agent.bench.presentation import report
+from agent.bench.results.constants import CUT_OFF_INTERRUPTED, NOT_RUN_INTERRUPTED
 from agent.run import build_parser
 from rigs.catalog.model import load_catalog
 
-from tests.agent.bench.conftest import openai_backend
+from tests.agent.bench.conftest import make_options, openai_backend
 
 from tests.agent.bench.conftest import run_demo
 from tests.agent.bench.fakes.openai_fake import FakeOpenAI
@@ -154,6 +155,47 @@ def test_a_dead_backend_is_stopped_by_the_failure_streak(tmp_path):
     assert code == 1 and len(records) == limit and all(r["error"] for r in records)
     assert set(outcomes(records, "g6").values()) == {"failed"}
     assert s["backends"]["g6"]["stopped"]["part"] == "quality"
+    assert s["backends"]["g6"]["quality"]["unsent"] == 30 - limit
+
+
+def test_an_interrupt_in_the_lane_counts_what_was_sent_and_answered(tmp_path, items600, monkeypatch, capsys):
+    """Ctrl-C after g6's fifth item (one in flight at a time): 5 of 40 items sent and answered, 35 not sent, the
+    lane's power at the 5 graded; g5g never began; the headline, the section and the terminal say so."""
+    original = evidence.RequestLog.append
+    sent = {"n": 0}
+
+    def append(self, record):
+        if record.get("part") == "quality":
+            sent["n"] += 1
+            if sent["n"] == 6:
+                raise KeyboardInterrupt
+        return original(self, record)
+
+    monkeypatch.setattr(evidence.RequestLog, "append", append)
+    out = tmp_path / "out"
+    with FakeOpenAI(answering(items600[:40])) as fake:
+        with pytest.raises(KeyboardInterrupt):
+            runner.run([openai_backend("g6", fake.base_url), openai_backend("g5g", fake.base_url)],
+                       make_options("--demos", "quality", "--quality-n", "40", "--quality-concurrency", "1"), out, None)
+    assert json.loads((out / "run.json").read_text())["skipped"] == {
+        "g6": {"quality": CUT_OFF_INTERRUPTED}, "g5g": {"quality": NOT_RUN_INTERRUPTED}}
+    s = summary.validate(json.loads((out / "summary.json").read_text()))
+    q = s.backends["g6"].quality
+    assert (q.planned, q.items, q.graded, q.not_sent, q.unsent) == (40, 5, 5, 0, 35)
+    assert s.quality_lane.items == 40 and s.quality_lane.power_items == 5
+    assert s.recommendation.headline.startswith(
+        "Partial run: interrupted before it finished. Cut off: quality on g6 (5 of 40 items sent, 5 answered). "
+        "Not run: quality on g5g. From what ran: ")
+    text = (out / "REPORT.md").read_text()
+    lane_section = text.split("## Precision: what you trade")[1].split("\n## ")[0]
+    assert "- **g6: 5 of 40 items sent, 5 answered (graded), 35 not sent or cut off in flight (interrupted).**" in lane_section
+    assert "| 5 (5) |" in lane_section and "| 0 / 35 (interrupted) |" in lane_section
+    assert "**Power at n = 5 (the fewest items a backend had graded; 40 were planned):**" in lane_section
+    assert "n = 40" not in lane_section
+    assert "- g5g quality: not run (interrupted)" in text
+    printed = capsys.readouterr().out
+    assert f"Partial report (the run was interrupted): {out / 'REPORT.md'} and {out / 'REPORT.html'}" in printed
+    assert "Cut off: quality on g6 (5 of 40 items sent, 5 answered)" in printed
 
 
 def test_an_item_over_a_backends_prompt_limit_is_recorded_not_sent(tmp_path, items600):

@@ -43,8 +43,8 @@ def _record_parts(record_type: object) -> set[str]:
 def test_the_parts_write_each_kind_of_record_the_typed_records_know_and_no_other():
     written = [name for part in PARTS.values() for name in part.records]
     assert len(written) == len(set(written)), "two parts write the same kind of record"
-    assert set(written) == _record_parts(RequestRecord) == {"chat", "orchestrator_ask", "counting", "counting_strict",
-                                                            "orchestrator", "bfcl", "quality", "open_loop"}
+    assert set(written) == _record_parts(RequestRecord) == {"chat", "chat_not_sent", "orchestrator_ask", "counting",
+                                                            "counting_strict", "orchestrator", "bfcl", "quality", "open_loop"}
 
 
 SAMPLE = {"slo": "ttft_p99_ms=1000"}

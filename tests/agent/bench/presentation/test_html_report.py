@@ -67,7 +67,7 @@ def decided_folder(evidence_folder: Path, tmp_path_factory: pytest.TempPathFacto
     report.make_plots(s, out)
     text = report.render(s)
     (out / "REPORT.md").write_text(text)
-    (out / html_report.FILE).write_text(html_report.render(text, out))
+    (out / html_report.FILE).write_text(html_report.render(text, out, verdict=s.recommendation.verdict))
     return out, s
 
 
@@ -122,7 +122,7 @@ def test_a_plot_that_does_not_decode_is_shown_as_missing(decided_folder, tmp_pat
 
 def test_the_cost_plot_is_visible_on_screen(decided_folder, tmp_path: Path):
     """A screenshot holds the cost curves' own colour (matplotlib's first line colour, #1f77b4), which
-    nothing else on the page uses."""
+    nothing else on the page uses; and the answer's box the green of a choice (#2e7d32)."""
     import matplotlib.image
 
     chromium = browser.chromium()
@@ -133,6 +133,7 @@ def test_the_cost_plot_is_visible_on_screen(decided_folder, tmp_path: Path):
     close = ((abs(pixels[..., 0] - target[0]) < 25) & (abs(pixels[..., 1] - target[1]) < 25)
              & (abs(pixels[..., 2] - target[2]) < 25))
     assert int(close.sum()) > 300
+    assert int((abs(pixels - (46, 125, 50)) < 12).all(axis=-1).sum()) > 200
 
 
 def test_a_missing_browser_fails_in_ci_and_skips_elsewhere(monkeypatch: pytest.MonkeyPatch):

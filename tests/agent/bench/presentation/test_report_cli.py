@@ -202,14 +202,14 @@ def test_another_traffic_shape_is_not_repriced_but_named_as_the_run_to_make(befo
     assert report_cli.main([str(copy), "--workload", "output_tokens_per_month=3B,input_per_output=8"]) == 2
     err = capsys.readouterr().err.splitlines()
     assert err == [f"error: {copy}: --workload: input_per_output shapes the traffic, and this evidence's latency was "
-                   "measured for input_per_output=5; re-pricing changes only output_tokens_per_month, peak_to_average, "
+                   "measured for input_per_output=0.2; re-pricing changes only output_tokens_per_month, peak_to_average, "
                    "tool_calls, min_quality. To measure that traffic, run: python -m agent.run --workload "
                    "output_tokens_per_month=3000000000,input_per_output=8 --backends g6 --concurrency 1"]
     assert not (tmp_path / "copy-repriced").exists()
     priced = tmp_path / "priced"
-    assert report_cli.main([str(copy), "--workload", "peak_to_average=2,input_per_output=5", "--out", str(priced)]) == 0
+    assert report_cli.main([str(copy), "--workload", "peak_to_average=2,input_per_output=0.2", "--out", str(priced)]) == 0
     workload = json.loads((priced / "run.json").read_text())["options"]["workload"]
-    assert (workload["peak_to_average"], workload["input_per_output"]) == (2.0, 5.0)
+    assert (workload["peak_to_average"], workload["input_per_output"]) == (2.0, 0.2)  # the reference's prompt
 
 
 def test_a_bad_workload_is_one_line_and_exit_2(before: Path, capsys):
@@ -326,7 +326,7 @@ def test_the_cost_plot_subtitle_names_only_the_marks_it_draws():
     alone = backend("g6", slo_block=slo(1, [level(1, 131.5)]))
     s = full_summary(*synthetic_summary({"g6": alone}, {"g6": {"hourly": G6_PRICE}}, bedrock_reference=None))
     assert [c.style for c in s.recommendation.curves] == ["measured"] and not s.recommendation.switch_points
-    assert cost_volume.subtitle(s) == "peak/average 3, 5 input tokens per output token"  # no mark named
+    assert cost_volume.subtitle(s) == "peak/average 3, 0.2 input tokens per output token"  # no mark named
     drawn = terminal_summary()  # bedrock and g6 cross at 4.2 B; inf2 is priced but disqualified
     assert cost_volume.subtitle(drawn).endswith("\nred dots: the cheapest backend changes; dashed: disqualified")
     listed = full_summary(*synthetic_summary({"g6": alone}, {"g6": {"hourly": G6_PRICE}}, bedrock_reference=None,
