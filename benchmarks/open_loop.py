@@ -49,7 +49,7 @@ async def _window(port: int, rate: float, duration: float, arrival: str, seed: i
         client = pool.client(backend)
         for _ in range(8):  # open connections outside the window
             await client.send(request)
-        await run_window(backend=backend, client=client, window=Window(offsets, lambda i: request, log), epoch=0.0,
+        await run_window(backend=backend, client=client, window=Window(offsets, lambda i: (request, {}), log), epoch=0.0,
                          emit=records.append, progress=lambda *_, **__: None)
     bad = [r["error"] for r in records if r["error"]]
     if bad:

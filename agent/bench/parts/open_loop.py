@@ -123,19 +123,20 @@ class Window:
     log: dict[str, Any]
 
 
-async def send_on_schedule(offsets: Sequence[float], send: Callable[[int, float], Awaitable[None]], *,
-                           max_in_flight: int = MAX_IN_FLIGHT, clock: Callable[[], float] = time.perf_counter) -> None:
-    """``send(i, due)`` for every offset, each started at ``clock()``-time ``due`` (the start plus its offset; woken
-    :data:`EARLY_S` before it) or, when ``max_in_flight`` are still in flight, as soon as one ends; returns once
-    every send has ended.
-    A send that raises stops the schedule, and the sends in flight are cancelled."""
+async def send_on_schedule(offsets: Sequence[float], send: Callable[[int, float, Any], Awaitable[None]], *,
+                           prepare: Callable[[int], Any] = lambda i: None, max_in_flight: int = MAX_IN_FLIGHT,
+                           clock: Callable[[], float] = time.perf_counter) -> None:
+    """``send(i, due, prepare(i))`` for every offset, each started at ``clock()``-time ``due`` (the start plus its
+    offset; woken :data:`EARLY_S` before it) or, when ``max_in_flight`` are still in flight, as soon as one ends;
+    returns once every send has ended. ``prepare(i)`` runs before the wait for request ``i`` (making its prompt
+    is no part of its lag). A send that raises stops the schedule, and the sends in flight are cancelled."""
     slots = asyncio.Semaphore(max_in_flight)
     running: set[asyncio.Task[None]] = set()
     errors: list[Exception] = []
 
-    async def one(i: int, due: float) -> None:
+    async def one(i: int, due: float, made: Any) -> None:
         try:
-            await send(i, due)
+            await send(i, due, made)
         except Exception as exc:  # noqa: BLE001 - kept, and raised once the schedule has stopped
             errors.append(exc)
         finally:
@@ -144,6 +145,7 @@ async def send_on_schedule(offsets: Sequence[float], send: Callable[[int, float]
     start = clock()
     try:
         for i, offset in enumerate(offsets):
+            made = prepare(i)
             due = start + offset
             if (delay := due - clock() - EARLY_S) > 0:
                 await asyncio.sleep(delay)
@@ -152,7 +154,7 @@ async def send_on_schedule(offsets: Sequence[float], send: Callable[[int, float]
             await slots.acquire()
             if errors:
                 break
-            task = asyncio.ensure_future(one(i, due))
+            task = asyncio.ensure_future(one(i, due, made))
             running.add(task)
             task.add_done_callback(running.discard)
         if running and not errors:
@@ -171,9 +173,9 @@ async def run_window(*, backend: Backend, client: BackendClient, window: Window,
     in_flight = 0
     started = time.perf_counter()
 
-    async def send(i: int, due: float) -> None:
+    async def send(i: int, due: float, made: tuple[ChatRequest, dict[str, Any]]) -> None:
         nonlocal in_flight
-        request, fields = window.request(i)
+        request, fields = made
         in_flight += 1
         concurrency = in_flight
         try:
@@ -190,7 +192,7 @@ async def run_window(*, backend: Backend, client: BackendClient, window: Window,
     progress(f"{backend.name} open loop: {log['planned']} requests at {rate} over {log['duration_s']:g} s",
              milestone=True)
     try:
-        await send_on_schedule(window.offsets, send, max_in_flight=log["max_in_flight"])
+        await send_on_schedule(window.offsets, send, prepare=window.request, max_in_flight=log["max_in_flight"])
     finally:
         log["seconds"] = round(time.perf_counter() - started, 3)
 
