@@ -195,11 +195,12 @@ class SageMakerRig(DeployedRig):
 
 
 class BedrockBackend(RigBase):
-    """A Bedrock model: nothing to deploy, called by inference profile id."""
+    """A Bedrock model: nothing to deploy, called by inference profile id through Converse (runtime ``bedrock``), or
+    by its model id through Bedrock's OpenAI-compatible endpoint (runtime ``bedrock-mantle``)."""
 
     kind: Literal["bedrock"]
     price_source: Literal["bedrock-on-demand"]
-    runtime: Literal["bedrock"]
+    runtime: Literal["bedrock", "bedrock-mantle"]
 
 
 AnyEc2Rig = Annotated[Union[VllmRig, NeuronRig], Field(discriminator="runtime")]

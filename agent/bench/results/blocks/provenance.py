@@ -24,6 +24,7 @@ FACTS: dict[str, str] = {
     "driver": "accelerator driver",
     "image_digest": "image digest",
     "service_tier": "service tier",
+    "region": "region",
 }
 """Every fact, in the order the report lists them, with the words it uses for each."""
 
