@@ -117,18 +117,18 @@ def _credentials(session: Any) -> None:
 
 
 def _signing_session(args: argparse.Namespace, env: EnvConfig, selection: tuple[str, ...] | None
-                     ) -> Any:
-    """For ``--backends`` naming Bedrock's OpenAI-compatible endpoint without a Bedrock API key, the session whose
-    credentials sign its requests: read locally, no AWS endpoint asked (None: not needed; the CredentialsError
-    when there are none)."""
+                     ) -> tuple[Any, str]:
+    """For ``--backends`` naming Bedrock's OpenAI-compatible endpoint without a Bedrock API key: the session whose
+    credentials sign its requests, read locally with no AWS endpoint asked (None when not needed, or when there
+    are none), and why there are none."""
     if selection is None or MANTLE not in selection or env.mantle.auth_mode != aws.SIGNED:
-        return None
+        return None, ""
     try:
         session = _session(args.profile, args.region or env.mantle.region)
         _credentials(session)
     except aws.CredentialsError as exc:
-        return exc
-    return session
+        return None, exc.cause
+    return session, ""
 
 
 def check_identity(session: Any, region: str) -> str:
@@ -213,13 +213,12 @@ def _main(args: argparse.Namespace, env: Mapping[str, str], runner: ModuleType, 
                 discovery = Discoverer(AwsClients(session), catalog).discover(
                     (args.region,) if args.region else REGIONS, names)
 
-    signer = None if aws_ok else _signing_session(args, env_config, selection)
+    signer, unsigned = (None, "") if aws_ok else _signing_session(args, env_config, selection)
     overrides = {key: env[key] for key in ("G6_MODEL", "G5G_MODEL", "INF2_MODEL", "TRN1_MODEL", "SM_MODEL")
                  if env.get(key, "").strip()}
     plan = make_plan(catalog=catalog, env=env_config, selection=selection, local=args.local, aws_ok=aws_ok,
-                     aws_reason=aws_reason or (signer.cause if isinstance(signer, aws.CredentialsError) else ""),
-                     discovery=discovery, model_overrides=overrides, bedrock_tier=tier,
-                     can_sign=signer is not None and not isinstance(signer, aws.CredentialsError))
+                     aws_reason=aws_reason or unsigned, discovery=discovery, model_overrides=overrides,
+                     bedrock_tier=tier, can_sign=signer is not None)
     plan.ready = [identify(b) for b in plan.ready]
     if stand_in is not None:
         plan.ready = [stand_in.plays(b) if descriptor(b.kind).played_by_stand_in and not b.custom else b
@@ -245,7 +244,7 @@ def _main(args: argparse.Namespace, env: Mapping[str, str], runner: ModuleType, 
         return EXIT_FAILED
     out_dir = _evidence_folder(args.out)
     run_session = session if aws_ok else None
-    if signer is not None and not isinstance(signer, aws.CredentialsError) and not env_config.mantle.base_url_given:
+    if signer is not None and not env_config.mantle.base_url_given:
         run_session = signer  # Bedrock's endpoint named alone: priced through the Pricing API too, as Bedrock is
     try:
         return _run(args, plan, runner, ui, out_dir, run_session, stand_in)

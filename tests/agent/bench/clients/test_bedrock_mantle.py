@@ -121,3 +121,19 @@ def test_the_quality_lane_pairs_it_with_g6_as_the_same_model(tmp_path):
     assert ("| Gemma 4 E2B | not published | not published | - | Amazon Bedrock (Mantle) |" in text)
     priced = json.loads((out / "run.json").read_text())["prices"]["backends"]["bedrock-mantle"]["per_token"]
     assert (priced["model_id"], priced["usd_per_m_input"], priced["usd_per_m_output"]) == (MODEL, 0.04, 0.08)
+
+
+def test_the_agents_openai_client_signs_its_requests_too():
+    with FakeOpenAI(Script()) as fake:
+        client = BedrockMantleClient(mantle(fake.base_url), Signing())
+
+        async def go() -> str:
+            try:
+                reply = await client.openai_client().chat.completions.create(
+                    model=MODEL, messages=[{"role": "user", "content": "Say OK."}], max_tokens=8)
+                return reply.choices[0].message.content
+            finally:
+                await client.close()
+
+        text = asyncio.run(go())
+    assert text and verify(fake.received[0], SECRET).service == "bedrock-mantle"
