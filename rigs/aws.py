@@ -592,7 +592,8 @@ _AUTH_HEADERS = ("authorization", "x-amz-date", "x-amz-security-token", "x-amz-c
 
 
 def mantle_url(region: str) -> str:
-    """The endpoint's Chat Completions root in ``region`` (docs.aws.amazon.com bedrock/latest/userguide/bedrock-mantle.html)."""
+    """The endpoint's Chat Completions root in ``region`` (its regional endpoints: docs.aws.amazon.com
+    bedrock/latest/userguide/bedrock-mantle.html)."""
     return f"https://bedrock-mantle.{region}.api.aws/v1"
 
 
