@@ -21,7 +21,8 @@ import aws_cdk as cdk  # noqa: E402
 from rigs.catalog.model import Catalog, load_catalog  # noqa: E402
 from rigs.catalog.model import DeployableRig, Ec2Rig, SageMakerRig  # noqa: E402
 from rigs.contract import MANAGED_BY, TAG_MANAGED_BY, base_stack_name  # noqa: E402
-from rigs.deploy.options import RigOptions, parse_region_zones, parse_rig_options  # noqa: E402
+from rigs.deploy.model_options import ModelOptionsError, model_request, serve  # noqa: E402
+from rigs.deploy.options import OptionsError, RigOptions, parse_region_zones, parse_rig_options  # noqa: E402
 from rigs.deploy import placement  # noqa: E402
 from stacks.base_stack import InferenceBaseStack  # noqa: E402
 from stacks.endpoint_stack import InferenceEndpointStack  # noqa: E402
@@ -92,15 +93,17 @@ def region_choice(app: cdk.App, rig: DeployableRig) -> placement.RegionChoice:
     )
 
 
-def rig_options(app: cdk.App, rig: DeployableRig, region: str) -> RigOptions:
+def rig_options(app: cdk.App, rig: DeployableRig, region: str,
+                say: Callable[[str], None] = lambda _line: None) -> RigOptions:
     """The validated per-deploy choices for one rig stack in ``region``, from ``-c`` context
-    (see rigs/deploy/options.py); the recorded zones apply only in the recorded region."""
+    (see rigs/deploy/options.py); the recorded zones apply only in the recorded region. The model it serves
+    and the size it runs on (rigs/deploy/model_options.py) are said with ``say``."""
     context = app.node.try_get_context
     max_hours = context(f"max_hours.{rig.name}")
     zones = context(f"zones.{rig.name}")
     if zones is None and region == context(f"recorded_region.{rig.name}"):
         zones = context(f"recorded_zones.{rig.name}")
-    return parse_rig_options(
+    options = parse_rig_options(
         rig,
         region=region,
         zones=zones,
@@ -109,6 +112,13 @@ def rig_options(app: cdk.App, rig: DeployableRig, region: str) -> RigOptions:
         image=context(f"image.{rig.name}"),
         ami=context(f"ami.{rig.name}"),
     )
+    request = model_request(context, rig.name)
+    if not (request.given or request.hf_token_parameter):
+        return options
+    served = serve(options.rig, load_catalog(), request)
+    if served.said:
+        say(served.said)
+    return options.model_copy(update={"rig": served.rig, "hf_token_parameter": served.hf_token_parameter})
 
 
 def add_rig_stacks(app: cdk.App, catalog: Catalog, bases: Callable[[str], InferenceBaseStack | None],
@@ -137,7 +147,7 @@ def add_rig_stacks(app: cdk.App, catalog: Catalog, bases: Callable[[str], Infere
             if id_ != rig.stack_name:
                 say(f"{rig.stack_name} also exists in {region}: synthesized there as {id_}, so that "
                     "`cdk destroy --all` removes it too")
-            options = rig_options(app, rig, region)
+            options = rig_options(app, rig, region, say)
             env = cdk.Environment(region=region)
             description = f"aws-inference rig {rig.name}: {rig.label} ({rig.instance_type})"
             if isinstance(rig, Ec2Rig):
@@ -278,7 +288,16 @@ def main() -> None:
     except WrongAccountError as exc:
         say(str(exc))
         raise SystemExit(2) from None
-    build_app(context=context, say=say).synth()
+    try:
+        app = build_app(context=context, say=say)
+    except ModelOptionsError as exc:
+        say(str(exc))
+        raise SystemExit(2) from None
+    except OptionsError as exc:
+        for problem in exc.problems:
+            say(problem)
+        raise SystemExit(2) from None
+    app.synth()
 
 
 if __name__ == "__main__":

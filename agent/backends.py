@@ -29,6 +29,7 @@ from .kinds import KINDS, descriptor
 
 if TYPE_CHECKING:
     from rigs.catalog.model import BedrockBackend, Catalog, Ec2Rig, SageMakerRig
+    from rigs.catalog.served import ModelCard
 
 MANTLE = "bedrock-mantle"
 """Bedrock's OpenAI-compatible endpoint serving the rigs' model (its catalog entry's name)."""
@@ -176,13 +177,13 @@ def catalog_metadata(rig: Ec2Rig | SageMakerRig | BedrockBackend, region: str | 
                      model_id: str | None = None) -> dict[str, str]:
     """What the catalog pins for a rig, for the report (the image and flags it was deployed with), and
     with ``model_id`` what it states that model's weights are (``weights_*``: only when the catalog
-    lists that model for the rig, never for an override it says nothing about).
+    lists that model for the rig or in its models section, never for an override it says nothing about).
 
     ``region`` fills a regional registry (the SageMaker image's ``{region}``) and picks that
     region's digest; without it a regional image is shown with ``<region>``.
     """
     meta = {"runtime": rig.runtime}
-    weights = weights_for(rig, model_id) if model_id else None
+    weights = weights_for(rig, model_id, catalog_model.load_catalog()) if model_id else None
     if weights is not None:
         meta.update(weights.metadata(WEIGHTS_METADATA_PREFIX))
     if isinstance(rig, (catalog_model.Ec2Rig, catalog_model.SageMakerRig)):
@@ -261,11 +262,13 @@ def _variant_facts(rig: Ec2Rig | SageMakerRig, model_id: str, region: str | None
 
 
 def catalog_expectation(rig: Ec2Rig | SageMakerRig | BedrockBackend, model_id: str, region: str | None = None,
-                        deployed_digest: str | None = None, tier: str = STANDARD_TIER) -> dict[str, Any]:
+                        deployed_digest: str | None = None, tier: str = STANDARD_TIER,
+                        instance_type: str | None = None) -> dict[str, Any]:
     """What the catalog says serves ``rig`` deployed with ``model_id`` in ``region``: the engine and its version
     (a vLLM image's tag), the model every request names, the context length of its serve flags, its instance type
-    and image digest (the catalog's pin, else the digest the stack read at deploy time: ``deployed_digest``);
-    Bedrock's model and service ``tier`` (where its kind is called in one)."""
+    (the stack's ``instance_type`` output where given: ``-c model.<rig>`` may have moved it) and image digest (the
+    catalog's pin, else the digest the stack read at deploy time: ``deployed_digest``), and for a vLLM rig the KV
+    cache ``python -m rigs fit`` predicts; Bedrock's model and service ``tier`` (where its kind is called in one)."""
     if isinstance(rig, catalog_model.BedrockBackend):
         out = {"model": fact(base_model_id(model_id), f"the model id every request names ({model_id})")}
         if descriptor(kind_for(rig)).service_tiers:
@@ -279,20 +282,46 @@ def catalog_expectation(rig: Ec2Rig | SageMakerRig | BedrockBackend, model_id: s
         out["engine"] = fact(engine, f"catalog runtime {rig.runtime}")
     out["model"] = fact(model_id, "the model id every request names")
     out.update(_variant_facts(rig, model_id, region, deployed_digest))
-    out["instance_type"] = fact(rig.instance_type, "catalog instance_type")
+    out["instance_type"] = (fact(instance_type, "the stack's InstanceType output (the size the model was fitted "
+                                 "to)") if instance_type else fact(rig.instance_type, "catalog instance_type"))
+    out.update(_predicted_cache(rig, model_id, instance_type or rig.instance_type, out.get("context_tokens")))
     return out
 
 
-BEDROCK_IDS: Mapping[str, str] = MappingProxyType({"Gemma 4 E2B": "google.gemma-4-e2b"})
-"""A model (a catalog rig's ``weights.model``) -> the id Bedrock's OpenAI-compatible endpoint serves it by, where
-it does (docs.aws.amazon.com bedrock/latest/userguide/model-card-google-gemma-4-e2b.html). Read only through
-:func:`bedrock_id`, which a catalog naming each model's Bedrock id takes over."""
+def _predicted_cache(rig: Ec2Rig | SageMakerRig, model_id: str, instance_type: str,
+                     context: dict[str, Any] | None) -> dict[str, Any]:
+    """What ``python -m rigs fit`` predicts vLLM logs at start-up ("GPU KV cache size", "Maximum concurrency"), for a
+    vLLM rig whose model the catalog's models section lists; nothing for any other."""
+    if _engine(rig) != VLLM.engine or not context or not isinstance(context.get("value"), int):
+        return {}
+    from rigs.sizing.fit import MEMORY_FRACTION, OVERHEAD_BYTES, GIB, Candidate, fit_one
+
+    catalog = catalog_model.load_catalog()
+    card, family = catalog.models.get(model_id), catalog.family_of(instance_type)
+    if card is None or family is None:
+        return {}
+    accelerators = family[1].sizes[instance_type.removeprefix("ml.")]
+    tokens = context["value"]
+    result = fit_one(card.architecture, Candidate(instance_type, accelerators, family[1].memory_bytes,
+                                                  family[1].accelerator), context=tokens)
+    source = (f"python -m rigs fit's prediction: {instance_type}, tensor parallel {result.tensor_parallel}, "
+              f"{tokens:,} tokens, {MEMORY_FRACTION:.0%} of memory less {OVERHEAD_BYTES / GIB:g} GiB per accelerator")
+    return {"kv_cache_tokens": fact(result.kv_tokens, source),
+            "max_concurrency": fact(f"{result.kv_tokens / tokens:.2f}", source)}
 
 
-def bedrock_id(model: str) -> str | None:
-    """The id Bedrock's OpenAI-compatible endpoint serves ``model`` (a ``weights.model``: ``Gemma 4 E2B``) by, or
+def bedrock_card(catalog: Catalog, model: str) -> ModelCard | None:
+    """The models section's entry for ``model`` (a ``weights.model``: ``Gemma 4 E2B``) that names what Bedrock serves
+    it as (its ``bedrock_id``, else its ``bedrock_note``), or None where the section says nothing of Bedrock."""
+    cards = [card for card in catalog.models.values() if card.name == model]
+    return next((c for c in cards if c.bedrock_id), None) or next((c for c in cards if c.bedrock_note), None)
+
+
+def bedrock_id(catalog: Catalog, model: str) -> str | None:
+    """The id Bedrock's OpenAI-compatible endpoint serves ``model`` under, as the catalog's models section names it;
     None where Bedrock does not serve it."""
-    return BEDROCK_IDS.get(model)
+    card = bedrock_card(catalog, model)
+    return card.bedrock_id if card is not None else None
 
 
 @dataclass(frozen=True, slots=True)
@@ -460,7 +489,7 @@ def mantle_backend(catalog: Catalog, settings: MantleSettings, model: str | None
     What it serves is the catalog entry's statement for its own model, and for another the same model family at a
     precision Bedrock does not publish (so the quality lane pairs it with the rigs as the same model)."""
     rig = catalog.get(MANTLE)
-    model_id = (bedrock_id(model) if model else None) or settings.model_id
+    model_id = (bedrock_id(catalog, model) if model else None) or settings.model_id
     meta = catalog_metadata(rig, settings.region, model_id)
     if model and model_id != rig.model_id:
         meta.update({f"{WEIGHTS_METADATA_PREFIX}model": model, f"{WEIGHTS_METADATA_PREFIX}precision": "not published",

@@ -17,7 +17,7 @@ from rigs.catalog import model as catalog_model  # the catalog's classes load on
 from rigs.catalog.model import weights_for
 from rigs.catalog.pricing import STANDARD_TIER
 
-from .backends import LOCAL, MANTLE, ORDER, Backend, EnvConfig, bedrock_backend, bedrock_id, catalog_expectation, \
+from .backends import LOCAL, MANTLE, ORDER, Backend, EnvConfig, bedrock_backend, bedrock_card, catalog_expectation, \
     catalog_metadata, kind_for, mantle_backend, sort_key
 from .bench.results.constants import WEIGHTS_METADATA_PREFIX
 from .kinds import descriptor
@@ -49,7 +49,8 @@ class ForwardTarget:
         """The Backend once the forward answers at ``base_url``."""
         metadata = {**catalog_metadata(self.rig, self.found.region, self.model_id), **self.found.metadata,
                     "reached_via": reached_via, **(extra or {})}
-        provenance = {"expected": catalog_expectation(self.rig, self.model_id, self.found.region),
+        provenance = {"expected": catalog_expectation(self.rig, self.model_id, self.found.region,
+                                                      instance_type=self.found.outputs.instance_type),
                       "read": instance_facts(self.found.metadata)}
         return Backend(name=self.rig.name, label=self.rig.label, kind=kind_for(self.rig), model_id=self.model_id,
                        tool_calls=self.rig.tool_calls, base_url=base_url,
@@ -177,8 +178,8 @@ def _endpoint_backend(rig: SageMakerRig, found: FoundRig, model_id: str) -> Back
         region=found.region, endpoint_name=found.outputs.endpoint_name,
         metadata={**catalog_metadata(rig, found.region, model_id), **found.metadata,
                   "reached_via": f"SageMaker runtime API, endpoint {found.outputs.endpoint_name} in {found.region}"},
-        provenance={"expected": catalog_expectation(rig, model_id, found.region,
-                                                    deployed_digest=found.outputs.image_digest)})
+        provenance={"expected": catalog_expectation(rig, model_id, found.region, found.outputs.image_digest,
+                                                    instance_type=found.outputs.instance_type)})
 
 
 def _choose_local(plan: Plan, local: bool, wanted: set[str] | None, aws_reason: str) -> None:
@@ -203,9 +204,9 @@ def _plan_mantle(plan: Plan, catalog: Catalog, env: EnvConfig, can_sign: bool, a
         plan.missing.append(MANTLE)
 
 
-def _served_models(plan: Plan) -> set[str]:
+def _served_models(plan: Plan, catalog: Catalog) -> set[str]:
     """The models (``weights.model``) the plan's rigs serve, as the catalog states them."""
-    models = {w.model for t in plan.forwards if (w := weights_for(t.rig, t.model_id)) is not None}
+    models = {w.model for t in plan.forwards if (w := weights_for(t.rig, t.model_id, catalog)) is not None}
     return models | {b.metadata[f"{WEIGHTS_METADATA_PREFIX}model"] for b in plan.ready
                      if not descriptor(b.kind).managed and f"{WEIGHTS_METADATA_PREFIX}model" in b.metadata}
 
@@ -214,17 +215,20 @@ def _follow_the_rigs(plan: Plan, catalog: Catalog, env: EnvConfig, named: bool) 
     """Bedrock's OpenAI-compatible endpoint serves the model the rigs serve (when they all serve one), by the id
     Bedrock gives it; where Bedrock serves no such model it is left out, and says why."""
     mantle = next((b for b in plan.ready if b.name == MANTLE), None)
-    served = _served_models(plan)
+    served = _served_models(plan, catalog)
     if mantle is None or len(served) != 1 or served == {mantle.metadata.get(f"{WEIGHTS_METADATA_PREFIX}model")}:
         return
     model = served.pop()
     plan.ready.remove(mantle)
-    if bedrock_id(model) is not None:
+    card = bedrock_card(catalog, model)
+    if card is not None and card.bedrock_id:
         plan.ready.append(mantle_backend(catalog, env.mantle, model))
         plan.ready.sort(key=lambda b: sort_key(b.name))
         return
+    note = f" ({card.bedrock_note})" if card is not None else ""
     plan.skipped.append(Skipped(MANTLE, f"the rigs serve {model}, which Bedrock's OpenAI-compatible endpoint does not "
-                                        "serve (agent/backends.py bedrock_id); BEDROCK_MANTLE_MODEL names another"))
+                                        f"serve{note} (the catalog's models, bedrock_id); BEDROCK_MANTLE_MODEL names "
+                                        "another"))
     if named:
         plan.missing.append(MANTLE)
 

@@ -413,6 +413,12 @@ def print_list(plan: Plan, account: str | None, profile: str | None, discovery: 
             write(f"  {name:<{width}}  {model:<{model_width}}  {how}")
     else:
         write("Would run: nothing")
+    notes = one_model_notes(plan)
+    if notes:
+        write()
+        write("Serving their own model only (the others serve another):")
+        for note in notes:
+            write(f"  {note}")
     if plan.skipped:
         write()
         write("Skipped:")
@@ -432,6 +438,29 @@ def print_list(plan: Plan, account: str | None, profile: str | None, discovery: 
         except ForwardToolsMissing as exc:
             write()
             write(f"Warning: {exc}")
+
+
+def one_model_notes(plan: Plan) -> list[str]:
+    """For each rig whose server has its model compiled in (the Neuron rigs, ``other_models`` in the catalog) beside
+    rigs that serve another model: one line saying which model it serves, and why no other."""
+    def rig(target: Any) -> Any:
+        return getattr(target, "rig", None)
+
+    fixed = [(t.name, rig(t)) for t in plan.forwards if getattr(rig(t), "other_models", None)]
+    if not fixed:
+        return []
+    from rigs.catalog.model import load_catalog
+
+    models = load_catalog().models
+    family = {m: models[m].name if m in models else m
+              for m in [t.model_id for t in plan.forwards if not getattr(rig(t), "other_models", None)]
+              + [b.model_id for b in plan.ready if b.endpoint_name]}
+    lines = []
+    for name, own in fixed:
+        others = sorted(set(family.values()) - {own.weights.model})
+        if others:
+            lines.append(f"{name}: serves {own.weights.model}, not {', '.join(others)}: {own.other_models}")
+    return lines
 
 
 def _local_reach(reason: str) -> str:

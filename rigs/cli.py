@@ -1,4 +1,4 @@
-"""``python -m rigs``: doctor, preflight, up, status, sweep, prices, pins and rehearse.
+"""``python -m rigs``: doctor, preflight, up, status, sweep, prices, pins, rehearse and fit.
 
 Exit codes: 0 done; 1 the command ran but its goal was not met (a rig did not come up,
 something is left after a sweep, a rig has no region to run in or cannot deploy
@@ -73,7 +73,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--profile", help="AWS profile (default: the standard SDK configuration)")
     parser.add_argument("--region", help="region for global calls (default: the SDK's)")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
-    for add in (_add_doctor, _add_preflight, _add_up, _add_status, _add_sweep, _add_prices, _add_rehearse):
+    for add in (_add_doctor, _add_preflight, _add_up, _add_status, _add_sweep, _add_prices, _add_rehearse, _add_fit):
         add(sub)
     from rigs.catalog.pins import add_parser as add_pins_parser
 
@@ -183,6 +183,33 @@ def _add_rehearse(sub: Any) -> None:
                    help=f"the benchmark's time allowance in the estimate (default {BENCHMARK_ALLOWANCE_MINUTES:g})")
     p.add_argument("--destroy-minutes", type=float, default=DESTROY_ALLOWANCE_MINUTES, metavar="MIN",
                    help=f"the destroy's time allowance in the estimate (default {DESTROY_ALLOWANCE_MINUTES:g})")
+
+
+def _positive(value: str) -> int:
+    try:
+        number = int(value)
+    except ValueError:
+        number = 0
+    if number < 1:
+        raise argparse.ArgumentTypeError(f"{value!r}: give a whole number above 0")
+    return number
+
+
+def _add_fit(sub: Any) -> None:
+    p = sub.add_parser("fit", help="what a model's weights and KV cache take, and the instance sizes it fits "
+                       "(offline: the catalog's figures and the model's config.json)")
+    which = p.add_mutually_exclusive_group(required=True)
+    which.add_argument("--model", metavar="ID", help="a model of the catalog's models section, e.g. Qwen/Qwen3-8B")
+    which.add_argument("--config", type=Path, metavar="FILE", help="a model's config.json (read, never fetched)")
+    p.add_argument("--context", type=_positive, metavar="N", help="tokens of one sequence (default: the model's "
+                   "longest, max_position_embeddings)")
+    p.add_argument("--concurrency", type=_positive, default=1, metavar="C",
+                   help="sequences of --context tokens that must fit at once (default 1)")
+    p.add_argument("--dtype", choices=("auto", "bfloat16", "float16", "float32"), default="auto",
+                   help="the weights' and KV cache's dtype (default auto: the model's; a quantized model's weights "
+                        "stay as published)")
+    p.add_argument("--json", action="store_true", help="print JSON: weights_bytes, kv_bytes_per_token, "
+                   "kv_bytes_per_sequence, instances")
 
 
 # --- commands -------------------------------------------------------------------------
@@ -461,8 +488,32 @@ def cmd_rehearse(args: argparse.Namespace) -> int:
     return flow.main(options, console=_console())
 
 
+def cmd_fit(args: argparse.Namespace) -> int:
+    from rigs.command import UsageError
+    from rigs.sizing.config import read_config
+    from rigs.sizing.fit import candidates, fit, render
+
+    catalog = load_catalog()
+    if args.model is not None and args.model not in catalog.models:
+        raise UsageError(f"--model {args.model}: not in the catalog's models section ({', '.join(catalog.models)}); "
+                         "give its config.json with --config FILE")
+    card = catalog.models.get(args.model) if args.model else None
+    arch = card.architecture if card else read_config(args.config)
+    if args.context is not None and args.context > arch.max_context:
+        raise UsageError(f"--context {args.context}: the model takes at most {arch.max_context:,} tokens "
+                         "(max_position_embeddings)")
+    result = fit(arch, candidates(catalog, card.name if card else None), context=args.context,
+                 sequences=args.concurrency, dtype=None if args.dtype == "auto" else args.dtype)
+    if args.json:
+        print(json.dumps(result.as_json(), indent=2))
+    else:
+        for line in render(args.model or str(args.config), result):
+            print(line)
+    return EXIT_OK
+
+
 COMMANDS = {"doctor": cmd_doctor, "preflight": cmd_preflight, "up": cmd_up, "status": cmd_status,
-            "sweep": cmd_sweep, "prices": cmd_prices, "pins": cmd_pins, "rehearse": cmd_rehearse}
+            "sweep": cmd_sweep, "prices": cmd_prices, "pins": cmd_pins, "rehearse": cmd_rehearse, "fit": cmd_fit}
 
 
 def main(argv: Sequence[str] | None = None) -> int:

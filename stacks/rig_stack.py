@@ -14,6 +14,7 @@ from rigs.userdata import SHEBANG, BootSettings, render_body
 from .base_stack import InferenceBaseStack
 from .parts.custom_resources import OfferedSubnets
 from .parts.images.pull import EcrPullGrant, ServerImageLocation
+from .parts.instance_profile import HfTokenGrant
 from .parts.lifetime import Lifetime, ReleaseAction
 from .parts.rig_instance_group import RigInstanceGroup
 from .parts.rig_log_group import RigLogGroup
@@ -72,7 +73,12 @@ class InferenceRigStack(cdk.Stack):
             image=image.reference,
             registry=image.registry,
             ready_timeout_seconds=rig.ready_timeout_minutes * 60,
+            hf_token_parameter=options.hf_token_parameter or "",
         )))
+        if options.hf_token_parameter:
+            token = HfTokenGrant(self, "HfToken", role=base.instance_profile.role,
+                                 parameter_name=options.hf_token_parameter)
+            group.group.node.add_dependency(token.policy)
         if image.repository_arn:
             pull = EcrPullGrant(self, "ImagePull", role=base.instance_profile.role, repository_arn=image.repository_arn)
             group.group.node.add_dependency(pull.policy)

@@ -6,7 +6,8 @@
   Nothing but the backend's own base URL is asked: no new network path.
 - **An EC2 rig**: instance type, zone and AMI as discovery read them (``DescribeInstances``); the accelerator,
   its driver and the server image's digest from the rig's own boot report, one ``rig report:`` line of its
-  user-data log in CloudWatch Logs (``rigs/userdata/common.sh``).
+  user-data log in CloudWatch Logs (``rigs/userdata/common.sh``), and the KV cache vLLM allocated from its own
+  start-up lines, which the boot script copies there as ``engine report:`` lines.
 - **A SageMaker endpoint**: the image SageMaker resolved (``DescribeEndpoint``
   ``ProductionVariants[].DeployedImages[].ResolvedImage``) and the instance type of its endpoint config;
   the container's own ``/version`` and ``/v1/models`` cannot be asked (the runtime passes only
@@ -25,6 +26,7 @@ import dataclasses
 import http.client
 import json
 import logging
+import re
 import threading
 import urllib.error
 import urllib.request
@@ -47,6 +49,8 @@ READ_TIMEOUT_S = 5.0
 AWS_CONFIG = Config(connect_timeout=5, read_timeout=15, retries={"total_max_attempts": 2, "mode": "standard"})
 REPORT_MARK = "rig report: "
 """The boot script's line: ``rig report: accelerator=NVIDIA L4; count=1; driver=570.1; image=repo@sha256:...``."""
+ENGINE_MARK = "engine report: "
+"""The boot script's copy of one of the engine's own start-up lines (``rigs/userdata``, ``describe_engine``)."""
 REPORT_PAGES = 5
 ENGINE_NAMES = {"vllm": "vLLM", "llamacpp": "llama.cpp"}
 """``owned_by`` in ``/v1/models`` -> the engine's name."""
@@ -150,16 +154,28 @@ def instance_facts(metadata: Mapping[str, str]) -> dict[str, Any]:
             if metadata.get(name)}
 
 
-def boot_report(session: Any, region: str, log_group: str, instance_id: str) -> dict[str, Any]:
-    """The accelerator, its driver and the image digest from the rig's ``rig report:`` line in its user-data log."""
+def boot_report(session: Any, region: str, log_group: str, instance_id: str,
+                engine_expected: bool = False) -> dict[str, Any]:
+    """The accelerator, its driver and the image digest from the rig's ``rig report:`` line in its user-data log;
+    vLLM's own KV cache lines from its ``engine report:`` lines (:func:`engine_facts`), reported missing only where
+    ``engine_expected``."""
     stream = f"{instance_id}/user-data"
     source = f"the rig's boot report ({log_group} {stream})"
     logs = session.client("logs", region_name=region, config=AWS_CONFIG)
+    engine = ("kv_cache_tokens", "max_concurrency") if engine_expected else ()
     try:
-        line = _report_line(logs, log_group, stream)
+        line, engine_lines = _report_lines(logs, log_group, stream)
     except Exception as exc:  # noqa: BLE001 - any failure: not reported, with the reason
         why = aws.describe_error(exc, "logs")
-        return {name: missing(source, why) for name in ("accelerator", "driver", "image_digest")}
+        return {name: missing(source, why) for name in ("accelerator", "driver", "image_digest", *engine)}
+    out = {**engine_facts(engine_lines, source), **_rig_facts(line, source)}
+    for name in engine:
+        out.setdefault(name, missing(source, "no engine report line with vLLM's KV cache size in the log (a rig "
+                                             "booted before its boot script copied them, or not shipped yet)"))
+    return out
+
+
+def _rig_facts(line: str | None, source: str) -> dict[str, Any]:
     if line is None:
         why = "no rig report line in the log (a rig booted before its boot script wrote one, or not shipped yet)"
         return {name: missing(source, why) for name in ("accelerator", "driver", "image_digest")}
@@ -173,9 +189,28 @@ def boot_report(session: Any, region: str, log_group: str, instance_id: str) -> 
     return out
 
 
-def _report_line(logs: Any, log_group: str, stream: str) -> str | None:
-    """The last ``rig report:`` line of the stream's first pages, or None."""
-    token, found = None, None
+KV_CACHE_LINE = re.compile(r"GPU KV cache size: (?P<tokens>[\d,]+) tokens")
+CONCURRENCY_LINE = re.compile(r"Maximum concurrency for (?P<context>[\d,]+) tokens per request: (?P<times>[\d.]+)x")
+"""vLLM's start-up lines (``vllm/v1/core/kv_cache_utils.py``: ``"GPU KV cache size: %s tokens"`` and ``"Maximum
+concurrency for %s tokens per request: %.2fx"``, the counts with thousands separators)."""
+
+
+def engine_facts(lines: Sequence[str], source: str) -> dict[str, Any]:
+    """The KV cache vLLM allocated, from its own log lines: ``kv_cache_tokens`` and ``max_concurrency`` (the last of
+    each; a server restarted logs them again)."""
+    out: dict[str, Any] = {}
+    for line in lines:
+        if found := KV_CACHE_LINE.search(line):
+            out["kv_cache_tokens"] = fact(int(found["tokens"].replace(",", "")), f"vLLM's log, {source}")
+        if found := CONCURRENCY_LINE.search(line):
+            out["max_concurrency"] = fact(found["times"], f"vLLM's log for {found['context']} tokens per request, "
+                                                          f"{source}")
+    return out
+
+
+def _report_lines(logs: Any, log_group: str, stream: str) -> tuple[str | None, list[str]]:
+    """The last ``rig report:`` line of the stream's first pages (or None), and its ``engine report:`` lines."""
+    token, found, engine = None, None, []
     for _ in range(REPORT_PAGES):
         page = logs.get_log_events(logGroupName=log_group, logStreamName=stream, startFromHead=True,
                                    **({"nextToken": token} if token else {}))
@@ -183,10 +218,12 @@ def _report_line(logs: Any, log_group: str, stream: str) -> str | None:
             message = str(event.get("message", ""))
             if REPORT_MARK in message:
                 found = message.split(REPORT_MARK, 1)[1].strip()
+            elif ENGINE_MARK in message:
+                engine.append(message.split(ENGINE_MARK, 1)[1].strip())
         if not page.get("events") or page.get("nextForwardToken") in (None, token):
             break
         token = page["nextForwardToken"]
-    return found
+    return found, engine
 
 
 # --- a SageMaker endpoint ------------------------------------------------------------------------
@@ -303,7 +340,8 @@ def read(backend: Backend, session: Any = None) -> Backend:
         elif backend.base_url:
             facts.update(server_facts(backend.base_url, backend.model_id))
         if session is not None and meta.get("log_group") and meta.get("instance_id") and meta.get("region"):
-            facts.update(boot_report(session, meta["region"], meta["log_group"], meta["instance_id"]))
+            facts.update(boot_report(session, meta["region"], meta["log_group"], meta["instance_id"],
+                                     engine_expected="kv_cache_tokens" in (backend.provenance.get("expected") or {})))
         how = descriptor(backend.kind).provenance
         if session is not None and how == FROM_ENDPOINT and backend.region and backend.endpoint_name:
             facts.update(endpoint_facts(session, backend.region, backend.endpoint_name))

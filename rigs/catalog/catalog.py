@@ -1,4 +1,5 @@
-"""The catalog as one pydantic model: the four regions' networks and every rig by name, validated once.
+"""The catalog as one pydantic model: the four regions' networks, every rig by name, the accelerated instance
+families and the models section, validated once.
 
 Every problem in the file is collected and raised together in one CatalogError, each with the field path
 it belongs to, so a broken catalog is fixed in one pass. The rigs are ``rig_models.py``; what they serve (their
@@ -10,12 +11,12 @@ from __future__ import annotations
 from typing import Mapping
 
 import yaml
-from pydantic import StrictInt, StrictStr, ValidationError, field_validator, model_validator
+from pydantic import StrictBool, StrictInt, StrictStr, ValidationError, field_validator, model_validator
 
 from rigs.catalog.checks import Frozen, between, checked, located, problems
 from rigs.catalog.errors import CatalogError, UnknownRigError
-from rigs.catalog.served import RegionName
-from rigs.catalog.rig_models import NAME, AnyRig, DeployableRig, Ec2Rig, Rig, SageMakerRig
+from rigs.catalog.served import ModelCard, ModelId, RegionName, Text, source_page
+from rigs.catalog.rig_models import NAME, NEURON_FAMILIES, AnyRig, DeployableRig, Ec2Rig, Rig, SageMakerRig
 from rigs.contract import REGIONS
 
 
@@ -34,11 +35,55 @@ RigName = checked(StrictStr, lambda n: None if NAME.match(n) else "rig names are
                   pattern=NAME.pattern)
 
 
+SAGEMAKER_PREFIX = "ml."
+"""A SageMaker hosting instance type is its EC2 twin's name after this prefix (``ml.g6.xlarge``)."""
+
+
+class InstanceFamily(Frozen):
+    """An accelerated EC2 instance family: its accelerator, the memory of each, and its sizes.
+
+    Attributes:
+        accelerator: what one accelerator is (a GPU; on Inferentia2 and Trainium one NeuronCore, the unit a
+            tensor-parallel degree counts).
+        memory_mib: each accelerator's memory, MiB, as EC2's ``DescribeInstanceTypes`` gives it (``GpuInfo``,
+            or ``NeuronInfo``'s device memory over its cores).
+        sizes: instance type -> accelerators, cheapest first (the order ``-c model.<rig>`` tries them in).
+        sagemaker: whether SageMaker hosting offers every size as an ``ml.`` twin.
+        source: the family's public page.
+    """
+
+    accelerator: Text
+    memory_mib: between(StrictInt, 1024, 1 << 22, "must be MiB of one accelerator")
+    sizes: Mapping[StrictStr, between(StrictInt, 1, 64, "must be 1 to 64 accelerators")]
+    sagemaker: StrictBool
+    source: source_page("the family's public page")
+
+    @property
+    def neuron(self) -> bool:
+        """Whether its accelerators are AWS Neuron cores (Inferentia, Trainium)."""
+        return next(iter(self.sizes), "").startswith(NEURON_FAMILIES)
+
+    @property
+    def memory_bytes(self) -> int:
+        return self.memory_mib * 1024 * 1024
+
+
 class Catalog(Frozen):
-    """The whole file: the four regions' networks and every rig by name."""
+    """The whole file: the four regions' networks, every rig by name, the accelerated instance families and
+    the models the rigs can serve by name."""
 
     regions: Mapping[RegionName, RegionSpec]
     rigs: Mapping[RigName, AnyRig]
+    instance_families: Mapping[StrictStr, InstanceFamily]
+    models: Mapping[ModelId, ModelCard]
+
+    @field_validator("instance_families")
+    @classmethod
+    def _sizes_of_their_family(cls, families: Mapping[str, InstanceFamily]) -> Mapping[str, InstanceFamily]:
+        located("instance_families", [((name, "sizes", size), f"not a size of {name} ({name}.<size>)")
+                                      for name, family in families.items() for size in family.sizes
+                                      if size.split(".", 1)[0] != name])
+        return families
 
     @field_validator("regions")
     @classmethod
@@ -62,6 +107,25 @@ class Catalog(Frozen):
                     owners[key, value] = name
         located("catalog", found)
         return self
+
+    @model_validator(mode="after")
+    def _sized_rigs(self) -> "Catalog":
+        """Every deployable rig runs on an instance type of a listed family, so it can be sized (``rigs fit``)."""
+        located("catalog", [(("rigs", name, "instance_type"), f"{rig.instance_type} is in no instance family of "
+                             "instance_families: add its family (accelerator, memory, sizes)")
+                            for name, rig in self.rigs.items() if isinstance(rig, (Ec2Rig, SageMakerRig))
+                            and self.family_of(rig.instance_type) is None])
+        return self
+
+    def family_of(self, instance_type: str) -> tuple[str, InstanceFamily] | None:
+        """The family of an EC2 instance type or of its SageMaker ``ml.`` twin (only where SageMaker offers it)."""
+        twin = instance_type.startswith(SAGEMAKER_PREFIX)
+        ec2_type = instance_type.removeprefix(SAGEMAKER_PREFIX)
+        name = ec2_type.split(".", 1)[0]
+        family = self.instance_families.get(name)
+        if family is None or ec2_type not in family.sizes or (twin and not family.sagemaker):
+            return None
+        return name, family
 
     def get(self, name: str) -> Rig:
         try:

@@ -42,15 +42,17 @@ def parse_catalog(text: str, source: str = "catalog") -> "Catalog":
     return catalog.parse_catalog(text, source)
 
 
-def weights_for(rig: "Rig", model_id: str) -> "Weights | None":
+def weights_for(rig: "Rig", model_id: str, catalog: "Catalog | None" = None) -> "Weights | None":
     """What ``rig`` serves when it serves ``model_id``: its own weights, or those of the variant with that
-    model; None for any other model (an override the catalog says nothing about)."""
+    model, or (given the ``catalog``) those of the models section's entry for it served with the rig's engine
+    (``-c model.<rig>=ID``); None for any other model (an override the catalog says nothing about)."""
     if model_id == rig.model_id:
         return rig.weights
     for variant in getattr(rig, "variants", {}).values():
         if getattr(variant, "model_id", None) == model_id:
             return variant.weights
-    return None
+    card = catalog.models.get(model_id) if catalog is not None else None
+    return card.weights(rig.weights.engine) if card is not None else None
 
 
 def __getattr__(name: str) -> Any:

@@ -85,6 +85,13 @@ class DeployedRig(PinnedImage, RigBase):
         return self.model_copy(update=self.variants[variant].overrides(self))
 
 
+def architecture_of(instance_type: str) -> str:
+    """The CPU architecture of an EC2 instance type (or its ``ml.`` twin): a family whose name ends in ``g`` after
+    its generation (``g5g``, ``c7g``) is Graviton, arm64; any other x86_64."""
+    family = instance_type.removeprefix("ml.").split(".", 1)[0]
+    return "arm64" if re.match(r"^[a-z]+\d+[a-z]*g[a-z]*$", family) and family[-1] == "g" else "x86_64"
+
+
 def _neuron(instance_type: str) -> bool:
     return instance_type.split(".", 1)[0].startswith(NEURON_FAMILIES)
 
@@ -122,8 +129,7 @@ class Ec2Rig(DeployedRig):
     def _architecture(cls, architecture: str, info: ValidationInfo) -> str:
         instance_type = info.data.get("instance_type")
         if instance_type:
-            family = instance_type.split(".", 1)[0]
-            expected = "arm64" if re.match(r"^[a-z]+\d+[a-z]*g[a-z]*$", family) and family[-1] == "g" else "x86_64"
+            expected = architecture_of(instance_type)
             if architecture != expected:
                 raise ValueError(f"{instance_type} is {expected}, not {architecture}")
         return architecture
@@ -165,6 +171,10 @@ class NeuronRig(Ec2Rig):
     runtime: Literal["neuronx"]
     neuron_devices: checked(Strings, lambda d: None if d else
                             "a neuronx rig must name the Neuron devices it passes through", minItems=1)
+    other_models: checked(StrictStr, lambda r: None if r.strip() and "\n" not in r.strip() else
+                          "must say in one line why it serves no other model")
+    """Why the rig serves its own model only (its server's graph is compiled in): one line, shown wherever
+    another model is asked of it (``python -m rigs fit``, ``-c model.<rig>``, ``agent.run --list``)."""
 
     @field_validator("runtime")
     @classmethod

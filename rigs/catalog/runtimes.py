@@ -39,6 +39,8 @@ class Runtime:
         engine: the engine it serves with, as provenance names it; None where there is nothing to expect (the
             Neuron rigs' hand-ported server has no name or version of its own, Bedrock publishes none).
         boot: how an EC2 rig of it boots; None for runtimes no EC2 rig runs.
+        serves_any_model: whether a rig of it serves any model it is given (``-c model.<rig>=ID``): vLLM loads a
+            checkpoint by its id; the Neuron rigs' server has its model compiled in.
         quality_seconds_per_item: the rehearsal's allowance per quality-lane item (an allowance, not a
             measurement: the Neuron servers answer one request at a time, a reply of up to 32 tokens at about
             37 tok/s with its prefill is under 0.8 s; the others take 4 in flight and decode at 36 to 130
@@ -50,17 +52,18 @@ class Runtime:
     engine: str | None
     boot: Boot | None
     quality_seconds_per_item: float
+    serves_any_model: bool = False
 
 
 VLLM = Runtime("vllm", backend_kind="openai", engine="vLLM",
                boot=Boot("vllm.sh", container_port=8000, container_name="vllm", require_completion_tokens=False),
-               quality_seconds_per_item=0.15)
+               quality_seconds_per_item=0.15, serves_any_model=True)
 NEURONX = Runtime("neuronx", backend_kind="neuron", engine=None,
                   boot=Boot("neuronx.sh", container_port=8080, container_name="gemma4-neuron",
                             require_completion_tokens=True),  # the Neuron port is compiled in
                   quality_seconds_per_item=0.8)
 SAGEMAKER_VLLM = Runtime("sagemaker-vllm", backend_kind="sagemaker", engine="vLLM", boot=None,
-                         quality_seconds_per_item=0.15)
+                         quality_seconds_per_item=0.15, serves_any_model=True)
 BEDROCK = Runtime("bedrock", backend_kind="bedrock", engine=None, boot=None, quality_seconds_per_item=0.15)
 BEDROCK_MANTLE = Runtime("bedrock-mantle", backend_kind="bedrock-mantle", engine=None, boot=None,
                          quality_seconds_per_item=0.15)

@@ -1,14 +1,16 @@
 """What a rig serves: its weights as published (:class:`Weights`), its server image as the catalog writes it
 (``image``, ``image_digest``, ``image_digests``) and as the code uses it (:class:`ContainerImage`), and its named
 variants, one model per runtime: what a variant may replace depends on the runtime (a Neuron server's model is
-built into its image; the SageMaker image is AWS's, pinned per region)."""
+built into its image; the SageMaker image is AWS's, pinned per region); and the models section (:class:`ModelCard`,
+each with its :class:`Architecture`), the models ``-c model.<rig>=ID`` and ``python -m rigs fit`` know by name."""
 
 from __future__ import annotations
 
 import re
-from typing import Any, ClassVar, Mapping
+from typing import Any, ClassVar, Literal, Mapping, Union
 
-from pydantic import Field, StrictFloat, StrictInt, StrictStr, ValidationInfo, field_validator, model_validator
+from pydantic import Field, StrictBool, StrictFloat, StrictInt, StrictStr, ValidationInfo, field_validator, \
+    model_validator
 
 from rigs.catalog.checks import Frozen, Quoted, Strings, between, checked, located
 from rigs.contract import REGIONS
@@ -260,3 +262,140 @@ class SageMakerVariant(Variant):
     container_env: Mapping[str, Quoted] | None = None
     ready_timeout_minutes: ReadyMinutes | None = None
     weights: Weights | None = None
+
+
+# --- the models section ----------------------------------------------------------------
+
+
+Count = between(StrictInt, 1, 1_000_000, "must be a whole number from 1", above=False)
+LayerKind = Literal["full", "sliding"]
+DTYPE_BYTES: dict[str, int] = {"bfloat16": 2, "float16": 2, "float32": 4}
+"""Bytes per value of the dtypes a config.json names (``torch_dtype``, ``dtype``) and ``rigs fit --dtype`` takes."""
+
+
+class Attention(Frozen):
+    """The KV geometry of one kind of attention layer, where it differs from the model's own."""
+
+    kv_heads: Count
+    head_dim: Count
+
+
+class Architecture(Frozen):
+    """A model's shape as its ``config.json`` publishes it: what ``python -m rigs fit`` sizes it by.
+
+    Attributes:
+        layers: ``num_hidden_layers``.
+        attention_heads: ``num_attention_heads``.
+        kv_heads: ``num_key_value_heads`` (grouped-query attention; equal to the heads when absent).
+        head_dim: ``head_dim`` (``hidden_size / num_attention_heads`` where the config gives none).
+        layer_pattern: the kinds of attention layer in order, repeated over the layers (``layer_types``:
+            Gemma 4 E2B four sliding then one full, gpt-oss sliding then full; one ``full`` for a model of
+            full attention in every layer).
+        sliding_window: tokens a sliding-window layer attends to (``sliding_window``).
+        full_attention: the full-attention layers' own KV geometry where it differs (Gemma 4's 512-wide
+            ``global_head_dim`` and ``num_global_key_value_heads``).
+        kv_shared_layers: ``num_kv_shared_layers``: the last layers read the KV of an earlier layer of their
+            kind and hold none of their own.
+        max_context: ``max_position_embeddings``.
+        dtype: the weights' dtype (``torch_dtype`` or ``dtype``); the KV cache's too, as vLLM's ``auto``.
+        quantization: how the weights are quantized (``quantization_config``), None for none.
+        parameters: the parameter count, as published; None where only ``weight_bytes`` is.
+        weight_bytes: the bytes the weights take where that is published (a quantized checkpoint's size, or
+            what an engine logged loading it); otherwise ``parameters`` x the dtype's bytes.
+        weight_basis: where ``parameters`` or ``weight_bytes`` come from.
+        experts, experts_per_token: a mixture of experts' ``num_local_experts`` and ``experts_per_token``
+            (every expert's weights are resident; the KV cache does not depend on them).
+    """
+
+    layers: Count
+    attention_heads: Count
+    kv_heads: Count
+    head_dim: Count
+    layer_pattern: tuple[LayerKind, ...] = ("full",)
+    sliding_window: Count | None = None
+    full_attention: Attention | None = None
+    kv_shared_layers: between(StrictInt, 0, 1_000_000, "must be 0 or more") = 0
+    max_context: Count
+    dtype: Literal["bfloat16", "float16", "float32"]
+    quantization: Text | None = None
+    parameters: between(Union[StrictInt, StrictFloat], 0, 1e13, "must be a parameter count", above=True) | None = None
+    weight_bytes: between(StrictInt, 0, 10**13, "must be a size in bytes", above=True) | None = None
+    weight_basis: Text
+    experts: Count | None = None
+    experts_per_token: Count | None = None
+
+    @model_validator(mode="after")
+    def _consistent(self) -> "Architecture":
+        found: list[tuple[tuple[str, ...], str]] = []
+        kv = [self.kv_heads] + ([self.full_attention.kv_heads] if self.full_attention else [])
+        if any(self.attention_heads % k for k in kv):
+            found.append((("kv_heads",), f"{'/'.join(map(str, kv))} KV heads do not divide {self.attention_heads} "
+                                         "attention heads"))
+        if "sliding" in self.layer_pattern and self.sliding_window is None:
+            found.append((("sliding_window",), "a pattern with sliding layers needs their window (tokens)"))
+        if self.kv_shared_layers >= self.layers:
+            found.append((("kv_shared_layers",), f"must be fewer than the {self.layers} layers"))
+        if self.parameters is None and self.weight_bytes is None:
+            found.append((("parameters",), "give the parameter count or weight_bytes (with weight_basis)"))
+        if not self.layer_pattern:
+            found.append((("layer_pattern",), "name at least one kind of layer (full or sliding)"))
+        located("Architecture", found)
+        return self
+
+    def weights_bytes(self, dtype: str | None = None) -> int:
+        """The weights' bytes in ``dtype`` (the model's own when None; a quantized model's stay as published)."""
+        own, chosen = DTYPE_BYTES[self.dtype], DTYPE_BYTES[dtype or self.dtype]
+        if self.weight_bytes is not None:
+            return self.weight_bytes if self.quantization else round(self.weight_bytes * chosen / own)
+        return round(float(self.parameters or 0) * chosen)
+
+    def layer_kinds(self) -> tuple[str, ...]:
+        """Every layer's kind, in order (the pattern repeated)."""
+        return tuple(self.layer_pattern[i % len(self.layer_pattern)] for i in range(self.layers))
+
+    def geometry(self, kind: str) -> Attention:
+        """The KV heads and head size of a layer of ``kind``."""
+        if kind == "full" and self.full_attention is not None:
+            return self.full_attention
+        return Attention(kv_heads=self.kv_heads, head_dim=self.head_dim)
+
+
+class ModelCard(Frozen):
+    """One model the rigs can serve: what it is, where it is published, and how vLLM serves it.
+
+    Attributes:
+        name: the model family as :class:`Weights` names it (``Qwen3 8B``); two checkpoints of one name are
+            the same model (a repack or another precision).
+        source: the model's public page.
+        config_source: the ``config.json`` the architecture is read from.
+        checked: how the architecture's figures were checked (the mirrors or reports they were read in);
+            any figure that could not be sourced is named here.
+        licence: its licence.
+        gated: whether the Hugging Face Hub asks for a token (``-c hf_token_parameter=NAME``).
+        tool_call_parser: vLLM's ``--tool-call-parser`` for its tool calls; None where it has none.
+        bedrock_id: the id Bedrock's OpenAI-compatible endpoint serves it under; None where Bedrock does not.
+        bedrock_note: what is known of Bedrock serving it otherwise (another id, another version).
+        architecture: its shape (:class:`Architecture`).
+    """
+
+    name: Text
+    source: source_page("the model's public page")
+    config_source: source_page("the model's config.json")
+    checked: Text
+    licence: Text
+    gated: StrictBool
+    tool_call_parser: Text | None
+    bedrock_id: Text | None = None
+    bedrock_note: Text | None = None
+    architecture: Architecture
+
+    def weights(self, engine: str) -> Weights:
+        """What a rig serving it with ``engine`` serves, as the report shows it (its bytes as sized, not measured)."""
+        return weights_of(self.name, self.architecture, engine, self.source)
+
+
+def weights_of(model: str, arch: Architecture, engine: str, source: str) -> Weights:
+    """The :class:`Weights` of a model known by its architecture: its precision and the bytes ``rigs fit`` sizes."""
+    return Weights(model=model, precision=arch.quantization or arch.dtype,
+                   memory_gib=round(arch.weights_bytes() / 1024 ** 3, 2), memory_basis=arch.weight_basis,
+                   engine=engine, source=source)

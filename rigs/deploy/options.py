@@ -18,6 +18,9 @@ Context keys (all optional):
 ``zones.<region>``     the zones the region's base network uses (see
                        :func:`parse_region_zones`; default: chosen at deploy time)
 =====================  ============================================================
+
+The model a rig serves and the size it runs on (``model.<rig>``, ``model``, ``model_config.<rig>``,
+``instance_type.<rig>``, ``hf_token_parameter``) are ``rigs/deploy/model_options.py``'s.
 """
 
 from __future__ import annotations
@@ -83,6 +86,8 @@ class RigOptions(_Typed):
     image: ServerImage | None = None
     """EC2 rigs only."""
     ami: str | None = None
+    hf_token_parameter: str | None = None
+    """EC2 rigs: the SSM SecureString parameter the boot script reads the Hugging Face token from."""
 
     @property
     def lifetime_minutes(self) -> int:

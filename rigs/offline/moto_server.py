@@ -49,22 +49,25 @@ Patches, always on:
    (``DescribeStackResources``, outputs), so a read from another thread during the creation (``rigs
    up`` watches the stack while it deploys) can create a resource twice. Seen here once without
    this lock: a rig's second instance, outside its stack, still running after the stack was deleted.
+10. **A network stack's deletion.** moto leaves a stack's route tables and internet gateway when it
+    deletes the stack, so the VPC's deletion fails (``DependencyViolation``) and the network stays;
+    here they are deleted with their stack, as on AWS, and so the VPC is too.
 
 With ``--stand-in URL`` (what ``python -m rigs rehearse --offline`` runs), an OpenAI-compatible
 server at URL (the local rig) plays every rig's server, and the account is one a rehearsal can
 run in:
 
-10. **SSM agents.** ``DescribeInstanceInformation`` (which moto does not implement) lists every
+11. **SSM agents.** ``DescribeInstanceInformation`` (which moto does not implement) lists every
     running instance of the region as ``Online``.
-11. **Readiness.** A ``SendCommand`` that runs the rigs' readiness check (``curl ... /health``)
+12. **Readiness.** A ``SendCommand`` that runs the rigs' readiness check (``curl ... /health``)
     succeeds only when the stand-in answers ``GET /health``; moto would report every command a
     success without running it.
-12. **SageMaker endpoints answer from the stand-in.** ``InvokeEndpoint`` and
+13. **SageMaker endpoints answer from the stand-in.** ``InvokeEndpoint`` and
     ``InvokeEndpointWithResponseStream`` (which moto does not implement) on an ``InService``
     endpoint send the request body to the stand-in's ``/v1/chat/completions`` and return its
     answer; the stream as the AWS event stream of ``PayloadPart`` events SageMaker sends. An
     endpoint that does not exist is refused as SageMaker refuses it.
-13. **The g5g image present.** The g5g image is in the account's ECR as if ``InferenceG5gImage``
+14. **The g5g image present.** The g5g image is in the account's ECR as if ``InferenceG5gImage``
     had built it, so ``rigs doctor`` passes its image check. The repository does not carry our tag.
 """
 
@@ -353,6 +356,47 @@ def failing_launches(blocked: dict[tuple[str, str], tuple[str, str]]) -> Callabl
     return undo
 
 
+def delete_networks_with_their_stacks() -> Callable[[], None]:
+    """A stack's route tables and internet gateway go with it, so its VPC can go too.
+
+    moto's CloudFormation deletes a stack's VPC and subnets but not its ``AWS::EC2::RouteTable``
+    or ``AWS::EC2::InternetGateway`` (neither model has a deletion step), so the VPC's deletion
+    fails with ``DependencyViolation`` and the network stays after the stack is gone; CloudFormation
+    on AWS deletes all of them. Here each route table is deleted, and each gateway detached and
+    deleted, when its stack is; moto's stack deletion retries what failed until nothing is left.
+    Returns the function that undoes the patch (in-process tests call it).
+    """
+    from moto.ec2.models import ec2_backends
+    from moto.ec2.models.internet_gateways import InternetGateway
+    from moto.ec2.models.route_tables import RouteTable
+
+    def delete_route_table(cls, resource_name, cloudformation_json, account_id, region_name):  # noqa: ANN001
+        ec2_backends[account_id][region_name].delete_route_table(resource_name)
+
+    def delete_gateway(cls, resource_name, cloudformation_json, account_id, region_name):  # noqa: ANN001
+        backend = ec2_backends[account_id][region_name]
+        gateway = backend.internet_gateways.get(resource_name)
+        if gateway is None:
+            return
+        if gateway.vpc is not None:
+            backend.detach_internet_gateway(resource_name, gateway.vpc.id)
+        backend.delete_internet_gateway(resource_name)
+
+    patched = {RouteTable: delete_route_table, InternetGateway: delete_gateway}
+    originals = {model: model.__dict__.get("delete_from_cloudformation_json") for model in patched}
+    for model, function in patched.items():
+        model.delete_from_cloudformation_json = classmethod(function)
+
+    def undo() -> None:
+        for model, original in originals.items():
+            if original is None:
+                del model.delete_from_cloudformation_json
+            else:
+                model.delete_from_cloudformation_json = original
+
+    return undo
+
+
 def keep_seeds_on_reset(seeds: Iterable[Callable[[], Any]]) -> None:
     """``POST /moto-api/reset`` empties every backend; the seeds are applied again after it."""
     from moto.moto_api._internal.models import MotoAPIBackend
@@ -621,6 +665,7 @@ def main(argv: list[str] | None = None) -> int:
     relax_sagemaker_instance_types()
     resolve_stack_outputs()
     run_custom_resources_in_process(port)
+    delete_networks_with_their_stacks()
     failing_launches({tuple(spec.split("@", 1)): ("InsufficientInstanceCapacity", "")
                       for spec in args.inject_capacity})
     seeds: list[Callable[[], Any]] = [seed_ssm_parameters, seed_dlc_images]

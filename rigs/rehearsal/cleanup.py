@@ -89,9 +89,8 @@ def check_left(state: State) -> bool:
         return False
     others = [r for r in inventory.resources if not r.billing]
     suffix = (f" ({len(others)} resource(s) of ours that do not bill remain: "
-              + ", ".join(sorted({r.kind for r in others})) + "; `python -m rigs status` lists them"
-              + ("; moto keeps a deleted base stack's network, and it goes with moto's server"
-                 if state.options.offline else "") + ")") if others else ""
+              + ", ".join(sorted({r.kind for r in others})) + "; `python -m rigs status` lists them)") \
+        if others else ""
     state.say(f"down: nothing of ours left billing in {', '.join(REGIONS)}" + suffix)
     where = state.locate()
     if not state.options.offline and where.complete:  # the placement file forgets the rigs that are gone

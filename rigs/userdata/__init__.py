@@ -9,7 +9,8 @@ shellcheck-clean on its own and the rendering is a pure function of its inputs.
 Values only the stack knows (its name, the wait-condition URL, the log group) arrive in
 :class:`BootSettings`; they may be CDK tokens, which resolve to plain strings inside the
 quotes at synth or deploy time. The Hugging Face token itself never appears: only the
-name of the Secrets Manager secret it is read from at boot.
+name of the SSM SecureString parameter (``-c hf_token_parameter``) or Secrets Manager secret it is read from at
+boot.
 """
 
 from __future__ import annotations
@@ -46,6 +47,8 @@ class BootSettings:
         image: the server image reference to pull (tag, and digest where pinned).
         registry: an ECR registry host to log in to first; empty for public images.
         hf_token_secret: the Secrets Manager secret name of the optional HF token.
+        hf_token_parameter: the SSM SecureString parameter holding a gated model's HF token (read first; the boot
+            fails without it); empty for none.
         ready_timeout_seconds: the stack's readiness timeout; the script gives up 5 min before.
     """
 
@@ -58,6 +61,7 @@ class BootSettings:
     ready_timeout_seconds: int
     registry: str = ""
     hf_token_secret: str = HF_TOKEN_SECRET
+    hf_token_parameter: str = ""
 
 
 def environment(rig: Ec2Rig, boot: BootSettings) -> dict[str, str]:
@@ -78,6 +82,7 @@ def environment(rig: Ec2Rig, boot: BootSettings) -> dict[str, str]:
         "RIG_IMAGE": boot.image,
         "RIG_REGISTRY": boot.registry,
         "RIG_HF_TOKEN_SECRET": boot.hf_token_secret,
+        "RIG_HF_TOKEN_PARAMETER": boot.hf_token_parameter,
         "RIG_MODEL_ID": rig.model_id,
         "RIG_SERVE_FLAGS": "\n".join(rig.serve_flags),
         "RIG_PORT": str(rig.port),

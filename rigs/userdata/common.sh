@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Boot steps shared by every EC2 rig. rigs/userdata (__init__.py) renders the user data as:
 #   generated RIG_* preamble + this file + the runtime's file (vllm.sh or neuronx.sh).
-# The runtime file defines check_accelerator, describe_accelerator and start_server, then calls main.
+# The runtime file defines check_accelerator, describe_accelerator, describe_engine and start_server, then calls
+# main.
 #
 # Configuration comes only from the RIG_* variables of the preamble. Never enable
 # `set -x` here: fetch_hf_token handles a secret.
@@ -150,9 +151,20 @@ ensure_docker() {
   systemctl enable --now docker
 }
 
-fetch_hf_token() {  # the optional token, from Secrets Manager into a root-only env file
+fetch_hf_token() {  # a gated model's token into a root-only env file: the SSM parameter named, else the secret
   local token
   install -m 600 /dev/null "$STATE_DIR/server.env"
+  if [[ -n "$RIG_HF_TOKEN_PARAMETER" ]]; then
+    token="$(aws ssm get-parameter --name "$RIG_HF_TOKEN_PARAMETER" --with-decryption \
+      --query Parameter.Value --output text 2>"$STATE_DIR/secret-error")" \
+      || fail "could not read the Hugging Face token from SSM parameter $RIG_HF_TOKEN_PARAMETER ($(grep -o \
+        '[A-Za-z]*Exception' "$STATE_DIR/secret-error" | head -n 1 || true)): it must be a SecureString in \
+$RIG_REGION the rig role may read"
+    printf 'HF_TOKEN=%s\n' "$token" >"$STATE_DIR/server.env"
+    token=""
+    log "Hugging Face token read from SSM parameter $RIG_HF_TOKEN_PARAMETER"
+    return 0
+  fi
   [[ -n "$RIG_HF_TOKEN_SECRET" ]] || return 0
   if token="$(aws secretsmanager get-secret-value --secret-id "$RIG_HF_TOKEN_SECRET" \
       --query SecretString --output text 2>"$STATE_DIR/secret-error")"; then
@@ -187,6 +199,13 @@ report_rig() {  # one line the agent reads back from this log: what really serve
   image="$(docker image inspect -f '{{join .RepoDigests ","}}' "$RIG_IMAGE" 2>/dev/null | cut -d, -f1)" \
     || image=""
   log "rig report: $(describe_accelerator); image=${image:-unknown}"
+}
+
+report_engine() {  # the engine's own lines on what it allocated (describe_engine), once it serves
+  local line
+  while IFS= read -r line; do
+    [[ -z "$line" ]] || log "engine report: ${line:0:300}"
+  done < <(describe_engine)
 }
 
 run_server_container() {  # run_server_container DOCKER_RUN_ARGS...: start RIG_CONTAINER detached
@@ -287,6 +306,7 @@ main() {
   report_rig
   start_server
   wait_until_ready
+  report_engine
   signal_cloudformation SUCCESS "$RIG_NAME answered a chat completion after ${SECONDS}s"
   log "ready after ${SECONDS}s"
 }

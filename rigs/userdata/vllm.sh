@@ -21,6 +21,13 @@ describe_accelerator() {  # "accelerator=NAME; count=N; driver=VERSION" for the 
   printf 'accelerator=%s; count=%s; driver=%s' "${first%%, *}" "$(grep -c . <<<"$gpus")" "${first##*, }"
 }
 
+describe_engine() {  # vLLM's KV cache lines, for the rig report (agent/reach/provenance.py reads them)
+  local logs
+  logs="$(docker logs "$RIG_CONTAINER" 2>&1 || true)"
+  grep 'GPU KV cache size: ' <<<"$logs" | tail -n 1 || true
+  grep 'Maximum concurrency for ' <<<"$logs" | tail -n 1 || true
+}
+
 start_server() {
   local flags=()
   if [[ -n "$RIG_SERVE_FLAGS" ]]; then

@@ -76,3 +76,22 @@ class RigInstanceProfile(Construct):
         }
         for resource, reason in scoped.items():
             acknowledge(self.role, f"AwsSolutions-IAM5[Resource::{resource}]", reason)
+
+
+class HfTokenGrant(Construct):
+    """A policy, owned by the rig stack, that lets the shared rig role read one SSM parameter: the Hugging Face token
+    of a gated model (``-c hf_token_parameter=NAME``). Only the name is in the template; the boot script reads the
+    value. A SecureString under the account's ``aws/ssm`` key needs no KMS grant (that key's policy lets the
+    account's principals decrypt through SSM); one under a customer managed key needs ``kms:Decrypt`` in its key
+    policy.
+
+    Attributes:
+        policy: the IAM policy attached to ``role``.
+    """
+
+    def __init__(self, scope: Construct, id_: str, *, role: iam.IRole, parameter_name: str) -> None:
+        super().__init__(scope, id_)
+        parameter_arn = cdk.Stack.of(self).format_arn(service="ssm", resource="parameter",
+                                                      resource_name=parameter_name.lstrip("/"))
+        self.policy = iam.Policy(self, "Policy", roles=[role], statements=[iam.PolicyStatement(
+            sid="ReadHuggingFaceTokenParameter", actions=["ssm:GetParameter"], resources=[parameter_arn])])

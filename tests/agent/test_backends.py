@@ -160,3 +160,8 @@ def test_the_catalogs_weights_ride_with_a_backend_only_for_the_model_it_lists():
     big = catalog_metadata(g6, "us-east-2", "google/gemma-4-12B-it-qat-w4a16-ct")
     assert big["weights_model"] == "Gemma 4 12B"
     assert "weights_model" not in catalog_metadata(g6, "us-east-2")
+    qwen = catalog_metadata(g6, "us-east-2", "Qwen/Qwen3-8B")  # -c model.g6=Qwen/Qwen3-8B: the models section's
+    assert (qwen["weights_model"], qwen["weights_precision"], qwen["weights_engine"]) == (
+        "Qwen3 8B", "bfloat16", "vLLM 0.30.0")
+    assert qwen["weights_memory_gib"] == "15.27" and qwen["weights_source"] == "https://huggingface.co/Qwen/Qwen3-8B"
+    assert not [k for k in catalog_metadata(g6, "us-east-2", "acme/unlisted") if k.startswith("weights_")]

@@ -145,6 +145,15 @@ def test_bedrock_mantle_serves_the_rigs_model_where_bedrock_serves_it() -> None:
     assert "bedrock-mantle" not in other.names and other.missing == ["bedrock-mantle"]
     assert {s.name: s.reason for s in other.skipped}["bedrock-mantle"].startswith(
         "the rigs serve Gemma 4 12B, which Bedrock's OpenAI-compatible endpoint does not serve")
+    # a model of the catalog's models section: the id its entry names, or why not (its bedrock_note)
+    oss = plan(aws_ok=True, discovery=Discovery(regions=REGIONS, rigs=[found_g6_serving("openai/gpt-oss-20b")]))
+    mantle = next(b for b in oss.ready if b.name == "bedrock-mantle")
+    assert (mantle.model_id, mantle.metadata["weights_model"], mantle.metadata["weights_precision"]) == (
+        "openai.gpt-oss-20b", "gpt-oss-20b", "not published")
+    mistral = plan(aws_ok=True, discovery=Discovery(regions=REGIONS,
+                                                    rigs=[found_g6_serving("mistralai/Mistral-7B-Instruct-v0.3")]))
+    assert "(Bedrock serves Mistral 7B Instruct v0.2 (mistral.mistral-7b-instruct-v0:2), not v0.3)" in {
+        s.name: s.reason for s in mistral.skipped}["bedrock-mantle"]
     named = plan(aws_ok=True, discovery=Discovery(regions=REGIONS, rigs=[found_g6_serving(big)]),
                  env={"BEDROCK_MANTLE_MODEL": "google.gemma-4-31b"})
     assert next(b for b in named.ready if b.name == "bedrock-mantle").model_id == "google.gemma-4-31b"

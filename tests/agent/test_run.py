@@ -307,3 +307,24 @@ def test_list_warns_of_missing_ssm_tools_for_a_forward_unless_a_stand_in_plays_t
     assert "g6" in listed[True] and "SSM port forward to i-0abc in us-east-2" in listed[True]
     assert "Warning: the Session Manager plugin is not installed" in listed[True]
     assert "Warning" not in listed[False]
+
+
+def test_list_says_why_a_neuron_rig_serves_its_own_model_beside_rigs_serving_another(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    from agent.plan import Plan
+    from rigs.catalog.model import load_catalog
+
+    catalog = load_catalog()
+    found = types.SimpleNamespace(describe=lambda: "SSM port forward")
+    forwards = [types.SimpleNamespace(name=name, model_id=model, found=found, local_port=port, rig=catalog.get(name))
+                for name, model, port in (("g6", "Qwen/Qwen3-8B", 8001), ("inf2", "gemma-4-E2B-it", 8002))]
+    plan = Plan(forwards=forwards)
+    assert run_module.one_model_notes(plan) == [
+        f"inf2: serves Gemma 4 E2B, not Qwen3 8B: {catalog.get('inf2').other_models}"]
+    buffer = io.StringIO()
+    monkeypatch.setattr(run_module, "check_ssm_tools", lambda: None)
+    run_module.print_list(plan, "123456789012", None, None, out=buffer)
+    assert "Serving their own model only (the others serve another):\n  inf2: serves Gemma 4 E2B, not Qwen3 8B: " \
+           "its hand-ported image" in buffer.getvalue()
+    plan.forwards[0] = types.SimpleNamespace(**{**vars(forwards[0]), "model_id": catalog.get("g6").model_id})
+    assert run_module.one_model_notes(plan) == []  # g6 on its own Gemma 4 E2B: the same model, nothing to say

@@ -13,13 +13,13 @@ One run, in order:
    synthesized in us-east-1 from the recorded placement (no changes); SageMaker in us-west-2,
    where the catalog pins no digest: its stack reads the tag's digest from the registry there;
 6. ``python -m rigs status`` and ``rigs sweep`` (lists only);
-7. from a second clone with no ``.rigs`` state: ``cdk destroy --all --force`` (rerun while moto
-   refuses a base stack's VPC); the app asks CloudFormation where the stacks are, finds g6 in
-   us-east-1 and removes it there; the wrapper then checks that no stack of the app is left;
+7. from a second clone with no ``.rigs`` state: ``cdk destroy --all --force``; the app asks
+   CloudFormation where the stacks are, finds g6 in us-east-1 and removes it there (the base
+   stacks' networks with them, the launcher's patch 10); the wrapper then checks that no stack of
+   the app is left;
 8. back in the first clone (whose placement file is now stale): ``rigs up g6`` again, then
    ``rigs sweep --yes`` removes it and clears its record; ``cdk destroy --all``;
-9. nothing of ours is left in the four regions but the VPCs moto leaks when it deletes a base
-   stack, and everything that is not ours is untouched.
+9. nothing of ours is left in the four regions, and everything that is not ours is untouched.
 """
 
 from __future__ import annotations
@@ -249,11 +249,6 @@ def test_everything_against_moto_with_the_real_cdk_cli(moto, env, tmp_path):
     assert "app: InferenceG6 -> us-east-1 (deployed there (CloudFormation))" in said
     manifest = json.loads((tmp_path / "clone.out" / "manifest.json").read_text())
     assert manifest["artifacts"]["InferenceG6"]["environment"].endswith("/us-east-1")
-    for _ in range(4):  # moto refuses a base stack's VPC once per base stack; rerun (docs/offline-testing.md)
-        if destroy.returncode == 0:
-            break
-        destroy = run([clone_cdk, "destroy", "--all", "--force", "--output", str(tmp_path / "clone.out")],
-                      clone_env, cwd=clone)
     assert destroy.returncode == 0, destroy.stderr[-2000:]
     assert "asked CloudFormation in us-east-1, us-east-2, us-west-2 for this app's stacks: none " \
            "deployed" in destroy.stderr  # the wrapper's check after the destroy
@@ -274,27 +269,13 @@ def test_everything_against_moto_with_the_real_cdk_cli(moto, env, tmp_path):
     assert [r for r in after_sweep["resources"] if not r["kept_by_default"]] == []
     assert after_sweep["hourly_usd"] == 0
     destroy = run([CDK, "destroy", "--all", "--force", "--output", str(cdk_out)], env)
-    for _ in range(4):
-        if destroy.returncode == 0:
-            break
-        destroy = run([CDK, "destroy", "--all", "--force", "--output", str(cdk_out)], env)
     assert destroy.returncode == 0, destroy.stderr[-2000:]
     assert our_stacks(endpoint) == {}
     again = run([CDK, "destroy", "--all", "--force", "--output", str(cdk_out)], env)  # nothing is deployed: nothing is "destroyed"
     assert again.returncode == 0 and "nothing to destroy" in again.stderr and "destroyed" not in again.stdout
 
-    # 9. moto leaks each base stack's VPC with its route tables and gateway (DependencyViolation,
-    # docs/offline-testing.md); they carry the stack's tags, so `sweep --yes --all` removes them.
-    leaked = json.loads(rigs("status", "--json", env=env).stdout)
-    assert {r["kind"] for r in leaked["resources"]} <= {"vpc", "route-table", "internet-gateway"}, leaked
-    sweep_all = rigs("sweep", "--yes", "--all", env=env)
-
-    # 10. nothing of ours left but a VPC that still holds a network interface moto leaked from a
-    # terminated instance without our tag: the sweep keeps it and says why; theirs untouched
+    # 9. nothing of ours is left (the base stacks took their networks with them); theirs untouched. (The
+    # interface moto keeps from a terminated instance carries no tag of ours and no longer holds a VPC.)
     final = json.loads(rigs("status", "--json", env=env).stdout)
-    assert {r["kind"] for r in final["resources"]} <= {"vpc"}, final["resources"]
-    for vpc in final["resources"]:
-        assert f"vpc {vpc['id']} kept: it holds eni-" in sweep_all.stdout, sweep_all.stdout[-2000:]
-    assert sweep_all.returncode == (1 if final["resources"] else 0)
-    assert final["hourly_usd"] == 0
+    assert final["resources"] == [] and final["hourly_usd"] == 0, final["resources"]
     assert_foreign_untouched(endpoint, foreign)

@@ -22,7 +22,7 @@ from agent.bench.clients.bedrock import converse_args
 from agent.bench.clients.reply import ChatRequest
 from agent.bench.command import run_info
 from agent.bench.results.run import BackendInfo
-from agent.reach.provenance import boot_report, endpoint_facts, instance_facts, read
+from agent.reach.provenance import boot_report, endpoint_facts, engine_facts, instance_facts, read
 from agent import run as run_module
 from rigs.catalog.model import load_catalog
 
@@ -82,7 +82,8 @@ def test_vllm_reports_its_version_model_and_context_and_they_match_the_catalog()
     assert b.mismatches == [] and b.read_at == backend.provenance["read_at"]
     assert verdicts(b) == {"engine": "match", "engine_version": "match", "model": "match", "context_tokens": "match",
                            "instance_type": "match", "availability_zone": "read", "ami_id": "read",
-                           "image_digest": "not reported"}
+                           "image_digest": "not reported",  # and vLLM's KV cache: no boot report read here
+                           "kv_cache_tokens": "not reported", "max_concurrency": "not reported"}
     image = next(c for c in b.facts if c.fact == "image_digest")
     assert image.expected == G6.image.digest and image.not_reported == "not read for this kind of backend"
 
@@ -194,6 +195,47 @@ def test_a_report_of_no_gpu_says_so(aws: boto3.Session):
             "2026-12-01T04:02:00Z rig report: accelerator=unknown; count=0; driver=unknown; image=unknown")
     facts = boot_report(aws, "us-east-2", "/aws-inference/g6", "i-0abc")
     assert {f["not_reported"] for f in facts.values()} == {"the report says unknown"}
+
+
+VLLM_LINES = (  # vLLM 0.11's start-up lines as a user posted them (LMCache/LMCache issue #1739)
+    "(EngineCore_DP0 pid=1133552) INFO 10-03 16:22:17 [kv_cache_utils.py:864] GPU KV cache size: 42,656 tokens",
+    "(EngineCore_DP0 pid=1133552) INFO 10-03 16:22:17 [kv_cache_utils.py:868] Maximum concurrency for 32,768 "
+    "tokens per request: 1.30x")
+FIRST_FORM = (  # the form vllm-project/vllm pull request #13596 introduced, as its description shows it
+    "INFO 02-19 23:56:55 kv_cache_utils.py:524] GPU KV cache size: 2,042,016 tokens",
+    "INFO 02-19 23:56:55 kv_cache_utils.py:527] Maximum concurrency for 2,048 tokens per request: 997.08x")
+
+
+def test_the_boot_report_carries_vllms_own_kv_cache_lines(aws: boto3.Session):
+    put_log(aws, "/aws-inference/g6", "i-0abc/user-data",
+            "2026-12-01T04:02:00Z rig report: accelerator=NVIDIA L4; count=1; driver=570.133.20; image=unknown",
+            *(f"2026-12-01T04:09:00Z engine report: {line}" for line in VLLM_LINES))
+    facts = boot_report(aws, "us-east-2", "/aws-inference/g6", "i-0abc", engine_expected=True)
+    assert (facts["kv_cache_tokens"]["value"], facts["max_concurrency"]["value"]) == (42_656, "1.30")
+    assert facts["max_concurrency"]["source"].startswith("vLLM's log for 32,768 tokens per request")
+    first = engine_facts(FIRST_FORM, "a log")
+    assert (first["kv_cache_tokens"]["value"], first["max_concurrency"]["value"]) == (2_042_016, "997.08")
+
+
+def test_a_vllm_rig_without_the_engine_lines_says_so_and_a_neuron_rig_is_not_asked(aws: boto3.Session):
+    put_log(aws, "/aws-inference/g6", "i-0abc/user-data", "2026-12-01T04:02:00Z rig report: accelerator=unknown")
+    vllm = boot_report(aws, "us-east-2", "/aws-inference/g6", "i-0abc", engine_expected=True)
+    assert vllm["kv_cache_tokens"]["not_reported"].startswith("no engine report line")
+    assert "kv_cache_tokens" not in boot_report(aws, "us-east-2", "/aws-inference/g6", "i-0abc")
+
+
+@pytest.mark.parametrize("logged, verdict", [(23_500, "match"), (22_000, "mismatch")])
+def test_the_report_shows_the_predicted_kv_cache_against_the_logged_one(logged: int, verdict: str):
+    """Qwen3 8B on g6.xlarge at 8,192 tokens: 24,340 tokens predicted (tests/rigs/sizing/test_fit.py); within 5%
+    of it is a match."""
+    expected = catalog_expectation(G6, "Qwen/Qwen3-8B", "us-east-2", instance_type="g6.xlarge")
+    assert (expected["kv_cache_tokens"]["value"], expected["max_concurrency"]["value"]) == (24_340, "2.97")
+    assert expected["kv_cache_tokens"]["source"].startswith("python -m rigs fit's prediction: g6.xlarge")
+    read_facts = {"kv_cache_tokens": {"value": logged, "source": "vLLM's log"}}
+    backend = Backend(name="g6", label=G6.label, kind="openai", model_id="Qwen/Qwen3-8B", tool_calls=True,
+                      base_url="http://127.0.0.1:1", provenance={"expected": expected, "read": read_facts})
+    assert verdicts(block(backend))["kv_cache_tokens"] == verdict
+    assert "kv_cache_tokens" not in catalog_expectation(CATALOG.get("inf2"), "gemma-4-E2B-it")  # no vLLM, none
 
 
 # --- SageMaker (Stubber: moto's endpoints have no deployed images) ---------------------------------

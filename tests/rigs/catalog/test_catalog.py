@@ -291,3 +291,30 @@ def test_bad_weights_are_reported_with_their_paths_at_once():
     assert "rigs.g5g.weights.memory_basis: say where memory_gib comes from (a published log or report)" in problems
     assert any(p.startswith("rigs.sagemaker.variants.big.weights: a variant that changes the model must say what "
                             "it serves") for p in problems)
+
+
+def test_the_models_and_instance_families_are_checked_with_their_paths():
+    def break_them(d):
+        arch = d["models"]["Qwen/Qwen3-8B"]["architecture"]
+        arch.update(kv_heads=5, layer_pattern=["sliding", "full"])
+        arch.pop("parameters")
+        d["models"]["openai/gpt-oss-20b"]["architecture"]["kv_shared_layers"] = 24
+        d["instance_families"]["g6"]["sizes"]["g6e.xlarge"] = 1
+
+    problems = problems_for(break_them)
+    assert "models.Qwen/Qwen3-8B.architecture.kv_heads: 5 KV heads do not divide 32 attention heads" in problems
+    assert ("models.Qwen/Qwen3-8B.architecture.sliding_window: a pattern with sliding layers needs their window "
+            "(tokens)") in problems
+    assert any(p.startswith("models.Qwen/Qwen3-8B.architecture.parameters: give the parameter count") for p in problems)
+    assert "models.openai/gpt-oss-20b.architecture.kv_shared_layers: must be fewer than the 24 layers" in problems
+    assert "instance_families.g6.sizes.g6e.xlarge: not a size of g6 (g6.<size>)" in problems
+
+
+def test_every_deployable_rig_runs_on_a_listed_family_and_neuron_rigs_say_why_they_serve_one_model():
+    assert problems_for(lambda d: d["rigs"]["g5g"].update(instance_type="g5g.24xlarge")) == [
+        "rigs.g5g.instance_type: g5g.24xlarge is in no instance family of instance_families: add its family "
+        "(accelerator, memory, sizes)"]
+    assert problems_for(lambda d: d["rigs"]["trn1"].pop("other_models")) == ["rigs.trn1.other_models: missing "
+                                                                             "required field"]
+    catalog = load_catalog()
+    assert catalog.family_of("ml.g6.12xlarge")[0] == "g6" and catalog.family_of("ml.g5g.xlarge") is None

@@ -127,6 +127,25 @@ def test_sweep_all_removes_the_network_and_iam_of_ours_only(monkeypatch, capsys)
         assert "us-west-2: stack InferenceBase-us-west-2 deleted" in out
 
 
+def test_sweep_all_keeps_a_vpc_of_ours_that_holds_an_interface_without_our_tag(monkeypatch, capsys):
+    """As on AWS, where an interface someone else made keeps the VPC: the sweep says which, and exits 1."""
+    monkeypatch.setattr("rigs.aws.time.sleep", lambda _s: None)
+    with mock_aws():
+        monkeypatch.setattr("rigs.cli._session", lambda args: boto3.Session(region_name="us-east-1"))
+        ec2 = boto3.client("ec2", region_name="us-east-1")
+        vpc = ec2.create_vpc(CidrBlock="10.7.0.0/16",
+                             TagSpecifications=[{"ResourceType": "vpc", "Tags": ourstuff.OURS}])["Vpc"]["VpcId"]
+        subnet = ec2.create_subnet(VpcId=vpc, CidrBlock="10.7.0.0/24", TagSpecifications=[
+            {"ResourceType": "subnet", "Tags": ourstuff.OURS}])["Subnet"]["SubnetId"]
+        interface = ec2.create_network_interface(SubnetId=subnet)["NetworkInterface"]["NetworkInterfaceId"]
+
+        assert main(["sweep", "--yes", "--all", "--regions", "us-east-1", "--max-wait", "1"]) == 1
+        out = capsys.readouterr().out
+        assert f"us-east-1: vpc {vpc} kept: it holds {interface} without our tag" in out, out
+        assert ec2.describe_vpcs(VpcIds=[vpc])["Vpcs"]
+        assert ec2.describe_network_interfaces(NetworkInterfaceIds=[interface])["NetworkInterfaces"]
+
+
 def test_a_swept_rig_is_forgotten_by_the_placement_only_where_it_was_swept(moto_estate, capsys, tmp_path, monkeypatch):
     from rigs.deploy import placement
 

@@ -160,12 +160,14 @@ def server():
     httpd.shutdown()
 
 
-def run_boot_functions(tmp_path: Path, port: int, commands: str, runtime: str = "neuronx") -> tuple[int, str, str]:
-    """Source common.sh with a test environment and run ``commands``; returns (rc, stdout, aws calls)."""
+def run_boot_functions(tmp_path: Path, port: int, commands: str, runtime: str = "neuronx",
+                       aws: str = "") -> tuple[int, str, str]:
+    """Source common.sh with a test environment and run ``commands``; returns (rc, stdout, aws calls). The fake
+    ``aws`` records its arguments, then runs ``aws`` (bash)."""
     fakebin = tmp_path / "bin"
     fakebin.mkdir(exist_ok=True)
     aws_log = tmp_path / "aws-calls"
-    (fakebin / "aws").write_text(f'#!/usr/bin/env bash\necho "$*" >> {aws_log}\n')
+    (fakebin / "aws").write_text(f'#!/usr/bin/env bash\necho "$*" >> {aws_log}\n{aws}\n')
     (fakebin / "aws").chmod(0o755)
     state = tmp_path / "state"
     state.mkdir(exist_ok=True)
@@ -283,3 +285,45 @@ def test_a_neuron_rig_reports_its_devices_and_an_image_docker_does_not_know(serv
     rc, out, _ = run_boot_functions(tmp_path, server.server_port, commands)
     assert rc == 0, out
     assert re.search(r"rig report: accelerator=AWS Neuron device; count=1; driver=\S+; image=unknown$", out, re.M), out
+
+
+CANARY = "hf_canaryTOKEN0123456789abcdef"
+TOKEN_COMMANDS = "RIG_HF_TOKEN_SECRET=''\nRIG_HF_TOKEN_PARAMETER=/aws-inference/hf-token\nfetch_hf_token\necho fetched"
+
+
+def test_the_token_parameter_reaches_the_server_env_and_no_log(server, tmp_path):
+    answer = f'[[ "$*" == "ssm get-parameter"* ]] && echo {CANARY}'
+    rc, out, calls = run_boot_functions(tmp_path, server.server_port, TOKEN_COMMANDS, aws=answer)
+    assert rc == 0 and "fetched" in out and CANARY not in out, out  # stdout is the user-data log
+    assert "Hugging Face token read from SSM parameter /aws-inference/hf-token" in out
+    assert ("ssm get-parameter --name /aws-inference/hf-token --with-decryption --query Parameter.Value "
+            "--output text") in calls
+    env_file = tmp_path / "state" / "server.env"
+    assert env_file.read_text() == f"HF_TOKEN={CANARY}\n" and env_file.stat().st_mode & 0o777 == 0o600
+
+
+def test_an_unreadable_token_parameter_fails_the_boot_naming_it(server, tmp_path):
+    answer = 'echo "An error occurred (ParameterNotFound) ... ParameterNotFoundException" >&2; exit 254'
+    rc, out, _ = run_boot_functions(tmp_path, server.server_port, TOKEN_COMMANDS, aws=answer)
+    [signal] = FakeEndpoints.signals
+    assert rc == 1 and "fetched" not in out and signal["Status"] == "FAILURE"
+    assert signal["Reason"].startswith("inf2: could not read the Hugging Face token from SSM parameter "
+                                       "/aws-inference/hf-token (ParameterNotFoundException)"), signal
+
+
+def test_the_rig_report_carries_vllms_kv_cache_lines_once_it_serves(server, tmp_path):
+    """vLLM's own lines (LMCache/LMCache issue #1739), copied as the engine report agent/reach/provenance.py reads."""
+    fakebin = tmp_path / "bin"
+    fakebin.mkdir()
+    prefix = "(EngineCore_DP0 pid=1133552) INFO 10-03 16:22:17 "
+    lines = [prefix + "[gpu_worker.py:298] Available KV cache memory: 6.51 GiB",
+             prefix + "[kv_cache_utils.py:864] GPU KV cache size: 42,656 tokens",
+             prefix + "[kv_cache_utils.py:868] Maximum concurrency for 32,768 tokens per request: 1.30x"]
+    (fakebin / "docker").write_text("#!/usr/bin/env bash\n[[ \"$1\" == logs ]] && printf '%s\\n' "
+                                    + " ".join(shlex.quote(line) for line in lines) + "\n")
+    (fakebin / "docker").chmod(0o755)
+    commands = f"main() {{ :; }}\nsource {SCRIPT_DIR / 'vllm.sh'}\nRIG_CONTAINER=vllm\nreport_engine"
+    rc, out, _ = run_boot_functions(tmp_path, server.server_port, commands, runtime="vllm")
+    assert rc == 0, out
+    reported = [line.split(" engine report: ", 1)[1] for line in out.splitlines() if " engine report: " in line]
+    assert reported == lines[1:], out

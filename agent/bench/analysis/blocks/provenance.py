@@ -6,6 +6,8 @@ Pure: ``run.json``'s readings in, the block out. Two values are the same fact wh
 - engine version: equal, ignoring a leading ``v``, or the read one is the expected one with a local or
   build suffix (``0.30.0+cu130``, llama.cpp's ``b7342-1a2b3c``); ``0.30.1`` is not ``0.30.0``;
 - image digest: the same ``sha256:...`` (a reference ``repo@sha256:...`` counts by its digest);
+- KV cache tokens, concurrency: vLLM's logged figure within 5% of ``python -m rigs fit``'s prediction
+  (:data:`PREDICTION_TOLERANCE`);
 - anything else (model id, context length, instance type): equal.
 """
 
@@ -16,6 +18,9 @@ import re
 from ...results.blocks.provenance import FACTS, FactCheck, Provenance, ProvenanceBlock, Reading, Verdict
 
 _DIGEST = re.compile(r"sha256:[0-9a-f]{64}")
+PREDICTION_TOLERANCE = 0.05
+"""How far vLLM's logged KV cache may be from the prediction and still match it (the sizing's goal)."""
+PREDICTED = ("kv_cache_tokens", "max_concurrency")
 
 
 def _text(value: str | int | None) -> str | None:
@@ -34,6 +39,11 @@ def same(fact: str, read: str | int, expected: str | int) -> bool:
     if fact == "engine_version":
         r, e = _version(r), _version(e)
         return r == e or r.startswith((e + "+", e + "-"))
+    if fact in PREDICTED:
+        try:
+            return abs(float(r) - float(e)) <= PREDICTION_TOLERANCE * float(e)
+        except ValueError:
+            return False
     if fact == "image_digest":
         found, wanted = _DIGEST.search(r), _DIGEST.search(e)
         return bool(found and wanted and found.group() == wanted.group())

@@ -1,0 +1,242 @@
+"""The model a rig serves and the size it runs on, from ``-c`` context: any open model on the vLLM rigs.
+
+Context keys (all optional; :data:`CONTEXT_KEYS` declares them, :func:`model_request` reads them):
+
+=========================  ========================================================================
+``model.<rig>``            a Hugging Face model id for g6, g5g or sagemaker (the catalog's models section
+                           names its architecture, tool-call parser and licence)
+``model``                  the same for every rig that serves any model (the Neuron rigs keep theirs)
+``model_config.<rig>``     a local ``config.json`` of a model the catalog does not list (read, never fetched)
+``instance_type.<rig>``    the instance type to run on instead of the one sized to fit
+``hf_token_parameter``     an SSM SecureString parameter holding a Hugging Face token, for gated models
+                           (EC2 rigs: the boot script reads it and hands it to the server)
+=========================  ========================================================================
+
+A model that does not fit the rig's instance type (``rigs/sizing/fit.py``, at the rig's ``--max-model-len``) goes
+to the smallest size of the same family that fits, with vLLM's tensor parallelism across its GPUs; the choice is
+said in one line. One that fits no size is refused in one line naming the family's largest size and the bytes it
+lacks. Nothing changes for a rig none of these keys name.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable
+
+from rigs.catalog.model import Catalog, DeployableRig, Ec2Rig, SageMakerRig, Weights
+from rigs.catalog.rig_models import architecture_of
+from rigs.catalog.runtimes import runtime
+from rigs.catalog.served import Architecture, ModelCard, weights_of
+from rigs.sizing.config import ConfigError, read_config
+from rigs.sizing.fit import GIB, InstanceFit, candidates, fit_one, weights_bytes
+
+CONTEXT_KEYS: dict[str, str] = {
+    "model.<rig>": "a Hugging Face model id for g6, g5g or sagemaker (the catalog's models section, or with "
+                   "model_config.<rig>)",
+    "model": "a Hugging Face model id for every rig that serves any model",
+    "model_config.<rig>": "a local config.json of a model the catalog does not list (read at synth, never fetched)",
+    "instance_type.<rig>": "the instance type to run on instead of the one sized to fit",
+    "hf_token_parameter": "an SSM SecureString parameter with the Hugging Face token of a gated model (EC2 rigs)",
+}
+"""The context keys this module reads (``<rig>``: a rig's name), for the app's table of known keys."""
+
+ROOT_ALLOWANCE_GIB = 30
+"""Free GiB a rig's root volume needs beyond a model's weights: the server image's layers, the swapfile and margin
+(an allowance; the catalog's ``root_free_gib`` stays the floor)."""
+_PARAMETER = re.compile(r"^/?[A-Za-z0-9_.\-]+(/[A-Za-z0-9_.\-]+)*$")
+_SERVE_FLAGS_WITH_VALUE = ("--max-model-len", "--tensor-parallel-size", "--tool-call-parser")
+_SAGEMAKER_TOOL_VARIABLES = ("SM_VLLM_ENABLE_AUTO_TOOL_CHOICE", "SM_VLLM_TOOL_CALL_PARSER")
+
+
+class ModelOptionsError(ValueError):
+    """A model the rig cannot serve as asked: one line naming the context key, the problem and the fix."""
+
+
+@dataclass(frozen=True, slots=True)
+class ModelRequest:
+    """The raw context values for one rig (None where not given)."""
+
+    model: str | None = None
+    for_all: bool = False
+    """The model came from ``-c model=ID`` (every rig), not ``-c model.<rig>=ID``."""
+    config: str | None = None
+    instance_type: str | None = None
+    hf_token_parameter: str | None = None
+
+    @property
+    def given(self) -> bool:
+        """Whether anything asks the rig to serve another model or run on another size."""
+        return bool(self.model or self.config or self.instance_type)
+
+
+def _text(value: Any) -> str | None:
+    text = str(value).strip() if value is not None else ""
+    return text or None
+
+
+def model_request(context: Callable[[str], Any], rig_name: str) -> ModelRequest:
+    """The keys of :data:`CONTEXT_KEYS` for ``rig_name``, read with ``context`` (the app's context getter)."""
+    own = _text(context(f"model.{rig_name}"))
+    shared = _text(context("model"))
+    return ModelRequest(model=own or shared, for_all=own is None and shared is not None,
+                        config=_text(context(f"model_config.{rig_name}")),
+                        instance_type=_text(context(f"instance_type.{rig_name}")),
+                        hf_token_parameter=_text(context("hf_token_parameter")))
+
+
+@dataclass(frozen=True, slots=True)
+class Served:
+    """What a rig serves once the request is applied: the rig, the token's parameter, the line that says so."""
+
+    rig: DeployableRig
+    hf_token_parameter: str | None
+    said: str | None
+
+
+def serve(rig: DeployableRig, catalog: Catalog, request: ModelRequest) -> Served:
+    """``rig`` serving the requested model on the size it fits; ``rig`` unchanged when nothing is asked.
+
+    Raises:
+        ModelOptionsError: the rig cannot serve it (a Neuron rig; a model the catalog does not know and no config;
+            a gated model without a token; one that fits no size, or not the size asked for).
+    """
+    token = _token_parameter(rig, request.hf_token_parameter)
+    if not request.given:
+        return Served(rig, token, None)
+    key = f"-c model.{rig.name}" if request.model and not request.for_all else \
+        "-c model" if request.model else f"-c instance_type.{rig.name}"
+    if not runtime(rig.runtime).serves_any_model:
+        reason = getattr(rig, "other_models", "its server serves its own model only")
+        if request.for_all and not (request.config or request.instance_type):
+            return Served(rig, token, f"{rig.stack_name}: keeps {rig.weights.model}: {reason}")
+        raise ModelOptionsError(f"{key}: {rig.name} cannot be given another model or size: {reason}")
+    model_id = request.model or rig.model_id
+    card = catalog.models.get(model_id)
+    arch = _architecture(rig, model_id, card, request.config, key)
+    _check_gated(rig, model_id, card, token, key)
+    context = min(_serve_context(rig) or arch.max_context, arch.max_context)
+    chosen = _size(rig, catalog, arch, card, context, request.instance_type, f"{key}={model_id}")
+    served = _served_as(rig, model_id, card, arch, chosen, context)
+    parallel = f" (tensor parallel {chosen.tensor_parallel})" if chosen.tensor_parallel > 1 else ""
+    why = (f"-c instance_type.{rig.name}" if request.instance_type else "it fits the rig's own size"
+           if served.instance_type == rig.instance_type else f"{rig.instance_type} is too small for it")
+    said = (f"{rig.stack_name}: {model_id} on {served.instance_type}{parallel} at {context:,} tokens, "
+            f"{chosen.kv_tokens:,} tokens of KV cache ({chosen.max_sequences} sequences): {why}")
+    return Served(served, token, said)
+
+
+def _token_parameter(rig: DeployableRig, name: str | None) -> str | None:
+    if name is None:
+        return None
+    if not _PARAMETER.match(name) or len(name) > 2048:
+        raise ModelOptionsError(f"-c hf_token_parameter={name}: give an SSM parameter name (letters, digits, "
+                                "_ . - and / between levels), e.g. /aws-inference/hf-token")
+    return name if isinstance(rig, Ec2Rig) else None
+
+
+def _architecture(rig: DeployableRig, model_id: str, card: ModelCard | None, config: str | None,
+                  key: str) -> Architecture:
+    if config is not None:
+        try:
+            return read_config(Path(config))
+        except ConfigError as exc:
+            raise ModelOptionsError(f"-c model_config.{rig.name}: {exc}") from None
+    if card is None:
+        raise ModelOptionsError(f"{key}={model_id}: the catalog's models section does not list it; give its "
+                                f"config.json with -c model_config.{rig.name}=PATH (read here, never fetched)")
+    return card.architecture
+
+
+def _check_gated(rig: DeployableRig, model_id: str, card: ModelCard | None, token: str | None, key: str) -> None:
+    if card is None or not card.gated:
+        return
+    if isinstance(rig, SageMakerRig):
+        raise ModelOptionsError(f"{key}={model_id}: gated on the Hugging Face Hub, and the SageMaker container would "
+                                "read the token from its environment, which the template holds: serve it on an EC2 "
+                                "rig with -c hf_token_parameter=NAME")
+    if token is None:
+        raise ModelOptionsError(f"{key}={model_id}: gated on the Hugging Face Hub: give -c hf_token_parameter=NAME, "
+                                "an SSM SecureString parameter holding your token (the rig reads it at boot)")
+
+
+def _serve_context(rig: DeployableRig) -> int | None:
+    """The context the rig serves (``--max-model-len``, or the SageMaker container's variable)."""
+    if isinstance(rig, SageMakerRig):
+        value = rig.container_env.get("SM_VLLM_MAX_MODEL_LEN")
+    else:
+        flags = list(rig.serve_flags)
+        value = flags[flags.index("--max-model-len") + 1] if "--max-model-len" in flags[:-1] else None
+    return int(value) if value and value.isdigit() else None
+
+
+def _size(rig: DeployableRig, catalog: Catalog, arch: Architecture, card: ModelCard | None, context: int,
+          instance_type: str | None, asked: str) -> InstanceFit:
+    """The rig's own size where the model fits it, else the smallest of its family that does; or the one asked."""
+    twin = isinstance(rig, SageMakerRig)
+    sizes = [c for c in candidates(catalog, card.name if card else None)
+             if c.instance_type.startswith("ml.") == twin and c.why_not is None]
+    if instance_type is not None:
+        allowed = [c for c in sizes if architecture_of(c.instance_type) == architecture_of(rig.instance_type)]
+        chosen = next((c for c in allowed if c.instance_type == instance_type), None)
+        if chosen is None:
+            raise ModelOptionsError(f"-c instance_type.{rig.name}={instance_type}: not a size {rig.name} runs on "
+                                    f"({', '.join(c.instance_type for c in allowed)})")
+        result = fit_one(arch, chosen, context=context)
+        if not result.fits:
+            raise ModelOptionsError(f"-c instance_type.{rig.name}={instance_type}: {asked.split('=', 1)[1]} does not "
+                                    f"fit it at {context:,} tokens: {result.why}")
+        return result
+    family = rig.instance_type.removeprefix("ml.").split(".", 1)[0]
+    own = [c for c in sizes if c.instance_type.removeprefix("ml.").split(".", 1)[0] == family]
+    ordered = sorted(own, key=lambda c: c.instance_type != rig.instance_type)
+    results = [fit_one(arch, c, context=context) for c in ordered]
+    fitting = next((r for r in results if r.fits), None)
+    if fitting is not None:
+        return fitting
+    largest = max(results, key=lambda r: (r.accelerators, -results.index(r)))
+    accelerator = next(c for c in own if c.instance_type == largest.instance_type).accelerator
+    raise ModelOptionsError(
+        f"{asked}: fits no {family} size at {context:,} tokens: the largest, {largest.instance_type} "
+        f"({largest.accelerators} x {accelerator}), is {largest.short_bytes:,} bytes short "
+        f"(weights {weights_bytes(arch) / GIB:.1f} GiB); python -m rigs fit shows every family")
+
+
+def _weights(rig: DeployableRig, model_id: str, card: ModelCard | None, arch: Architecture) -> Weights:
+    """What the rig serves now, as the report shows it: sized here, not published."""
+    if card is not None:
+        return card.weights(rig.weights.engine)
+    return weights_of(model_id, arch, rig.weights.engine, f"https://huggingface.co/{model_id}")
+
+
+def _served_as(rig: DeployableRig, model_id: str, card: ModelCard | None, arch: Architecture, chosen: InstanceFit,
+               context: int) -> DeployableRig:
+    parser = card.tool_call_parser if card else None
+    update: dict[str, Any] = {"model_id": model_id, "tool_calls": parser is not None,
+                              "weights": _weights(rig, model_id, card, arch), "instance_type": chosen.instance_type}
+    if isinstance(rig, SageMakerRig):
+        env = {k: v for k, v in rig.container_env.items() if k not in _SAGEMAKER_TOOL_VARIABLES}
+        env.update({"SM_VLLM_MAX_MODEL_LEN": str(context), "SM_VLLM_TENSOR_PARALLEL_SIZE": str(chosen.tensor_parallel)})
+        if parser:
+            env.update({"SM_VLLM_ENABLE_AUTO_TOOL_CHOICE": "true", "SM_VLLM_TOOL_CALL_PARSER": parser})
+        update["container_env"] = env
+    else:
+        flags: list[str] = []
+        rest = list(rig.serve_flags)
+        while rest:
+            flag = rest.pop(0)
+            if flag in _SERVE_FLAGS_WITH_VALUE and rest:
+                rest.pop(0)
+            elif flag != "--enable-auto-tool-choice":
+                flags.append(flag)
+        flags += ["--max-model-len", str(context)]
+        if chosen.tensor_parallel > 1:
+            flags += ["--tensor-parallel-size", str(chosen.tensor_parallel)]
+        if parser:
+            flags += ["--enable-auto-tool-choice", "--tool-call-parser", parser]
+        update["serve_flags"] = tuple(flags)
+        update["root_free_gib"] = max(rig.root_free_gib, math.ceil(weights_bytes(arch) / GIB) + ROOT_ALLOWANCE_GIB)
+    return rig.model_copy(update=update)
+

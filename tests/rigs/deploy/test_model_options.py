@@ -1,0 +1,85 @@
+"""-c model.<rig>, model, model_config.<rig>, instance_type.<rig>, hf_token_parameter: what each rig may be asked,
+and the one line that refuses what it cannot serve (the synth of the sized rigs: tests/stacks/test_rig_models.py)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from rigs.catalog.model import load_catalog
+from rigs.deploy.model_options import CONTEXT_KEYS, ModelOptionsError, ModelRequest, model_request, serve
+
+CATALOG = load_catalog()
+
+
+def refusal(rig: str, **request: object) -> str:
+    with pytest.raises(ModelOptionsError) as caught:
+        serve(CATALOG.get(rig), CATALOG, ModelRequest(**request))
+    assert "\n" not in str(caught.value)
+    return str(caught.value)
+
+
+def test_the_keys_are_read_for_one_rig_or_all_and_declared():
+    context = {"model": "Qwen/Qwen3-8B", "instance_type.g6": "g6e.xlarge", "hf_token_parameter": "/t"}.get
+    assert model_request(context, "g6") == ModelRequest(model="Qwen/Qwen3-8B", for_all=True,
+                                                        instance_type="g6e.xlarge", hf_token_parameter="/t")
+    own = {"model": "Qwen/Qwen3-8B", "model.g5g": "openai/gpt-oss-20b"}.get
+    assert model_request(own, "g5g") == ModelRequest(model="openai/gpt-oss-20b")
+    assert set(CONTEXT_KEYS) == {"model.<rig>", "model", "model_config.<rig>", "instance_type.<rig>",
+                                 "hf_token_parameter"}
+
+
+def test_nothing_asked_leaves_the_rig_as_the_catalog_has_it():
+    rig = CATALOG.get("g6")
+    assert serve(rig, CATALOG, ModelRequest()).rig is rig
+
+
+def test_the_neuron_rigs_say_why_not_and_keep_their_model_under_a_model_for_all():
+    why = CATALOG.get("inf2").other_models
+    assert refusal("inf2", model="Qwen/Qwen3-8B") == f"-c model.inf2: inf2 cannot be given another model or size: {why}"
+    served = serve(CATALOG.get("trn1"), CATALOG, ModelRequest(model="Qwen/Qwen3-8B", for_all=True))
+    assert served.rig.model_id == "gemma-4-E2B-it" and served.said == f"InferenceTrn1: keeps Gemma 4 E2B: " \
+                                                                     f"{CATALOG.get('trn1').other_models}"
+
+
+def test_an_unknown_model_needs_its_config_and_a_gated_one_its_token():
+    assert refusal("g6", model="acme/model").endswith("give its config.json with -c model_config.g6=PATH (read "
+                                                      "here, never fetched)")
+    assert "gated on the Hugging Face Hub: give -c hf_token_parameter=NAME" in refusal(
+        "g6", model="mistralai/Mistral-7B-Instruct-v0.3")
+    assert "serve it on an EC2 rig" in refusal("sagemaker", model="meta-llama/Llama-3.1-8B-Instruct",
+                                               hf_token_parameter="/aws-inference/hf-token")
+    assert "give an SSM parameter name" in refusal("g6", model="Qwen/Qwen3-8B", hf_token_parameter="bad name!")
+    assert refusal("g6", model="acme/model", config="/no/such/config.json").startswith(
+        "-c model_config.g6: /no/such/config.json: cannot read it")
+
+
+def test_a_model_config_is_sized_and_served_without_a_tool_parser(tmp_path):
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps({"hidden_size": 2048, "intermediate_size": 8192, "num_hidden_layers": 16,
+                                "num_attention_heads": 16, "num_key_value_heads": 4, "vocab_size": 32000,
+                                "max_position_embeddings": 4096, "torch_dtype": "bfloat16"}))
+    served = serve(CATALOG.get("g6"), CATALOG, ModelRequest(model="acme/small", config=str(path))).rig
+    assert served.model_id == "acme/small" and not served.tool_calls and "--tool-call-parser" not in served.serve_flags
+    flags = list(served.serve_flags)
+    assert flags[flags.index("--max-model-len") + 1] == "4096"  # the model's longest, under the rig's 8,192
+    assert served.weights.model == "acme/small" and served.weights.source == "https://huggingface.co/acme/small"
+
+
+def test_an_instance_type_override_is_taken_when_the_model_fits_it_and_the_rig_can_run_there():
+    served = serve(CATALOG.get("g6"), CATALOG, ModelRequest(model="Qwen/Qwen3-32B", instance_type="g6e.12xlarge"))
+    flags = list(served.rig.serve_flags)  # two of its four L40S hold 32.8 GB of weights each: the smallest degree
+    assert served.rig.instance_type == "g6e.12xlarge" and flags[flags.index("--tensor-parallel-size") + 1] == "2"
+    assert served.said.startswith("InferenceG6: Qwen/Qwen3-32B on g6e.12xlarge (tensor parallel 2) at 8,192 tokens")
+    assert served.said.endswith(": -c instance_type.g6")
+    assert "not a size g6 runs on" in refusal("g6", instance_type="g5g.xlarge")  # arm64, not the g6 image's x86_64
+    assert "Qwen/Qwen3-32B does not fit it at 8,192 tokens" in refusal("g6", model="Qwen/Qwen3-32B",
+                                                                       instance_type="g6.xlarge")
+    endpoint = serve(CATALOG.get("sagemaker"), CATALOG, ModelRequest(instance_type="ml.g6e.xlarge")).rig
+    assert endpoint.instance_type == "ml.g6e.xlarge" and endpoint.container_env["SM_VLLM_TOOL_CALL_PARSER"] == "gemma4"
+
+
+def test_a_bigger_model_gets_room_on_the_root_volume_for_its_weights():
+    served = serve(CATALOG.get("g6"), CATALOG, ModelRequest(model="Qwen/Qwen3-32B")).rig
+    assert served.instance_type == "g6.12xlarge" and served.root_free_gib == 62 + 30  # 61.1 GiB of weights, + 30

@@ -1,0 +1,107 @@
+"""-c model.<rig>=ID: any open model on the vLLM rigs, sized to fit, in one synth of the app.
+
+g6 serves Qwen3 8B on its own g6.xlarge with Qwen3's tool parser; g5g is asked for Llama 3.1 8B, gated and too big
+for one T4G in float16, so it moves to g5g.16xlarge with tensor parallel 2 and reads the token's SSM parameter at
+boot; the SageMaker endpoint serves Qwen3 32B on ml.g6.12xlarge across four L4s. A model that fits no size is refused
+in one line before any synth.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from app import build_app
+from rigs.deploy.model_options import ModelOptionsError
+from tests.contract.templates import boot_environment, one, resources_of, stack_outputs, user_data_script
+
+TOKEN_PARAMETER = "/aws-inference/hf-token"
+CANARY = "hf_canaryTOKEN0123456789abcdef"
+CONTEXT = {"model.g6": "Qwen/Qwen3-8B", "model.g5g": "meta-llama/Llama-3.1-8B-Instruct",
+           "model.sagemaker": "Qwen/Qwen3-32B", "hf_token_parameter": TOKEN_PARAMETER}
+
+
+@pytest.fixture(scope="module")
+def synthesized(tmp_path_factory) -> dict:
+    """The app with CONTEXT, synthesized once; a token in the environment must reach no file of it."""
+    out = tmp_path_factory.mktemp("models")
+    said: list[str] = []
+    with pytest.MonkeyPatch.context() as patch:
+        for name in ("HF_TOKEN", "HUGGING_FACE_HUB_TOKEN"):
+            patch.setenv(name, CANARY)
+        build_app(context=CONTEXT, outdir=str(out), say=said.append).synth()
+    manifest = json.loads((out / "manifest.json").read_text())
+    names = [n for n, a in manifest["artifacts"].items() if a["type"] == "aws:cloudformation:stack"]
+    return {"out": out, "said": said, "templates": {n: json.loads((out / f"{n}.template.json").read_text())
+                                                    for n in names}}
+
+
+def flags(template: dict) -> list[str]:
+    return boot_environment(user_data_script(template))["RIG_SERVE_FLAGS"].split("\n")
+
+
+def instance_type(template: dict) -> str:
+    return one(template, "AWS::EC2::LaunchTemplate")["Properties"]["LaunchTemplateData"]["InstanceType"]
+
+
+def test_a_model_that_fits_serves_on_the_rigs_own_size_with_its_tool_parser(synthesized):
+    template = synthesized["templates"]["InferenceG6"]
+    env = boot_environment(user_data_script(template))
+    assert env["RIG_MODEL_ID"] == "Qwen/Qwen3-8B" and instance_type(template) == "g6.xlarge"
+    served = flags(template)
+    assert served[served.index("--tool-call-parser") + 1] == "hermes" and "--enable-auto-tool-choice" in served
+    assert served[served.index("--max-model-len") + 1] == "8192" and "--tensor-parallel-size" not in served
+    assert {stack_outputs(template)[k] for k in ("ModelId", "InstanceType")} == {"Qwen/Qwen3-8B", "g6.xlarge"}
+    assert any(line.startswith("InferenceG6: Qwen/Qwen3-8B on g6.xlarge at 8,192 tokens")
+               for line in synthesized["said"])
+
+
+def test_a_model_too_big_for_the_size_goes_to_a_bigger_one_with_tensor_parallel(synthesized):
+    template = synthesized["templates"]["InferenceG5g"]
+    assert instance_type(template) == "g5g.16xlarge" and stack_outputs(template)["InstanceType"] == "g5g.16xlarge"
+    served = flags(template)
+    assert served[served.index("--tensor-parallel-size") + 1] == "2"
+    assert served[served.index("--tool-call-parser") + 1] == "llama3_json"
+    assert "--dtype" in served and served[served.index("--max-model-len") + 1] == "16384"  # the rig's own flags stay
+    assert any("g5g.16xlarge (tensor parallel 2)" in line and "g5g.2xlarge is too small" in line
+               for line in synthesized["said"])
+
+
+def test_a_gated_model_reads_its_token_parameter_at_boot_and_the_token_is_in_no_file(synthesized):
+    template = synthesized["templates"]["InferenceG5g"]
+    assert boot_environment(user_data_script(template))["RIG_HF_TOKEN_PARAMETER"] == TOKEN_PARAMETER
+    [policy] = [p for p in resources_of(template, "AWS::IAM::Policy").values()
+                if "ReadHuggingFaceTokenParameter" in json.dumps(p)]
+    [statement] = policy["Properties"]["PolicyDocument"]["Statement"]
+    assert statement["Action"] == "ssm:GetParameter"
+    assert json.dumps(statement["Resource"]).endswith(':parameter/aws-inference/hf-token"]]}')
+    for path in Path(synthesized["out"]).rglob("*"):
+        if path.is_file():
+            assert CANARY not in path.read_text(errors="replace"), path
+
+
+def test_the_endpoint_sets_its_containers_variables_from_the_same_facts(synthesized):
+    template = synthesized["templates"]["InferenceSageMaker"]
+    environment = one(template, "AWS::SageMaker::Model")["Properties"]["PrimaryContainer"]["Environment"]
+    assert environment["SM_VLLM_MODEL"] == "Qwen/Qwen3-32B"
+    assert (environment["SM_VLLM_TENSOR_PARALLEL_SIZE"], environment["SM_VLLM_MAX_MODEL_LEN"]) == ("4", "8192")
+    assert (environment["SM_VLLM_TOOL_CALL_PARSER"], environment["SM_VLLM_ENABLE_AUTO_TOOL_CHOICE"]) == (
+        "hermes", "true")
+    config = one(template, "AWS::SageMaker::EndpointConfig")["Properties"]["ProductionVariants"][0]
+    assert config["InstanceType"] == "ml.g6.12xlarge"
+    assert "RIG_HF_TOKEN_PARAMETER" not in json.dumps(template)  # SageMaker takes no token
+
+
+def test_a_model_that_fits_no_size_is_refused_in_one_line(tmp_path):
+    config = tmp_path / "config.json"  # Llama 3.1 405B's sizes: 810 GB of bfloat16 weights
+    config.write_text(json.dumps({
+        "hidden_size": 16384, "intermediate_size": 53248, "num_hidden_layers": 126, "num_attention_heads": 128,
+        "num_key_value_heads": 8, "vocab_size": 128256, "max_position_embeddings": 131072, "torch_dtype": "bfloat16"}))
+    with pytest.raises(ModelOptionsError) as caught:
+        build_app(context={"model.g6": "acme/huge", "model_config.g6": str(config)})
+    line = str(caught.value)
+    assert "\n" not in line and line.startswith("-c model.g6=acme/huge: fits no g6 size at 8,192 tokens: the "
+                                                "largest, g6.48xlarge (8 x NVIDIA L4), is ")
+    assert line.split("is ", 1)[1].split(" bytes short")[0].replace(",", "").isdigit()
