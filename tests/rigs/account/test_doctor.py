@@ -179,19 +179,21 @@ def test_healthy_account_every_check_passes_and_nothing_is_written(endpoint: str
     assert clients.operations and all(op.startswith(("Describe", "Get", "List")) for op in clients.operations)
 
 
-def test_bedrock_model_not_listed_or_refused_warns_without_blocking(endpoint: str, which: Any,
-                                                                    bedrock_endpoint: FakeOpenAI) -> None:
-    answers = CannedAnswers()
-    quotas(answers)
+def test_bedrock_model_not_listed_or_refused_warns_without_blocking(bedrock_endpoint: FakeOpenAI,
+                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("AWS_ENDPOINT_URL", raising=False)  # AWS itself: the check is made
+    session = boto3.Session(aws_access_key_id="AKIADOCTOR", aws_secret_access_key="doctor-secret",
+                            region_name="us-east-2")
+    scope = doctor.Scope(aws.Clients(session, DOCTOR_CONFIG), ACCOUNT, [G6], CATALOG, session=session)
+    mantle = CATALOG.get("bedrock-mantle")
     bedrock_endpoint.pages["/v1/models"] = {"object": "list", "data": [{"id": "openai.gpt-oss-20b"}]}
-    report, _ = run([G6], answers, which, ["us-east-2"])
-    missing = by_check(report, "Bedrock model", "us-east-2")
+    (missing,) = doctor.bedrock_model(scope, mantle, "us-east-2")
     assert missing.status == WARN and not missing.blocks
     assert missing.detail == ("bedrock-mantle: google.gemma-4-e2b is not among the 1 models its endpoint lists here: "
                               "the benchmark's bedrock-mantle fails in this region")
+    assert verify(bedrock_endpoint.received[0], "doctor-secret").region == "us-east-2"
     bedrock_endpoint.pages["/v1/models"] = 403
-    report, _ = run([G6], answers, which, ["us-east-2"])
-    refused = by_check(report, "Bedrock model", "us-east-2")
+    (refused,) = doctor.bedrock_model(scope, mantle, "us-east-2")
     assert refused.denied == "bedrock-mantle:CreateInference" and "'InvokeBedrockOpenAIEndpoint'" in refused.fix
 
 
