@@ -85,3 +85,18 @@ def test_per_rig_keys_are_declared_by_pattern():
     assert key.matches("name.g6", {"rig": RIGS}) and not key.matches("name.g7", {"rig": RIGS})
     assert not key.matches("name.g6.x", {"rig": RIGS})
     assert {k.pattern for k in options.CONTEXT_KEYS} >= {"region.{rig}", "max_hours", "zones.{region}"}
+
+
+@pytest.mark.parametrize("command", ["up", "rehearse"])
+def test_help_says_what_every_argument_takes(command: str):
+    """``python -m rigs up --help``: the rigs have help naming the catalog's, and no metavar is argparse's DEST."""
+    import argparse
+
+    from rigs.cli import RIG_HELP, build_parser
+
+    (commands,) = [a for a in build_parser()._actions if isinstance(a, argparse._SubParsersAction)]
+    for action in commands.choices[command]._actions:
+        assert action.help, action.dest
+        if action.nargs != 0 and not action.choices:
+            assert action.metavar and action.metavar != action.dest.upper(), action.dest
+    assert all(f" {name}" in RIG_HELP for name in [*RIGS, "bedrock"])
