@@ -376,6 +376,7 @@ def _up_context(args: argparse.Namespace, rigs: Sequence[Any]) -> dict[str, str]
     """``up``'s ``-c KEY=VALUE`` as context, every key and value checked as the app checks them at synth (with
     ``--max-hours`` as ``max_hours``), before anything runs. Raises UsageError naming every problem."""
     from rigs.deploy.cdk_cli import cdk_json_keys
+    from rigs.deploy.model_options import ModelOptionsError, model_request, serve
 
     context = {}
     for item in args.context:
@@ -384,9 +385,14 @@ def _up_context(args: argparse.Namespace, rigs: Sequence[Any]) -> dict[str, str]
             raise UsageError(f"-c {item!r}: give KEY=VALUE")
         context[key] = value
     given = {**context, "max_hours": f"{args.max_hours:g}"} if args.max_hours is not None else context
+    catalog = load_catalog()
     try:
-        check_deploy_context(rigs, given, [r.name for r in load_catalog().deployable()], cdk_json_keys())
-    except OptionsError as exc:
+        check_deploy_context(rigs, given, [r.name for r in catalog.deployable()], cdk_json_keys())
+        for rig in rigs:  # the model each serves, and the size it fits (rigs/deploy/model_options.py)
+            request = model_request(given.get, rig.name)
+            if request.given or request.hf_token_parameter:
+                serve(rig, catalog, request)
+    except (OptionsError, ModelOptionsError) as exc:
         raise UsageError(str(exc)) from None
     return context
 

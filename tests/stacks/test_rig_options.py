@@ -108,7 +108,7 @@ def test_ami_option_replaces_the_ssm_parameter(varied):
     ({"image.g6": "vllm/vllm-openai:latest"}, r"image.g6=.*never :latest"),
     ({"image.g6": "vllm/vllm-openai"}, r"image.g6=.*pinned image reference"),
     ({"ami.inf2": "ubuntu"}, r"ami.inf2=ubuntu: give an AMI id"),
-    ({"model.g6": "google/gemma-4"}, r"^-c model.g6: not a context key of this app; its keys are region.<rig>, "),
+    ({"modle.g6": "google/gemma-4"}, r"^-c modle.g6: not a context key of this app; its keys are region.<rig>, "),
     ({"g6_varient": "big"}, r"^-c g6_varient: not a context key"),
 ])
 def test_a_bad_option_fails_synth_with_the_fix(tmp_path: Path, context, fix):

@@ -45,10 +45,12 @@ def test_a_bad_flag_is_refused_by_the_parser_in_one_line(no_aws: None, capsys: p
     (["image.g6=vllm/vllm-openai:latest"], "-c image.g6=vllm/vllm-openai:latest: give a pinned image reference"),
     (["region.g6=eu-west-1"], "-c region.g6=eu-west-1: g6 runs in"),
     (["az_count.us-east-2=9"], "-c az_count.us-east-2='9': give a whole number of zones from 1 to 6"),
-    (["model.g6=google/gemma"], "-c model.g6: not a context key of this app; its keys are region.<rig>, "
-                                "zones.<rig>, <rig>_variant, max_hours, max_hours.<rig>, image.<rig>, ami.<rig>, "
-                                "zones.<region>, az_count.<region> (<rig>: g6, g5g, inf2, trn1, sagemaker; <region>: "
-                                "us-east-1, us-east-2, us-west-1, us-west-2)"),
+    (["modle.g6=Qwen/Qwen3-8B"], "-c modle.g6: not a context key of this app; its keys are region.<rig>, "
+                                 "zones.<rig>, <rig>_variant, max_hours, max_hours.<rig>, image.<rig>, ami.<rig>, "
+                                 "zones.<region>, az_count.<region>, model.<rig>, model, model_config.<rig>, "
+                                 "instance_type.<rig>, hf_token_parameter (<rig>: g6, g5g, inf2, trn1, sagemaker; "
+                                 "<region>: us-east-1, us-east-2, us-west-1, us-west-2)"),
+    (["model.g6=someone/unknown-7b"], "-c model.g6=someone/unknown-7b: the catalog's models section does not list it"),
     (["zones"], "-c 'zones': give KEY=VALUE"),
 ])
 def test_a_bad_context_key_or_value_is_one_line_before_anything(no_aws: None, capsys: pytest.CaptureFixture,
@@ -73,9 +75,9 @@ def test_the_app_knows_its_own_keys_and_the_cdks_pass():
             "availability-zones:account=123456789012:region=us-east-1", "acknowledged-issue-numbers",
             *cdk_json_keys()]
     assert options.unknown_keys(known + cdks, RIGS) is None
-    unknown = options.unknown_keys(["region.g7", "zones.eu-west-1", "bedrock_variant", "model"], RIGS)
+    unknown = options.unknown_keys(["region.g7", "zones.eu-west-1", "bedrock_variant", "models"], RIGS)
     assert unknown is not None and unknown.problems[0].startswith(
-        "-c bedrock_variant, model, region.g7, zones.eu-west-1: not a context key of this app")
+        "-c bedrock_variant, models, region.g7, zones.eu-west-1: not a context key of this app")
 
 
 def test_per_rig_keys_are_declared_by_pattern():
