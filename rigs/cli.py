@@ -61,8 +61,8 @@ def _usd(value: str) -> float:
 
 MAX_USD_HELP = ("refuse to start (exit 2, nothing deployed), before any other check, when the rigs could cost more "
                 "than this: each rig's hourly price x its lifetime limit")
-RIG_HELP = ("a rig of rigs/catalog.yaml: g6, g5g, inf2, trn1 (EC2) or sagemaker (an endpoint); bedrock has nothing to "
-            "deploy")
+RIG_HELP = ("a rig of rigs/catalog.yaml: g6, g5g, inf2, trn1 (EC2) or sagemaker (an endpoint); bedrock and "
+            "bedrock-mantle have nothing to deploy")
 
 
 def _hours(value: str) -> float:
@@ -207,7 +207,7 @@ def _add_rehearse(sub: Any) -> None:
     p = sub.add_parser("rehearse", help="from nothing to a report to nothing: doctor, estimate, up (small model), "
                        "benchmark, --big, down, timeline and cost")
     p.add_argument("rigs", nargs="*", metavar="RIG", help="rigs to rehearse (default: every one, Bedrock included); "
-                   + RIG_HELP.replace("nothing to deploy", "only benchmarked"))
+                   + RIG_HELP.replace("have nothing to deploy", "are only benchmarked"))
     p.add_argument("--yes", action="store_true", help="go on without asking after the plan and its estimate")
     p.add_argument("--offline", action="store_true", help="rehearse the flow against moto's server on loopback, with "
                    "the local rig playing every rig's server: no AWS account, nothing billed")
