@@ -29,6 +29,9 @@ Errors are classified by their **error code**, never by free text:
 - ``not-here``: what the rig needs is not published in this region (the SageMaker image's tag
   missing from the region's registry, as the stack's ``Custom::ImageDigest`` reports it with
   ``ImageNotFoundException``); another region may have it.
+- ``not-served``: the endpoint answered, but not as an AWS API does: no error code, only an HTTP status
+  and an HTML page (what a local emulator answers for a service it does not implement, e.g. moto's
+  server for the Free Tier API); nothing the caller's permissions would change.
 - ``other``: anything else.
 
 Failures that arrive asynchronously (an Auto Scaling activity, a CloudFormation event, a
@@ -73,6 +76,7 @@ UNREACHABLE = "unreachable"
 NOT_FOUND = "not-found"
 FREE_PLAN = "free-plan"
 NOT_HERE = "not-here"
+NOT_SERVED = "not-served"
 OTHER = "other"
 
 FREE_PLAN_FIX = ("upgrade the account to the Paid plan (the Free plan launches only Free Tier instance types): in the "
@@ -242,6 +246,8 @@ def classify(exc: BaseException) -> AwsFailure:
         code = err.get("Code") or str(exc.response.get("ResponseMetadata", {}).get("HTTPStatusCode", ""))
         message = err.get("Message", "")
         kind = FREE_PLAN if _FREE_TIER.search(message or "") else classify_code(code)
+        if code.isdigit() and html_page(message):
+            kind = NOT_SERVED
         return AwsFailure(code, kind, readable(message))
     if isinstance(exc, botocore.exceptions.WaiterError):
         reason = getattr(exc, "last_response", {}) or {}
@@ -285,6 +291,12 @@ _TITLE = re.compile(r"<title[^>]*>(.*?)</title>", re.IGNORECASE | re.DOTALL)
 MESSAGE_LIMIT = 300
 
 
+def html_page(message: str | None) -> bool:
+    """Whether an error's message is an HTML page (a proxy's, a captive portal's, an emulator's), not AWS's words."""
+    text = (message or "").strip().lower()
+    return text.startswith(("<!doctype html", "<html")) or "</html>" in text
+
+
 def readable(message: str | None) -> str:
     """An error message fit for one line: an HTML error page becomes its title, long text is cut.
 
@@ -292,7 +304,7 @@ def readable(message: str | None) -> str:
     with an HTML page that botocore puts in the error message whole.
     """
     text = (message or "").strip()
-    if text.lstrip().lower().startswith(("<!doctype html", "<html")) or "</html>" in text.lower():
+    if html_page(text):
         title = _TITLE.search(text)
         body = title.group(1) if title else _TAG.sub(" ", text)
         text = f"an HTML page: {' '.join(html.unescape(body).split())}"

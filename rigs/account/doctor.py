@@ -95,6 +95,9 @@ ARM_BUILD_QUOTAS = re.compile(r"^Concurrently running builds for (?!.*Lambda).*\
 """CodeBuild's quotas on concurrent ARM container builds (its ARM Lambda builds are another kind)."""
 XLARGE = re.compile(r"\bXLarge\b", re.IGNORECASE)
 
+NOT_SERVED_FIX = "none: not a permission; AWS serves this call, so the check runs against AWS"
+"""The fix of a check whose call the endpoint does not serve (moto's server has no Free Tier API)."""
+
 LOCAL_CHECKS = ("AWS CLI v2", "Session Manager plugin")
 ACCOUNT_PLAN = "Account plan"
 SKIPPABLE = {"account-plan": ACCOUNT_PLAN}
@@ -687,6 +690,10 @@ def _unknown(check: str, subject: str, region: str | None, exc: BaseException, s
     failure = aws.classify(exc)
     if failure.kind == aws.CREDENTIALS:
         raise aws.CredentialsError(failure.code) from None
+    if failure.kind == aws.NOT_SERVED:
+        call = " ".join(part for part in (service, getattr(exc, "operation_name", None)) if part)
+        return Finding(check, subject, region, WARN, f"not available here: this endpoint does not serve {call} "
+                       f"(HTTP {failure.code})", fix or NOT_SERVED_FIX)
     refused = permissions.refused_action(service, exc)
     if refused:
         return Finding(check, subject, region, WARN, f"not checked: {aws.describe_error(exc, service)}",

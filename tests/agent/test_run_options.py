@@ -32,6 +32,10 @@ from tests.agent.conftest import FakeRunner
         (["--concurrency", "1,100000000"], "argument --concurrency: 100000000 is above 1024: each request in flight "
                                            "holds a connection (and, for AWS backends, a worker thread)"),
         (["--max-consecutive-failures", "-1"], "argument --max-consecutive-failures: -1 is negative: give 0 or more"),
+        (["--demos", "bfcl", "--bfcl-n", "99999"], "argument --bfcl-n: 99,999 is above the 1,240 cases there are: "
+                                                   "give at most 1,240, or 'all'"),
+        (["--question", ""], "argument --question: empty: give the text"),
+        (["--question", "  "], "argument --question: empty: give the text"),
     ],
 )
 def test_a_bad_number_is_one_line_and_exit_2(argv: list[str], says: str, capsys: pytest.CaptureFixture) -> None:
@@ -73,7 +77,7 @@ def test_options_with_their_part_are_accepted() -> None:
 
     parser = run_module.build_parser(runner)
     for argv in (["--demos", "chat", "--concurrency", "auto", "--slo", "ttft_p99_ms=500"],
-                 ["--demos", "bfcl", "--bfcl-n", "all"], []):
+                 ["--demos", "bfcl", "--bfcl-n", "all"], ["--demos", "bfcl", "--bfcl-n", "1240"], []):
         runner.check_options(parser.parse_args(argv))
 
 

@@ -302,6 +302,26 @@ def test_each_refused_check_names_the_statement_that_grants_it(endpoint: str, wh
     assert report.deployable("g6") == ["us-east-2"]  # a check that could not be made blocks nothing
 
 
+MOTO_500 = ("<!doctype html>\n<html lang=en>\n<title>500 Internal Server Error</title>\n<h1>Internal Server Error</h1>\n"
+            "<p>The server encountered an internal error and was unable to complete your request.</p>\n")
+"""What moto's server answers for a service it has no backend for (the Free Tier API): HTTP 500, an HTML page."""
+
+
+def test_a_call_the_endpoint_does_not_serve_reads_not_available_here_not_a_permission_fix(endpoint: str,
+                                                                                         which: Any) -> None:
+    answers = CannedAnswers()
+    quotas(answers)
+    answers.add_error("freetier", "GetAccountPlanState", {}, "500", MOTO_500)
+    bootstrap("us-east-2")
+    report, _ = run([G6], answers, which, regions=["us-east-2"])
+    plan = by_check(report, "Account plan")
+    assert (plan.status, plan.detail, plan.fix, plan.denied) == (
+        WARN, "not available here: this endpoint does not serve freetier GetAccountPlanState (HTTP 500)",
+        "none: not a permission; AWS serves this call, so the check runs against AWS", "")
+    assert not [f for f in report.findings if f.check == "IAM permissions"]
+    assert report.deployable("g6") == ["us-east-2"]  # a check that could not be made blocks nothing
+
+
 def test_a_free_plan_account_blocks_every_rig_everywhere_with_the_upgrade_as_the_fix(endpoint: str,
                                                                                     which: Any) -> None:
     answers = CannedAnswers()
