@@ -21,8 +21,10 @@ import aws_cdk as cdk  # noqa: E402
 from rigs.catalog.model import Catalog, load_catalog  # noqa: E402
 from rigs.catalog.model import DeployableRig, Ec2Rig, SageMakerRig  # noqa: E402
 from rigs.contract import MANAGED_BY, TAG_MANAGED_BY, base_stack_name  # noqa: E402
+from rigs.deploy import options as keys  # noqa: E402
 from rigs.deploy.model_options import ModelOptionsError, model_request, serve  # noqa: E402
-from rigs.deploy.options import OptionsError, RigOptions, parse_region_zones, parse_rig_options  # noqa: E402
+from rigs.deploy.options import OptionsError, RigOptions, parse_az_count, parse_region_zones  # noqa: E402
+from rigs.deploy.options import parse_rig_options, rig_values, unknown_keys  # noqa: E402
 from rigs.deploy import placement  # noqa: E402
 from stacks.base_stack import InferenceBaseStack  # noqa: E402
 from stacks.endpoint_stack import InferenceEndpointStack  # noqa: E402
@@ -40,39 +42,23 @@ def project_context() -> dict[str, Any]:
 
 def az_count(app: cdk.App, catalog: Catalog, region: str) -> int:
     """Zones the base network spans: the catalog's count, or ``-c az_count.<region>=N``."""
-    override = app.node.try_get_context(f"az_count.{region}")
-    if override is None:
-        return catalog.regions[region].availability_zones
-    try:
-        count = int(override)
-    except (TypeError, ValueError):
-        count = 0
-    if not 1 <= count <= 6:
-        raise ValueError(f"-c az_count.{region}={override!r}: give a whole number of zones from 1 to 6")
-    return count
+    count = parse_az_count(region, app.node.try_get_context(keys.AZ_COUNT.key(region=region)))
+    return catalog.regions[region].availability_zones if count is None else count
 
 
 def base_zones(app: cdk.App, catalog: Catalog, region: str) -> tuple[int, tuple[str, ...]]:
     """The base network's zone count and named zones: ``-c zones.<region>=a,b``, else ``az_count`` slots."""
-    named = parse_region_zones(region, app.node.try_get_context(f"zones.{region}"),
-                               az_count_given=app.node.try_get_context(f"az_count.{region}") is not None)
+    named = parse_region_zones(region, app.node.try_get_context(keys.REGION_ZONES.key(region=region)),
+                               az_count_given=app.node.try_get_context(keys.AZ_COUNT.key(region=region)) is not None)
     return (len(named), named) if named else (az_count(app, catalog, region), ())
 
 
-DEPLOYED_REGIONS_KEY = "deployed_regions.{stack}"
-"""Context set by ``__main__`` from CloudFormation: the regions a stack of that name exists in."""
-LOOKED_UP_KEY = "deployed_regions_complete"
-"""Context set by ``__main__`` when every region answered (a stack found nowhere exists nowhere)."""
-DESTROYING_KEY = "aws-inference:destroying"
-"""Context ``./scripts/cdk`` sets for ``destroy``: then a stack CloudFormation shows nowhere is left
-out of the app, so the CLI reports "destroyed" only for stacks that existed."""
-
-
 def not_deployed(app: cdk.App, stack_name: str) -> bool:
-    """True when this synth is for a destroy, every region was asked, and the stack is in none."""
+    """True when this synth is for a destroy (``./scripts/cdk destroy``), every region was asked, and the stack is
+    in none: then it is left out of the app, so the CLI reports "destroyed" only for stacks that existed."""
     context = app.node.try_get_context
-    return bool(context(DESTROYING_KEY)) and bool(context(LOOKED_UP_KEY)) and not _regions_in(
-        context(DEPLOYED_REGIONS_KEY.format(stack=stack_name)))
+    return bool(context(keys.DESTROYING.key())) and bool(context(keys.LOOKED_UP.key())) and not _regions_in(
+        context(keys.DEPLOYED_REGIONS.key(stack=stack_name)))
 
 
 def _regions_in(value: Any) -> tuple[str, ...]:
@@ -86,10 +72,10 @@ def region_choice(app: cdk.App, rig: DeployableRig) -> placement.RegionChoice:
     return placement.choose_region(
         rig.name,
         rig.regions,
-        explicit=context(f"region.{rig.name}"),
-        deployed=_regions_in(context(DEPLOYED_REGIONS_KEY.format(stack=rig.stack_name))),
-        looked_up=bool(context(LOOKED_UP_KEY)),
-        recorded=context(f"recorded_region.{rig.name}"),
+        explicit=context(keys.REGION.key(rig=rig.name)),
+        deployed=_regions_in(context(keys.DEPLOYED_REGIONS.key(stack=rig.stack_name))),
+        looked_up=bool(context(keys.LOOKED_UP.key())),
+        recorded=context(keys.RECORDED_REGION.key(rig=rig.name)),
     )
 
 
@@ -99,19 +85,10 @@ def rig_options(app: cdk.App, rig: DeployableRig, region: str,
     (see rigs/deploy/options.py); the recorded zones apply only in the recorded region. The model it serves
     and the size it runs on (rigs/deploy/model_options.py) are said with ``say``."""
     context = app.node.try_get_context
-    max_hours = context(f"max_hours.{rig.name}")
-    zones = context(f"zones.{rig.name}")
-    if zones is None and region == context(f"recorded_region.{rig.name}"):
-        zones = context(f"recorded_zones.{rig.name}")
-    options = parse_rig_options(
-        rig,
-        region=region,
-        zones=zones,
-        variant=context(f"{rig.name}_variant"),
-        max_hours=max_hours if max_hours is not None else context("max_hours"),
-        image=context(f"image.{rig.name}"),
-        ami=context(f"ami.{rig.name}"),
-    )
+    zones = context(keys.ZONES.key(rig=rig.name))
+    if zones is None and region == context(keys.RECORDED_REGION.key(rig=rig.name)):
+        zones = context(keys.RECORDED_ZONES.key(rig=rig.name))
+    options = parse_rig_options(rig, region=region, zones=zones, **rig_values(rig.name, context))
     request = model_request(context, rig.name)
     if not (request.given or request.hf_token_parameter):
         return options
@@ -163,7 +140,7 @@ def add_rig_stacks(app: cdk.App, catalog: Catalog, bases: Callable[[str], Infere
 def add_image_stacks(app: cdk.App, rig: Ec2Rig, region: str) -> None:
     """The g5g image build stack in the rig's region, and wherever else it exists."""
     name = f"{rig.stack_name}Image"
-    deployed = _regions_in(app.node.try_get_context(DEPLOYED_REGIONS_KEY.format(stack=name)))
+    deployed = _regions_in(app.node.try_get_context(keys.DEPLOYED_REGIONS.key(stack=name)))
     for id_, where in [(name, region)] + [(f"{name}-{r}", r) for r in deployed if r != region]:
         InferenceG5gImageStack(app, id_, rig=rig_options(app, rig, region).rig, env=cdk.Environment(region=where),
                                stack_name=name,
@@ -183,6 +160,9 @@ def build_app(context: Mapping[str, Any] | None = None, outdir: str | None = Non
         builtin_cloud_formation_validation=False,
     )
     catalog = load_catalog()
+    unknown = unknown_keys(app.node.get_all_context(), [r.name for r in catalog.deployable()], project_context())
+    if unknown is not None:
+        raise unknown
     cdk.Tags.of(app).add(TAG_MANAGED_BY, MANAGED_BY)
     bases: dict[str, InferenceBaseStack] = {}
 
@@ -264,10 +244,10 @@ def deployed_context(catalog: Catalog, say: Callable[[str], None]) -> dict[str, 
     names = whereabouts.app_stacks()
     where = whereabouts.locate(names)
     say(f"account {account}: {where.summary()}")
-    context: dict[str, Any] = {DEPLOYED_REGIONS_KEY.format(stack=n): ",".join(where.regions_of(n))
+    context: dict[str, Any] = {keys.DEPLOYED_REGIONS.key(stack=n): ",".join(where.regions_of(n))
                                for n in names if where.regions_of(n)}
     if where.complete:
-        context[LOOKED_UP_KEY] = True
+        context[keys.LOOKED_UP.key()] = True
         for line in placement.reconcile({r.name: where.regions_of(r.stack_name) for r in catalog.deployable()}):
             say(f"placement: {line}")
     return context
@@ -290,12 +270,8 @@ def main() -> None:
         raise SystemExit(2) from None
     try:
         app = build_app(context=context, say=say)
-    except ModelOptionsError as exc:
-        say(str(exc))
-        raise SystemExit(2) from None
-    except OptionsError as exc:
-        for problem in exc.problems:
-            say(problem)
+    except (OptionsError, ModelOptionsError) as exc:  # a bad -c key or value: its one line, not a traceback
+        say(f"error: {exc}")
         raise SystemExit(2) from None
     app.synth()
 

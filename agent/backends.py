@@ -5,7 +5,9 @@ answers, an endpoint that is InService). Discovery, port forwards and the local 
 produce them; the benchmark consumes them. Nothing here talks to the network.
 
 The reference's environment variables work unchanged (``BEDROCK_MODEL``, ``G6_URL``,
-``SM_ENDPOINT``, ``BACKENDS=a,b`` ...); model defaults come from the rig catalog.
+``SM_ENDPOINT``, ``BACKENDS=a,b`` ...); model defaults come from the rig catalog. Bedrock's
+OpenAI-compatible endpoint (``bedrock-mantle``) takes the OpenAI SDK's Bedrock-provider variables
+(``AWS_BEDROCK_BASE_URL``, ``AWS_BEARER_TOKEN_BEDROCK``) and ``BEDROCK_MANTLE_MODEL``.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, Callable, Iterable, Mapping
 from urllib.parse import urlsplit, urlunsplit
 
+from rigs import aws
 from rigs.catalog import model as catalog_model  # the catalog's classes load on first use, not to print --help
 from rigs.catalog.model import weights_for
 from rigs.catalog.pricing import STANDARD_TIER, base_model_id
@@ -26,8 +29,11 @@ from .kinds import KINDS, descriptor
 
 if TYPE_CHECKING:
     from rigs.catalog.model import BedrockBackend, Catalog, Ec2Rig, SageMakerRig
+    from rigs.catalog.served import ModelCard
 
-ORDER: tuple[str, ...] = ("bedrock", "g6", "g5g", "sagemaker", "inf2", "trn1")
+MANTLE = "bedrock-mantle"
+"""Bedrock's OpenAI-compatible endpoint serving the rigs' model (its catalog entry's name)."""
+ORDER: tuple[str, ...] = ("bedrock", MANTLE, "g6", "g5g", "sagemaker", "inf2", "trn1")
 """Registry order of the AWS backends; ``local`` and custom backends come after them."""
 
 LOCAL = "local"
@@ -127,7 +133,7 @@ class UnknownBackendError(ValueError):
 
 
 def sort_key(name: str) -> tuple[int, str]:
-    """Registry order: bedrock, g6, g5g, sagemaker, inf2, trn1, then local and custom by name."""
+    """Registry order: bedrock, bedrock-mantle, g6, g5g, sagemaker, inf2, trn1, then local and custom by name."""
     return (ORDER.index(name), "") if name in ORDER else (len(ORDER), name)
 
 
@@ -302,11 +308,15 @@ def catalog_expectation(rig: Ec2Rig | SageMakerRig | BedrockBackend, model_id: s
     (a vLLM image's tag), the model every request names, the context length of its serve flags, its instance type
     (the stack's ``instance_type`` output where given: ``-c model.<rig>`` may have moved it) and image digest (the
     catalog's pin, else the digest the stack read at deploy time: ``deployed_digest``), and for a vLLM rig the KV
-    cache ``python -m rigs fit`` predicts; Bedrock's model and service ``tier``."""
+    cache ``python -m rigs fit`` predicts; Bedrock's model and service ``tier`` (where its kind is called in one)."""
     if isinstance(rig, catalog_model.BedrockBackend):
-        return {"model": fact(base_model_id(model_id), f"the model id every request names ({model_id})"),
-                "service_tier": fact(tier, "--bedrock-tier" if tier != STANDARD_TIER else
-                                     "no --bedrock-tier: Bedrock's Standard tier")}
+        out = {"model": fact(base_model_id(model_id), f"the model id every request names ({model_id})")}
+        if descriptor(kind_for(rig)).service_tiers:
+            out["service_tier"] = fact(tier, "--bedrock-tier" if tier != STANDARD_TIER else
+                                       "no --bedrock-tier: Bedrock's Standard tier")
+        else:
+            out["region"] = fact(region, "the region its requests are signed for")
+        return out
     out: dict[str, Any] = {}
     if engine := _engine(rig):
         out["engine"] = fact(engine, f"catalog runtime {rig.runtime}")
@@ -340,6 +350,59 @@ def _predicted_cache(rig: Ec2Rig | SageMakerRig, model_id: str, instance_type: s
             "max_concurrency": fact(f"{result.kv_tokens / tokens:.2f}", source)}
 
 
+def bedrock_card(catalog: Catalog, model: str) -> ModelCard | None:
+    """The models section's entry for ``model`` (a ``weights.model``: ``Gemma 4 E2B``) that names what Bedrock serves
+    it as (its ``bedrock_id``, else its ``bedrock_note``), or None where the section says nothing of Bedrock."""
+    cards = [card for card in catalog.models.values() if card.name == model]
+    return next((c for c in cards if c.bedrock_id), None) or next((c for c in cards if c.bedrock_note), None)
+
+
+def bedrock_id(catalog: Catalog, model: str) -> str | None:
+    """The id Bedrock's OpenAI-compatible endpoint serves ``model`` under, as the catalog's models section names it;
+    None where Bedrock does not serve it."""
+    card = bedrock_card(catalog, model)
+    return card.bedrock_id if card is not None else None
+
+
+@dataclass(frozen=True, slots=True)
+class MantleSettings:
+    """How Bedrock's OpenAI-compatible endpoint is reached, as the environment says.
+
+    Attributes:
+        model_id: ``BEDROCK_MANTLE_MODEL``, else the catalog entry's (the rigs' model).
+        model_given: ``BEDROCK_MANTLE_MODEL`` named it (the plan then does not follow the model the rigs serve).
+        region: ``--region``, else the region of an ``AWS_BEDROCK_BASE_URL`` naming a regional endpoint, else
+            ``BEDROCK_REGION``, else the catalog's first.
+        base_url: ``AWS_BEDROCK_BASE_URL`` (``.../v1``), else the region's endpoint.
+        base_url_given: ``AWS_BEDROCK_BASE_URL`` named it: then no other AWS endpoint is called for it.
+        auth_mode: :data:`rigs.aws.BEARER` with ``AWS_BEARER_TOKEN_BEDROCK``, else :data:`rigs.aws.SIGNED`.
+    """
+
+    model_id: str
+    model_given: bool
+    region: str
+    base_url: str
+    base_url_given: bool
+    auth_mode: str
+
+    @classmethod
+    def from_env(cls, get: Callable[[str], str | None], catalog: Catalog, region: str | None) -> MantleSettings:
+        """Raises ValueError: ``AWS_BEDROCK_BASE_URL`` is not an http(s) URL."""
+        rig = catalog.get(MANTLE)
+        given = get(aws.MANTLE_BASE_URL_VAR)
+        base_url = normalize_base_url(given) if given else None
+        region = region or (base_url and aws.mantle_region(base_url)) or get("BEDROCK_REGION") or rig.regions[0]
+        model = get("BEDROCK_MANTLE_MODEL")
+        return cls(model_id=model or rig.model_id, model_given=model is not None, region=region,
+                   base_url=base_url or aws.mantle_url(region), base_url_given=base_url is not None,
+                   auth_mode=aws.BEARER if get(aws.MANTLE_TOKEN_VAR) else aws.SIGNED)
+
+    def describe_auth(self) -> str:
+        if self.auth_mode == aws.BEARER:
+            return f"a Bedrock API key ({aws.MANTLE_TOKEN_VAR}) as a bearer token"
+        return f"SigV4 ({aws.MANTLE_SERVICE}, {self.region}) from the AWS credential chain"
+
+
 @dataclass(frozen=True, slots=True)
 class EnvConfig:
     """The backends the environment configures, and the names it restricts the run to."""
@@ -349,6 +412,7 @@ class EnvConfig:
     not here: it is always on, and needs AWS credentials, so the caller decides."""
     bedrock_model: str
     bedrock_region: str
+    mantle: MantleSettings
     only: tuple[str, ...] | None
     """``BACKENDS=a,b`` parsed, or None."""
 
@@ -374,6 +438,7 @@ def from_env(env: Mapping[str, str], catalog: Catalog, region: str | None = None
     bedrock = catalog.get("bedrock")
     bedrock_model = get("BEDROCK_MODEL") or bedrock.model_id
     bedrock_region = region or get("BEDROCK_REGION") or bedrock.regions[0]
+    mantle = MantleSettings.from_env(get, catalog, region)
 
     backends: list[Backend] = []
     for name, prefix in _URL_VARS.items():
@@ -397,7 +462,7 @@ def from_env(env: Mapping[str, str], catalog: Catalog, region: str | None = None
         ))
     backends.sort(key=lambda b: sort_key(b.name))
     return EnvConfig(backends=tuple(backends), bedrock_model=bedrock_model,
-                     bedrock_region=bedrock_region, only=parse_names(get("BACKENDS")))
+                     bedrock_region=bedrock_region, mantle=mantle, only=parse_names(get("BACKENDS")))
 
 
 def custom_backend(rig: Ec2Rig, prefix: str, base_url: str, model: str | None, instance_type: str | None) -> Backend:
@@ -456,3 +521,27 @@ def bedrock_backend(catalog: Catalog, model_id: str, region: str, tier: str = ST
                   "reached_via": f"Bedrock runtime API in {region} (ConverseStream)"},
         provenance={"expected": catalog_expectation(rig, model_id, region, tier=tier)},
     )
+
+
+def mantle_backend(catalog: Catalog, settings: MantleSettings, model: str | None = None) -> Backend:
+    """Bedrock's OpenAI-compatible endpoint serving ``model`` (a ``weights.model``; None: the settings' model id).
+
+    What it serves is the catalog entry's statement for its own model, and for another the same model family at a
+    precision Bedrock does not publish (so the quality lane pairs it with the rigs as the same model)."""
+    rig = catalog.get(MANTLE)
+    model_id = (bedrock_id(catalog, model) if model else None) or settings.model_id
+    meta = catalog_metadata(rig, settings.region, model_id)
+    if model and model_id != rig.model_id:
+        meta.update({f"{WEIGHTS_METADATA_PREFIX}model": model, f"{WEIGHTS_METADATA_PREFIX}precision": "not published",
+                     f"{WEIGHTS_METADATA_PREFIX}engine": rig.weights.engine})
+    meta.update({"region": settings.region, "service_tier": STANDARD_TIER, "auth_mode": settings.auth_mode,
+                 "reached_via": f"Bedrock's OpenAI-compatible endpoint {settings.base_url} (Chat Completions), "
+                                f"{settings.describe_auth()}"})
+    if settings.base_url_given:
+        meta["endpoint_variable"] = aws.MANTLE_BASE_URL_VAR
+        meta["note"] = (f"{MANTLE}: {aws.MANTLE_BASE_URL_VAR}={settings.base_url} replaces Bedrock's endpoint; no "
+                        "other AWS endpoint is called for it, so its price is the dated offline file's "
+                        "(rigs/prices.yaml)")
+    return Backend(name=MANTLE, label=rig.label, kind=kind_for(rig), model_id=model_id, tool_calls=rig.tool_calls,
+                   base_url=settings.base_url, region=settings.region, metadata=meta,
+                   provenance={"expected": catalog_expectation(rig, model_id, settings.region)})

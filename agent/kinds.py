@@ -1,4 +1,4 @@
-"""What each backend kind is (``Backend.kind``: bedrock, openai, sagemaker, neuron), in one table.
+"""What each backend kind is (``Backend.kind``: bedrock, bedrock-mantle, openai, sagemaker, neuron), in one table.
 
 Per kind: how it is reached (its transport and the ``Backend`` fields it cannot be reached without), how it
 is priced, how its provenance is read, whether it has native tool calls, how many requests it serves at once,
@@ -17,6 +17,9 @@ from dataclasses import dataclass
 
 HTTP = "http"
 """An OpenAI-compatible server at the backend's own URL (``/v1/chat/completions``)."""
+SIGV4 = "sigv4"
+"""AWS authentication over HTTP: each request signed with SigV4 from the usual credential chain, or a Bedrock API
+key (``AWS_BEARER_TOKEN_BEDROCK``) sent as a bearer token."""
 SAGEMAKER_RUNTIME = "sagemaker-runtime"
 """SageMaker's ``InvokeEndpoint`` in the backend's region."""
 BEDROCK_RUNTIME = "bedrock-runtime"
@@ -43,6 +46,8 @@ class BackendKind:
         name: the kind, as ``Backend.kind``, ``run.json`` and ``summary.json`` write it.
         transport: :data:`HTTP`, :data:`SAGEMAKER_RUNTIME` or :data:`BEDROCK_RUNTIME`.
         needs: the ``Backend`` fields it cannot be reached without, in the order a problem is reported.
+        auth: how an HTTP request proves who sends it: None (the server asks nothing, or an ``api_key`` of
+            its metadata), :data:`SIGV4` (AWS's own, from the credential chain, or a Bedrock API key).
         pricing: :data:`PER_HOUR` or :data:`PER_TOKEN`.
         provenance: where what served it is read: :data:`FROM_SERVER`, :data:`FROM_ENDPOINT`, :data:`FROM_MODEL`.
         native_tool_calls: whether it drives an agent with native tool calls when its record does not say.
@@ -55,6 +60,8 @@ class BackendKind:
         ignore_eos: whether its server can be asked for exactly ``max_tokens`` tokens (``ignore_eos``: vLLM and
             llama.cpp, SageMaker's vLLM container); elsewhere a reply may end early and is recorded as it came.
         managed: AWS serves it on hardware it does not publish (no device, no weights, no bandwidth ceiling).
+        service_tiers: it is called in one of Bedrock's service tiers (``--bedrock-tier``), sent with every request
+            and read back from a probe.
         preferred_orchestrator: the orchestrator runs on it when it can drive an agent.
         played_by_stand_in: an offline stand-in plays it (moto answers its runtime API); an EC2 rig's forward
             is relayed to the stand-in instead, and moto has no Bedrock runtime.
@@ -66,11 +73,13 @@ class BackendKind:
     pricing: str
     provenance: str
     native_tool_calls: bool
+    auth: str | None = None
     concurrency_limit: int | None = None
     prompt_limit: int | None = None
     total_limit: int | None = None
     ignore_eos: bool = False
     managed: bool = False
+    service_tiers: bool = False
     preferred_orchestrator: bool = False
     played_by_stand_in: bool = False
 
@@ -81,7 +90,13 @@ class BackendKind:
 
 
 BEDROCK = BackendKind("bedrock", transport=BEDROCK_RUNTIME, needs=("region",), pricing=PER_TOKEN,
-                      provenance=FROM_MODEL, native_tool_calls=True, managed=True, preferred_orchestrator=True)
+                      provenance=FROM_MODEL, native_tool_calls=True, managed=True, service_tiers=True,
+                      preferred_orchestrator=True)
+BEDROCK_MANTLE = BackendKind("bedrock-mantle", transport=HTTP, needs=("base_url", "region"), pricing=PER_TOKEN,
+                             provenance=FROM_SERVER, native_tool_calls=True, auth=SIGV4, managed=True)
+"""Bedrock's OpenAI-compatible endpoint (``https://bedrock-mantle.<region>.api.aws/v1``, Chat Completions): an
+OpenAI-compatible server whose requests carry AWS's authentication, priced per token; what serves it is read from
+its ``GET /v1/models`` (docs/agent.md, "The same model on Bedrock")."""
 OPENAI = BackendKind("openai", transport=HTTP, needs=("base_url",), pricing=PER_HOUR, provenance=FROM_SERVER,
                      native_tool_calls=True, ignore_eos=True)
 SAGEMAKER = BackendKind("sagemaker", transport=SAGEMAKER_RUNTIME, needs=("region", "endpoint_name"),
@@ -90,7 +105,7 @@ SAGEMAKER = BackendKind("sagemaker", transport=SAGEMAKER_RUNTIME, needs=("region
 NEURON = BackendKind("neuron", transport=HTTP, needs=("base_url",), pricing=PER_HOUR, provenance=FROM_SERVER,
                      native_tool_calls=False, concurrency_limit=1, prompt_limit=128, total_limit=512)
 
-DESCRIPTORS: tuple[BackendKind, ...] = (BEDROCK, OPENAI, SAGEMAKER, NEURON)
+DESCRIPTORS: tuple[BackendKind, ...] = (BEDROCK, BEDROCK_MANTLE, OPENAI, SAGEMAKER, NEURON)
 KINDS: tuple[str, ...] = tuple(k.name for k in DESCRIPTORS)
 """Every kind's name, in the order a problem lists them."""
 _BY_NAME = {k.name: k for k in DESCRIPTORS}

@@ -12,16 +12,20 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Mapping
 
+from rigs import aws
 from rigs.catalog import model as catalog_model  # the catalog's classes load on first use, not to print --help
+from rigs.catalog.model import weights_for
 from rigs.catalog.pricing import STANDARD_TIER
 
-from .backends import LOCAL, ORDER, Backend, EnvConfig, bedrock_backend, catalog_expectation, catalog_limits, \
-    catalog_metadata, kind_for, sort_key
+from .backends import LOCAL, MANTLE, ORDER, Backend, EnvConfig, bedrock_backend, bedrock_card, catalog_expectation, \
+    catalog_limits, catalog_metadata, kind_for, mantle_backend, sort_key
+from .bench.results.constants import WEIGHTS_METADATA_PREFIX
+from .kinds import descriptor
 from .reach.discovery import Discovery, FoundRig, Skipped
 from .reach.provenance import instance_facts
 
 if TYPE_CHECKING:
-    from rigs.catalog.model import Catalog, Ec2Rig
+    from rigs.catalog.model import Catalog, Ec2Rig, SageMakerRig
 
 _MODEL_VARS = {"g6": "G6_MODEL", "g5g": "G5G_MODEL", "inf2": "INF2_MODEL", "trn1": "TRN1_MODEL",
                "sagemaker": "SM_MODEL"}
@@ -78,19 +82,22 @@ class Plan:
 
 
 def needs_aws(selection: tuple[str, ...] | None, env: EnvConfig) -> bool:
-    """Whether the selection needs AWS: Bedrock, SageMaker, or an EC2 rig not given by URL.
+    """Whether the selection needs AWS: Bedrock, SageMaker, or an EC2 rig not given by URL. Bedrock's
+    OpenAI-compatible endpoint does not: its requests go over HTTP, signed with the credentials of the chain as
+    they are found locally (or carrying a Bedrock API key), with no AWS API asked first.
 
     With no selection AWS is used when credentials exist, but it is not *needed*.
     """
     if selection is None:
         return False
-    by_url = {b.name for b in env.backends if not b.needs_aws}
+    by_url = {b.name for b in env.backends if not b.needs_aws} | {MANTLE}
     return any(name != LOCAL and name not in by_url for name in selection)
 
 
 def make_plan(*, catalog: Catalog, env: EnvConfig, selection: tuple[str, ...] | None, local: bool,
               aws_ok: bool, aws_reason: str = "", discovery: Discovery | None = None,
-              model_overrides: Mapping[str, str] = MappingProxyType({}), bedrock_tier: str = STANDARD_TIER) -> Plan:
+              model_overrides: Mapping[str, str] = MappingProxyType({}), bedrock_tier: str = STANDARD_TIER,
+              can_sign: bool = False) -> Plan:
     """Decide the run's backends.
 
     Args:
@@ -103,6 +110,8 @@ def make_plan(*, catalog: Catalog, env: EnvConfig, selection: tuple[str, ...] | 
         discovery: what discovery found (None when it did not run).
         model_overrides: ``*_MODEL`` variables, applied to discovered rigs too.
         bedrock_tier: Bedrock's service tier (``--bedrock-tier``).
+        can_sign: AWS credentials were found to sign requests with, though not checked with STS (``--backends
+            bedrock-mantle`` asks no other AWS endpoint); ``aws_ok`` implies it.
     """
     plan = Plan()
     wanted = set(selection) if selection is not None else None
@@ -125,6 +134,9 @@ def make_plan(*, catalog: Catalog, env: EnvConfig, selection: tuple[str, ...] | 
             else:
                 plan.ready.append(backend)
             continue
+        if name == MANTLE:
+            _plan_mantle(plan, catalog, env, aws_ok or can_sign, aws_reason, wanted is not None)
+            continue
         if name == "bedrock":
             if aws_ok:
                 plan.ready.append(bedrock_backend(catalog, env.bedrock_model, env.bedrock_region, bedrock_tier))
@@ -146,20 +158,32 @@ def make_plan(*, catalog: Catalog, env: EnvConfig, selection: tuple[str, ...] | 
         if isinstance(rig, catalog_model.Ec2Rig):
             plan.forwards.append(ForwardTarget(found=found, rig=rig, model_id=model_id, local_port=rig.local_port))
         elif isinstance(rig, catalog_model.SageMakerRig):
-            plan.ready.append(Backend(
-                name=name, label=rig.label, kind=kind_for(rig), model_id=model_id, tool_calls=rig.tool_calls,
-                region=found.region, endpoint_name=found.outputs.endpoint_name, **catalog_limits(rig),
-                metadata={**catalog_metadata(rig, found.region, model_id), **found.metadata,
-                          "reached_via": f"SageMaker runtime API, endpoint {found.outputs.endpoint_name} "
-                                         f"in {found.region}"},
-                provenance={"expected": catalog_expectation(rig, model_id, found.region, found.outputs.image_digest,
-                                                            instance_type=found.outputs.instance_type)}))
+            plan.ready.append(_endpoint_backend(rig, found, model_id))
+    if not env.mantle.model_given:
+        _follow_the_rigs(plan, catalog, env, wanted is not None)
     if discovery is not None:
         chosen = set(plan.names)
         plan.skipped.extend(s for s in discovery.skipped
                             if (selected(s.name) or s.name not in catalog.rigs) and s.name not in given)
         plan.skipped.sort(key=lambda s: (s.name in chosen, sort_key(s.name)))
 
+    _choose_local(plan, local, wanted, aws_reason)
+    return plan
+
+
+def _endpoint_backend(rig: SageMakerRig, found: FoundRig, model_id: str) -> Backend:
+    """A discovered SageMaker endpoint, reached through the SageMaker runtime API."""
+    return Backend(
+        name=rig.name, label=rig.label, kind=kind_for(rig), model_id=model_id, tool_calls=rig.tool_calls,
+        region=found.region, endpoint_name=found.outputs.endpoint_name, **catalog_limits(rig),
+        metadata={**catalog_metadata(rig, found.region, model_id), **found.metadata,
+                  "reached_via": f"SageMaker runtime API, endpoint {found.outputs.endpoint_name} in {found.region}"},
+        provenance={"expected": catalog_expectation(rig, model_id, found.region, found.outputs.image_digest,
+                                                    instance_type=found.outputs.instance_type)})
+
+
+def _choose_local(plan: Plan, local: bool, wanted: set[str] | None, aws_reason: str) -> None:
+    """The local rig: when asked for, and when nothing else is configured and nothing was named."""
     if local or (wanted is not None and LOCAL in wanted):
         plan.local = True
         plan.local_reason = "selected with --local" if local else "selected by name"
@@ -167,7 +191,46 @@ def make_plan(*, catalog: Catalog, env: EnvConfig, selection: tuple[str, ...] | 
         plan.local = True
         plan.local_reason = ("nothing else is configured (" + (aws_reason or "no AWS backends found")
                              + ", no *_URL variables)")
-    return plan
+
+
+def _plan_mantle(plan: Plan, catalog: Catalog, env: EnvConfig, can_sign: bool, aws_reason: str, named: bool) -> None:
+    """Bedrock's OpenAI-compatible endpoint: ready with a Bedrock API key, or with credentials to sign with."""
+    if env.mantle.auth_mode == aws.BEARER or can_sign:
+        plan.ready.append(mantle_backend(catalog, env.mantle))
+        return
+    plan.skipped.append(Skipped(MANTLE, f"{aws_reason or 'no AWS credentials'}, so nothing to sign its requests with, "
+                                        f"and no {aws.MANTLE_TOKEN_VAR}"))
+    if named:
+        plan.missing.append(MANTLE)
+
+
+def _served_models(plan: Plan, catalog: Catalog) -> set[str]:
+    """The models (``weights.model``) the plan's rigs serve, as the catalog states them."""
+    models = {w.model for t in plan.forwards if (w := weights_for(t.rig, t.model_id, catalog)) is not None}
+    return models | {b.metadata[f"{WEIGHTS_METADATA_PREFIX}model"] for b in plan.ready
+                     if not descriptor(b.kind).managed and f"{WEIGHTS_METADATA_PREFIX}model" in b.metadata}
+
+
+def _follow_the_rigs(plan: Plan, catalog: Catalog, env: EnvConfig, named: bool) -> None:
+    """Bedrock's OpenAI-compatible endpoint serves the model the rigs serve (when they all serve one), by the id
+    Bedrock gives it; where Bedrock serves no such model it is left out, and says why."""
+    mantle = next((b for b in plan.ready if b.name == MANTLE), None)
+    served = _served_models(plan, catalog)
+    if mantle is None or len(served) != 1 or served == {mantle.metadata.get(f"{WEIGHTS_METADATA_PREFIX}model")}:
+        return
+    model = served.pop()
+    plan.ready.remove(mantle)
+    card = bedrock_card(catalog, model)
+    if card is not None and card.bedrock_id:
+        plan.ready.append(mantle_backend(catalog, env.mantle, model))
+        plan.ready.sort(key=lambda b: sort_key(b.name))
+        return
+    note = f" ({card.bedrock_note})" if card is not None else ""
+    plan.skipped.append(Skipped(MANTLE, f"the rigs serve {model}, which Bedrock's OpenAI-compatible endpoint does not "
+                                        f"serve{note} (the catalog's models, bedrock_id); BEDROCK_MANTLE_MODEL names "
+                                        "another"))
+    if named:
+        plan.missing.append(MANTLE)
 
 
 def _url_hint(name: str) -> str:

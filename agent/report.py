@@ -1,24 +1,29 @@
-"""``python -m agent.report DIR [DIR ...]``: rebuild the report of evidence folders, and compare them.
+"""``python -m agent.report DIR [DIR ...]``: rebuild the report of an evidence folder, or compare folders.
 
-Each folder's ``summary.json``, plots, ``REPORT.md`` and ``REPORT.html`` are recomputed from its
+With one folder, its ``summary.json``, plots, ``REPORT.md`` and ``REPORT.html`` are recomputed from its
 ``requests.jsonl`` and ``run.json`` (the same code a run ends with). ``--workload`` and
 ``--min-accuracy`` (and ``--min-quality``) price the same evidence for other traffic: ``--workload`` sets only the
 volume and decision keys (the others keep the run's values; one that would change the shape of the traffic sent is
 refused, naming the run that would measure it, since the latency was measured for the run's shape); the evidence
 folder is left as it was measured, and the re-priced report goes into a new folder holding a copy of its ``requests.jsonl``
 and a ``run.json`` with the new options (and a note saying so), so the summary stays a function of
-that folder's files. With one folder, ``--out DIR`` is that new folder (without ``--workload``, a
-rebuilt copy); by default a re-priced copy goes to ``DIR-repriced/<UTC timestamp>/``. Given two or
-more folders, the first is the baseline and the others are compared with it, backend by backend,
-with every difference larger than its 95% interval marked; ``--out DIR`` then also writes the
-comparison as ``COMPARISON.md`` and ``COMPARISON.html``.
+that folder's files. ``--out DIR`` is that new folder (without ``--workload``, a rebuilt copy); by
+default a re-priced copy goes to ``DIR-repriced/<UTC timestamp>/``.
 
-Exit status: 0 when every report was rebuilt; 2 for bad input (one line, nothing written).
+Given two or more folders, the first is the baseline and the others are compared with it, backend by backend,
+with every difference larger than its 95% interval marked, answer quality included (with the paired difference
+where the runs graded the same items). The folders are only read: each summary is computed from its records in
+memory (priced for ``--workload`` and the floors when given), and the comparison is always written, as
+``COMPARISON.md`` and ``COMPARISON.html``, into ``--out DIR`` or a new ``results/comparisons/<UTC timestamp>/``
+(the command prints where).
+
+Exit status: 0 when every report was rebuilt or the comparison written; 2 for bad input (one line, nothing written).
 """
 
 from __future__ import annotations
 
 import argparse
+import itertools
 import json
 import shutil
 import sys
@@ -37,6 +42,8 @@ if TYPE_CHECKING:
     from .bench.results.summary import Summary
 
 PLAIN_WIDTH = 120
+COMPARISONS = Path("results") / "comparisons"
+"""Where a comparison goes without ``--out`` (a new folder per comparison, named by its UTC time)."""
 REPRICING = {
     "workload": "price the evidence for this traffic instead of the run's, in a new folder (the evidence is left as "
                 "measured)",
@@ -58,7 +65,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--out", type=Path, metavar="DIR",
                         help="with one folder: the new folder for its rebuilt (or re-priced) report, with a copy of "
                              "its evidence (default with --workload: DIR-repriced/<UTC timestamp>/); with two or "
-                             "more: where COMPARISON.md and COMPARISON.html go")
+                             f"more: where COMPARISON.md and COMPARISON.html go (default: {COMPARISONS}/<UTC "
+                             "timestamp>/; never one of the folders compared)")
     return parser
 
 
@@ -108,6 +116,11 @@ def repriced_workload(run: dict[str, Any], asked: Any, folder: Path) -> Any:
         return repriced(Traffic.from_dict((run.get("options") or {}).get("workload")), asked)
     except ShapeChanged as exc:
         raise UsageError(f"{folder}: {exc}{_run_to_make(run)}") from None
+
+
+def repricing(args: argparse.Namespace) -> bool:
+    """Whether the evidence is priced for other options than its run's (``--workload``, the floors)."""
+    return args.workload is not None or args.min_accuracy is not None or args.min_quality is not None
 
 
 def repriced_options(run: dict[str, Any], args: argparse.Namespace, source: Path) -> dict[str, Any]:
@@ -184,13 +197,13 @@ class Copies:
     again when the command fails, so a failed command leaves nothing behind."""
 
     def __init__(self, args: argparse.Namespace) -> None:
-        self.reprice = args.workload is not None or args.min_accuracy is not None or args.min_quality is not None
+        self.reprice = repricing(args)
         self.args = args
         self.made: list[tuple[Path, bool]] = []
 
     def target(self, folder: Path, run: dict[str, Any]) -> Path:
         """Where ``folder``'s report is rebuilt: the folder itself, or a new copy."""
-        out = self.args.out if len(self.args.folders) == 1 else None
+        out = self.args.out
         if not self.reprice and out is None:
             return folder
         existed = out is not None and out.exists()
@@ -208,11 +221,77 @@ class Copies:
                     path.parent.rmdir()
 
 
+def _check_arguments(args: argparse.Namespace) -> None:
+    """What the arguments say together, before any folder is read."""
+    if len(set(f.resolve() for f in args.folders)) != len(args.folders):
+        raise UsageError("a folder is named twice")
+    if args.out is not None and args.out.exists() and not args.out.is_dir():
+        raise UsageError(f"--out {args.out}: exists and is not a folder")
+    if args.min_quality is not None and args.workload is not None and \
+            args.workload.min_quality not in (None, args.min_quality):
+        raise UsageError("--min-quality and the --workload key min_quality are the same floor with two values: "
+                         "give one of them")
+    if len(args.folders) > 1 and args.out is not None and any(
+            args.out.resolve() == f.resolve() or f.resolve() in args.out.resolve().parents for f in args.folders):
+        raise UsageError(f"--out {args.out}: that is in a folder compared, and a comparison never changes its "
+                         "inputs: name another folder")
+
+
+def summarized(folder: Path, run: dict[str, Any], args: argparse.Namespace) -> tuple[Summary, list[Any], Any]:
+    """``folder``'s summary computed in memory (priced for ``--workload`` and the floors when given), its records
+    and its checked ``run.json``; nothing is written. Raises UsageError for records or a ``run.json`` that cannot be
+    read."""
+    from .bench.analysis import summary
+    from .bench.results.run import RunFile
+
+    records = evidence.read_requests(folder / evidence.REQUESTS)
+    try:
+        checked = RunFile.model_validate(repriced_options(run, args, folder) if repricing(args) else run)
+        return summary.summarize(records, checked), records, checked
+    except (KeyError, TypeError, ValueError) as exc:
+        raise _not_rebuilt(folder, exc) from None
+
+
+def compare_folders(args: argparse.Namespace, runs: Sequence[dict[str, Any]]) -> tuple[str, Path]:
+    """The comparison as Markdown, and the folder it was written to (``--out``, else a new one under
+    :data:`COMPARISONS`): the folders compared are only read."""
+    from .bench.analysis.blocks.quality_pairs import between_runs
+    from .bench.presentation import compare, html_report
+
+    loaded = [(str(folder), *summarized(folder, run, args)) for folder, run in zip(args.folders, runs)]
+    base_label, _, base_records, base_run = loaded[0]
+    quality = [between_runs((base_label, base_records, base_run), (label, records, run))
+               for label, _, records, run in loaded[1:]]
+    text = compare.render(compare.compare([(label, s) for label, s, _, _ in loaded], quality))
+    out = comparison_folder(args.out)
+    write_atomic(out / "COMPARISON.md", text)
+    write_atomic(out / "COMPARISON.html", html_report.render(text, out, title="Comparison"))
+    return text, out
+
+
+def comparison_folder(given: Path | None) -> Path:
+    """Where a comparison goes: ``--out`` (made if needed; never a folder holding a run's evidence), else a new
+    ``results/comparisons/<UTC timestamp>/`` (``-2``, ``-3`` ... when that name is taken)."""
+    if given is not None:
+        found = [name for name in evidence.EVIDENCE if (given / name).exists()]
+        if found:
+            raise UsageError(f"--out {given}: holds a run's evidence ({', '.join(found)}): name another folder")
+        folder = given
+    else:
+        stamp = utc.folder_stamp()
+        names = itertools.chain([stamp], (f"{stamp}-{n}" for n in itertools.count(2)))
+        folder = next(COMPARISONS / name for name in names if not (COMPARISONS / name).exists())
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise UsageError(f"--out {folder}: cannot create it ({exc.strerror or exc})") from None
+    return folder
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     from rich.console import Console
     from rich.markdown import Markdown
 
-    from .bench.presentation import compare, html_report
     from .bench.presentation.terminal import print_end
 
     args = build_parser().parse_args(argv)
@@ -220,41 +299,26 @@ def main(argv: Sequence[str] | None = None) -> int:
     console = Console(highlight=False, width=None if sys.stdout.isatty() else PLAIN_WIDTH)
     copies = Copies(args)
     try:
-        if len(set(f.resolve() for f in args.folders)) != len(args.folders):
-            raise UsageError("a folder is named twice")
-        if args.out is not None and args.out.exists() and not args.out.is_dir():
-            raise UsageError(f"--out {args.out}: exists and is not a folder")
-        if args.min_quality is not None and args.workload is not None and \
-                args.workload.min_quality not in (None, args.min_quality):
-            raise UsageError("--min-quality and the --workload key min_quality are the same floor with two values: "
-                             "give one of them")
+        _check_arguments(args)
         runs = [check_folder(f) for f in args.folders]
-        summaries = []
-        for folder, run in zip(args.folders, runs):
-            target = copies.target(folder, run)
-            summaries.append((str(target), rebuild(target), target, folder))
+        if len(args.folders) > 1:
+            text, out = compare_folders(args, runs)
+        else:
+            target = copies.target(args.folders[0], runs[0])
+            built = rebuild(target)
     except UsageError as exc:
         copies.remove()
         errors.print(f"error: {exc}", markup=False, soft_wrap=True)
         return EXIT_USAGE
-    for label, _, target, folder in summaries:
-        if target != folder:
-            console.print(f"Copy of {folder} rebuilt in {target} ({folder} is left as measured)", markup=False,
-                          soft_wrap=True)
-    if len(summaries) == 1:
-        print_end(summaries[0][1], summaries[0][2], console)
+    if len(args.folders) > 1:
+        console.print(Markdown(text))
+        console.print(f"Comparison: {out / 'COMPARISON.md'} and {out / 'COMPARISON.html'} (the folders compared are "
+                      "left as they were)", markup=False, soft_wrap=True)
         return EXIT_OK
-    for _, _, target, _ in summaries:
-        console.print(f"Rebuilt: {target / evidence.REPORT} and {target / html_report.FILE}", markup=False,
-                      soft_wrap=True)
-    text = compare.render(compare.compare([(label, s) for label, s, _, _ in summaries]))
-    console.print(Markdown(text))
-    if args.out is not None:
-        args.out.mkdir(parents=True, exist_ok=True)
-        write_atomic(args.out / "COMPARISON.md", text)
-        write_atomic(args.out / "COMPARISON.html", html_report.render(text, args.out, title="Comparison"))
-        console.print(f"Comparison: {args.out / 'COMPARISON.md'} and {args.out / 'COMPARISON.html'}", markup=False,
-                      soft_wrap=True)
+    if target != args.folders[0]:
+        console.print(f"Copy of {args.folders[0]} rebuilt in {target} ({args.folders[0]} is left as measured)",
+                      markup=False, soft_wrap=True)
+    print_end(built, target, console)
     return EXIT_OK
 
 

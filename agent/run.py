@@ -31,7 +31,7 @@ from rigs.contract import REGIONS
 from rigs.catalog.pricing import STANDARD_TIER, offline_tiers
 from rigs.command import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, Parser, UsageError
 
-from .backends import KNOWN, Backend, UnknownBackendError, from_env, parse_names, sort_key
+from .backends import KNOWN, MANTLE, Backend, EnvConfig, UnknownBackendError, from_env, parse_names, sort_key
 from .bench.command import declared, evidence
 from .kinds import descriptor
 from .reach.custom_server import identify, shadow_note
@@ -116,6 +116,21 @@ def _credentials(session: Any) -> None:
         raise aws.CredentialsError(aws.NO_CREDENTIALS)
 
 
+def _signing_session(args: argparse.Namespace, env: EnvConfig, selection: tuple[str, ...] | None
+                     ) -> tuple[Any, str]:
+    """For ``--backends`` naming Bedrock's OpenAI-compatible endpoint without a Bedrock API key: the session whose
+    credentials sign its requests, read locally with no AWS endpoint asked (None when not needed, or when there
+    are none), and why there are none."""
+    if selection is None or MANTLE not in selection or env.mantle.auth_mode != aws.SIGNED:
+        return None, ""
+    try:
+        session = _session(args.profile, args.region or env.mantle.region)
+        _credentials(session)
+    except aws.CredentialsError as exc:
+        return None, exc.cause
+    return session, ""
+
+
 def check_identity(session: Any, region: str) -> str:
     """The account id from ``sts get_caller_identity`` (short timeouts); CredentialsError or UnreachableError else."""
     return aws.check_credentials(session, region)
@@ -198,10 +213,12 @@ def _main(args: argparse.Namespace, env: Mapping[str, str], runner: ModuleType, 
                 discovery = Discoverer(AwsClients(session), catalog).discover(
                     (args.region,) if args.region else REGIONS, names)
 
+    signer, unsigned = (None, "") if aws_ok else _signing_session(args, env_config, selection)
     overrides = {key: env[key] for key in ("G6_MODEL", "G5G_MODEL", "INF2_MODEL", "TRN1_MODEL", "SM_MODEL")
                  if env.get(key, "").strip()}
     plan = make_plan(catalog=catalog, env=env_config, selection=selection, local=args.local, aws_ok=aws_ok,
-                     aws_reason=aws_reason, discovery=discovery, model_overrides=overrides, bedrock_tier=tier)
+                     aws_reason=aws_reason or unsigned, discovery=discovery, model_overrides=overrides,
+                     bedrock_tier=tier, can_sign=signer is not None)
     plan.ready = [identify(b) for b in plan.ready]
     if stand_in is not None:
         plan.ready = [stand_in.plays(b) if descriptor(b.kind).played_by_stand_in and not b.custom else b
@@ -226,8 +243,11 @@ def _main(args: argparse.Namespace, env: Mapping[str, str], runner: ModuleType, 
         ui.error("nothing to run: " + ("; ".join(map(str, plan.skipped)) or "no backend selected"))
         return EXIT_FAILED
     out_dir = _evidence_folder(args.out)
+    run_session = session if aws_ok else None
+    if signer is not None and not env_config.mantle.base_url_given:
+        run_session = signer  # Bedrock's endpoint named alone: priced through the Pricing API too, as Bedrock is
     try:
-        return _run(args, plan, runner, ui, out_dir, session if aws_ok else None, stand_in)
+        return _run(args, plan, runner, ui, out_dir, run_session, stand_in)
     finally:
         evidence.release_if_unused(out_dir)
 

@@ -29,6 +29,9 @@ Errors are classified by their **error code**, never by free text:
 - ``not-here``: what the rig needs is not published in this region (the SageMaker image's tag
   missing from the region's registry, as the stack's ``Custom::ImageDigest`` reports it with
   ``ImageNotFoundException``); another region may have it.
+- ``not-served``: the endpoint answered, but not as an AWS API does: no error code, only an HTTP status
+  and an HTML page (what a local emulator answers for a service it does not implement, e.g. moto's
+  server for the Free Tier API); nothing the caller's permissions would change.
 - ``other``: anything else.
 
 Failures that arrive asynchronously (an Auto Scaling activity, a CloudFormation event, a
@@ -39,6 +42,7 @@ finds it as a whole token from the known list, so the decision is still made on 
 from __future__ import annotations
 
 import difflib
+import hashlib
 import html
 import os
 import random
@@ -72,6 +76,7 @@ UNREACHABLE = "unreachable"
 NOT_FOUND = "not-found"
 FREE_PLAN = "free-plan"
 NOT_HERE = "not-here"
+NOT_SERVED = "not-served"
 OTHER = "other"
 
 FREE_PLAN_FIX = ("upgrade the account to the Paid plan (the Free plan launches only Free Tier instance types): in the "
@@ -241,6 +246,8 @@ def classify(exc: BaseException) -> AwsFailure:
         code = err.get("Code") or str(exc.response.get("ResponseMetadata", {}).get("HTTPStatusCode", ""))
         message = err.get("Message", "")
         kind = FREE_PLAN if _FREE_TIER.search(message or "") else classify_code(code)
+        if code.isdigit() and html_page(message):
+            kind = NOT_SERVED
         return AwsFailure(code, kind, readable(message))
     if isinstance(exc, botocore.exceptions.WaiterError):
         reason = getattr(exc, "last_response", {}) or {}
@@ -284,6 +291,12 @@ _TITLE = re.compile(r"<title[^>]*>(.*?)</title>", re.IGNORECASE | re.DOTALL)
 MESSAGE_LIMIT = 300
 
 
+def html_page(message: str | None) -> bool:
+    """Whether an error's message is an HTML page (a proxy's, a captive portal's, an emulator's), not AWS's words."""
+    text = (message or "").strip().lower()
+    return text.startswith(("<!doctype html", "<html")) or "</html>" in text
+
+
 def readable(message: str | None) -> str:
     """An error message fit for one line: an HTML error page becomes its title, long text is cut.
 
@@ -291,7 +304,7 @@ def readable(message: str | None) -> str:
     with an HTML page that botocore puts in the error message whole.
     """
     text = (message or "").strip()
-    if text.lstrip().lower().startswith(("<!doctype html", "<html")) or "</html>" in text.lower():
+    if html_page(text):
         title = _TITLE.search(text)
         body = title.group(1) if title else _TAG.sub(" ", text)
         text = f"an HTML page: {' '.join(html.unescape(body).split())}"
@@ -575,3 +588,81 @@ class Clients:
             if key not in self._clients:
                 self._clients[key] = client(self.session, service, region, self.config)
             return self._clients[key]
+
+
+# --- Bedrock's OpenAI-compatible endpoint: AWS's authentication over plain HTTP -----------------------------------
+
+MANTLE_SERVICE = "bedrock-mantle"
+"""The SigV4 service name (and IAM prefix) of Bedrock's OpenAI-compatible endpoint; the openai SDK's Bedrock provider
+signs with it (``openai/lib/_bedrock_auth.py``)."""
+MANTLE_BASE_URL_VAR = "AWS_BEDROCK_BASE_URL"
+"""Replaces the endpoint (the openai SDK's Bedrock-provider convention): tests, private endpoints."""
+MANTLE_TOKEN_VAR = "AWS_BEARER_TOKEN_BEDROCK"
+"""A Bedrock API key, sent as a bearer token instead of a SigV4 signature."""
+BEARER, SIGNED = "bearer", "sigv4"
+_AUTH_HEADERS = ("authorization", "x-amz-date", "x-amz-security-token", "x-amz-content-sha256")
+
+
+def mantle_url(region: str) -> str:
+    """The endpoint's Chat Completions root in ``region`` (its regional endpoints: docs.aws.amazon.com
+    bedrock/latest/userguide/bedrock-mantle.html)."""
+    return f"https://bedrock-mantle.{region}.api.aws/v1"
+
+
+def mantle_region(url: str) -> str | None:
+    """The region of a regional endpoint URL (``https://bedrock-mantle.us-east-2.api.aws/v1`` -> ``us-east-2``)."""
+    found = re.match(r"^https://bedrock-mantle\.([a-z0-9-]+)\.api\.aws(?:/|$)", url)
+    return found.group(1) if found else None
+
+
+class MantleAuth:
+    """How a request to Bedrock's OpenAI-compatible endpoint says who sends it, as AWS documents: the Bedrock API
+    key in ``AWS_BEARER_TOKEN_BEDROCK`` as a bearer token, or SigV4 (:data:`MANTLE_SERVICE`, ``region``) from the
+    credentials of the usual chain, read again for every request (botocore refreshes temporary ones).
+
+    Args:
+        region: The region requests are signed for.
+        token: The API key; None signs with ``credentials`` instead.
+        credentials: botocore credentials (``session.get_credentials()``); needed without ``token``.
+    """
+
+    def __init__(self, region: str, token: str | None = None, credentials: Any = None) -> None:
+        if token is None and credentials is None:
+            raise CredentialsError(NO_CREDENTIALS, f"no AWS credentials to sign requests to {MANTLE_SERVICE} and no "
+                                                   f"{MANTLE_TOKEN_VAR}")
+        self.region = region
+        self.token = token
+        self.credentials = credentials
+
+    @classmethod
+    def of(cls, mode: str, region: str, session: Callable[[], Any], env: Mapping[str, str] | None = None
+           ) -> "MantleAuth":
+        """The auth ``mode`` (:data:`BEARER` or :data:`SIGNED`) names: the token from ``env`` (``os.environ``), or
+        the credentials of ``session()``."""
+        env = os.environ if env is None else env
+        if mode == BEARER:
+            token = env.get(MANTLE_TOKEN_VAR, "").strip()
+            if not token:
+                raise CredentialsError(NO_CREDENTIALS, f"{MANTLE_TOKEN_VAR} is not set")
+            return cls(region, token=token)
+        return cls(region, credentials=session().get_credentials())
+
+    @property
+    def mode(self) -> str:
+        return BEARER if self.token is not None else SIGNED
+
+    def headers(self, method: str, url: str, body: bytes = b"", headers: Mapping[str, str] | None = None
+                ) -> dict[str, str]:
+        """``headers`` with this request's authentication (a signature covers the method, URL, body and headers)."""
+        kept = {k: v for k, v in (headers or {}).items() if k.lower() not in _AUTH_HEADERS}
+        if self.token is not None:
+            return {**kept, "Authorization": f"Bearer {self.token}"}
+        from botocore.auth import SigV4Auth
+        from botocore.awsrequest import AWSRequest
+
+        frozen = getattr(self.credentials, "get_frozen_credentials", None)
+        credentials = frozen() if callable(frozen) else self.credentials
+        kept["X-Amz-Content-SHA256"] = hashlib.sha256(body).hexdigest()
+        request = AWSRequest(method=method, url=url, data=body, headers=kept)
+        SigV4Auth(credentials, MANTLE_SERVICE, self.region).add_auth(request)
+        return dict(request.headers.items())

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import sys
 from pathlib import Path
 from typing import Any, Sequence
@@ -18,8 +19,10 @@ from typing import Any, Sequence
 from rigs import aws, command
 
 from rigs.deploy import placement
+from rigs.deploy.options import MAX_LIFETIME_HOURS, OptionsError, check_deploy_context, lifetime_hours
 from rigs.catalog.model import load_catalog
 from rigs.command import EXIT_CREDENTIALS, EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, EXIT_UNREACHABLE, EXIT_USAGE, Parser
+from rigs.command import UsageError
 from rigs.contract import REGIONS
 
 
@@ -56,8 +59,33 @@ def _usd(value: str) -> float:
     return usd
 
 
-MAX_USD_HELP = ("refuse to start (exit 2, nothing deployed) when the rigs could cost more than this: each rig's "
-                "hourly price x its lifetime limit")
+MAX_USD_HELP = ("refuse to start (exit 2, nothing deployed), before any other check, when the rigs could cost more "
+                "than this: each rig's hourly price x its lifetime limit")
+RIG_HELP = ("a rig of rigs/catalog.yaml: g6, g5g, inf2, trn1 (EC2) or sagemaker (an endpoint); bedrock and "
+            "bedrock-mantle have nothing to deploy")
+
+
+def _hours(value: str) -> float:
+    """``--max-hours``: a lifetime the rigs' stacks take (rigs/deploy/options.py), checked before anything runs."""
+    try:
+        return lifetime_hours(value)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(f"{value!r}: {exc}") from None
+
+
+def _minutes(value: str, zero: bool = False) -> float:
+    """A finite number of minutes above 0 (``zero``: or 0)."""
+    try:
+        minutes = float(value)
+    except ValueError:
+        minutes = math.nan
+    if not (0 <= minutes if zero else 0 < minutes) or math.isinf(minutes):
+        raise argparse.ArgumentTypeError(f"{value!r}: give a number of minutes {'from' if zero else 'above'} 0")
+    return minutes
+
+
+def _minutes_or_zero(value: str) -> float:
+    return _minutes(value, zero=True)
 
 
 def _type_at_region(value: str) -> str:
@@ -84,16 +112,17 @@ def build_parser() -> argparse.ArgumentParser:
 def _add_doctor(sub: Any) -> None:
     p = sub.add_parser("doctor", help="check the account before spending: read-only, one table with the fix for "
                        "each failure")
-    p.add_argument("rigs", nargs="*", metavar="RIG", help="rigs to check (default: every deployable rig)")
-    p.add_argument("--regions", type=_regions, default=None, help="only these regions (default: each rig's "
-                   "catalog regions)")
+    p.add_argument("rigs", nargs="*", metavar="RIG", help=f"rigs to check (default: every deployable rig); {RIG_HELP}")
+    p.add_argument("--regions", type=_regions, default=None, metavar="R,R", help="only these regions (default: each "
+                   "rig's catalog regions)")
     p.add_argument("--json", action="store_true", help="print JSON instead of the table")
 
 
 def _add_preflight(sub: Any) -> None:
     p = sub.add_parser("preflight", help="zones, quotas and prices per rig and region; records the placement")
-    p.add_argument("rigs", nargs="*", metavar="RIG", help="rigs to check (default: every deployable rig)")
-    p.add_argument("--regions", type=_regions, default=list(REGIONS), help="regions to check (default: all four)")
+    p.add_argument("rigs", nargs="*", metavar="RIG", help=f"rigs to check (default: every deployable rig); {RIG_HELP}")
+    p.add_argument("--regions", type=_regions, default=list(REGIONS), metavar="R,R",
+                   help="regions to check (default: all four)")
     p.add_argument("--no-record", action="store_true", help="do not write the placement file")
     p.add_argument("--json", action="store_true", help="print JSON instead of the table")
 
@@ -103,8 +132,9 @@ def _add_up(sub: Any) -> None:
     from rigs.deploy.watch import CAPACITY_GRACE_MINUTES
 
     p = sub.add_parser("up", help="deploy rigs with region failover; records the timeline")
-    p.add_argument("rigs", nargs="+", metavar="RIG")
-    p.add_argument("--max-hours", type=float, help="lifetime limit passed as -c max_hours=N (default: the catalog's)")
+    p.add_argument("rigs", nargs="+", metavar="RIG", help=f"rigs to deploy, in parallel; {RIG_HELP}")
+    p.add_argument("--max-hours", type=_hours, metavar="HOURS", help="lifetime limit of each rig, above 0 and at most "
+                   f"{MAX_LIFETIME_HOURS}, passed as -c max_hours=N (default: the catalog's)")
     p.add_argument("--max-usd", type=_usd, metavar="USD", help=MAX_USD_HELP)
     p.add_argument("--preflight", action="store_true", help="run preflight for these rigs first (always done "
                    "when nothing is recorded for a rig)")
@@ -112,8 +142,9 @@ def _add_up(sub: Any) -> None:
                    "deploy when one cannot deploy anywhere, and skip the regions it rules out")
     p.add_argument("--no-wait", action="store_true", help="return once the instance runs; do not await SSM and "
                    "the server's /health")
-    p.add_argument("--ready-timeout", type=float, help="minutes to wait for /health (default: the catalog's)")
-    p.add_argument("--capacity-grace", type=float, default=CAPACITY_GRACE_MINUTES,
+    p.add_argument("--ready-timeout", type=_minutes, metavar="MIN",
+                   help="minutes to wait for /health (default: the catalog's)")
+    p.add_argument("--capacity-grace", type=_minutes_or_zero, default=CAPACITY_GRACE_MINUTES, metavar="MIN",
                    help="minutes a group that fails to launch for capacity gets before the next region "
                         f"(default {CAPACITY_GRACE_MINUTES:g})")
     p.add_argument("--method", choices=DEPLOY_METHODS,
@@ -121,8 +152,9 @@ def _add_up(sub: Any) -> None:
     p.add_argument("--bootstrap", action="store_true", help="run `cdk bootstrap` in candidate regions that lack it")
     _add_skip_check(p, "with --doctor, ")
     p.add_argument("-c", "--context", action="append", default=[], metavar="KEY=VALUE",
-                   help="extra CDK context, passed on")
-    p.add_argument("--evidence", type=Path, help="evidence directory (default: .rigs/runs/<time>-up)")
+                   help="extra CDK context, passed on (the per-deploy options of docs/rigs.md, e.g. -c "
+                        "inf2_variant=tp2; checked before anything runs)")
+    p.add_argument("--evidence", type=Path, metavar="DIR", help="evidence directory (default: .rigs/runs/<time>-up)")
 
 
 def _add_skip_check(p: Any, when: str = "") -> None:
@@ -135,7 +167,8 @@ def _add_skip_check(p: Any, when: str = "") -> None:
 
 def _add_status(sub: Any) -> None:
     p = sub.add_parser("status", help="everything of ours in the four regions, with $/h")
-    p.add_argument("--regions", type=_regions, default=list(REGIONS))
+    p.add_argument("--regions", type=_regions, default=list(REGIONS), metavar="R,R",
+                   help="only these regions (default: all four)")
     p.add_argument("--all-resources", action="store_true",
                    help="list every resource (default: stacks, what bills, and what no stack manages)")
     p.add_argument("--json", action="store_true")
@@ -145,11 +178,12 @@ def _add_sweep(sub: Any) -> None:
     from rigs.estate.sweep import MAX_WAIT_MINUTES
 
     p = sub.add_parser("sweep", help="find (and with --yes delete) everything tagged ours")
-    p.add_argument("--regions", type=_regions, default=list(REGIONS))
+    p.add_argument("--regions", type=_regions, default=list(REGIONS), metavar="R,R",
+                   help="only these regions (default: all four)")
     p.add_argument("--yes", action="store_true", help="delete; without it, only list")
     p.add_argument("--all", action="store_true", dest="everything",
                    help="also the base stacks, security groups, network, IAM role and instance profile")
-    p.add_argument("--max-wait", type=float, default=MAX_WAIT_MINUTES,
+    p.add_argument("--max-wait", type=_minutes_or_zero, default=MAX_WAIT_MINUTES, metavar="MIN",
                    help="minutes to wait for an endpoint still Creating, and for each deletion "
                         f"(default {MAX_WAIT_MINUTES:g})")
     p.add_argument("--all-resources", action="store_true", help="list every resource, not only stacks, what "
@@ -158,8 +192,9 @@ def _add_sweep(sub: Any) -> None:
 
 def _add_prices(sub: Any) -> None:
     p = sub.add_parser("prices", help="the prices used for each rig, and where they come from")
-    p.add_argument("rigs", nargs="*", metavar="RIG")
-    p.add_argument("--regions", type=_regions, default=None, help="default: each rig's catalog regions")
+    p.add_argument("rigs", nargs="*", metavar="RIG", help=f"rigs to price (default: every one); {RIG_HELP}")
+    p.add_argument("--regions", type=_regions, default=None, metavar="R,R",
+                   help="only these regions (default: each rig's catalog regions)")
     p.add_argument("--live", action="store_true", help="ask the Pricing API (needs credentials)")
     p.add_argument("--json", action="store_true")
 
@@ -171,7 +206,8 @@ def _add_rehearse(sub: Any) -> None:
 
     p = sub.add_parser("rehearse", help="from nothing to a report to nothing: doctor, estimate, up (small model), "
                        "benchmark, --big, down, timeline and cost")
-    p.add_argument("rigs", nargs="*", metavar="RIG", help="rigs to rehearse (default: every one, Bedrock included)")
+    p.add_argument("rigs", nargs="*", metavar="RIG", help="rigs to rehearse (default: every one, Bedrock included); "
+                   + RIG_HELP.replace("have nothing to deploy", "are only benchmarked"))
     p.add_argument("--yes", action="store_true", help="go on without asking after the plan and its estimate")
     p.add_argument("--offline", action="store_true", help="rehearse the flow against moto's server on loopback, with "
                    "the local rig playing every rig's server: no AWS account, nothing billed")
@@ -182,16 +218,19 @@ def _add_rehearse(sub: Any) -> None:
     p.add_argument("--bench-options", default="", metavar="'OPTIONS'",
                    help="options passed to python -m agent.run, e.g. --bench-options='--runs 1 --demos chat' "
                         "(default: its own defaults)")
-    p.add_argument("--evidence", type=Path, help="evidence folder (default: results/rehearsal-<UTC time>)")
-    p.add_argument("--max-hours", type=float, help="lifetime limit of each rig, the backstop (default: the catalog's)")
+    p.add_argument("--evidence", type=Path, metavar="DIR", help="evidence folder (default: "
+                   "results/rehearsal-<UTC time>)")
+    p.add_argument("--max-hours", type=_hours, metavar="HOURS", help="lifetime limit of each rig, the backstop, above 0 "
+                   f"and at most {MAX_LIFETIME_HOURS} (default: the catalog's)")
     p.add_argument("--max-usd", type=_usd, metavar="USD", help=MAX_USD_HELP)
-    p.add_argument("--capacity-grace", type=float, help="minutes a group that cannot launch for capacity gets before "
-                   f"the next region (default {CAPACITY_GRACE_MINUTES:g}; offline {OFFLINE_CAPACITY_GRACE_MINUTES:g})")
+    p.add_argument("--capacity-grace", type=_minutes_or_zero, metavar="MIN", help="minutes a group that cannot launch "
+                   f"for capacity gets before the next region (default {CAPACITY_GRACE_MINUTES:g}; offline "
+                   f"{OFFLINE_CAPACITY_GRACE_MINUTES:g})")
     p.add_argument("--inject-capacity", action="append", default=[], type=_type_at_region, metavar="TYPE@REGION",
                    help="--offline only: no capacity for that instance type in that region (shows a failover)")
-    p.add_argument("--bench-minutes", type=float, default=BENCHMARK_ALLOWANCE_MINUTES, metavar="MIN",
+    p.add_argument("--bench-minutes", type=_minutes_or_zero, default=BENCHMARK_ALLOWANCE_MINUTES, metavar="MIN",
                    help=f"the benchmark's time allowance in the estimate (default {BENCHMARK_ALLOWANCE_MINUTES:g})")
-    p.add_argument("--destroy-minutes", type=float, default=DESTROY_ALLOWANCE_MINUTES, metavar="MIN",
+    p.add_argument("--destroy-minutes", type=_minutes_or_zero, default=DESTROY_ALLOWANCE_MINUTES, metavar="MIN",
                    help=f"the destroy's time allowance in the estimate (default {DESTROY_ALLOWANCE_MINUTES:g})")
 
 
@@ -280,25 +319,21 @@ def cmd_up(args: argparse.Namespace) -> int:
     from rigs.deploy.up import Up, UpSettings
     from rigs.deploy.watch import WatchSettings, default_poll_s
     from rigs.account.preflight import select_rigs
+    from rigs.catalog.pricing import PriceBook
+    from rigs.rehearsal.estimate import cost_refusal
 
     rigs, nothing = select_rigs(args.rigs)
     for name in nothing:
         print(f"{name}: Bedrock, nothing to deploy")
     if not rigs:
         return EXIT_OK
-    context = {}
-    for item in args.context:
-        key, sep, value = item.partition("=")
-        if not sep or not key:
-            print(f"-c {item!r}: give KEY=VALUE", file=sys.stderr)
-            return EXIT_USAGE
-        context[key] = value
-    session = _session(args)
-    if args.max_usd is not None:
-        refusal = _over_max_usd(rigs, session, args.max_usd, args.max_hours)
+    context = _up_context(args, rigs)
+    session = aws.make_session(args.profile, args.region)
+    if args.max_usd is not None:  # before the credentials: the Pricing API, else the dated file
+        refusal = cost_refusal(PriceBook(session), args.max_usd, args.max_hours, rigs)
         if refusal:
-            print(f"error: {refusal}", file=sys.stderr)
-            return EXIT_USAGE
+            raise UsageError(refusal)
+    aws.check_credentials(session, args.region or session.region_name or "us-east-1")
     sequence = DeploySequence(session, _console().print)
     if args.doctor:
         allowed = sequence.doctor(rigs, ignore=ignored_checks(args.bootstrap, args.skip_check))
@@ -337,21 +372,29 @@ def cmd_up(args: argparse.Namespace) -> int:
     return EXIT_OK if all(r.ok for r in results) else EXIT_FAILED
 
 
-def _over_max_usd(rigs: Sequence[Any], session: Any, max_usd: float, max_hours: float | None) -> str | None:
-    """``up --max-usd``: the refusal when the rigs' lifetime cost bound is above the limit (None: within it)."""
-    from rigs.catalog.pricing import PriceBook, PriceError
-    from rigs.rehearsal.estimate import estimate, lifetime_plans, over_limit
+def _up_context(args: argparse.Namespace, rigs: Sequence[Any]) -> dict[str, str]:
+    """``up``'s ``-c KEY=VALUE`` as context, every key and value checked as the app checks them at synth (with
+    ``--max-hours`` as ``max_hours``), before anything runs. Raises UsageError naming every problem."""
+    from rigs.deploy.cdk_cli import cdk_json_keys
+    from rigs.deploy.model_options import ModelOptionsError, model_request, serve
 
-    book = PriceBook(session)
-
-    def hourly(rig: Any, region: str) -> tuple[float | None, str]:
-        try:
-            price = book.hourly_price(rig, region)
-        except PriceError as exc:
-            return None, str(exc)
-        return price.usd_per_hour, price.describe()
-
-    return over_limit(estimate(lifetime_plans(rigs, hourly, max_hours)), max_usd)
+    context = {}
+    for item in args.context:
+        key, sep, value = item.partition("=")
+        if not sep or not key:
+            raise UsageError(f"-c {item!r}: give KEY=VALUE")
+        context[key] = value
+    given = {**context, "max_hours": f"{args.max_hours:g}"} if args.max_hours is not None else context
+    catalog = load_catalog()
+    try:
+        check_deploy_context(rigs, given, [r.name for r in catalog.deployable()], cdk_json_keys())
+        for rig in rigs:  # the model each serves, and the size it fits (rigs/deploy/model_options.py)
+            request = model_request(given.get, rig.name)
+            if request.given or request.hf_token_parameter:
+                serve(rig, catalog, request)
+    except (OptionsError, ModelOptionsError) as exc:
+        raise UsageError(str(exc)) from None
+    return context
 
 
 def cmd_status(args: argparse.Namespace) -> int:

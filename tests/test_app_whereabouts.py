@@ -12,6 +12,7 @@ from moto import mock_aws
 
 import app
 from rigs.deploy import placement
+from rigs.deploy.options import DESTROYING, LOOKED_UP
 from rigs.estate import whereabouts
 from rigs.catalog.model import load_catalog
 
@@ -30,7 +31,7 @@ def create_stack(name: str, region: str) -> None:
 
 def test_a_stack_in_two_regions_is_synthesized_in_both_under_one_name(tmp_path):
     lines: list[str] = []
-    context = {"deployed_regions.InferenceG6": "us-west-2,us-east-1", app.LOOKED_UP_KEY: True}
+    context = {"deployed_regions.InferenceG6": "us-west-2,us-east-1", LOOKED_UP.key(): True}
     app.build_app(context=context, outdir=str(tmp_path), say=lines.append).synth()
     artifacts = json.loads((tmp_path / "manifest.json").read_text())["artifacts"]
     assert artifacts["InferenceG6"]["environment"].endswith("/us-east-1")
@@ -74,7 +75,7 @@ def test_after_a_failover_a_clone_without_state_finds_the_rig(state, monkeypatch
         lines: list[str] = []
         context = app.deployed_context(load_catalog(), lines.append)
     assert context == {"deployed_regions.InferenceG6": "us-east-1", "deployed_regions.InferenceSageMaker": "us-east-2",
-                       app.LOOKED_UP_KEY: True}
+                       LOOKED_UP.key(): True}
     assert lines[0] == ("account 123456789012: asked CloudFormation in us-east-1, us-east-2, us-west-2 for "
                         "this app's stacks: InferenceG6 in us-east-1 (CREATE_COMPLETE); InferenceSageMaker in "
                         "us-east-2 (CREATE_COMPLETE)")
@@ -131,7 +132,7 @@ def test_an_unreachable_endpoint_is_named_and_not_trusted(state, monkeypatch):
 def test_a_destroy_leaves_out_what_is_deployed_nowhere(tmp_path):
     """`./scripts/cdk destroy` tells the app; the CLI then reports "destroyed" only for stacks that existed."""
     lines: list[str] = []
-    context = {app.DESTROYING_KEY: True, app.LOOKED_UP_KEY: True,
+    context = {DESTROYING.key(): True, LOOKED_UP.key(): True,
                "deployed_regions.InferenceG6": "us-east-1", "deployed_regions.InferenceBase-us-east-1": "us-east-1"}
     app.build_app(context=context, outdir=str(tmp_path), say=lines.append).synth()
     artifacts = json.loads((tmp_path / "manifest.json").read_text())["artifacts"]
@@ -141,7 +142,7 @@ def test_a_destroy_leaves_out_what_is_deployed_nowhere(tmp_path):
 
 
 def test_without_a_complete_lookup_a_destroy_keeps_every_stack(tmp_path):
-    context = {app.DESTROYING_KEY: True, "deployed_regions.InferenceG6": "us-east-1"}
+    context = {DESTROYING.key(): True, "deployed_regions.InferenceG6": "us-east-1"}
     app.build_app(context=context, outdir=str(tmp_path)).synth()
     artifacts = json.loads((tmp_path / "manifest.json").read_text())["artifacts"]
     assert {"InferenceInf2", "InferenceBase-us-west-2", "InferenceG5gImage"} <= set(artifacts)
@@ -173,7 +174,7 @@ def test_the_same_account_is_looked_up(state, monkeypatch):
     with mock_aws():
         create_stack("InferenceTrn1", "us-east-2")
         context = app.deployed_context(load_catalog(), lambda _line: None)
-    assert context == {"deployed_regions.InferenceTrn1": "us-east-2", app.LOOKED_UP_KEY: True}
+    assert context == {"deployed_regions.InferenceTrn1": "us-east-2", LOOKED_UP.key(): True}
 
 
 class DeniesUsWest1:

@@ -116,9 +116,9 @@ def test_every_catalog_rig_is_reached_as_the_kind_of_its_runtime():
     assert {r.backend_kind for r in RUNTIMES.values()} <= set(kinds.KINDS)
     assert {name: kind_for(rig) for name, rig in load_catalog().rigs.items()} == {
         "g6": "openai", "g5g": "openai", "inf2": "neuron", "trn1": "neuron", "sagemaker": "sagemaker",
-        "bedrock": "bedrock"}
+        "bedrock": "bedrock", "bedrock-mantle": "bedrock-mantle"}
 
 
 def test_an_unknown_kind_is_refused_with_the_kinds_listed():
-    with pytest.raises(ValueError, match="kind must be one of bedrock, openai, sagemaker, neuron, got 'grpc'"):
+    with pytest.raises(ValueError, match="kind must be one of bedrock, bedrock-mantle, openai, sagemaker, neuron, got 'grpc'"):
         kinds.descriptor("grpc")

@@ -14,6 +14,8 @@
   ``/invocations`` to it).
 - **Bedrock**: the foundation model an inference profile routes to (``GetInferenceProfile``) and the service
   tier Bedrock reports serving a one-token ``Converse`` request in (``serviceTier``).
+- **Bedrock's OpenAI-compatible endpoint**: whether its ``GET /v1/models``, authenticated as every request is, lists
+  the model requests name, and the region its host names (requests are signed for the expected one).
 
 A fact that is not answered is recorded as not reported, with the reason; reading never fails a run.
 """
@@ -65,10 +67,11 @@ def missing(source: str, reason: str) -> dict[str, Any]:
 # --- an OpenAI-compatible server -----------------------------------------------------------------
 
 
-def _get(url: str, timeout_s: float) -> tuple[Any, str | None]:
+def _get(url: str, timeout_s: float, headers: Mapping[str, str] | None = None) -> tuple[Any, str | None]:
     """The JSON at ``url``, or None and a one-line reason."""
+    request = urllib.request.Request(url, method="GET", headers=dict(headers or {}))
     try:
-        with urllib.request.urlopen(urllib.request.Request(url, method="GET"), timeout=timeout_s) as reply:  # noqa: S310
+        with urllib.request.urlopen(request, timeout=timeout_s) as reply:  # noqa: S310
             return json.loads(reply.read()), None
     except urllib.error.HTTPError as exc:
         return None, f"HTTP {exc.code}"
@@ -297,6 +300,33 @@ def _served_tier(session: Any, region: str, model_id: str, tier: str) -> dict[st
     return fact(STANDARD_TIER if served == "default" else served, source)
 
 
+# --- Bedrock's OpenAI-compatible endpoint --------------------------------------------------------
+
+
+def mantle_facts(backend: Backend, session: Any, timeout_s: float = READ_TIMEOUT_S) -> dict[str, Any]:
+    """Whether the endpoint lists the model requests name, and the region its host names."""
+    url = f"{backend.base_url}/models"
+    try:
+        auth = aws.MantleAuth.of(backend.metadata.get("auth_mode", aws.SIGNED), str(backend.region),
+                                 lambda: session if session is not None else aws.make_session())
+    except aws.CredentialsError as exc:
+        models, why = None, exc.cause
+    else:
+        models, why = _get(url, timeout_s, auth.headers("GET", url))
+    listed = {str(m.get("id")): m for m in (models.get("data") if isinstance(models, dict) else None) or []
+              if isinstance(m, dict) and m.get("id")}
+    entry = listed.get(backend.model_id)
+    if entry is not None:
+        owner = f" (owned_by {entry['owned_by']})" if entry.get("owned_by") else ""
+        model = fact(backend.model_id, f"GET /v1/models lists it{owner}")
+    else:
+        model = missing("GET /v1/models", why or f"not among the {len(listed)} models it lists")
+    host_region = aws.mantle_region(str(backend.base_url))
+    region = (fact(host_region, "the endpoint's host") if host_region else
+              missing("the endpoint's host", f"{backend.base_url} names no region (a private or stand-in endpoint)"))
+    return {"model": model, "region": region}
+
+
 # --- every backend -------------------------------------------------------------------------------
 
 
@@ -305,7 +335,9 @@ def read(backend: Backend, session: Any = None) -> Backend:
     meta = backend.metadata
     facts: dict[str, Any] = dict(backend.provenance.get("read") or {})
     try:
-        if backend.base_url:
+        if backend.base_url and descriptor(backend.kind).auth is not None:
+            facts.update(mantle_facts(backend, session))
+        elif backend.base_url:
             facts.update(server_facts(backend.base_url, backend.model_id))
         if session is not None and meta.get("log_group") and meta.get("instance_id") and meta.get("region"):
             facts.update(boot_report(session, meta["region"], meta["log_group"], meta["instance_id"],
@@ -333,6 +365,10 @@ class _OneClientAtATime:
     def client(self, *args: Any, **kwargs: Any) -> Any:
         with self._lock:
             return self._session.client(*args, **kwargs)
+
+    def get_credentials(self) -> Any:
+        with self._lock:
+            return self._session.get_credentials()
 
 
 def read_all(backends: Sequence[Backend], session: Any = None) -> list[Backend]:

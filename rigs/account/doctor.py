@@ -20,7 +20,11 @@ with the fix for each failure:
   digest the SageMaker deploy will run in that region (the catalog's pin, checked in the
   region's registry, else the one the tag points to there); the Hugging Face token
   secret when the rig's model needs one; for g5g, its image in the account's ECR and the
-  CodeBuild quota its build needs.
+  CodeBuild quota its build needs;
+- per region checked where the catalog's Bedrock OpenAI-compatible entry (``bedrock-mantle``) runs: that its
+  endpoint lists the model (``GET /v1/models``, signed with the caller's credentials; ``AWS_BEDROCK_BASE_URL``
+  names another endpoint; left out where AWS is a custom endpoint, such as moto's server offline, unless that
+  variable names one). A warning only: the benchmark's ``bedrock-mantle`` backend fails there, no rig does.
 
 A failure ``blocks`` the rigs it stops from deploying in its region. A rig *can deploy*
 where nothing blocks it; the exit status is 0 when every rig named can deploy somewhere.
@@ -34,9 +38,13 @@ machine that cannot reach AWS hears so in seconds.
 
 from __future__ import annotations
 
+import json
+import os
 import re
 import threading
 import time
+import urllib.error
+import urllib.request
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Mapping, Sequence
@@ -48,7 +56,9 @@ from rigs import aws, local_tools
 from rigs.account import permissions
 
 from rigs.catalog import pins
-from rigs.catalog.model import MAX_ROOT_VOLUME_GIB, Catalog, DeployableRig, Ec2Rig, SageMakerRig, load_catalog
+from rigs.catalog.model import MAX_ROOT_VOLUME_GIB, BedrockBackend, Catalog, DeployableRig, Ec2Rig, SageMakerRig, \
+    load_catalog
+from rigs.catalog.runtimes import BEDROCK_MANTLE, runtime
 from rigs.contract import BOOTSTRAP_STACK, HF_TOKEN_SECRET, REGIONS
 from rigs.deploy.options import OWN_IMAGE_PREFIX, ecr_image
 from rigs.account.preflight import EC2_QUOTAS, NOT_LISTED, OK as PREFLIGHT_OK, RegionCheck, quota_class
@@ -84,6 +94,9 @@ two in step). The exact name is not in public quota lists, so the doctor lists t
 ARM_BUILD_QUOTAS = re.compile(r"^Concurrently running builds for (?!.*Lambda).*\bARM\b", re.IGNORECASE)
 """CodeBuild's quotas on concurrent ARM container builds (its ARM Lambda builds are another kind)."""
 XLARGE = re.compile(r"\bXLarge\b", re.IGNORECASE)
+
+NOT_SERVED_FIX = "none: not a permission; AWS serves this call, so the check runs against AWS"
+"""The fix of a check whose call the endpoint does not serve (moto's server has no Free Tier API)."""
 
 LOCAL_CHECKS = ("AWS CLI v2", "Session Manager plugin")
 ACCOUNT_PLAN = "Account plan"
@@ -400,6 +413,37 @@ def hf_secret(scope: Scope, region: str) -> list[Finding]:
     return [Finding("HF token secret", ", ".join(names), region, OK, f"{HF_TOKEN_SECRET} exists")]
 
 
+def bedrock_model(scope: Scope, rig: BedrockBackend, region: str) -> list[Finding]:
+    """Bedrock's OpenAI-compatible endpoint lists ``rig``'s model in ``region`` (``GET /v1/models``, signed as the
+    benchmark signs its requests)."""
+
+    def row(status: str, detail: str, fix: str = "rerun `python -m rigs doctor`", denied: str = "") -> list[Finding]:
+        return [Finding("Bedrock model", "", region, status, f"{rig.name}: {detail}", fix, denied=denied)]
+
+    given = os.environ.get(aws.MANTLE_BASE_URL_VAR, "").strip().rstrip("/")
+    aws_at = scope.clients("sts", region).meta.endpoint_url
+    if not given and not re.match(r"^https://[^/]*\.amazonaws\.com(/|$)", aws_at):
+        return []  # AWS is a custom endpoint (moto's server offline), which has no Bedrock OpenAI-compatible one
+    url = f"{given or aws.mantle_url(region)}/models"
+    try:
+        auth = aws.MantleAuth(region, credentials=scope.session.get_credentials())
+        request = urllib.request.Request(url, headers=auth.headers("GET", url))
+        with urllib.request.urlopen(request, timeout=DOCTOR_CONFIG.read_timeout) as reply:  # noqa: S310
+            listed = {str(m.get("id")) for m in json.loads(reply.read()).get("data") or [] if isinstance(m, dict)}
+    except urllib.error.HTTPError as exc:
+        if exc.code in permissions.MANTLE_DENIED_STATUS:
+            return row(WARN, f"not checked: GET {url} answered HTTP {exc.code}",
+                       permissions.hint(permissions.MANTLE_INFERENCE), permissions.MANTLE_INFERENCE)
+        return row(WARN, f"not checked: GET {url} answered HTTP {exc.code}")
+    except (OSError, ValueError, AttributeError) as exc:
+        return row(WARN, f"not checked: GET {url}: {type(exc).__name__}: {str(exc)[:120]}")
+    if rig.model_id in listed:
+        return row(OK, f"{rig.model_id} listed by its endpoint", "")
+    return row(WARN, f"{rig.model_id} is not among the {len(listed)} models its endpoint lists here: the benchmark's "
+               f"{rig.name} fails in this region", f"run the benchmark with --region one of {', '.join(rig.regions)} "
+               "where it is listed")
+
+
 def own_image(scope: Scope, rig: Ec2Rig, region: str) -> Outcome:
     """The g5g image in the account's ECR; gives whether it is built (None: unknown)."""
     fix = (f"`./scripts/cdk deploy {rig.stack_name}Image -c region.{rig.name}={{region}}`, then run its "
@@ -502,6 +546,12 @@ def _own_image(rig: Ec2Rig) -> bool:
     return rig.image.repository.startswith(OWN_IMAGE_PREFIX)
 
 
+def _openai_endpoint_models(scope: Scope) -> list[tuple]:
+    """The catalog's Bedrock OpenAI-compatible entry in each region checked that it lists."""
+    return [(rig, region) for rig in scope.catalog.rigs.values() if runtime(rig.runtime) is BEDROCK_MANTLE
+            for region in scope.regions() if region in rig.regions]
+
+
 ZONES = Check("Zones", _regions, zones)
 OFFERINGS = Check("Offerings and quotas", _regions, offerings_and_quotas, rows=("Type and quota", "Endpoint quota"))
 G5G_IMAGE = Check("g5g image", _rigs(Ec2Rig, _own_image), own_image)
@@ -515,6 +565,7 @@ CHECKS = (
     Check("HF token secret", _regions, hf_secret),
     G5G_IMAGE,
     Check("CodeBuild quota", _rigs(Ec2Rig, _own_image), codebuild_quota),
+    Check("Bedrock model", _openai_endpoint_models, bedrock_model),
 )
 """The doctor's AWS checks, in the order their findings are reported; a check that reads another's outcome
 comes after it (the pool starts them in this order, so the one waited for is running or done)."""
@@ -639,6 +690,10 @@ def _unknown(check: str, subject: str, region: str | None, exc: BaseException, s
     failure = aws.classify(exc)
     if failure.kind == aws.CREDENTIALS:
         raise aws.CredentialsError(failure.code) from None
+    if failure.kind == aws.NOT_SERVED:
+        call = " ".join(part for part in (service, getattr(exc, "operation_name", None)) if part)
+        return Finding(check, subject, region, WARN, f"not available here: this endpoint does not serve {call} "
+                       f"(HTTP {failure.code})", fix or NOT_SERVED_FIX)
     refused = permissions.refused_action(service, exc)
     if refused:
         return Finding(check, subject, region, WARN, f"not checked: {aws.describe_error(exc, service)}",

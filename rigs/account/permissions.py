@@ -40,6 +40,23 @@ ACTIONS: dict[tuple[str, str], str | None] = {
 Service Authorization Reference also lists an action of the stream's name; which one IAM checks is unverified)."""
 
 
+MANTLE_INFERENCE = "bedrock-mantle:CreateInference"
+MANTLE_CALLS: dict[str, tuple[str, ...]] = {
+    "bedrock-mantle POST /v1/chat/completions and GET /v1/models, SigV4": (
+        MANTLE_INFERENCE, "bedrock-mantle:ListModels"),
+    "bedrock-mantle, a Bedrock API key (AWS_BEARER_TOKEN_BEDROCK)": ("bedrock-mantle:CallWithBearerToken",),
+}
+"""The calls to Bedrock's OpenAI-compatible endpoint (plain HTTP, no boto3 operation: the benchmark's requests, what
+served it, the doctor's model check) and the actions AWS names for them in the Service Authorization Reference's page
+for the ``bedrock-mantle`` prefix (docs.aws.amazon.com service-authorization/latest/reference/
+list_amazonbedrockpoweredbyawsmantle.html): ``CreateInference`` ("a chat completion inference request") and
+``ListModels`` ("list all available models in a project"), both on ``project/*``; for a Bedrock API key,
+``CallWithBearerToken``, as the managed policy ``AmazonBedrockMantleInferenceAccess`` grants it
+(docs.aws.amazon.com aws-managed-policy/latest/reference/AmazonBedrockMantleInferenceAccess.html)."""
+MANTLE_DENIED_STATUS = (401, 403)
+"""How the endpoint refuses a caller (HTTP status, there being no AWS error code on this path)."""
+
+
 def action(service: str, operation: str) -> str | None:
     """The IAM action a botocore ``operation`` of ``service`` needs (None: none)."""
     if (service, operation) in ACTIONS:

@@ -10,6 +10,11 @@ STANDARD_TIER = "standard"
 SERVICE_TIERS = (STANDARD_TIER, "flex", "priority")
 """Bedrock's on-demand service tiers, as the price file and ``--bedrock-tier`` name them; Standard is what a
 request without a ``serviceTier`` gets (the API calls it ``default``)."""
+PRICED_TIERS = (STANDARD_TIER,)
+"""The tiers the shipped ``rigs/prices.yaml`` prices the catalog's Bedrock model in: those ``--bedrock-tier``
+offers (a test keeps this in step with the file). AWS publishes Flex as a discount on and Priority as a premium
+over the Standard rate, with no per-model figure known to this project: a tier comes with a dated entry that
+cites its price's public source."""
 
 LOCATIONS = {
     "us-east-1": "US East (N. Virginia)",

@@ -205,11 +205,12 @@ class SageMakerRig(DeployedRig):
 
 
 class BedrockBackend(RigBase):
-    """A Bedrock model: nothing to deploy, called by inference profile id."""
+    """A Bedrock model: nothing to deploy, called by inference profile id through Converse (runtime ``bedrock``), or
+    by its model id through Bedrock's OpenAI-compatible endpoint (runtime ``bedrock-mantle``)."""
 
     kind: Literal["bedrock"]
     price_source: Literal["bedrock-on-demand"]
-    runtime: Literal["bedrock"]
+    runtime: Literal["bedrock", "bedrock-mantle"]
     context_tokens: StrictInt | None = None
     """The model's context window in tokens (prompt and output together), from its public model page: what a
     request of the user's workload must fit (docs/benchmark.md, "Your traffic")."""

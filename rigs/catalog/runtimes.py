@@ -65,8 +65,11 @@ NEURONX = Runtime("neuronx", backend_kind="neuron", engine=None,
 SAGEMAKER_VLLM = Runtime("sagemaker-vllm", backend_kind="sagemaker", engine="vLLM", boot=None,
                          quality_seconds_per_item=0.15, serves_any_model=True)
 BEDROCK = Runtime("bedrock", backend_kind="bedrock", engine=None, boot=None, quality_seconds_per_item=0.15)
+BEDROCK_MANTLE = Runtime("bedrock-mantle", backend_kind="bedrock-mantle", engine=None, boot=None,
+                         quality_seconds_per_item=0.15)
+"""Bedrock's OpenAI-compatible endpoint (Chat Completions): the same model the rigs serve, managed by AWS."""
 
-RUNTIMES: dict[str, Runtime] = {r.name: r for r in (VLLM, NEURONX, SAGEMAKER_VLLM, BEDROCK)}
+RUNTIMES: dict[str, Runtime] = {r.name: r for r in (VLLM, NEURONX, SAGEMAKER_VLLM, BEDROCK, BEDROCK_MANTLE)}
 
 
 class UnknownRuntimeError(KeyError):

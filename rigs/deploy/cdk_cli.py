@@ -28,6 +28,11 @@ DEPLOY_METHODS = ("change-set", "direct")
 """``cdk deploy --method`` values."""
 
 
+def cdk_json_keys() -> frozenset[str]:
+    """The context keys ``cdk.json`` sets (the CDK's feature flags and settings): they pass the app's key check."""
+    return frozenset(json.loads((PROJECT_DIR / "cdk.json").read_text(encoding="utf-8"))["context"])
+
+
 def default_method() -> str | None:
     """``direct`` (no change sets, as moto needs) against a custom endpoint (``AWS_ENDPOINT_URL``), else the CLI's."""
     return "direct" if aws.endpoint_url() else None

@@ -1,6 +1,7 @@
 """The model a rig serves and the size it runs on, from ``-c`` context: any open model on the vLLM rigs.
 
-Context keys (all optional; :data:`CONTEXT_KEYS` declares them, :func:`model_request` reads them):
+Context keys (all optional; declared with the app's others, :data:`rigs.deploy.options.MODEL_KEYS`;
+:func:`model_request` reads them):
 
 =========================  ========================================================================
 ``model.<rig>``            a Hugging Face model id for g6, g5g or sagemaker (the catalog's models section
@@ -30,18 +31,9 @@ from rigs.catalog.model import Catalog, DeployableRig, Ec2Rig, SageMakerRig, Wei
 from rigs.catalog.rig_models import architecture_of
 from rigs.catalog.runtimes import runtime
 from rigs.catalog.served import Architecture, ModelCard, weights_of
+from rigs.deploy.options import HF_TOKEN_PARAMETER, INSTANCE_TYPE, MODEL, MODEL_CONFIG, RIG_MODEL
 from rigs.sizing.config import ConfigError, read_config
 from rigs.sizing.fit import GIB, InstanceFit, candidates, fit_one, weights_bytes
-
-CONTEXT_KEYS: dict[str, str] = {
-    "model.<rig>": "a Hugging Face model id for g6, g5g or sagemaker (the catalog's models section, or with "
-                   "model_config.<rig>)",
-    "model": "a Hugging Face model id for every rig that serves any model",
-    "model_config.<rig>": "a local config.json of a model the catalog does not list (read at synth, never fetched)",
-    "instance_type.<rig>": "the instance type to run on instead of the one sized to fit",
-    "hf_token_parameter": "an SSM SecureString parameter with the Hugging Face token of a gated model (EC2 rigs)",
-}
-"""The context keys this module reads (``<rig>``: a rig's name), for the app's table of known keys."""
 
 ROOT_ALLOWANCE_GIB = 30
 """Free GiB a rig's root volume needs beyond a model's weights: the server image's layers, the swapfile and margin
@@ -78,13 +70,14 @@ def _text(value: Any) -> str | None:
 
 
 def model_request(context: Callable[[str], Any], rig_name: str) -> ModelRequest:
-    """The keys of :data:`CONTEXT_KEYS` for ``rig_name``, read with ``context`` (the app's context getter)."""
-    own = _text(context(f"model.{rig_name}"))
-    shared = _text(context("model"))
+    """The keys of :data:`rigs.deploy.options.MODEL_KEYS` for ``rig_name``, read with ``context`` (the app's context
+    getter)."""
+    own = _text(context(RIG_MODEL.key(rig=rig_name)))
+    shared = _text(context(MODEL.key()))
     return ModelRequest(model=own or shared, for_all=own is None and shared is not None,
-                        config=_text(context(f"model_config.{rig_name}")),
-                        instance_type=_text(context(f"instance_type.{rig_name}")),
-                        hf_token_parameter=_text(context("hf_token_parameter")))
+                        config=_text(context(MODEL_CONFIG.key(rig=rig_name))),
+                        instance_type=_text(context(INSTANCE_TYPE.key(rig=rig_name))),
+                        hf_token_parameter=_text(context(HF_TOKEN_PARAMETER.key())))
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,4 +1,5 @@
-"""Per-deploy choices for a rig stack, validated: region, zones, variant, lifetime, image, AMI.
+"""Per-deploy choices for a rig stack, validated: region, zones, variant, lifetime, image, AMI; and the context
+keys this app knows.
 
 ``app.py`` reads the raw CLI context values (``-c region.g6=us-east-1`` and friends) and
 passes them here; this module never reads context or the environment itself. Every
@@ -6,9 +7,6 @@ problem is collected and raised together in one :class:`OptionsError` that names
 context key and the fix; what is chosen is a frozen pydantic model (:class:`RigOptions`,
 with its :class:`ServerImage`), unknown fields refused.
 
-Context keys (all optional):
-
-=====================  ============================================================
 ``region.<rig>``       a region from the rig's catalog list (default: the first)
 ``zones.<rig>``        comma-separated zones of that region the rig may launch in
 ``<rig>_variant``      a catalog variant of the rig, e.g. ``inf2_variant=tp2``, ``g6_variant=big``
@@ -21,24 +19,33 @@ Context keys (all optional):
 
 The model a rig serves and the size it runs on (``model.<rig>``, ``model``, ``model_config.<rig>``,
 ``instance_type.<rig>``, ``hf_token_parameter``) are ``rigs/deploy/model_options.py``'s.
+=======
+Every context key the app reads is declared once, in :data:`CONTEXT_KEYS` (a :class:`ContextKey` each: its
+pattern, ``{rig}`` standing for a deployable rig and ``{region}`` for one of the four regions, and what it does);
+``app.py`` reads the values by these declarations, and a key the app does not know is refused in one line that
+names the known ones (:func:`unknown_keys`), while the CDK's own keys pass (:func:`cdk_own`). ``python -m rigs up``
+checks its ``-c`` values the same way before anything runs (:func:`check_deploy_context`).
+The model a rig serves and the size it runs on (``model.<rig>``, ``model``, ``model_config.<rig>``,
+``instance_type.<rig>``, ``hf_token_parameter``) are declared here too and read by ``rigs/deploy/model_options.py``.
 """
 
 from __future__ import annotations
 
+import math
 import re
-from typing import Any
+from dataclasses import dataclass
+from typing import Any, Callable, Iterable, Mapping, Sequence
 
 from pydantic import BaseModel, ConfigDict, SkipValidation
 
 from rigs.catalog.model import DeployableRig, Ec2Rig
-from rigs.contract import MANAGED_BY
+from rigs.contract import MANAGED_BY, REGIONS
 
 OWN_IMAGE_PREFIX = f"{MANAGED_BY}/"
 """Catalog images under this namespace are built by this app into the account's own ECR
 (the g5g image, by the InferenceG5gImage stack); they have no public registry."""
 
 MAX_LIFETIME_HOURS = 168
-
 _ZONE = re.compile(r"^(?P<region>[a-z]{2}-[a-z]+-\d)[a-z]$")
 _AMI = re.compile(r"^ami-[0-9a-f]{8}([0-9a-f]{9})?$")
 _ECR = re.compile(r"^(?P<account>\d{12})\.dkr\.ecr\.(?P<region>[a-z0-9-]+)\.amazonaws\.com/"
@@ -51,7 +58,100 @@ class OptionsError(ValueError):
 
     def __init__(self, problems: list[str]) -> None:
         self.problems = problems
-        super().__init__("invalid -c options:\n" + "\n".join(f"  - {p}" for p in problems))
+        super().__init__("; ".join(problems))
+
+
+MAX_ZONES = 6
+"""The most zones a base network spans (``-c az_count.<region>``, ``-c zones.<region>``)."""
+
+
+@dataclass(frozen=True, slots=True)
+class ContextKey:
+    """One context key of this app: its pattern, what it does, and whether the project's own commands set it."""
+
+    pattern: str
+    """The key; ``{rig}`` stands for a deployable rig of the catalog, ``{region}`` for one of the four regions,
+    ``{stack}`` for a stack of the app."""
+    help: str
+    internal: bool = False
+    """Set by ``python -m rigs up``, ``./scripts/cdk`` or ``app.py`` itself, not given by hand."""
+
+    def key(self, **names: str) -> str:
+        """The key for these names: ``REGION.key(rig="g6")`` is ``region.g6``."""
+        return self.pattern.format(**names)
+
+    def matches(self, key: str, names: Mapping[str, Sequence[str]]) -> bool:
+        """Whether ``key`` is this key for one of ``names`` (placeholder -> the names it stands for; ``{stack}``
+        stands for any stack name)."""
+        regex = []
+        for i, part in enumerate(re.split(r"\{(\w+)\}", self.pattern)):
+            if i % 2 == 0:
+                regex.append(re.escape(part))
+            elif part == "stack":
+                regex.append("[A-Za-z][A-Za-z0-9-]*")
+            else:
+                regex.append(f"(?:{'|'.join(map(re.escape, names[part]))})")
+        return re.fullmatch("".join(regex), key) is not None
+
+
+REGION = ContextKey("region.{rig}", "a region from the rig's catalog list (default: the first)")
+ZONES = ContextKey("zones.{rig}", "comma-separated zones of that region the rig may launch in")
+VARIANT = ContextKey("{rig}_variant", "a catalog variant of the rig, e.g. inf2_variant=tp2, g6_variant=big")
+MAX_HOURS = ContextKey("max_hours", f"lifetime in hours of every rig, above 0 and at most {MAX_LIFETIME_HOURS}")
+RIG_MAX_HOURS = ContextKey("max_hours.{rig}", "lifetime in hours of one rig (beats max_hours)")
+IMAGE = ContextKey("image.{rig}", "a pinned server image to run instead of the catalog's (EC2 rigs)")
+AMI = ContextKey("ami.{rig}", "an AMI id to boot instead of the catalog's SSM parameter (EC2 rigs)")
+REGION_ZONES = ContextKey("zones.{region}", "the zones the region's base network uses, named (default: chosen at "
+                          "deploy time)")
+AZ_COUNT = ContextKey("az_count.{region}", f"how many zones the region's base network spans, 1 to {MAX_ZONES}")
+RECORDED_REGION = ContextKey("recorded_region.{rig}", "where python -m rigs up last brought the rig up (the "
+                             "placement file)", internal=True)
+RECORDED_ZONES = ContextKey("recorded_zones.{rig}", "the zones it came up in there", internal=True)
+DEPLOYED_REGIONS = ContextKey("deployed_regions.{stack}", "the regions CloudFormation shows the stack in",
+                              internal=True)
+LOOKED_UP = ContextKey("deployed_regions_complete", "every region answered where the stacks are", internal=True)
+DESTROYING = ContextKey("aws-inference:destroying", "./scripts/cdk destroy: a stack found nowhere is left out",
+                        internal=True)
+RIG_MODEL = ContextKey("model.{rig}", "a Hugging Face model id for g6, g5g or sagemaker (the catalog's models section, "
+                       "or with model_config.<rig>)")
+MODEL = ContextKey("model", "a Hugging Face model id for every rig that serves any model")
+MODEL_CONFIG = ContextKey("model_config.{rig}", "a local config.json of a model the catalog does not list (read at "
+                          "synth, never fetched)")
+INSTANCE_TYPE = ContextKey("instance_type.{rig}", "the instance type to run on instead of the one sized to fit")
+HF_TOKEN_PARAMETER = ContextKey("hf_token_parameter", "an SSM SecureString parameter with the Hugging Face token of a "
+                                "gated model (EC2 rigs)")
+MODEL_KEYS = (RIG_MODEL, MODEL, MODEL_CONFIG, INSTANCE_TYPE, HF_TOKEN_PARAMETER)
+"""The model a rig serves and the size it runs on: read by ``rigs/deploy/model_options.py``."""
+
+CONTEXT_KEYS: tuple[ContextKey, ...] = (REGION, ZONES, VARIANT, MAX_HOURS, RIG_MAX_HOURS, IMAGE, AMI, REGION_ZONES,
+                                        AZ_COUNT, *MODEL_KEYS, RECORDED_REGION, RECORDED_ZONES, DEPLOYED_REGIONS,
+                                        LOOKED_UP, DESTROYING)
+"""Every context key the app reads (docs/rigs.md lists those given by hand)."""
+
+CDK_KEY_PREFIXES = ("@aws-cdk", "aws:cdk:", "aws-cdk:", "cdk-", "cdk:")
+"""The CDK's own context keys: its feature flags (``@aws-cdk/...``), the CLI's settings (``aws:cdk:...``)."""
+CDK_KEYS = frozenset({"acknowledged-issue-numbers", "cli-telemetry"})
+
+
+def cdk_own(key: str) -> bool:
+    """Whether ``key`` is the CDK's own: a feature flag, a CLI setting, or a context lookup's cached answer
+    (``availability-zones:account=...:region=...`` in ``cdk.context.json``)."""
+    return key.startswith(CDK_KEY_PREFIXES) or key in CDK_KEYS or ":account=" in key
+
+
+def unknown_keys(keys: Iterable[str], rigs: Sequence[str], also: Iterable[str] = ()) -> OptionsError | None:
+    """The error naming every key of ``keys`` this app does not know (None: all known). ``rigs``: the names
+    ``{rig}`` stands for; ``also``: keys that pass too (those ``cdk.json`` sets); the CDK's own keys pass."""
+    names = {"rig": tuple(rigs), "region": REGIONS}
+    passed = set(also)
+    unknown = sorted(k for k in keys if k not in passed and not cdk_own(k)
+                     and not any(c.matches(k, names) for c in CONTEXT_KEYS))
+    if not unknown:
+        return None
+    known = ", ".join(c.pattern.replace("{", "<").replace("}", ">") for c in CONTEXT_KEYS if not c.internal)
+    return OptionsError([f"-c {', '.join(unknown)}: not a context key of this app; its keys are {known} (<rig>: "
+                         f"{', '.join(rigs)}; <region>: {', '.join(REGIONS)}), and the CDK's own (@aws-cdk/..., "
+                         "aws:cdk:..., cdk.json's) pass"])
 
 
 class _Typed(BaseModel):
@@ -147,14 +247,74 @@ def parse_region_zones(region: str, zones: Any, *, az_count_given: bool = False)
     named = _zone_names(zones)
     problems = [f"-c zones.{region}: {zone!r} is not a zone of {region} (write e.g. {region}a,{region}c)"
                 for zone in named if _zone_region(zone) != region]
-    if len(named) > 6:
-        problems.append(f"-c zones.{region}: {len(named)} zones; the network spans at most 6")
+    if len(named) > MAX_ZONES:
+        problems.append(f"-c zones.{region}: {len(named)} zones; the network spans at most {MAX_ZONES}")
     if az_count_given:
         problems.append(f"-c zones.{region} and -c az_count.{region} both given: the named zones set the count; "
                         "give one of them")
     if problems:
         raise OptionsError(problems)
     return named
+
+
+def parse_az_count(region: str, value: Any) -> int | None:
+    """``-c az_count.<region>=N``: the base network's zone count; None when not given. Raises OptionsError unless
+    it is a whole number from 1 to :data:`MAX_ZONES`."""
+    if value is None:
+        return None
+    try:
+        count = int(value)
+    except (TypeError, ValueError):
+        count = 0
+    if not 1 <= count <= MAX_ZONES:
+        raise OptionsError([f"-c az_count.{region}={value!r}: give a whole number of zones from 1 to {MAX_ZONES}"])
+    return count
+
+
+def lifetime_hours(value: Any) -> float:
+    """A rig's lifetime in hours (``-c max_hours``, ``--max-hours``); ValueError, saying what to give, unless it is
+    above 0 and at most :data:`MAX_LIFETIME_HOURS`."""
+    try:
+        hours = float(str(value))
+    except ValueError:
+        hours = math.nan
+    if not 0 < hours <= MAX_LIFETIME_HOURS:
+        raise ValueError(f"give a number of hours above 0 and at most {MAX_LIFETIME_HOURS}")
+    return hours
+
+
+def rig_values(rig: str, get: Callable[[str], Any]) -> dict[str, Any]:
+    """One rig's variant, lifetime, image and AMI as the context gives them (``get``: a key's value, None when
+    absent): :func:`parse_rig_options`'s keyword arguments but the region and zones."""
+    own_hours = get(RIG_MAX_HOURS.key(rig=rig))
+    return {"variant": get(VARIANT.key(rig=rig)),
+            "max_hours": own_hours if own_hours is not None else get(MAX_HOURS.key()),
+            "image": get(IMAGE.key(rig=rig)), "ami": get(AMI.key(rig=rig))}
+
+
+def check_deploy_context(rigs: Sequence[DeployableRig], context: Mapping[str, Any], names: Sequence[str],
+                         also: Iterable[str] = ()) -> None:
+    """``python -m rigs up``'s ``-c`` values, checked before anything runs as the app checks them at synth: every
+    key known (``names``: the deployable rigs', ``also``: ``cdk.json``'s), each rig's values (its zones only with
+    its region: ``up`` otherwise chooses both per attempt) and each region's base network. Raises OptionsError
+    listing every problem."""
+    unknown = unknown_keys(context, names, also)
+    problems = list(unknown.problems) if unknown else []
+    for rig in rigs:
+        region = context.get(REGION.key(rig=rig.name))
+        try:
+            parse_rig_options(rig, region=region, zones=context.get(ZONES.key(rig=rig.name)) if region else None,
+                              **rig_values(rig.name, context.get))
+        except OptionsError as exc:
+            problems += exc.problems
+    for region in REGIONS:
+        try:
+            count = parse_az_count(region, context.get(AZ_COUNT.key(region=region)))
+            parse_region_zones(region, context.get(REGION_ZONES.key(region=region)), az_count_given=count is not None)
+        except OptionsError as exc:
+            problems += exc.problems
+    if problems:
+        raise OptionsError(problems)
 
 
 def _text(value: Any) -> str | None:
@@ -190,12 +350,9 @@ def parse_rig_options(rig: DeployableRig, *, region: Any = None, zones: Any = No
     hours: float = rig.max_hours
     if _text(max_hours) is not None:
         try:
-            hours = float(str(max_hours))
-        except ValueError:
-            hours = -1.0
-        if not 0 < hours <= MAX_LIFETIME_HOURS:
-            problems.append(f"-c max_hours={max_hours!r} for {name}: give a number of hours above 0 "
-                            f"and at most {MAX_LIFETIME_HOURS}")
+            hours = lifetime_hours(max_hours)
+        except ValueError as exc:
+            problems.append(f"-c max_hours={max_hours!r} for {name}: {exc}")
 
     server_image: ServerImage | None = None
     ami_id = _text(ami)

@@ -24,6 +24,7 @@ from pydantic import BaseModel, ConfigDict, SerializerFunctionWrapHandler, Valid
 
 from rigs import generated, utc
 from rigs.command import UsageError
+from rigs.deploy.options import RECORDED_REGION, RECORDED_ZONES
 from rigs.files import write_json
 
 PROJECT_DIR = Path(__file__).resolve().parents[2]
@@ -169,10 +170,6 @@ def record_deployed(rig: str, region: str, zones: Sequence[str], stack: str, pat
         return updated
 
 
-RECORDED_REGION_KEY = "recorded_region.{rig}"
-RECORDED_ZONES_KEY = "recorded_zones.{rig}"
-
-
 def recorded_context(catalog_regions: Mapping[str, Sequence[str]], placement_: Placement | None = None) -> dict[str, str]:
     """Default CDK context for ``app.py``: where ``up`` last brought each rig up.
 
@@ -187,9 +184,9 @@ def recorded_context(catalog_regions: Mapping[str, Sequence[str]], placement_: P
         entry = current.get(rig)
         if entry is None or entry.deployed is None or entry.deployed.region not in regions:
             continue
-        context[RECORDED_REGION_KEY.format(rig=rig)] = entry.deployed.region
+        context[RECORDED_REGION.key(rig=rig)] = entry.deployed.region
         if entry.deployed.zones:
-            context[RECORDED_ZONES_KEY.format(rig=rig)] = ",".join(entry.deployed.zones)
+            context[RECORDED_ZONES.key(rig=rig)] = ",".join(entry.deployed.zones)
     return context
 
 

@@ -20,8 +20,9 @@ the rigs cost until then. Bedrock is billed per token and is not in the estimate
 so, with its price).
 
 ``--max-usd`` (``rigs up`` and ``rigs rehearse``) refuses to start when that backstop, every rig's
-hourly price x its lifetime limit, is above the limit (:func:`over_limit`); ``up`` prices each rig
-in the priciest of the regions it may use (:func:`lifetime_plans`).
+hourly price x its lifetime limit, is above the limit (:func:`over_limit`), each rig priced in the
+priciest of the regions it may use (:func:`lifetime_plans`): before anything else is checked or set up
+(:func:`cost_refusal`), so it needs no credentials (the Pricing API, else ``rigs/prices.yaml``).
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ from dataclasses import dataclass, field
 from typing import Callable, Sequence
 
 from rigs.catalog.model import DeployableRig
+from rigs.catalog.pricing import PriceBook, PriceError
 from rigs.catalog.runtimes import runtime as runtime_of
 
 BENCHMARK_ALLOWANCE_MINUTES = 20.0
@@ -137,17 +139,34 @@ def describe(result: Estimate) -> list[str]:
 
 
 def lifetime_plans(rigs: Sequence[DeployableRig], hourly: Callable[[DeployableRig, str], tuple[float | None, str]],
-                   max_hours: float | None = None) -> list[PhasePlan]:
+                   max_hours: float | None = None, phase: str = SMALL) -> list[PhasePlan]:
     """One plan per rig for its lifetime bound: the priciest of its catalog regions (``hourly`` gives the price and
     where it comes from, None when unknown), its lifetime limit (``max_hours``, else the catalog's)."""
     plans = []
     for rig in rigs:
         priced = [(hourly(rig, region), region) for region in rig.regions]  # the catalog lists one at least
         (usd, where), region = max(priced, key=lambda item: -1.0 if item[0][0] is None else item[0][0])
-        plans.append(PhasePlan(rig=rig.name, phase=SMALL, region=region, instance_type=rig.instance_type,
+        plans.append(PhasePlan(rig=rig.name, phase=phase, region=region, instance_type=rig.instance_type,
                                model_id=rig.model_id, ready_timeout_minutes=rig.ready_timeout_minutes,
                                max_hours=max_hours or rig.max_hours, usd_per_hour=usd, price=where))
     return plans
+
+
+def cost_refusal(book: PriceBook, max_usd: float, max_hours: float | None, small: Sequence[DeployableRig],
+                 big: Sequence[DeployableRig] = ()) -> str | None:
+    """``--max-usd``, checked before anything else: the refusal when the rigs (``big``: the big variants a rehearsal
+    moves to) could cost more than ``max_usd`` until their lifetime limits stop them, each in the priciest region it
+    may use (``book``'s prices); None within it."""
+
+    def hourly(rig: DeployableRig, region: str) -> tuple[float | None, str]:
+        try:
+            price = book.hourly_price(rig, region)
+        except PriceError as exc:
+            return None, str(exc)
+        return price.usd_per_hour, price.describe()
+
+    plans = lifetime_plans(small, hourly, max_hours) + lifetime_plans(big, hourly, max_hours, BIG)
+    return over_limit(estimate(plans), max_usd)
 
 
 def over_limit(result: Estimate, max_usd: float) -> str | None:

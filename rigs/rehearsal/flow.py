@@ -40,8 +40,9 @@ from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence, TextIO
 
 from rigs import aws, utc
-from rigs.catalog.model import BIG_VARIANT, load_catalog
-from rigs.command import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE, UsageError
+from rigs.catalog.model import BIG_VARIANT, BedrockBackend, load_catalog
+from rigs.catalog.pricing import PriceBook
+from rigs.command import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, UsageError
 from rigs.rehearsal import bench_options, bring_up, cleanup, prepare, timeline
 from rigs.rehearsal import estimate as estimating
 from rigs.rehearsal.bring_up import Cancelled
@@ -71,6 +72,17 @@ def evidence_folder(given: Path | None) -> Path:
     return folder
 
 
+def _cost_refusal(options: Options, selected: Sequence[Any], max_usd: float) -> str | None:
+    """``--max-usd``, before anything is set up or asked of AWS: the rigs named and, with ``--big``, their big
+    variants, each in the priciest region it may use until its lifetime limit (offline, the dated price file's
+    prices; else the Pricing API's, without credentials the file's). The plan's estimate, which prices each rig in the
+    first region it tries and leaves out the rigs already deployed, is never above this bound."""
+    rigs = [rig for rig in selected if not isinstance(rig, BedrockBackend)]
+    big = [rig.with_variant(BIG_VARIANT) for rig in rigs if options.big and BIG_VARIANT in rig.variants]
+    book = PriceBook(None if options.offline else aws.make_session(options.profile, options.region))
+    return estimating.cost_refusal(book, max_usd, options.max_hours, rigs, big)
+
+
 def _interrupt(signum: int, frame: object) -> None:
     raise KeyboardInterrupt
 
@@ -90,6 +102,9 @@ def run(options: Options, out: TextIO | None = None, stdin: TextIO | None = None
                          "will cost)")
     if not options.offline and options.inject_capacity:
         raise UsageError("--inject-capacity is for --offline (moto's server) only")
+    refusal = None if options.max_usd is None else _cost_refusal(options, selected, options.max_usd)
+    if refusal:
+        raise UsageError(refusal)
     bench = bench_options.prepare(options.bench_options, options.offline)
     given = options.evidence is not None and options.evidence.exists()
     folder = evidence_folder(options.evidence)
@@ -124,10 +139,6 @@ def _from_the_plan(state: State, stack: ExitStack, selected: Sequence[Any], stdi
         return EXIT_INTERRUPTED
     if estimate is None:
         return EXIT_FAILED
-    refusal = None if state.options.max_usd is None else estimating.over_limit(estimate, state.options.max_usd)
-    if refusal:
-        state.say(f"error: {refusal}")
-        return EXIT_USAGE
     if not prepare.consent(state, stdin):
         state.say("nothing created")
         return EXIT_OK

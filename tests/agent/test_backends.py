@@ -132,7 +132,7 @@ class TestReferenceEnvironment:
         assert config.backends[0].region == "us-east-2"
 
     def test_unknown_name_in_backends_variable(self) -> None:
-        with pytest.raises(UnknownBackendError, match="known backends: bedrock, g6"):
+        with pytest.raises(UnknownBackendError, match="known backends: bedrock, bedrock-mantle, g6"):
             from_env({"BACKENDS": "g6,a100"}, CATALOG)
 
     def test_empty_values_are_unset(self) -> None:

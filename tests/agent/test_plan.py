@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from types import MappingProxyType
 
 from agent.backends import from_env
@@ -71,9 +72,11 @@ def test_credentials_bring_bedrock_and_discovered_rigs() -> None:
     discovery = Discovery(regions=REGIONS, rigs=[found_g6(), found_sagemaker()],
                           skipped=[Skipped("inf2", "no deployed stack found in us-east-1")])
     result = plan(aws_ok=True, discovery=discovery, env={"BEDROCK_MODEL": "us.amazon.nova-lite-v1:0"})
-    assert result.names == ["bedrock", "g6", "sagemaker"]
+    assert result.names == ["bedrock", "bedrock-mantle", "g6", "sagemaker"]  # Bedrock's two ways, on by default
     assert not result.local
-    bedrock, sagemaker = result.ready
+    bedrock, mantle, sagemaker = result.ready
+    assert (mantle.model_id, mantle.region, mantle.base_url) == ("google.gemma-4-e2b", "us-east-1",
+                                                                  "https://bedrock-mantle.us-east-1.api.aws/v1")
     assert bedrock.model_id == "us.amazon.nova-lite-v1:0" and bedrock.region == "us-east-1"
     assert (sagemaker.endpoint_name, sagemaker.region, sagemaker.model_id) == ("ep-1", "us-east-2", "sm-model")
     target = result.forwards[0]
@@ -124,3 +127,41 @@ def test_needs_aws() -> None:
     assert needs_aws(("g6", "sagemaker"), env)
     assert needs_aws(("bedrock",), env)
     assert needs_aws(("inf2",), env)
+
+
+def found_g6_serving(model_id: str) -> FoundRig:
+    g6 = found_g6()
+    return dataclasses.replace(g6, outputs=dataclasses.replace(g6.outputs, model_id=model_id))
+
+
+def test_bedrock_mantle_serves_the_rigs_model_where_bedrock_serves_it() -> None:
+    g6 = CATALOG.get("g6")
+    same = plan(aws_ok=True, discovery=Discovery(regions=REGIONS, rigs=[found_g6_serving(g6.model_id)]))
+    mantle = next(b for b in same.ready if b.name == "bedrock-mantle")
+    assert mantle.model_id == "google.gemma-4-e2b" and mantle.metadata["weights_model"] == "Gemma 4 E2B"
+    big = g6.variants["big"].model_id  # Gemma 4 12B: no such model on Bedrock
+    other = plan(aws_ok=True, discovery=Discovery(regions=REGIONS, rigs=[found_g6_serving(big)]),
+                 selection=("bedrock-mantle", "g6"))
+    assert "bedrock-mantle" not in other.names and other.missing == ["bedrock-mantle"]
+    assert {s.name: s.reason for s in other.skipped}["bedrock-mantle"].startswith(
+        "the rigs serve Gemma 4 12B, which Bedrock's OpenAI-compatible endpoint does not serve")
+    # a model of the catalog's models section: the id its entry names, or why not (its bedrock_note)
+    oss = plan(aws_ok=True, discovery=Discovery(regions=REGIONS, rigs=[found_g6_serving("openai/gpt-oss-20b")]))
+    mantle = next(b for b in oss.ready if b.name == "bedrock-mantle")
+    assert (mantle.model_id, mantle.metadata["weights_model"], mantle.metadata["weights_precision"]) == (
+        "openai.gpt-oss-20b", "gpt-oss-20b", "not published")
+    mistral = plan(aws_ok=True, discovery=Discovery(regions=REGIONS,
+                                                    rigs=[found_g6_serving("mistralai/Mistral-7B-Instruct-v0.3")]))
+    assert "(Bedrock serves Mistral 7B Instruct v0.2 (mistral.mistral-7b-instruct-v0:2), not v0.3)" in {
+        s.name: s.reason for s in mistral.skipped}["bedrock-mantle"]
+    named = plan(aws_ok=True, discovery=Discovery(regions=REGIONS, rigs=[found_g6_serving(big)]),
+                 env={"BEDROCK_MANTLE_MODEL": "google.gemma-4-31b"})
+    assert next(b for b in named.ready if b.name == "bedrock-mantle").model_id == "google.gemma-4-31b"
+
+
+def test_bedrock_mantle_with_an_api_key_needs_no_aws_credentials() -> None:
+    keyed = plan(env={"AWS_BEARER_TOKEN_BEDROCK": "key"}, reason="no AWS credentials found")
+    assert keyed.names == ["bedrock-mantle"] and keyed.ready[0].metadata["auth_mode"] == "bearer"
+    assert needs_aws(("bedrock-mantle",), from_env({}, CATALOG)) is False  # signed locally, no AWS API asked first
+    unsigned = plan(selection=("bedrock-mantle",), reason="no AWS credentials found")
+    assert unsigned.missing == ["bedrock-mantle"] and not unsigned.local

@@ -35,7 +35,7 @@ def test_help_names_every_option_and_the_benchmarks(fake_runner: FakeRunner, cap
 def test_unknown_backend_lists_known_ones(fake_runner: FakeRunner, capsys: pytest.CaptureFixture) -> None:
     assert run_module.main(["--backends", "g6,h100"], env={}) == 2
     err = capsys.readouterr().err
-    assert "unknown backend 'h100'; known backends: bedrock, g6, g5g, sagemaker, inf2, trn1, local" in err
+    assert "unknown backend 'h100'; known backends: bedrock, bedrock-mantle, g6, g5g, sagemaker, inf2, trn1, local" in err
     assert fake_runner.calls == []
 
 

@@ -45,6 +45,10 @@ from tests.agent.conftest import FakeRunner
         (["--workload", "arrival=gamma,burstiness=0"],
          "argument --workload: burstiness must be more than 0 (1 is Poisson)"),
         (["--workload", "request_rate=-2"], "argument --workload: request_rate must be more than 0"),
+        (["--demos", "bfcl", "--bfcl-n", "99999"], "argument --bfcl-n: 99,999 is above the 1,240 cases there are: "
+                                                   "give at most 1,240, or 'all'"),
+        (["--question", ""], "argument --question: empty: give the text"),
+        (["--question", "  "], "argument --question: empty: give the text"),
     ],
 )
 def test_a_bad_number_is_one_line_and_exit_2(argv: list[str], says: str, capsys: pytest.CaptureFixture) -> None:
@@ -93,7 +97,7 @@ def test_options_with_their_part_are_accepted() -> None:
 
     parser = run_module.build_parser(runner)
     for argv in (["--demos", "chat", "--concurrency", "auto", "--slo", "ttft_p99_ms=500"],
-                 ["--demos", "bfcl", "--bfcl-n", "all"], []):
+                 ["--demos", "bfcl", "--bfcl-n", "all"], ["--demos", "bfcl", "--bfcl-n", "1240"], []):
         runner.check_options(parser.parse_args(argv))
 
 

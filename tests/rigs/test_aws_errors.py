@@ -189,6 +189,11 @@ def test_html_error_pages_become_their_title() -> None:
             "</h1>\n<p>The server encountered an internal error.</p>\n")
     assert aws.readable(page) == "an HTML page: 500 Internal Server Error"
     assert aws.readable("x" * 400).endswith("…") and len(aws.readable("x" * 400)) == aws.MESSAGE_LIMIT
+    # no AWS error code, only a status and a page: the endpoint does not serve the API (moto has no Free Tier API)
+    served = botocore.exceptions.ClientError({"Error": {"Code": "500", "Message": page}}, "GetAccountPlanState")
+    assert aws.classify(served).kind == aws.NOT_SERVED
+    behind = botocore.exceptions.ClientError({"Error": {"Code": "AccessDenied", "Message": page}}, "GetObject")
+    assert aws.classify(behind).kind == aws.OTHER  # AWS's own code decides, whatever the page
 
 
 STS = "https://sts.us-east-1.amazonaws.com/"

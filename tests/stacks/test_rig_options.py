@@ -108,12 +108,30 @@ def test_ami_option_replaces_the_ssm_parameter(varied):
     ({"image.g6": "vllm/vllm-openai:latest"}, r"image.g6=.*never :latest"),
     ({"image.g6": "vllm/vllm-openai"}, r"image.g6=.*pinned image reference"),
     ({"ami.inf2": "ubuntu"}, r"ami.inf2=ubuntu: give an AMI id"),
+    ({"modle.g6": "google/gemma-4"}, r"^-c modle.g6: not a context key of this app; its keys are region.<rig>, "),
+    ({"g6_varient": "big"}, r"^-c g6_varient: not a context key"),
 ])
 def test_a_bad_option_fails_synth_with_the_fix(tmp_path: Path, context, fix):
     from app import build_app
 
     with pytest.raises(OptionsError, match=fix):
         build_app(context=context, outdir=str(tmp_path))
+
+
+def test_under_the_cdk_cli_a_bad_value_is_one_line_and_exit_2(monkeypatch: pytest.MonkeyPatch,
+                                                              capsys: pytest.CaptureFixture):
+    """The app run by the CLI says what is wrong in one line, no traceback (the context here comes in beside the
+    recorded placement: the CLI's own, CDK_CONTEXT_JSON, is read by jsii's process, started once per session)."""
+    import app
+
+    monkeypatch.delenv("CDK_DEFAULT_ACCOUNT", raising=False)
+    monkeypatch.setattr(app, "recorded_placement", lambda: {"g6_variant": "tp9", "max_hours": "-1"})
+    with pytest.raises(SystemExit) as ended:
+        app.main()
+    err = capsys.readouterr().err.splitlines()
+    assert ended.value.code == 2 and "Traceback" not in "".join(err)
+    assert err[-1] == ("app: error: -c g6_variant=tp9: g6 has no such variant (variants: big); -c max_hours='-1' for "
+                       "g6: give a number of hours above 0 and at most 168")
 
 
 def test_every_problem_is_reported_at_once():

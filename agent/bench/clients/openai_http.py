@@ -13,11 +13,16 @@ and the strands model.
   :class:`~agent.bench.clients.constrained.ConstrainedToolModel`. Labelled **constrained** everywhere.
 * Neuron: plain chat only. The server ignores tools and has a 128-token prompt bucket; it takes part
   in the chat benchmark, the quality lane and as a tool of the orchestrator, never as an agent.
+* Bedrock's OpenAI-compatible endpoint (``bedrock-mantle``): this client, every request carrying AWS's
+  authentication (:class:`rigs.aws.MantleAuth`: SigV4 from the credential chain, or the Bedrock API key as a
+  bearer token), the timed ones through the transport, the agent's through an httpx hook of its ``AsyncOpenAI``.
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
+
+from rigs import aws
 
 from ...kinds import NEURON
 from .base import BackendClient, ClientContext, NoAgentModelError
@@ -37,11 +42,16 @@ class OpenAIClient(BackendClient):
     def __init__(self, backend: Backend, context: ClientContext) -> None:
         super().__init__(backend, context)
         self.constrained = backend.constrained_tools
+        self.auth = self._auth()
         self.transport = HttpTransport(str(backend.base_url).rstrip("/") + "/chat/completions",
                                        timeout_s=context.request_timeout_s, max_connections=max(8, context.width),
-                                       api_key=backend.metadata.get("api_key"))  # fmt: skip
+                                       api_key=backend.metadata.get("api_key"), auth=self.auth)  # fmt: skip
         self.notes = self.transport.notes
         self._openai: Any = None
+
+    def _auth(self) -> aws.MantleAuth | None:
+        """How each request says who sends it (None: the server asks nothing, or takes the ``api_key``)."""
+        return None
 
     def interface(self, request: ChatRequest) -> str:
         if not request.tools:
@@ -68,11 +78,19 @@ class OpenAIClient(BackendClient):
 
             s = self.context.settings
             limits = httpx.Limits(max_connections=s.max_connections, max_keepalive_connections=s.max_connections)
+            hooks = {"request": [self._authenticate]} if self.auth is not None else {}
             self._openai = openai.AsyncOpenAI(
                 base_url=self.backend.base_url, api_key=self.backend.metadata.get("api_key", "unused"),
                 timeout=httpx.Timeout(s.timeout_s, connect=s.connect_timeout_s), max_retries=s.retries,
-                http_client=openai.DefaultAsyncHttpxClient(limits=limits))  # fmt: skip
+                http_client=openai.DefaultAsyncHttpxClient(limits=limits, event_hooks=hooks))  # fmt: skip
         return self._openai
+
+    async def _authenticate(self, request: Any) -> None:
+        """The httpx request hook of the agent's client: the request's headers with AWS's authentication."""
+        assert self.auth is not None
+        signed = self.auth.headers(request.method, str(request.url), request.content, dict(request.headers))
+        request.headers.clear()
+        request.headers.update(signed)
 
     def _make_model(self) -> Model:
         if self.no_tools:
@@ -104,3 +122,15 @@ class NeuronClient(OpenAIClient):
             f"{self.backend.label} ({self.backend.name}) cannot drive a strands agent: the Neuron server ignores tools "
             f"and takes prompts of at most {self.backend.max_prompt_tokens or NEURON.prompt_limit} tokens; it is reached over plain "
             "HTTP (chat benchmark, orchestrator tool) only")
+
+
+class BedrockMantleClient(OpenAIClient):
+    """Bedrock's OpenAI-compatible endpoint (``https://bedrock-mantle.<region>.api.aws/v1``): an OpenAI-compatible
+    server whose every request carries AWS's authentication, in the mode the backend was planned with."""
+
+    def _auth(self) -> aws.MantleAuth:
+        mode = self.backend.metadata.get("auth_mode", aws.SIGNED)
+        return aws.MantleAuth.of(mode, str(self.backend.region), self.context.session)
+
+    def interface(self, request: ChatRequest) -> str:
+        return "bedrock-mantle-tools" if request.tools else "bedrock-mantle-chat"

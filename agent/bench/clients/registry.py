@@ -5,10 +5,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from ...kinds import BEDROCK, NEURON, OPENAI, SAGEMAKER, BackendKind, descriptor
+from ...kinds import BEDROCK, BEDROCK_MANTLE, NEURON, OPENAI, SAGEMAKER, BackendKind, descriptor
 from .base import BackendClient, ClientContext
 from .bedrock import BedrockClient
-from .openai_http import NeuronClient, OpenAIClient
+from .openai_http import BedrockMantleClient, NeuronClient, OpenAIClient
 from .sagemaker import SageMakerClient
 
 if TYPE_CHECKING:
@@ -18,6 +18,7 @@ CLIENTS: dict[BackendKind, type[BackendClient]] = {
     OPENAI: OpenAIClient,
     NEURON: NeuronClient,
     BEDROCK: BedrockClient,
+    BEDROCK_MANTLE: BedrockMantleClient,
     SAGEMAKER: SageMakerClient,
 }
 """Backend kind -> its client class (``agent.kinds.DESCRIPTORS`` lists the kinds)."""

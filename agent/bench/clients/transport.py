@@ -4,7 +4,8 @@ receipt, and the one resend policy.
 A lean aiohttp loop over the SSE lines with one ``json.loads`` per event; the openai SDK is kept
 out of the timed path (it costs about 12 ms per 100-chunk stream; docs/benchmark.md). A server
 that answers a streamed request with plain JSON (no SSE) is read as a non-streamed reply and
-marked so.
+marked so. A request to Bedrock's OpenAI-compatible endpoint carries AWS's authentication (``auth``), computed
+for each attempt before its clock starts (a SigV4 signature takes about 0.1 ms).
 
 **Resends.** A request is sent again at most once, and only when it was written on a *reused*
 keep-alive connection that turns out to have been closed by the server before any answer came
@@ -25,7 +26,7 @@ import json
 import time
 import weakref
 from contextvars import ContextVar
-from typing import Any
+from typing import Any, Mapping, Protocol
 
 import aiohttp
 
@@ -39,6 +40,14 @@ cpp-httplib (llama.cpp), so a connection the server is about to drop for idlenes
 _perf = time.perf_counter
 
 
+class RequestAuth(Protocol):
+    """Authentication computed for each request from its method, URL, body and headers (AWS's SigV4:
+    :class:`rigs.aws.MantleAuth`)."""
+
+    def headers(self, method: str, url: str, body: bytes = b"", headers: Mapping[str, str] | None = None
+                ) -> dict[str, str]: ...
+
+
 class HttpTransport:
     """Timed POSTs of chat-completion bodies to one URL.
 
@@ -47,6 +56,7 @@ class HttpTransport:
         timeout_s: Whole-request timeout.
         max_connections: Connection-pool size (at least the most requests in flight).
         api_key: Sent as a bearer token when given.
+        auth: Computes each attempt's headers instead (a signature over the request), before its clock starts.
 
     Attributes:
         fresh_connections: Set once a reused connection turned out to have been closed by the server
@@ -54,8 +64,10 @@ class HttpTransport:
         notes: What the client learned about the server's connection handling, for the evidence.
     """
 
-    def __init__(self, url: str, *, timeout_s: float, max_connections: int, api_key: str | None = None) -> None:
+    def __init__(self, url: str, *, timeout_s: float, max_connections: int, api_key: str | None = None,
+                 auth: RequestAuth | None = None) -> None:
         self.url = url
+        self.auth = auth
         self.timeout = aiohttp.ClientTimeout(total=timeout_s, sock_connect=min(30.0, timeout_s))
         self.headers = {"Content-Type": "application/json", "Accept": "text/event-stream, application/json"}
         if api_key:
@@ -104,10 +116,11 @@ class HttpTransport:
         """One try. Returns the reply and, when the request must be sent again, the error that says why."""
         conn = _Attempt(reused=False if fresh else None)
         session = self._new_connection_each_time() if fresh else self._pooled()
+        headers = self.auth.headers("POST", self.url, data, self.headers) if self.auth else self.headers
         token = _attempt.set(conn)
         reply = Reply.start()
         try:
-            await self._exchange(session, data, stream, reply)
+            await self._exchange(session, data, stream, reply, headers)
         except asyncio.TimeoutError:
             reply.fail(f"timeout after {self.timeout.total} s")
         except aiohttp.ClientConnectorError as exc:  # refused, unreachable: nothing to resend to
@@ -124,8 +137,9 @@ class HttpTransport:
         reply.new_connection = None if conn.reused is None else not conn.reused
         return reply, None
 
-    async def _exchange(self, session: aiohttp.ClientSession, data: bytes, stream: bool, reply: Reply) -> None:
-        async with session.post(self.url, data=data, headers=self.headers) as resp:
+    async def _exchange(self, session: aiohttp.ClientSession, data: bytes, stream: bool, reply: Reply,
+                        headers: Mapping[str, str]) -> None:
+        async with session.post(self.url, data=data, headers=headers) as resp:
             reply.status = resp.status
             reply.request_id = resp.headers.get("x-request-id")
             if resp.status >= 400:

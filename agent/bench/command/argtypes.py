@@ -105,7 +105,9 @@ def rate(text: str) -> float | str:
 
 
 def bfcl_cases(text: str) -> int | str:
-    """A number of cases, or ``all``."""
+    """A number of cases, at most the pinned package's, or ``all``."""
+    from ..tasks.bfcl_cases import ALL_CASES
+
     if text.strip().lower() == "all":
         return "all"
     try:
@@ -114,7 +116,28 @@ def bfcl_cases(text: str) -> int | str:
         raise argparse.ArgumentTypeError(f"a number of cases or 'all', got {text!r}") from None
     if n < 1:
         raise argparse.ArgumentTypeError("at least 1 case")
+    if n > ALL_CASES:
+        raise argparse.ArgumentTypeError(f"{n:,} is above the {ALL_CASES:,} cases there are: give at most "
+                                         f"{ALL_CASES:,}, or 'all'")
     return n
+
+
+def service_tier(value: str) -> str:
+    """One of Bedrock's service tiers (whether it is priced is checked against the price file as the run starts)."""
+    from rigs.catalog.price_terms import PRICED_TIERS, SERVICE_TIERS
+
+    if value not in SERVICE_TIERS:
+        raise argparse.ArgumentTypeError(f"{value!r} is not a service tier this project can price (offered: "
+                                         f"{', '.join(PRICED_TIERS)}; of {', '.join(SERVICE_TIERS)}, a tier needs "
+                                         "its price in rigs/prices.yaml)")
+    return value
+
+
+def non_empty_text(value: str) -> str:
+    """Text with something in it (not empty, not only spaces)."""
+    if not value.strip():
+        raise argparse.ArgumentTypeError("empty: give the text")
+    return value
 
 
 def seed(text: str) -> int:

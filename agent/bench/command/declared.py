@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence
 
-from rigs.catalog.pricing import SERVICE_TIERS, STANDARD_TIER
+from rigs.catalog.price_terms import PRICED_TIERS, STANDARD_TIER
 from rigs.contract import REGIONS
 
 from ...backends import KNOWN
@@ -25,8 +25,10 @@ from ..analysis.slo import DEFAULT_BUDGET_S, DEFAULT_MAX_CONCURRENCY, DEFAULT_RE
 from ..parts import bfcl, open_loop, quality
 from ..parts.stopping import DEFAULT_MAX_CONSECUTIVE_FAILURES
 from ..tasks.workload import CHAT_MAX_TOKENS, ORCHESTRATOR_QUESTION
-from .argtypes import (MAX_CONCURRENCY, bfcl_cases, choices_list, concurrency_levels, non_negative_int, positive_int,
-                       positive_seconds, quality_items, quality_seed, rate, seed, share, target, workload)
+from ..tasks.bfcl_cases import ALL_CASES
+from .argtypes import (MAX_CONCURRENCY, bfcl_cases, choices_list, concurrency_levels, non_empty_text, non_negative_int,
+                       positive_int, positive_seconds, quality_items, quality_seed, rate, seed, service_tier, share,
+                       target, workload)
 
 DEMOS = ("counting", "orchestrator", "chat", "bfcl", "quality", "open_loop")
 DEFAULT_DEMOS = ("counting", "orchestrator", "chat")
@@ -125,12 +127,14 @@ _COMMAND = (
            "BEDROCK_REGION and SM_REGION)", shown=", ".join(REGIONS), metavar="R"),
     Option(("--profile",), "backends", "AWS profile", shown="the usual AWS credential chain", metavar="P"),
     Option(("--bedrock-tier",), "backends", "Bedrock's service tier: what its requests ask for, and the price of "
-           "Bedrock and of the break-even against it; a tier needs its price in rigs/prices.yaml",
-           default=STANDARD_TIER, shown=STANDARD_TIER, choices=SERVICE_TIERS, record="bedrock_tier",
-           more="`standard` sends no `serviceTier` (Bedrock's default); `flex` and `priority` are sent with every "
-           "Bedrock request; a tier `rigs/prices.yaml` has no price for is one line and exit status 2, before anything "
-           "starts; the shipped file prices Standard only "
-           "([benchmark.md](benchmark.md#what-served-each-backend-provenance))"),
+           f"Bedrock and of the break-even against it; offered: the tiers rigs/prices.yaml prices "
+           f"({', '.join(PRICED_TIERS)})", default=STANDARD_TIER, shown=STANDARD_TIER, type=service_tier,
+           metavar="|".join(PRICED_TIERS), record="bedrock_tier",
+           more="`standard` sends no `serviceTier` (Bedrock's default); a Flex or Priority tier (`flex`, `priority`) is "
+           "sent with every Bedrock request once `rigs/prices.yaml` has its price, dated and with its source: until "
+           "then it is one line and exit status 2, before anything starts (AWS states Flex as a discount on and "
+           "Priority as a premium over the Standard rate, no per-model price known here) "
+           "([benchmark.md](benchmark.md#bedrocks-service-tier))"),
     Option(("--stand-in",), "backends", "offline rehearsals (python -m rigs rehearse --offline): the "
            "OpenAI-compatible server at URL plays every discovered rig; EC2 rigs are reached through a local TCP "
            "relay to its port instead of an SSM port forward, SageMaker endpoints through the SageMaker API as "
@@ -167,8 +171,8 @@ _BENCHMARK = (
     Option(("--ignore-eos",), "benchmark", "ask OpenAI-compatible servers (vLLM, llama.cpp) for exactly "
            "--max-tokens tokens of the reference's prompt or of a prompts file (a synthetic workload asks for exactly "
            "its drawn lengths wherever the server allows it)", default=False, switch=True, record="ignore_eos"),
-    Option(("--question",), "benchmark", "the orchestrator's question", default=ORCHESTRATOR_QUESTION,
-           shown=repr(ORCHESTRATOR_QUESTION), metavar="TEXT", record="question"),
+    Option(("--question",), "benchmark", "the orchestrator's question (not empty)", default=ORCHESTRATOR_QUESTION,
+           shown=repr(ORCHESTRATOR_QUESTION), type=non_empty_text, metavar="TEXT", record="question"),
     Option(("--request-timeout",), "benchmark", "timeout of one timed request, and of one agent run", default=300.0,
            shown="300", type=positive_seconds, metavar="S", record="request_timeout_s"),
     Option(("--max-consecutive-failures",), "benchmark", "stop a backend after N failed requests in a row within a "
@@ -208,7 +212,8 @@ _OPEN_LOOP = (
 )
 
 _BFCL = (
-    Option(("--bfcl-n",), "bfcl", "cases per backend, drawn evenly from the five categories, or 'all' (1,240)",
+    Option(("--bfcl-n",), "bfcl", "cases per backend, drawn evenly from the five categories, at most "
+           f"{ALL_CASES:,}, or 'all' (all {ALL_CASES:,})",
            default=bfcl.DEFAULT_N, shown=str(bfcl.DEFAULT_N), part="bfcl", type=bfcl_cases, metavar="N",
            record="bfcl_n"),
     Option(("--bfcl-seed",), "bfcl", "seed of the case sample; every backend gets the same cases",

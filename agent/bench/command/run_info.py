@@ -37,7 +37,7 @@ def describe(backends: Sequence[Backend], options: dict[str, Any], settings: dic
         "settings": settings,
         "methods": {"percentiles": PERCENTILE_METHOD},
         "interrupted": False,
-        "notes": [b.metadata["stand_in"] for b in backends if b.metadata.get("stand_in")],
+        "notes": [b.metadata[key] for b in backends for key in ("stand_in", "note") if b.metadata.get(key)],
         "skipped": {b.name: {} for b in backends},
         "stopped": {},
         "prices": dict(PRICES_PENDING),

@@ -26,7 +26,7 @@ if TYPE_CHECKING:
 DEFAULT_N = 200
 DEFAULT_SEED = 0
 ALL = "all"
-"""``--bfcl-n all``: every non-live Python case (1,240)."""
+"""``--bfcl-n all``: every non-live Python case (:data:`..tasks.bfcl_cases.ALL_CASES`)."""
 MAX_TOKENS = 512
 """Output cap per case (the agents' own cap): enough for four calls with their arguments."""
 

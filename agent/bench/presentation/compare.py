@@ -1,19 +1,22 @@
 """Side-by-side comparison of evidence folders (before/after): the same backends' figures with their
 95% intervals, the first folder as the baseline, and every difference larger than the intervals
-marked. Reads typed summaries only.
+marked. Reads typed summaries only, and the quality lane's pairs of a backend with itself across two
+runs (:func:`..analysis.blocks.quality_pairs.between_runs`, which the command computes).
 
 A difference is **marked** when both figures carry an interval and the intervals do not overlap; a
 figure measured once (one repeat, one request), or a count without an interval, is shown but never
-marked. Runs measured under different latency targets, and interrupted runs, are compared with a
-warning first.
+marked. Answer quality has a second row where the runs graded the same items: the paired difference
+with its 95% interval, marked when McNemar's test on the items that flipped says it is one. Runs measured
+under different latency targets, and interrupted runs, are compared with a warning first.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Callable, Sequence
+from typing import Callable, Mapping, Sequence
 
 from ..results.blocks.chat import Distribution
+from ..results.blocks.quality import QualityPair
 from ..results.blocks.slo import SloLevel
 from ..results.formatting import target, with_interval
 from ..results.summary import BackendSummary, Summary
@@ -84,6 +87,14 @@ def _bfcl(b: BackendSummary) -> Figure:
     return Figure(block.accuracy, (block.ci95_low, block.ci95_high), block.cases)
 
 
+def _quality(b: BackendSummary) -> Figure:
+    q = b.quality
+    if not q or not q.graded or q.accuracy is None:
+        return NOTHING
+    ci = (q.ci95_low, q.ci95_high) if q.ci95_low is not None and q.ci95_high is not None else None
+    return Figure(q.accuracy, ci, q.graded)
+
+
 def _capacity(b: BackendSummary) -> Figure:
     return Figure(b.slo.capacity_concurrency if b.slo else None, None)
 
@@ -128,6 +139,7 @@ FIGURES: Sequence[tuple[str, Reader, bool, int]] = (
     ("counting correct", _share("counting"), True, 2),
     ("strict counting correct", _share("counting_strict"), True, 2),
     ("BFCL accuracy", _bfcl, True, 3),
+    ("answer quality (accuracy)", _quality, True, 3),
     ("SLO capacity (concurrency)", _capacity, True, 0),
     ("goodput output tok/s at capacity", _goodput, True, 1),
     ("$/M output at the target", _usd_per_m, False, 3),
@@ -164,8 +176,33 @@ def _change(base: Figure, new: Figure, higher_better: bool) -> Change:
     return Change(True, f"{'higher' if higher else 'lower'} ({'better' if higher == higher_better else 'worse'})")
 
 
-def compare(folders: Sequence[tuple[str, Summary]]) -> Comparison:
-    """Compare summaries; ``folders`` is ``[(label, summary)]`` with the baseline first."""
+PAIRED = "answer quality, paired difference on the same items"
+
+
+def _paired(pairs: Sequence[QualityPair | None]) -> Row | None:
+    """The row of a backend's paired quality differences (one per compared folder), or None when no folder has one."""
+    if all(p is None for p in pairs):
+        return None
+    values, changes = [NOTHING], []
+    for pair in pairs:
+        if pair is None or not pair.both or pair.difference is None:
+            values.append(NOTHING)
+            changes.append(Change(False, "no item graded in both" if pair else "not in both"))
+            continue
+        values.append(Figure(pair.difference, pair.ci95, pair.both))
+        if pair.significant:
+            higher = pair.difference > 0
+            changes.append(Change(True, f"{'higher (better)' if higher else 'lower (worse)'}, McNemar p = "
+                                        f"{pair.mcnemar_p:.2g}"))
+        else:
+            changes.append(Change(False, f"not significant (McNemar p = {pair.mcnemar_p:.2g})"))
+    return Row(PAIRED, 3, values, changes)
+
+
+def compare(folders: Sequence[tuple[str, Summary]],
+            quality: Sequence[Mapping[str, QualityPair]] = ()) -> Comparison:
+    """Compare summaries; ``folders`` is ``[(label, summary)]`` with the baseline first; ``quality``, one mapping
+    per compared folder: each backend's lane paired with its baseline run (backend -> pair)."""
     names = [set(s.backends) for _, s in folders]
     common = [n for n in folders[0][1].backends if all(n in ns for ns in names)]
     out = Comparison(
@@ -180,6 +217,9 @@ def compare(folders: Sequence[tuple[str, Summary]]) -> Comparison:
             if all(v.value is None for v in values):
                 continue
             rows.append(Row(figure, digits, values, [_change(values[0], v, higher_better) for v in values[1:]]))
+            if read is _quality:
+                paired = _paired([pairs.get(name) for pairs in quality])
+                rows += [paired] if paired else []
         out.backends[name] = rows
     return out
 

@@ -24,7 +24,7 @@ class BackendInfo(Sparse, Frozen):
 
     name: str
     label: str
-    kind: Literal["openai", "neuron", "bedrock", "sagemaker"]
+    kind: Literal["openai", "neuron", "bedrock", "bedrock-mantle", "sagemaker"]
     model_id: str
     tool_calls: bool | None
     constrained_tools: bool

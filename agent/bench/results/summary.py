@@ -28,7 +28,7 @@ class BackendSummary(Frozen):
     """One backend's figures, and whether it completed every part it takes part in."""
 
     label: str
-    kind: Literal["openai", "neuron", "bedrock", "sagemaker"]
+    kind: Literal["openai", "neuron", "bedrock", "bedrock-mantle", "sagemaker"]
     model_id: str
     constrained: bool
     toy_model: bool

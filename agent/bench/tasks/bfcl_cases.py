@@ -25,6 +25,9 @@ PINNED_VERSION: Final = "2026.3.23"
 """The version ``scripts/setup`` installs (with ``--no-deps``); the cases and answers are its files."""
 
 CATEGORIES: Final = ("simple", "multiple", "parallel", "parallel_multiple", "irrelevance")
+ALL_CASES: Final = 1240
+"""The cases of the five categories in the pinned version (400 + 200 + 200 + 200 + 240): ``--bfcl-n`` is at most
+this, checked before the package is read (a test counts them)."""
 _FILES: Final = {
     "simple": "BFCL_v4_simple_python.json",
     "multiple": "BFCL_v4_multiple.json",

@@ -351,7 +351,9 @@ def test_a_tier_the_price_file_lacks_is_refused_in_one_line_before_anything(fake
     assert len(err.splitlines()) == 1 and fake_runner.calls == []
     with pytest.raises(SystemExit) as stopped:
         run_module.main(["--bedrock-tier", "reserved"], env={})
-    assert stopped.value.code == 2 and "invalid choice: 'reserved'" in capsys.readouterr().err
+    assert stopped.value.code == 2 and capsys.readouterr().err.splitlines() == [
+        "python -m agent.run: error: argument --bedrock-tier: 'reserved' is not a service tier this project can price "
+        "(offered: standard; of standard, flex, priority, a tier needs its price in rigs/prices.yaml) (see --help)"]
 
 
 def test_a_tier_the_price_file_has_is_sent_and_priced(fake_runner, no_aws, monkeypatch):

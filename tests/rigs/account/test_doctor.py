@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 import threading
-from typing import Any
+from typing import Any, Iterator
 
 import boto3
 import pytest
@@ -27,6 +27,9 @@ from rigs.deploy.zone_choice import choose_zones
 from tests.fake_tools import AWS_CLI_V1
 from tests.fake_tools import tools
 
+from tests.agent.bench.fakes.openai_fake import FakeOpenAI
+from tests.agent.bench.fakes.scripted import Script
+from tests.agent.bench.fakes.sigv4 import verify
 from tests.rigs.answers import CannedAnswers
 
 CATALOG = load_catalog()
@@ -128,7 +131,17 @@ def by_check(report: doctor.DoctorReport, check: str, region: str | None = None,
     return found[0] if len(found) == 1 else found
 
 
-def test_healthy_account_every_check_passes_and_nothing_is_written(endpoint: str, which: Any) -> None:
+@pytest.fixture
+def bedrock_endpoint(monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeOpenAI]:
+    """Bedrock's OpenAI-compatible endpoint at AWS_BEDROCK_BASE_URL, listing the catalog's model."""
+    listed = {"object": "list", "data": [{"id": CATALOG.get("bedrock-mantle").model_id, "owned_by": "google"}]}
+    with FakeOpenAI(Script(), pages={"/v1/models": listed}) as fake:
+        monkeypatch.setenv(aws.MANTLE_BASE_URL_VAR, fake.base_url)
+        yield fake
+
+
+def test_healthy_account_every_check_passes_and_nothing_is_written(endpoint: str, which: Any,
+                                                                   bedrock_endpoint: FakeOpenAI) -> None:
     answers = CannedAnswers()
     account_plan(answers)
     # a root volume floor below the AMI's snapshot: the deploy sizes the volume from the AMI, so it can deploy
@@ -159,8 +172,29 @@ def test_healthy_account_every_check_passes_and_nothing_is_written(endpoint: str
     assert "L-CBARMXL" in by_check(report, "CodeBuild quota", "us-west-2", "g5g").detail
     assert by_check(report, "SageMaker image", "us-west-2", "sagemaker").detail == (
         f"{DLC_DIGEST[:19]}…: pinned, tagged here")
+    assert by_check(report, "Bedrock model", "us-east-2").detail == "bedrock-mantle: google.gemma-4-e2b listed by its endpoint"
+    assert [g for g in bedrock_endpoint.gets] == ["/v1/models"] * 3  # one signed GET a region
+    assert verify(bedrock_endpoint.received[0], "testing").service == "bedrock-mantle"
     # read-only: every call is a Describe/Get/List call
     assert clients.operations and all(op.startswith(("Describe", "Get", "List")) for op in clients.operations)
+
+
+def test_bedrock_model_not_listed_or_refused_warns_without_blocking(bedrock_endpoint: FakeOpenAI,
+                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("AWS_ENDPOINT_URL", raising=False)  # AWS itself: the check is made
+    session = boto3.Session(aws_access_key_id="AKIADOCTOR", aws_secret_access_key="doctor-secret",
+                            region_name="us-east-2")
+    scope = doctor.Scope(aws.Clients(session, DOCTOR_CONFIG), ACCOUNT, [G6], CATALOG, session=session)
+    mantle = CATALOG.get("bedrock-mantle")
+    bedrock_endpoint.pages["/v1/models"] = {"object": "list", "data": [{"id": "openai.gpt-oss-20b"}]}
+    (missing,) = doctor.bedrock_model(scope, mantle, "us-east-2")
+    assert missing.status == WARN and not missing.blocks
+    assert missing.detail == ("bedrock-mantle: google.gemma-4-e2b is not among the 1 models its endpoint lists here: "
+                              "the benchmark's bedrock-mantle fails in this region")
+    assert verify(bedrock_endpoint.received[0], "doctor-secret").region == "us-east-2"
+    bedrock_endpoint.pages["/v1/models"] = 403
+    (refused,) = doctor.bedrock_model(scope, mantle, "us-east-2")
+    assert refused.denied == "bedrock-mantle:CreateInference" and "'InvokeBedrockOpenAIEndpoint'" in refused.fix
 
 
 def test_each_check_fails_with_its_fix(endpoint: str, tmp_path: Any) -> None:
@@ -265,6 +299,26 @@ def test_each_refused_check_names_the_statement_that_grants_it(endpoint: str, wh
     assert summary.detail == ("refused: Account plan, CDK bootstrap, Zones, Type and quota (cloudformation:DescribeStacks, "
                               "ec2:DescribeAvailabilityZones, freetier:GetAccountPlanState, "
                               "servicequotas:GetServiceQuota)")
+    assert report.deployable("g6") == ["us-east-2"]  # a check that could not be made blocks nothing
+
+
+MOTO_500 = ("<!doctype html>\n<html lang=en>\n<title>500 Internal Server Error</title>\n<h1>Internal Server Error</h1>\n"
+            "<p>The server encountered an internal error and was unable to complete your request.</p>\n")
+"""What moto's server answers for a service it has no backend for (the Free Tier API): HTTP 500, an HTML page."""
+
+
+def test_a_call_the_endpoint_does_not_serve_reads_not_available_here_not_a_permission_fix(endpoint: str,
+                                                                                         which: Any) -> None:
+    answers = CannedAnswers()
+    quotas(answers)
+    answers.add_error("freetier", "GetAccountPlanState", {}, "500", MOTO_500)
+    bootstrap("us-east-2")
+    report, _ = run([G6], answers, which, regions=["us-east-2"])
+    plan = by_check(report, "Account plan")
+    assert (plan.status, plan.detail, plan.fix, plan.denied) == (
+        WARN, "not available here: this endpoint does not serve freetier GetAccountPlanState (HTTP 500)",
+        "none: not a permission; AWS serves this call, so the check runs against AWS", "")
+    assert not [f for f in report.findings if f.check == "IAM permissions"]
     assert report.deployable("g6") == ["us-east-2"]  # a check that could not be made blocks nothing
 
 

@@ -24,7 +24,7 @@ def problems_for(mutate) -> list[str]:
 
 def test_shipped_catalog_describes_every_backend_of_the_reference():
     catalog = load_catalog()
-    assert list(catalog.rigs) == ["g6", "g5g", "inf2", "trn1", "sagemaker", "bedrock"]
+    assert list(catalog.rigs) == ["g6", "g5g", "inf2", "trn1", "sagemaker", "bedrock", "bedrock-mantle"]
     g6, g5g, inf2, trn1 = (catalog.get(n) for n in ("g6", "g5g", "inf2", "trn1"))
     assert isinstance(g6, Ec2Rig) and (g6.instance_type, g6.architecture, g6.runtime, g6.port) == (
         "g6.xlarge", "x86_64", "vllm", 8000)
@@ -41,6 +41,9 @@ def test_shipped_catalog_describes_every_backend_of_the_reference():
     assert sagemaker.image.reference("us-east-2").startswith("763104351884.dkr.ecr.us-east-2.amazonaws.com/vllm:")
     bedrock = catalog.get("bedrock")
     assert isinstance(bedrock, BedrockBackend) and bedrock.model_id == "us.amazon.nova-micro-v1:0"
+    mantle = catalog.get("bedrock-mantle")  # the rigs' model through Bedrock's OpenAI-compatible endpoint
+    assert isinstance(mantle, BedrockBackend) and (mantle.model_id, mantle.runtime) == ("google.gemma-4-e2b",
+                                                                                        "bedrock-mantle")
     for rig in catalog.rigs.values():
         assert set(rig.regions) <= set(REGIONS)
     assert len({r.local_port for r in catalog.ec2_rigs()}) == 4
@@ -250,13 +253,14 @@ def test_every_rig_states_what_it_serves_and_the_same_weights_are_told_apart():
     from rigs.catalog.model import weights_for
 
     catalog = load_catalog()
-    g6, g5g, inf2, trn1, sm, bedrock = (catalog.get(n).weights for n in catalog.rigs)
+    g6, g5g, inf2, trn1, sm, bedrock, mantle = (catalog.get(n).weights for n in catalog.rigs)
     assert (g6.model, g6.precision, g6.bytes_per_weight, g6.memory_gib, g6.engine) == (
         "Gemma 4 E2B", "W4A16 (emb4 repack)", 0.5, 2.86, "vLLM 0.30.0")
     assert g6 == sm and catalog.get("g6").model_id == catalog.get("sagemaker").model_id  # the same weights, same engine
     assert (g5g.precision, g5g.bytes_per_weight, g5g.memory_gib) == ("fp16", 2.0, 9.8) and g5g.engine != g6.engine
     assert inf2 == trn1 and inf2.bytes_per_weight == 2.0 and inf2.engine.startswith("torch-neuronx")
     assert (bedrock.model, bedrock.bytes_per_weight, bedrock.memory_gib) == ("Amazon Nova Micro", None, None)
+    assert (mantle.model, mantle.precision, mantle.bytes_per_weight) == (g6.model, "not published", None)
     for rig in catalog.rigs.values():
         assert rig.weights is not None and rig.weights.source.startswith("https://")
         assert rig.weights.memory_gib is None or rig.weights.memory_basis

@@ -10,6 +10,7 @@ from botocore.stub import ANY, Stubber
 
 from rigs.catalog import pricing
 from rigs.catalog.model import load_catalog
+from rigs.catalog.price_terms import PRICED_TIERS
 from rigs.catalog.pricing import (OFFLINE_FILE, PRICING_API, PriceBook, PriceError, bedrock_token_prices, hourly_price,
                           parse_offline_prices)
 
@@ -259,4 +260,5 @@ def test_the_offline_file_prices_each_tier_it_has_and_names_the_one_it_lacks():
     with pytest.raises(PriceError, match=r"bedrock_on_demand\[0\].service_tier: must be one of standard, flex, "
                                          "priority"):
         parse_offline_prices(OFFLINE_TIERS.replace("{model_id", "{service_tier: reserved, model_id", 1))
-    assert pricing.offline_tiers("us.amazon.nova-micro-v1:0") == ("standard",)  # the shipped file: Standard only
+    # the shipped file: Standard only, the tiers --bedrock-tier offers
+    assert pricing.offline_tiers(load_catalog().get("bedrock").model_id) == PRICED_TIERS == ("standard",)

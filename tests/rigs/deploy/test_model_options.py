@@ -8,7 +8,8 @@ import json
 import pytest
 
 from rigs.catalog.model import load_catalog
-from rigs.deploy.model_options import CONTEXT_KEYS, ModelOptionsError, ModelRequest, model_request, serve
+from rigs.deploy.model_options import ModelOptionsError, ModelRequest, model_request, serve
+from rigs.deploy.options import MODEL_KEYS
 
 CATALOG = load_catalog()
 
@@ -26,8 +27,8 @@ def test_the_keys_are_read_for_one_rig_or_all_and_declared():
                                                         instance_type="g6e.xlarge", hf_token_parameter="/t")
     own = {"model": "Qwen/Qwen3-8B", "model.g5g": "openai/gpt-oss-20b"}.get
     assert model_request(own, "g5g") == ModelRequest(model="openai/gpt-oss-20b")
-    assert set(CONTEXT_KEYS) == {"model.<rig>", "model", "model_config.<rig>", "instance_type.<rig>",
-                                 "hf_token_parameter"}
+    assert {key.pattern for key in MODEL_KEYS} == {"model.{rig}", "model", "model_config.{rig}",
+                                                   "instance_type.{rig}", "hf_token_parameter"}
 
 
 def test_nothing_asked_leaves_the_rig_as_the_catalog_has_it():

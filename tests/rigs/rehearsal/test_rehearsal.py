@@ -366,17 +366,27 @@ def test_up_runs_preflight_once_and_only_for_a_rig_with_nothing_recorded(counted
     assert counted_preflight == {("g6", region): 2 if region in g6.regions else 1 for region in REGIONS}
 
 
-def test_rehearse_refuses_to_start_above_max_usd_and_says_by_how_much(counted_preflight: Counter, tmp_path: Path):
+def test_rehearse_refuses_to_start_above_max_usd_before_anything(counted_preflight: Counter, tmp_path: Path):
+    """The cost is checked first: no benchmark options read, no credentials asked, no folder, nothing said."""
     out = io.StringIO()
-    options = Options(rigs=["g6"], yes=True, bootstrap=True, max_usd=1, evidence=tmp_path / "evidence")
-    assert flow.run(options, out=out) == 2
+    options = Options(rigs=["g6"], yes=True, bootstrap=True, max_usd=1, evidence=tmp_path / "evidence",
+                      bench_options="--demos chat")
     # g6 at $0.8048/h (rigs/prices.yaml: moto has no Pricing API) until its 4 h lifetime limit: $3.22
-    assert out.getvalue().splitlines()[-1] == (
-        "error: --max-usd 1: the rigs could cost up to $3.22 (each rig's hourly price x its lifetime limit), $2.22 "
+    with pytest.raises(UsageError) as refused:
+        flow.run(options, out=out)
+    assert str(refused.value) == (
+        "--max-usd 1: the rigs could cost up to $3.22 (each rig's hourly price x its lifetime limit), $2.22 "
         "above the limit; nothing deployed (lower --max-hours, leave rigs out, or raise --max-usd)")
-    import boto3
+    assert out.getvalue() == "" and not (tmp_path / "evidence").exists() and counted_preflight == Counter()
 
-    assert all(boto3.client("cloudformation", region_name=r).describe_stacks()["Stacks"] == [] for r in REGIONS)
+
+def test_an_offline_rehearsal_over_max_usd_sets_nothing_up(tmp_path: Path):
+    """Offline, before moto's server or the local rig starts: g6 and its big variant, $3.22 each (4 h)."""
+    options = Options(rigs=["g6", "bedrock"], yes=True, offline=True, big=True, max_usd=5,
+                      evidence=tmp_path / "evidence")
+    with pytest.raises(UsageError, match=r"^--max-usd 5: the rigs could cost up to \$6.44 .*\$1.44 above the limit"):
+        flow.run(options, out=io.StringIO())
+    assert not (tmp_path / "evidence").exists()
 
 
 def test_up_refuses_to_start_above_max_usd_in_one_line(counted_preflight: Counter, tmp_path: Path,

@@ -18,16 +18,19 @@ sides: a failed request, or an item not sent, drops the item from the pair). On 
 
 The reference (``a`` in every pair that includes it) is ``--quality-reference``, else the
 highest-precision backend measured (the most bytes per weight the catalog states).
+
+A backend is paired with itself across two runs the same way (:func:`between_runs`, for ``python -m
+agent.report A B``): on the items both runs graded, the second run's accuracy minus the first's.
 """
 
 from __future__ import annotations
 
 from functools import lru_cache
-from typing import Mapping, Sequence
+from typing import Any, Iterable, Mapping, Sequence
 
 from ...results.blocks.quality import QualityLane, QualityPair, QualitySummary, Relation, Weights
 from ...results.constants import WEIGHTS_METADATA_PREFIX
-from ...results.records import QualityRecord
+from ...results.records import QualityRecord, RequestRecord, parse_record
 from ...results.run import BackendInfo, RunFile
 from .. import stats
 from .quality import verdict_of
@@ -155,14 +158,49 @@ def _pair(a: str, b: str, graded: Mapping[str, Mapping[str, bool]], infos: Mappi
         flipped=[i.split("\x00", 1)[1] for i in common if ra[i] != rb[i]])
 
 
+def _graded(records: Sequence[QualityRecord]) -> dict[str, bool]:
+    """Each item graded (keyed by the lane's version and the item) and whether it was right."""
+    return {f"{r.lane}\x00{r.item}": v.outcome == "right" for r in records if (v := verdict_of(r)).graded}
+
+
+def between_runs(base: tuple[str, Iterable[RequestRecord | Mapping[str, Any]], RunFile],
+                 other: tuple[str, Iterable[RequestRecord | Mapping[str, Any]], RunFile]) -> dict[str, QualityPair]:
+    """Each backend that answered the lane in two runs, paired with itself (``python -m agent.report A B``).
+
+    ``base`` and ``other`` are (label, records, ``run.json``); ``a`` is the backend in ``base``, ``b`` in ``other``,
+    each named ``<backend> in <label>``, on the items both runs graded (the same lane version and item: none when the
+    runs drew other items), so the difference is ``other`` - ``base`` with Newcombe's paired interval.
+    """
+    (base_label, base_records, base_run), (other_label, other_records, other_run) = base, other
+    base_quality, other_quality = _by_backend(base_records), _by_backend(other_records)
+    base_infos, other_infos = ({info.name: info for info in run.backends} for run in (base_run, other_run))
+    out: dict[str, QualityPair] = {}
+    for name in [b.name for b in base_run.backends if b.name in base_quality and b.name in other_quality]:
+        a, b = f"{name} in {base_label}", f"{name} in {other_label}"
+        infos = {side: info for side, info in ((a, base_infos.get(name)), (b, other_infos.get(name))) if info}
+        out[name] = _pair(a, b, {a: _graded(base_quality[name]), b: _graded(other_quality[name])}, infos,
+                          {side: weights_of(info) for side, info in infos.items()})
+    return out
+
+
+def _by_backend(records: Iterable[RequestRecord | Mapping[str, Any]]) -> dict[str, list[QualityRecord]]:
+    out: dict[str, list[QualityRecord]] = {}
+    for raw in records:
+        if isinstance(raw, Mapping) and raw.get("part") != "quality":
+            continue
+        record = parse_record(raw) if isinstance(raw, Mapping) else raw
+        if isinstance(record, QualityRecord):
+            out.setdefault(record.backend, []).append(record)
+    return out
+
+
 def pairs(records: Mapping[str, Sequence[QualityRecord]], run: RunFile, ref: str | None,
           weights: Mapping[str, Weights | None]) -> list[QualityPair]:
     """Every two backends with quality records, in ``run.json``'s order; the reference is ``a``
     in the pairs that include it."""
     order = [b.name for b in run.backends if b.name in records] + [n for n in records if n not in
                                                                      {b.name for b in run.backends}]
-    graded = {name: {f"{r.lane}\x00{r.item}": v.outcome == "right" for r in records[name]
-                     if (v := verdict_of(r)).graded} for name in order}  # fmt: skip
+    graded = {name: _graded(records[name]) for name in order}
     infos = {b.name: b for b in run.backends}
     out = []
     for i, x in enumerate(order):

@@ -26,6 +26,7 @@ FACTS: dict[str, str] = {
     "service_tier": "service tier",
     "kv_cache_tokens": "KV cache (tokens)",
     "max_concurrency": "sequences of the context at once",
+    "region": "region",
 }
 """Every fact, in the order the report lists them, with the words it uses for each."""
 

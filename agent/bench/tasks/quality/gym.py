@@ -13,6 +13,8 @@ set).
 from __future__ import annotations
 
 import importlib.metadata
+import warnings
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from fractions import Fraction
 from itertools import count
@@ -112,6 +114,20 @@ def installed_version() -> str | None:
         return None
 
 
+CELLPYLIB_SOURCE: Final = r".*[\\/]cellpylib[\\/]"
+"""The source files of ``cellpylib``, which reasoning-gym imports: Python names a compiler warning by its file."""
+
+
+@contextmanager
+def quiet_dependencies() -> Iterator[None]:
+    """Without the ``SyntaxWarning``s ``cellpylib`` 2.4 raises (``"is" with a literal``) each time Python compiles it
+    from source: wherever no bytecode is cached, as under ``PYTHONDONTWRITEBYTECODE=1``, every quality command would
+    print four of them. They are that package's, not the user's to act on."""
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", category=SyntaxWarning, module=CELLPYLIB_SOURCE)
+        yield
+
+
 def stream(suite: GymSuite, suite_seed: int, lane_seed: int) -> Iterator[Item]:
     """The suite's items in order (every one, fitting or not; :func:`.lane.select` keeps those that fit).
 
@@ -119,10 +135,11 @@ def stream(suite: GymSuite, suite_seed: int, lane_seed: int) -> Iterator[Item]:
         QualityUnavailableError: reasoning-gym is not installed.
     """
     try:
-        import reasoning_gym
+        with quiet_dependencies():
+            import reasoning_gym
+            from reasoning_gym.graphs.family_relationships import FamilyRelationshipsConfig
     except ImportError:
         raise QualityUnavailableError(f"the {DISTRIBUTION} package is not installed; {SETUP_HINT}") from None
-    from reasoning_gym.graphs.family_relationships import FamilyRelationshipsConfig
 
     family = FamilyRelationshipsConfig()
     names = (frozenset(family.female_names), frozenset(family.male_names))

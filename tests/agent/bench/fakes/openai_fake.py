@@ -6,8 +6,10 @@ writes them, then a usage chunk and ``[DONE]``) when the request asks for a stre
 completion otherwise. The policies: :class:`.scripted.Script` (a scripted model: text, tool calls,
 failure modes), :class:`.faults.Faults` (one broken reply per request, in a planned order),
 :class:`.paced.Pace` (generation slots with a known latency), :class:`.bfcl_answers.BfclAnswers`
-(BFCL cases answered right or wrong). ``GET`` requests are answered from ``pages`` (path -> JSON;
-any other path is a 404), e.g. vLLM's ``/version`` and ``/v1/models`` (:func:`vllm_pages`).
+(BFCL cases answered right or wrong). ``GET`` requests are answered from ``pages`` (path -> JSON, or an
+HTTP status to refuse it with; any other path is a 404), e.g. vLLM's ``/version`` and ``/v1/models`` (:func:`vllm_pages`). Every request
+is kept as it came (``received``: method, path and query, headers, body), for a test that checks how it was
+signed (:mod:`.sigv4`).
 """
 
 from __future__ import annotations
@@ -168,6 +170,15 @@ async def send(request: web.Request, body: dict[str, Any], answer: Answer) -> we
     return resp
 
 
+class Received(NamedTuple):
+    """One request as the server read it."""
+
+    method: str
+    path_qs: str
+    headers: dict[str, str]
+    body: bytes
+
+
 class Policy(Protocol):
     """What the server answers: ``answer`` decides, and writes its decision with :func:`send`."""
 
@@ -190,21 +201,29 @@ class FakeOpenAI(LoopbackServer):
         self.pages = dict(pages or {})
         self.requests: list[dict[str, Any]] = []
         self.gets: list[str] = []
+        self.received: list[Received] = []
+
+    async def _keep(self, request: web.Request) -> bytes:
+        body = await request.read()
+        self.received.append(Received(request.method, request.path_qs, dict(request.headers), body))
+        return body
 
     @property
     def base_url(self) -> str:
         return f"http://127.0.0.1:{self.port}/v1"
 
     async def chat(self, request: web.Request) -> web.StreamResponse:
-        body = await request.json()
+        body = json.loads(await self._keep(request))
         self.requests.append(body)
         return await self.policy.answer(request, body, len(self.requests))
 
     async def get(self, request: web.Request) -> web.Response:
+        await self._keep(request)
         self.gets.append(request.path)
-        if request.path not in self.pages:
-            return web.json_response({"error": {"message": "Not Found", "code": 404}}, status=404)
-        return web.json_response(self.pages[request.path])
+        page = self.pages.get(request.path, 404)
+        if isinstance(page, int):  # a status: the server refuses the page
+            return web.json_response({"error": {"message": f"HTTP {page}", "code": page}}, status=page)
+        return web.json_response(page)
 
     def app(self) -> web.Application:
         app = web.Application()

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from agent.bench.tasks import bfcl_cases
-from agent.bench.tasks.bfcl_cases import CATEGORIES, allocate, load_cases, sample_cases
+from agent.bench.tasks.bfcl_cases import ALL_CASES, CATEGORIES, allocate, load_cases, sample_cases
 from agent.bench.grading.bfcl_grading import decode_calls, grade, text_call
 from agent.bench.clients.bedrock import converse_args
 from agent.bench.clients.constrained import calls_schema
@@ -75,7 +75,7 @@ def test_the_sample_is_stratified_seeded_and_the_same_on_every_call():
 
 
 def test_all_means_every_case_and_a_small_category_passes_its_share_on():
-    assert len(sample_cases(None, 0)) == 1240
+    assert len(sample_cases(None, 0)) == ALL_CASES
     assert allocate(1100, {"simple": 400, "multiple": 200, "parallel": 200, "parallel_multiple": 200,
                            "irrelevance": 240}) == {"simple": 260, "multiple": 200, "parallel": 200,
                                                     "parallel_multiple": 200, "irrelevance": 240}  # fmt: skip

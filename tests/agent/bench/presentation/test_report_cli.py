@@ -332,3 +332,61 @@ def test_the_cost_plot_subtitle_names_only_the_marks_it_draws():
     listed = full_summary(*synthetic_summary({"g6": alone}, {"g6": {"hourly": G6_PRICE}}, bedrock_reference=None,
                                              not_run={"g5g": {"label": "g5g", "hourly": G5G_PRICE}}))
     assert cost_volume.subtitle(listed).endswith("\ndotted: list prices, lower bounds (not measured)")
+
+
+def with_quality(src: Path, dst: Path, wrong: int, items: int = 40, first: int = 0) -> Path:
+    """``src``'s evidence with the quality lane's records added: ``items`` arithmetic items from number ``first``,
+    the first ``wrong`` of them answered wrong ("8" for 7)."""
+    dst.mkdir(parents=True)
+    run = json.loads((src / evidence.RUN).read_text())
+    options = {**run["options"], "demos": [*run["options"]["demos"], "quality"], "quality_n": items}
+    evidence.write_run(dst / evidence.RUN, {**run, "options": options})
+    log = evidence.RequestLog(dst / evidence.REQUESTS)
+    for r in evidence.read_requests(src / evidence.REQUESTS):
+        r.pop("seq", None)
+        log.append(r)
+    for i in range(first, first + items):
+        log.append({
+            "part": "quality", "backend": "g6", "item": f"arithmetic/0/{i}", "suite": "arithmetic",
+            "lane": "quality-2/reasoning-gym-0.1.25", "seed": 0, "answer": "7", "grading": {"kind": "number"},
+            "messages": [{"role": "user", "content": "Calculate 14 / 2."}], "max_tokens": 12, "temperature": 0.0,
+            "started": "2026-12-01T22:19:59.525Z", "interface": "openai-chat", "text": "8" if i - first < wrong else "7",
+            "finish_reason": "stop", "status": 200, "request_id": "req-fake", "error": None, "prompt_tokens": 12,
+            "output_tokens": 1, "seconds": 0.02, "streamed": False, "resends": 0})
+    log.close()
+    return dst
+
+
+def test_a_comparison_leaves_its_folders_as_they_were_and_is_always_written(before: Path, tmp_path: Path,
+                                                                          monkeypatch: pytest.MonkeyPatch, capsys):
+    after = shifted_copy(before, tmp_path / "after", TTFT_SHIFT_MS)
+    measured = {folder: tree(folder) for folder in (before, after)}
+    monkeypatch.chdir(tmp_path)
+    assert report_cli.main([str(before), str(after)]) == 0
+    assert {folder: tree(folder) for folder in (before, after)} == measured  # no report rebuilt in either
+    (written,) = (tmp_path / report_cli.COMPARISONS).iterdir()  # no --out: a new folder, named by its time
+    assert {p.name for p in written.iterdir()} == {"COMPARISON.md", "COMPARISON.html"}
+    assert (f"Comparison: {report_cli.COMPARISONS / written.name / 'COMPARISON.md'} and "
+            f"{report_cli.COMPARISONS / written.name / 'COMPARISON.html'} (the folders compared are left as they "
+            "were)") in capsys.readouterr().out
+    # --out in a folder compared is refused, in one line, and nothing is written
+    assert report_cli.main([str(before), str(after), "--out", str(after / "cmp")]) == 2
+    assert capsys.readouterr().err.strip().startswith(f"error: --out {after / 'cmp'}: that is in a folder compared")
+    assert tree(after) == measured[after]
+
+
+def test_the_comparison_has_answer_quality_and_the_paired_difference(before: Path, tmp_path: Path):
+    """40 items right, then 10 of the same items wrong: 100% [91.2%, 100%] against 75% [59.8%, 85.8%], and on the
+    same items a drop of 25 points, McNemar's p = 2 x 0.5^10."""
+    base, worse = with_quality(before, tmp_path / "a", 0), with_quality(before, tmp_path / "b", 10)
+    other_items = with_quality(before, tmp_path / "c", 0, first=100)  # another draw: no item in both
+    assert report_cli.main([str(base), str(worse), str(other_items), "--out", str(tmp_path / "cmp")]) == 0
+    text = (tmp_path / "cmp" / "COMPARISON.md").read_text()
+    rows = {line.split(" | ")[0].strip("| "): line.split(" | ") for line in text.splitlines() if line.startswith("| ")}
+    accuracy = [cell.strip(" |") for cell in rows["answer quality (accuracy)"]]
+    assert accuracy[1:] == ["1.000 [0.912, 1.000] n=40", "0.750 [0.598, 0.858] n=40", "1.000 [0.912, 1.000] n=40",
+                            "**lower (worse)**", "within the intervals"]
+    paired = [cell.strip(" |") for cell in rows["answer quality, paired difference on the same items"]]
+    low, high = stats.paired_difference_interval(30, 10, 0, 0)
+    assert paired[2] == f"-0.250 [{low:.3f}, {high:.3f}] n=40" and paired[4].startswith("**lower (worse), McNemar p = 0.002")
+    assert paired[5] == "no item graded in both"

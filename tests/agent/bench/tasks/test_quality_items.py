@@ -150,3 +150,17 @@ def test_only_the_generator_module_imports_reasoning_gym():
     importers = sorted(str(p.relative_to(PROJECT_DIR)) for p in (PROJECT_DIR / "agent").rglob("*.py")
                        if "reasoning_gym" in imported_modules(p))  # fmt: skip
     assert importers == ["agent/bench/tasks/quality/gym.py"]
+
+
+def test_cellpylibs_syntax_warnings_stay_off_the_terminal(tmp_path: Path):
+    """reasoning-gym imports cellpylib, whose code warns each time Python compiles it (no bytecode kept, as under
+    PYTHONDONTWRITEBYTECODE=1): the lane imports it without those warnings, and keeps everyone else's."""
+    import warnings
+
+    source = 'memoize = "x"\nif memoize is "recursive":\n    pass\n'
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        with gym.quiet_dependencies():
+            compile(source, str(tmp_path / "cellpylib" / "ca_functions.py"), "exec")
+            compile(source, str(tmp_path / "mine.py"), "exec")
+    assert [(w.category, w.filename) for w in caught] == [(SyntaxWarning, str(tmp_path / "mine.py"))]

@@ -1,0 +1,84 @@
+"""``python -m agent.run`` with Bedrock's OpenAI-compatible endpoint (``bedrock-mantle``): named alone with
+``AWS_BEDROCK_BASE_URL`` it asks no AWS endpoint but that one (no STS, no CloudFormation, no Pricing API: its price
+is the dated file's, and the report says so), its requests signed with the credentials of the chain; without any
+credential or API key it is one line; a run with it and the local rig ends with both in the report."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import boto3
+import pytest
+
+from agent import run as run_module
+from agent.local_rig import Installation, LocalRigConfig, local_backend
+from rigs import aws
+
+from tests.agent.bench.fakes.openai_fake import FakeOpenAI
+from tests.agent.bench.fakes.scripted import Script
+from tests.agent.bench.fakes.sigv4 import verify
+from tests.agent.conftest import FakeRunner
+
+MODELS = {"/v1/models": {"object": "list", "data": [{"id": "google.gemma-4-e2b", "owned_by": "google"}]}}
+
+
+@pytest.fixture
+def no_other_aws(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Known credentials in the chain, and every AWS API client refused (STS, CloudFormation, Pricing...)."""
+    monkeypatch.setenv("AWS_ACCESS_KEY_ID", "AKIAMANTLERUN")
+    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "run-secret")
+    monkeypatch.delenv("AWS_SESSION_TOKEN", raising=False)
+    monkeypatch.delenv(aws.MANTLE_TOKEN_VAR, raising=False)
+
+    def refused(self: Any, service: str, *args: Any, **kwargs: Any) -> Any:
+        raise AssertionError(f"an AWS API was asked: {service}")
+
+    monkeypatch.setattr(boto3.Session, "client", refused)
+
+
+def test_named_alone_with_its_base_url_it_asks_no_other_aws_endpoint(no_other_aws: None, fake_runner: FakeRunner,
+                                                                      tmp_path: Path) -> None:
+    with FakeOpenAI(Script(), pages=MODELS) as fake:
+        code = run_module.main(["--backends", "bedrock-mantle", "--out", str(tmp_path / "out")],
+                               env={aws.MANTLE_BASE_URL_VAR: fake.base_url})
+    assert code == 0
+    (call,) = fake_runner.calls
+    (backend,) = call["backends"]
+    assert (backend.name, backend.kind, backend.base_url) == ("bedrock-mantle", "bedrock-mantle", fake.base_url)
+    assert call["session"] is None  # no AWS session for the run: its prices are the dated file's
+    assert backend.provenance["read"]["model"]["value"] == "google.gemma-4-e2b"  # its GET /v1/models, signed
+    assert verify(fake.received[0], "run-secret").access_key == "AKIAMANTLERUN"
+
+
+def test_without_credentials_or_an_api_key_it_is_one_line(no_aws: None, fake_runner: FakeRunner, tmp_path: Path,
+                                                         capsys: pytest.CaptureFixture) -> None:
+    code = run_module.main(["--backends", "bedrock-mantle", "--out", str(tmp_path / "out")],
+                           env={aws.MANTLE_BASE_URL_VAR: "http://127.0.0.1:9/v1"})
+    assert code != 0 and fake_runner.calls == []
+    err = capsys.readouterr().err
+    assert ("bedrock-mantle: no AWS credentials found, so nothing to sign its requests with, and no "
+            "AWS_BEARER_TOKEN_BEDROCK") in err
+
+
+def test_a_run_with_it_and_the_local_rig_ends_with_both_in_the_report(no_other_aws: None, tmp_path: Path,
+                                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    with FakeOpenAI(Script(), pages=MODELS) as bedrock, FakeOpenAI(Script()) as local:
+        rig = local_backend(local.base_url, Installation(tmp_path / "smollm2.gguf", "b7342"), LocalRigConfig())
+        monkeypatch.setattr(run_module, "_start_local", lambda stack, out_dir, ui: rig)
+        out = tmp_path / "out"
+        code = run_module.main(["--backends", "bedrock-mantle,local", "--demos", "chat", "--runs", "1",
+                                "--out", str(out)], env={aws.MANTLE_BASE_URL_VAR: bedrock.base_url})
+    assert code == 0
+    summary = json.loads((out / "summary.json").read_text())
+    assert list(summary["backends"]) == ["bedrock-mantle", "local"]
+    assert all(b["chat"]["requests"] and not b["chat"]["errors"] for b in summary["backends"].values())
+    report = (out / "REPORT.md").read_text()
+    assert "| bedrock-mantle | thin evidence |" in report and "| local | no native tool calls" in report
+    # the default workload prices what it sends: 0.2 input tokens per output token, so 0.08 + 0.2 x 0.04 per M
+    assert "bedrock-mantle: $8.80 a month: 100 M output tokens x $0.088/M" in report
+    assert "AWS_BEDROCK_BASE_URL=" in report and "its price is the dated offline file's" in report
+    priced = json.loads((out / "run.json").read_text())["prices"]["backends"]["bedrock-mantle"]["per_token"]
+    assert priced["source"] == "offline-file" and priced["usd_per_m_output"] == 0.08
+    assert all(verify(r, "run-secret").service == "bedrock-mantle" for r in bedrock.received)
