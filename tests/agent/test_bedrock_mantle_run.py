@@ -76,8 +76,9 @@ def test_a_run_with_it_and_the_local_rig_ends_with_both_in_the_report(no_other_a
     assert all(b["chat"]["requests"] and not b["chat"]["errors"] for b in summary["backends"].values())
     report = (out / "REPORT.md").read_text()
     assert "| bedrock-mantle | thin evidence |" in report and "| local | no native tool calls" in report
-    # the default workload prices what it sends: 0.2 input tokens per output token, so 0.08 + 0.2 x 0.04 per M
-    assert "bedrock-mantle: $8.80 a month: 100 M output tokens x $0.088/M" in report
+    # priced at the mix measured (the fake server's usage: as many prompt tokens as output tokens), 0.08 + 1 x 0.04
+    assert ("bedrock-mantle: $12.00 a month: 100 M output tokens x $0.12/M (output price + 1 input tokens per "
+            "output token, as measured)") in report
     assert "AWS_BEDROCK_BASE_URL=" in report and "its price is the dated offline file's" in report
     priced = json.loads((out / "run.json").read_text())["prices"]["backends"]["bedrock-mantle"]["per_token"]
     assert priced["source"] == "offline-file" and priced["usd_per_m_output"] == 0.08
