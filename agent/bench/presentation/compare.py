@@ -28,6 +28,8 @@ class Figure:
     value: float | None
     ci95: tuple[float, float] | None
     n: int | None = None
+    text: str | None = None
+    """How the value reads where a bare number would mislead (a capacity that is only a floor)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -96,7 +98,9 @@ def _quality(b: BackendSummary) -> Figure:
 
 
 def _capacity(b: BackendSummary) -> Figure:
-    return Figure(b.slo.capacity_concurrency if b.slo else None, None)
+    if not b.slo or b.slo.capacity_concurrency is None:
+        return Figure(None, None)
+    return Figure(b.slo.capacity_concurrency, None, text=b.slo.capacity_text() if b.slo.capacity_floor else None)
 
 
 def _level(b: BackendSummary) -> SloLevel | None:
@@ -225,7 +229,7 @@ def compare(folders: Sequence[tuple[str, Summary]],
 
 
 def _fmt(v: Figure, digits: int) -> str:
-    text = with_interval(v.value, v.ci95, digits)
+    text = v.text or with_interval(v.value, v.ci95, digits)
     return text + (f" n={v.n}" if v.n and v.value is not None else "")
 
 

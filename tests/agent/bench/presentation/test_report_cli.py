@@ -390,3 +390,17 @@ def test_the_comparison_has_answer_quality_and_the_paired_difference(before: Pat
     low, high = stats.paired_difference_interval(30, 10, 0, 0)
     assert paired[2] == f"-0.250 [{low:.3f}, {high:.3f}] n=40" and paired[4].startswith("**lower (worse), McNemar p = 0.002")
     assert paired[5] == "no item graded in both"
+
+
+def test_a_capacity_that_is_only_a_floor_reads_as_one_in_the_comparison():
+    """Only c=1 measured, and it held: the comparison says "≥ 1 (only c=1 measured)", as the report does, not a
+    bare 1; a capacity whose next level missed stays a number."""
+    def run(floor: bool) -> Summary:
+        g6 = backend("g6", slo_block=slo(1, [level(1, 131.5)], fails_above=not floor))
+        return full_summary(*synthetic_summary({"g6": g6}, {"g6": {"hourly": G6_PRICE}}))
+
+    cmp = compare([("before", run(floor=True)), ("after", run(floor=False))])
+    [row] = [r for r in cmp.backends["g6"] if r.figure == "SLO capacity (concurrency)"]
+    assert [v.text for v in row.values] == ["≥ 1 (only c=1 measured)", None]
+    text = render(cmp)
+    assert "≥ 1 (only c=1 measured)" in text and "| SLO capacity (concurrency) | ≥ 1 (only c=1 measured) | 1 |" in text
