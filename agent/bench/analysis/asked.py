@@ -14,7 +14,7 @@ from __future__ import annotations
 import statistics
 from typing import Any, Sequence
 
-from ..results.blocks.traffic import CalibrationBlock, FitBlock, Lengths, TrafficBlock
+from ..results.blocks.traffic import CalibrationBlock, Fit, Lengths, TrafficBlock
 from ..results.records import NotSentRecord, TimingRecord
 from ..results.run import TrafficLog
 from .traffic import Traffic
@@ -74,7 +74,7 @@ def _differs(b: TrafficBlock) -> list[str]:
     return out
 
 
-def _disqualified(fit: FitBlock | None) -> str | None:
+def _disqualified(fit: Fit | None) -> str | None:
     if fit is None or fit.fitting >= fit.requests:
         return None
     limits = ", ".join(x for x in (f"{fit.max_prompt_tokens} prompt tokens" if fit.max_prompt_tokens else "",
@@ -93,7 +93,7 @@ def traffic_block(records: Sequence[TimingRecord], not_sent: Sequence[NotSentRec
     counted_in = [r for r in measured if r.prompt_tokens is not None]
     asked_in = [r for r in counted_in if r.asked_prompt_tokens is not None]
     outputs = [r for r in measured if r.output_tokens is not None and r.requested_tokens is not None]
-    fit = FitBlock(**log.fit.model_dump()) if log else None
+    fit = log.fit if log else None
     cal = log.calibration if log else None
     prompt_asked = _lengths([r.asked_prompt_tokens for r in asked_in]) if asked_in else None  # type: ignore[misc]
     prompt_counted = _lengths([r.prompt_tokens for r in (asked_in or counted_in)])  # type: ignore[misc]

@@ -16,6 +16,7 @@ from typing import Any, Literal
 from .base import Frozen, Sparse
 from .blocks.provenance import Provenance
 from .blocks.slo import TargetLimits
+from .blocks.traffic import Fit
 from .target import Source, Target
 
 
@@ -235,25 +236,11 @@ class CalibrationLog(Frozen):
     points: list[CalibrationPoint]
 
 
-class FitLog(Frozen):
-    """The workload against a backend's limits, checked before anything was sent."""
-
-    max_prompt_tokens: int | None
-    max_total_tokens: int | None
-    limits_source: str
-    requests: int
-    """The requests (a session's turns each) the share is stated over."""
-    fitting: int
-    share: float
-    reason: str | None
-    """Why the first request that does not fit does not (None: every one fits)."""
-
-
 class TrafficLog(Sparse, Frozen):
     """What a backend's chat part sent of the workload (``run.json`` ``traffic``): the fit, the calibration, and
     whether exact output lengths could be asked."""
 
-    fit: FitLog
+    fit: Fit
     ignore_eos: bool
     """Exactly the output tokens drawn were asked for (the server's kind allows ``ignore_eos``)."""
     calibration: CalibrationLog | None = None

@@ -20,16 +20,19 @@ class Lengths(Frozen):
     """Every request's length, in the order sent (the plot's data)."""
 
 
-class FitBlock(Frozen):
-    """The workload against the backend's limits, checked before anything was sent."""
+class Fit(Frozen):
+    """The workload against a backend's limits, checked before anything was sent: written to ``run.json``
+    (``traffic.fit``) and carried as it is into the summary's ``traffic`` block."""
 
     max_prompt_tokens: int | None
     max_total_tokens: int | None
     limits_source: str
     requests: int
+    """The requests (a session's turns each) the share is stated over."""
     fitting: int
     share: float
     reason: str | None
+    """Why the first request that does not fit does not (None: every one fits)."""
 
 
 class CalibrationBlock(Frozen):
@@ -51,7 +54,7 @@ class TrafficBlock(Frozen):
     """Measured requests sent (timed and at every level; the cold request apart)."""
     not_sent: int
     """Requests of the workload not sent: over the backend's limits (``part: chat_not_sent``)."""
-    fit: FitBlock | None
+    fit: Fit | None
     disqualified: str | None
     """Why the backend cannot take the workload (some of its requests do not fit), with the limit and the share."""
     calibration: CalibrationBlock | None
