@@ -1,25 +1,6 @@
 """Per-deploy choices for a rig stack, validated: region, zones, variant, lifetime, image, AMI; and the context
 keys this app knows.
 
-``app.py`` reads the raw CLI context values (``-c region.g6=us-east-1`` and friends) and
-passes them here; this module never reads context or the environment itself. Every
-problem is collected and raised together in one :class:`OptionsError` that names the
-context key and the fix; what is chosen is a frozen pydantic model (:class:`RigOptions`,
-with its :class:`ServerImage`), unknown fields refused.
-
-``region.<rig>``       a region from the rig's catalog list (default: the first)
-``zones.<rig>``        comma-separated zones of that region the rig may launch in
-``<rig>_variant``      a catalog variant of the rig, e.g. ``inf2_variant=tp2``, ``g6_variant=big``
-``max_hours.<rig>``    lifetime in hours for one rig (``max_hours`` for all rigs)
-``image.<rig>``        a server image to run instead of the catalog's (EC2 rigs)
-``ami.<rig>``          an AMI id to boot instead of the catalog's SSM parameter
-``zones.<region>``     the zones the region's base network uses (see
-                       :func:`parse_region_zones`; default: chosen at deploy time)
-=====================  ============================================================
-
-The model a rig serves and the size it runs on (``model.<rig>``, ``model``, ``model_config.<rig>``,
-``instance_type.<rig>``, ``hf_token_parameter``) are ``rigs/deploy/model_options.py``'s.
-=======
 Every context key the app reads is declared once, in :data:`CONTEXT_KEYS` (a :class:`ContextKey` each: its
 pattern, ``{rig}`` standing for a deployable rig and ``{region}`` for one of the four regions, and what it does);
 ``app.py`` reads the values by these declarations, and a key the app does not know is refused in one line that
