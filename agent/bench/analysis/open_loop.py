@@ -4,8 +4,9 @@ behind builds a queue instead of slowing the sender (coordinated omission, which
 * **The rate one instance must carry at the peak** (``--rate peak``, :func:`per_instance_rate`): an hourly rig
   needs ``n = ceil(peak output tok/s / goodput at its SLO capacity)`` instances (the recommendation's rule), so
   each carries ``peak req/s / n``; a per-token service carries the whole peak.
-* **The block** (:func:`open_loop_block`): every request's lag (actual send minus scheduled send), the
-  realized rate and the gaps' CV from the actual sends, the p99s over the window, and its two halves by when
+* **The block** (:func:`open_loop_block`): every request's lag (actual send minus scheduled send; a session's
+  later turn is due its think time after the reply before it), the realized rate from the actual sends and the
+  gaps' CV from the arrivals' (a session's first turn), the p99s over the window, and its two halves by when
   their requests were due. Each half **attains** when at least 99% of its requests met the target (as a
   level holds, :mod:`agent.bench.analysis.slo`). **holds**: both halves attain; **not sustaining**: the first
   half attains and the second does not (the server keeps up for a while, then a queue builds or it slows);
@@ -116,14 +117,16 @@ def open_loop_block(records: Sequence[TimingRecord], log: OpenLoopLog, target: T
     ok = [f for f in figures if f.ok]
     met = [f for f in figures if not missed_limits(f, target)]
     sends = sorted(r.sent_s for r in records)
+    arrivals = sorted(r.sent_s for r in records if (r.turn or 1) == 1)
     lags = [(r.sent_s - t) * 1000.0 for r, t in zip(records, due)]
     verdict = _verdict(*halves, [any(not r.error for r in half) for half in (first, second)])
     window = log.duration_s
     lag_p99 = _p(lags, 99)
-    rate, cv = realized_rate(sends), gaps_cv(sends)
+    rate, cv = realized_rate(sends), gaps_cv(arrivals)
     return OpenLoopBlock(
         mode=log.mode, rate_req_per_s=log.rate_req_per_s, rate_basis=log.rate_basis, arrival=log.arrival,
-        burstiness=log.burstiness, duration_s=window, planned=log.planned, sent=len(records),
+        burstiness=log.burstiness, duration_s=window, planned=log.planned, turns=log.turns,
+        session_rate_per_s=log.session_rate_per_s, sessions=len(arrivals) if log.turns else None, sent=len(records),
         errors=sum(1 for f in figures if not f.ok), met=len(met), met_share=round(len(met) / len(records), 4),
         goodput_req_per_s=round(len(met) / window, 3) if window > 0 else None,
         goodput_output_tok_per_s=round(sum(f.output_tokens or 0 for f in met) / window, 2) if window > 0 else None,

@@ -101,17 +101,17 @@ class Load:
             self._not_sent(p, 1, p.prompt_tokens, why or NOTHING_FITS, where)
         return None
 
-    def first_turn(self, index: int) -> tuple[ChatRequest, dict[str, Any]] | None:
-        """Request ``index``'s first turn as this backend is sent it, with its record's fields; None when it does not
-        fit the backend's limits. The open loop sends these: requests on a schedule, not sessions, whose later turns
-        wait for their replies."""
+    def session(self, index: int) -> Session | None:
+        """Request ``index`` as a session to send turn by turn (:meth:`request`, :meth:`advance`); None when its first
+        turn does not fit the backend's limits. The open loop sends these, each started on its schedule."""
         p = self.plan.request(index)
-        if not fitting_turns(p, self.limits.max_prompt_tokens, self.limits.max_total_tokens)[0]:
+        n, why = fitting_turns(p, self.limits.max_prompt_tokens, self.limits.max_total_tokens)
+        if not n:
             return None
         first = self.prompts.first(p) if self.prompts else given_messages(p)
-        return self._request(Session(p, 1, None, list(first), asked=p.prompt_tokens))
+        return Session(p, n, why, list(first), asked=p.prompt_tokens)
 
-    def _request(self, s: Session) -> tuple[ChatRequest, dict[str, Any]]:
+    def request(self, s: Session) -> tuple[ChatRequest, dict[str, Any]]:
         p = s.planned
         out = p.output_tokens if s.turn == 1 else p.later[s.turn - 2][1]
         if self.shape.reference:
@@ -135,14 +135,15 @@ class Load:
                 return None
         elif self.shape.think_time_s:
             await asyncio.sleep(self.shape.think_time_s)
-        request, fields = self._request(session)
+        request, fields = self.request(session)
         reply = await self.client.send(request)
         done(reply, request, fields)
-        self._after(session, reply)
+        self.advance(session, reply)
         return session
 
-    def _after(self, s: Session, reply: Reply) -> None:
-        """The conversation goes on with the model's real reply and the next user turn; a failed turn ends it."""
+    def advance(self, s: Session, reply: Reply) -> None:
+        """The conversation goes on with the model's real reply and the next user turn; a failed turn ends it
+        (``s.done`` once nothing more of it is to be sent)."""
         p = s.planned
         if reply.error or s.turn >= p.turns:
             s.turn, s.why = p.turns + 1, None

@@ -11,11 +11,14 @@ ones before were answered, for ``--rate-duration`` seconds on every backend in t
 
 What each request asks is the workload's traffic as the chat part sends it to that backend
 (:func:`workload_requests`): the same plan, made to the calibration the chat part fitted on that server, each
-request checked against the backend's token limits (one that does not fit is passed over); a session's first
-turn only, since its later turns wait for their replies. Every request's record keeps when it was due
-(``scheduled_s``) beside when it went (``sent_s``), and how many were in flight. At most :data:`MAX_IN_FLIGHT`
-are in flight (AIPerf's sleep-then-gate: a request due while they are waits for a slot, and that wait is its lag;
-the schedule does not catch up). The summary judges the window and its halves (:mod:`agent.bench.analysis.open_loop`).
+request checked against the backend's token limits (one that does not fit is passed over). A workload of sessions
+(``turns`` > 1) starts sessions on the schedule, at the rate over the turns (the rate counts every turn sent, as the
+workload's peak does): each session sends its turns one after another, each with the conversation so far and the
+model's real replies, the next due ``think_time_s`` after the last reply (turns past the backend's limits are not
+sent). Every request's record keeps when it was due (``scheduled_s``) beside when it went (``sent_s``), and how
+many were in flight. At most :data:`MAX_IN_FLIGHT` sessions are under way (AIPerf's sleep-then-gate: one due while
+they are waits for a slot, and that wait is its lag; the schedule does not catch up). The summary judges the window
+and its halves (:mod:`agent.bench.analysis.open_loop`).
 """
 
 from __future__ import annotations
@@ -26,7 +29,6 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Awaitable, Callable, Sequence
 
 from ...kinds import PER_TOKEN, descriptor
-from ..clients.reply import ChatRequest
 from ..tasks.arrivals import DEFAULT_SEED, arrival_offsets, replay_offsets
 from .sending import timing_record
 
@@ -34,13 +36,14 @@ if TYPE_CHECKING:
     from ...backends import Backend
     from ..clients.base import BackendClient
     from .capacity import Plan
+    from .chat import Load, Session
     from .part import Context
 
 NAME = "open_loop"
 PEAK = "peak"
 DEFAULT_DURATION_S = 60.0
 MAX_IN_FLIGHT = 256
-"""The most requests the sender holds in flight to one backend (the clients' pools are sized for it)."""
+"""The most requests (sessions) the sender holds under way to one backend (the clients' pools are sized for it)."""
 EARLY_S = 0.001
 """The sender wakes this much before a request is due and yields to the event loop until it is: the loop's wait
 (epoll) counts in whole milliseconds, rounded up, so a plain sleep wakes up to 1 ms late (0.8 ms at the median on
@@ -53,8 +56,8 @@ prompt repeats one the server may still hold in its prefix cache."""
 MAX_PASSED_OVER = 100_000
 """Requests in a row that do not fit before the open loop gives up on a backend (the chat part found some that do)."""
 
-NextRequest = Callable[[int], "tuple[ChatRequest, dict[str, Any]]"]
-"""The ``i``-th request of the window (from 0), with the fields its record adds (``request_index``, ...)."""
+NextRequest = Callable[[int], "Session"]
+"""The ``i``-th request (session) of the window, from 0."""
 
 
 @dataclass(frozen=True)
@@ -79,10 +82,10 @@ def wanted(rate: Any, traffic: Any) -> bool:
     return rate is not None or bool(getattr(traffic, "trace", None))
 
 
-def workload_requests(ctx: Context, b: Backend, client: BackendClient) -> tuple[Callable[[int], Any], str | None]:
-    """``b``'s source of the workload's requests: ``request(index)``, that request's first turn and its record's
-    fields, or None where it does not fit ``b``'s limits (the chat part's :class:`~.chat.Load`, with the calibration
-    the chat part fitted on ``b``); and why nothing can be sent, where nothing fits."""
+def workload_requests(ctx: Context, b: Backend, client: BackendClient) -> tuple[Load, str | None]:
+    """``b``'s share of the workload, the chat part's :class:`~.chat.Load` with the calibration the chat part fitted
+    on ``b`` (``load.session(index)``: that request to send, or None where it does not fit ``b``'s limits); and why
+    nothing can be sent, where nothing fits."""
     from ..tasks.traffic.calibration import Calibration
     from ..tasks.traffic.plan import Plan as Requests
     from ..tasks.traffic.text import TextMaker
@@ -94,14 +97,14 @@ def workload_requests(ctx: Context, b: Backend, client: BackendClient) -> tuple[
     calibration = Calibration(**{k: line[k] for k in ("slope", "offset", "calibrated", "why")}) if line else None
     load = Load(backend=b, client=client, plan=Requests(shape), maker=TextMaker.of(shape.seed) if shape.synthetic else
                 None, ignore_eos=o.ignore_eos, max_tokens=o.max_tokens, log={}, emit=ctx.emit, calibration=calibration)
-    return load.first_turn, (f"not sent: {NOTHING_FITS} ({load.fit.first_reason})" if load.nothing_fits else None)
+    return load, (f"not sent: {NOTHING_FITS} ({load.fit.first_reason})" if load.nothing_fits else None)
 
 
 def _rate_requests(request: Callable[[int], Any]) -> NextRequest:
     """The window's requests, in order, from :data:`FIRST_INDEX` on, each one that does not fit passed over."""
     cursor = FIRST_INDEX
 
-    def next_request(i: int) -> tuple[ChatRequest, dict[str, Any]]:
+    def next_request(i: int) -> Session:
         nonlocal cursor
         for _ in range(MAX_PASSED_OVER):
             found = request(cursor)
@@ -121,6 +124,8 @@ class Window:
     offsets: Sequence[float]
     request: NextRequest
     log: dict[str, Any]
+    load: Load
+    think_time_s: float = 0.0
 
 
 async def send_on_schedule(offsets: Sequence[float], send: Callable[[int, float, Any], Awaitable[None]], *,
@@ -173,20 +178,28 @@ async def run_window(*, backend: Backend, client: BackendClient, window: Window,
     in_flight = 0
     started = time.perf_counter()
 
-    async def send(i: int, due: float, made: tuple[ChatRequest, dict[str, Any]]) -> None:
+    async def send(i: int, due: float, session: Session) -> None:
+        """Request ``i``: each of its turns, the first at ``due``, each later one ``think_time_s`` after the reply
+        before it."""
         nonlocal in_flight
-        request, fields = made
-        in_flight += 1
-        concurrency = in_flight
-        try:
-            reply = await client.send(request)
-        finally:
-            in_flight -= 1
-        record = timing_record(reply, epoch=epoch, backend=backend.name, part="open_loop", phase=phase,
-                               concurrency=concurrency, run=i + 1, request=request)
-        record.update(fields, scheduled_s=round(due - epoch, 6))
-        log["sent"] = log.get("sent", 0) + 1
-        emit(record)
+        while True:
+            request, fields = window.load.request(session)
+            in_flight += 1
+            concurrency = in_flight
+            try:
+                reply = await client.send(request)
+            finally:
+                in_flight -= 1
+            record = timing_record(reply, epoch=epoch, backend=backend.name, part="open_loop", phase=phase,
+                                   concurrency=concurrency, run=i + 1, request=request)
+            record.update(fields, scheduled_s=round(due - epoch, 6))
+            log["sent"] = log.get("sent", 0) + 1
+            emit(record)
+            window.load.advance(session, reply)
+            if session.done:
+                return
+            due = time.perf_counter() + window.think_time_s
+            await asyncio.sleep(window.think_time_s)
 
     rate = f"{log['rate_req_per_s']:.3g} req/s" if log.get("rate_req_per_s") else "the trace's timing"
     progress(f"{backend.name} open loop: {log['planned']} requests at {rate} over {log['duration_s']:g} s",
@@ -219,12 +232,12 @@ def peak_rate(ctx: Context, b: Backend) -> tuple[float, str] | str:
                   f"{level.goodput_output_tok_per_s:,.1f} tok/s of goodput at its SLO capacity c={level.concurrency}))")
 
 
-def _trace_window(ctx: Context, trace: Trace, request: Callable[[int], Any]) -> Window | str:
+def _trace_window(ctx: Context, trace: Trace, load: Load) -> Window | str:
     """The trace's requests that fit, at their timestamps (within ``--rate-duration`` where it is given)."""
     o = ctx.options
     offsets = replay_offsets(trace.timestamps_ms, trace.speed)
     kept = [(t, found) for i, t in enumerate(offsets)
-            if (o.rate_duration_s is None or t < o.rate_duration_s) and (found := request(i)) is not None]
+            if (o.rate_duration_s is None or t < o.rate_duration_s) and (found := load.session(i)) is not None]
     if not kept:
         return f"no request of the trace that fits is due within --rate-duration {o.rate_duration_s:g} s" \
             if o.rate_duration_s is not None else "no request of the trace fits this backend's limits"
@@ -232,29 +245,31 @@ def _trace_window(ctx: Context, trace: Trace, request: Callable[[int], Any]) -> 
     log = {"mode": "trace", "rate_req_per_s": round(len(kept) / duration, 4),
            "rate_basis": f"the trace's timestamps at speed {trace.speed:g}", "arrival": "trace",
            "duration_s": duration, "planned": len(kept), "max_in_flight": MAX_IN_FLIGHT}
-    return Window([t for t, _ in kept], lambda i: kept[i][1], log)
+    return Window([t for t, _ in kept], lambda i: kept[i][1], log, load)
 
 
 def window_for(ctx: Context, b: Backend, client: BackendClient) -> Window | str:
     """``b``'s schedule, or why it gets none."""
     o = ctx.options
-    request, nothing = workload_requests(ctx, b, client)
+    load, nothing = workload_requests(ctx, b, client)
     if nothing:
         return nothing
     trace = workload_trace(o.workload)
     if trace is not None:
-        return _trace_window(ctx, trace, request)
+        return _trace_window(ctx, trace, load)
     found = peak_rate(ctx, b) if o.rate == PEAK else (float(o.rate), f"--rate {float(o.rate):g}")
     if isinstance(found, str):
         return found
     rate, basis = found
     traffic, duration = o.workload, o.rate_duration_s or DEFAULT_DURATION_S
-    shape = traffic.burstiness if traffic.arrival == "gamma" else None
-    offsets = arrival_offsets(rate, duration, traffic.arrival, shape or 1.0, DEFAULT_SEED)
+    shape, turns = traffic.burstiness if traffic.arrival == "gamma" else None, load.shape.turns
+    offsets = arrival_offsets(rate / turns, duration, traffic.arrival, shape or 1.0, DEFAULT_SEED)
+    sessions = {"turns": turns, "session_rate_per_s": round(rate / turns, 4), "sessions": len(offsets)} \
+        if turns > 1 else {}
     log = {"mode": "rate", "rate_req_per_s": round(rate, 4), "rate_basis": basis, "arrival": traffic.arrival,
            **({"burstiness": shape} if shape is not None else {}), "seed": DEFAULT_SEED, "duration_s": duration,
-           "planned": len(offsets), "max_in_flight": MAX_IN_FLIGHT}
-    return Window(offsets, _rate_requests(request), log)
+           "planned": len(offsets) * turns, **sessions, "max_in_flight": MAX_IN_FLIGHT}
+    return Window(offsets, _rate_requests(load.session), log, load, load.shape.think_time_s or 0.0)
 
 
 class OpenLoop:

@@ -28,8 +28,14 @@ def _arrivals(o: OpenLoopBlock) -> str:
     return o.arrival + (f" (burstiness {o.burstiness:g})" if o.burstiness is not None else "")
 
 
+def _asked(o: OpenLoopBlock) -> str:
+    sessions = (f" ({o.sessions} sessions of {o.turns} turns at {cell(o.session_rate_per_s, 3)}/s)"
+                if o.turns else "")
+    return f"{cell(o.rate_req_per_s, 3)} for {o.duration_s:g} s{sessions}"
+
+
 def _row(summary: Summary, name: str, o: OpenLoopBlock) -> list[str]:
-    return [backend_label(summary, name), VERDICTS[o.verdict], f"{cell(o.rate_req_per_s, 3)} for {o.duration_s:g} s",
+    return [backend_label(summary, name), VERDICTS[o.verdict], _asked(o),
             _arrivals(o), f"{o.sent}/{o.planned}", o.errors, percent(o.met_share, 1),
             cell(o.realized_rate_req_per_s, 2), f"{cell(o.inter_arrival_cv, 2)} ({cell(o.asked_cv, 2)})",
             f"{number(o.lag_p50_ms, 2)} / {number(o.lag_p99_ms, 2)}", o.max_in_flight, number(o.ttft_p99_ms, 0),

@@ -210,9 +210,14 @@ class OpenLoopLog(Sparse, Frozen):
     seed: int | None = None
     duration_s: float
     planned: int
+    """Requests planned: every turn of every session."""
+    turns: int | None = None
+    """A workload of sessions: the turns of each; sessions start on the schedule at ``session_rate_per_s``."""
+    session_rate_per_s: float | None = None
+    sessions: int | None = None
     sent: int = 0
     max_in_flight: int
-    """The most requests the sender holds in flight; one due beyond it waits, and its wait is its lag."""
+    """The most requests (sessions) the sender holds under way; one due beyond it waits, and its wait is its lag."""
     seconds: float | None = None
     stopped: str | None = None
 

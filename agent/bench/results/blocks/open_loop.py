@@ -32,6 +32,12 @@ class OpenLoopBlock(Frozen):
     burstiness: float | None
     duration_s: float
     planned: int
+    turns: int | None = None
+    """A workload of sessions: the turns of each (sessions start on the schedule; each turn follows its reply)."""
+    session_rate_per_s: float | None = None
+    """The sessions' arrival rate asked: ``rate_req_per_s`` over ``turns``."""
+    sessions: int | None = None
+    """Sessions started."""
     sent: int
     errors: int
     met: int
@@ -42,7 +48,8 @@ class OpenLoopBlock(Frozen):
     realized_rate_req_per_s: float | None
     """(sent - 1) / (last send - first send), from the actual send times."""
     inter_arrival_cv: float | None
-    """The gaps' CV between the actual sends (constant 0, Poisson 1, gamma 1 / sqrt(burstiness))."""
+    """The gaps' CV between the actual sends of the arrivals (sessions: their first turns): constant 0, Poisson 1,
+    gamma 1 / sqrt(burstiness)."""
     asked_cv: float | None
     lag_p50_ms: float | None
     lag_p99_ms: float | None

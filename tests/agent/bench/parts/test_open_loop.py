@@ -88,3 +88,35 @@ def test_sessions_and_cached_tokens_are_read_from_the_records(tmp_path: Path):
     cache = s["backends"]["g6"]["chat"]["prompt_cache"]
     assert code == 0 and all(r["cached_prompt_tokens"] == 30 for r in records)
     assert cache["cached_prompt_tokens"] == 30 * cache["requests"] and cache["cached_share"] == 0.75
+
+
+def test_sessions_start_on_the_schedule_and_each_turn_follows_its_reply_with_the_real_reply(tmp_path: Path):
+    """A workload of 3-turn sessions at 6 requests per second: sessions start at 2 per second (the rate counts every
+    turn), each later turn due its think time after the reply before it, sent with the conversation so far."""
+    out = tmp_path / "out"
+    with FakeOpenAI(SlowsAfter(fast=100, slow_s=0.0)) as server:
+        b = openai_backend("g6", server.base_url)
+        code = runner.run([b], make_options(
+            "--demos", "chat", "--runs", "1", "--max-tokens", "8", "--rate", "6", "--rate-duration", "1",
+            "--workload", "turns=3,think_time_s=0.05,prompt_input_tokens_mean=30,output_tokens_mean=8,"
+                          "arrival=constant"), out, None)
+        bodies = list(server.requests)
+    s = json.loads((out / "summary.json").read_text())
+    summary.validate(s)
+    records = [r for r in evidence.read_requests(out / "requests.jsonl") if r["part"] == "open_loop"]
+    ol = s["backends"]["g6"]["open_loop"]
+    assert code == 0 and (ol["turns"], ol["sessions"], ol["session_rate_per_s"]) == (3, 2, 2.0)
+    assert ol["planned"] == ol["sent"] == len(records) == 6
+    sessions = {}
+    for r in sorted(records, key=lambda r: r["sent_s"]):
+        sessions.setdefault(r["run"], []).append(r)
+    assert [[r["turn"] for r in turns] for turns in sessions.values()] == [[1, 2, 3], [1, 2, 3]]
+    starts = [turns[0]["scheduled_s"] for turns in sessions.values()]
+    assert starts[1] - starts[0] == pytest.approx(0.5, abs=1e-6)  # sessions 500 ms apart: 6 req/s over 3 turns
+    for turns in sessions.values():
+        for before, after in zip(turns, turns[1:]):
+            replied = before["sent_s"] + before["done_ms"] / 1000
+            assert after["scheduled_s"] - replied == pytest.approx(0.05, abs=0.02)  # its think time after the reply
+            assert 0 <= after["sent_s"] - after["scheduled_s"] < LAG_MS / 1000
+    last_turns = [m for m in (b["messages"] for b in bodies[-6:]) if len(m) >= 5]
+    assert last_turns and all(m[-2]["role"] == "assistant" and m[-2]["content"].startswith("t0 t1") for m in last_turns)
