@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import fnmatch
 import json
+import re
 import textwrap
 from datetime import date
 from pathlib import Path
@@ -23,8 +24,9 @@ from tests.conftest import PROJECT_DIR
 
 CODE = sorted(p for folder in ("rigs", "agent") for p in (PROJECT_DIR / folder).rglob("*.py")
               if p.name != "moto_server.py")  # moto's own server: it talks to moto's backends, never to AWS
-NOT_CALLS = {"rigs/userdata/__init__.py:78: boot.signal_resource"}
-"""Names that look like an operation but are not a call: the boot settings' CloudFormation resource to signal."""
+NOT_CALLS = {"rigs/userdata/__init__.py: boot.signal_resource"}
+"""Names that look like an operation but are not a call (file and name, its line left out so an edit above it
+moves nothing): the boot settings' CloudFormation resource to signal."""
 EXTERNAL = {
     "sts:AssumeRole": "the CDK CLI (./scripts/cdk deploy, destroy) works through the bootstrap's roles",
     "ssm:StartSession": "`aws ssm start-session`, the agent's port forwards (agent/reach/forwarding.py)",
@@ -36,7 +38,7 @@ POLICY = json.loads((PROJECT_DIR / "docs" / "iam-policy.json").read_text(encodin
 
 def code_actions() -> dict[str, list[str]]:
     calls, unresolved = aws_calls(CODE)
-    assert {u.replace(f"{PROJECT_DIR}/", "") for u in unresolved} == NOT_CALLS
+    assert {re.sub(r":\d+:", ":", u.replace(f"{PROJECT_DIR}/", "")) for u in unresolved} == NOT_CALLS
     actions: dict[str, list[str]] = {}
     for call in calls:
         action = permissions.action(call.service, call.operation)
