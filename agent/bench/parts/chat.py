@@ -168,7 +168,8 @@ class Load:
         short, long_units = exchange_units(max(1, cold_units - prefix_units), room)
         points = [{"role": "cold", "units": cold_units, "prompt_tokens": cold.prompt_tokens if cold else None,
                    "error": cold.error if cold else "not sent"}]
-        for role, units in (("short", short), ("long", long_units)):
+        long_cold = bool(cold and not cold.error and cold.prompt_tokens) and cold_units - prefix_units >= long_units
+        for role, units in (("short", short),) + ((("long", long_units),) if not long_cold else ()):
             text = self.maker.text(units, f"calibration:{role}")
             reply = await self.client.send(ChatRequest(messages=(*prefix, {"role": "user", "content": text}),
                                                        max_tokens=1, stream=False))

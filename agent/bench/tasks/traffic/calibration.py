@@ -4,9 +4,11 @@
 The exchange (:func:`exchange_units`) is three prompts, each of the workload's shape (its shared prefix, if
 any, then one user turn): the backend's *cold* request, which is sent anyway, at the workload's first length
 (uncalibrated); then a short prompt and a second long one, each asking for one output token, so the exchange
-costs two prefills and two tokens. The line through the three points (least squares) gives the server's
-tokens per unit (the slope: its tokenizer against this text) and the tokens a request has beyond its text
-(the offset: the chat template, a system turn the server adds). With a slope and an offset the asked length
+costs two prefills and two tokens. Where the cold request was counted and is itself long (at least the long
+prompt's length), the second long prompt is not sent: two points at those lengths make the line, and a long
+workload (a rag prompt of 4,096 tokens) saves a prefill per backend. The line through the points (least
+squares) gives the server's tokens per unit (the slope: its tokenizer against this text) and the tokens a request
+has beyond its text (the offset: the chat template, a system turn the server adds). With a slope and an offset the asked length
 of every later request is met in the server's own count: Gemma's, Nova's and the toy model's tokenizers
 each get the asked lengths.
 

@@ -58,7 +58,8 @@ def test_a_server_counting_its_own_way_gets_the_asked_lengths(tmp_path):
                                            "output_tokens_mean=20,output_tokens_stddev=5,seed=3")
     assert code == 0
     t = s["backends"]["g6"]["traffic"]
-    assert t["source"] == "synthetic" and t["calibration"]["calibrated"] and t["calibration"]["prompts"] == 3
+    # the cold request (about 300 tokens) is long enough to be the line's long point: one short prompt more
+    assert t["source"] == "synthetic" and t["calibration"]["calibrated"] and t["calibration"]["prompts"] == 2
     assert t["requests"] == 40 and abs(t["prompt_mean_error"]) <= 0.02 and abs(t["prompt_stddev_ratio"] - 1) <= 0.10
     assert t["within_goal"] is True and t["differs"] == [] and t["ignore_eos"] is True
     measured = [r for r in records if r["phase"] in ("timed", "sweep")]
@@ -66,10 +67,10 @@ def test_a_server_counting_its_own_way_gets_the_asked_lengths(tmp_path):
     # max_tokens drawn per request, exactly that many asked for (ignore_eos) and written
     assert len({r["requested_tokens"] for r in measured}) > 3
     assert all(r["output_tokens"] == r["requested_tokens"] and r["ignore_eos"] for r in measured)
-    # distinct prompts: no two requests share their first sentence; the calibration asked one token twice
+    # distinct prompts: no two requests share their first sentence; the calibration asked one token once
     firsts = [body["messages"][-1]["content"].split(".")[0] for body in server.requests]
     assert len(set(firsts)) == len(firsts)
-    assert [body["max_tokens"] for body in server.requests[1:3]] == [1, 1]
+    assert server.requests[1]["max_tokens"] == 1 and sum(1 for body in server.requests if body["max_tokens"] == 1) == 1
     report = (tmp_path / "out" / "REPORT.md").read_text()
     assert "## Your traffic" in report and "![Asked against counted](traffic_tokens.png)" in report
     assert "Asked and counted agree on every backend." in report
