@@ -97,3 +97,30 @@ def test_the_quality_lane_on_the_local_rig_is_graded_reported_and_recomputable(t
     assert "Precision: what you trade" in (out / "REPORT.html").read_text()
     assert json.loads((out / "run.json").read_text())["options"]["backends"] == ["local"]
     assert code == (0 if s["backends"]["local"]["completed"] else 1)
+
+
+@pytest.mark.timeout(900)
+def test_a_rag_workload_on_the_local_rig_is_sent_at_its_lengths_as_the_server_counts_them(tmp_path):
+    """GuideLLM's rag lengths (4,096 +- 512 prompt tokens) on the real llama.cpp server: the fit checked against its
+    context before anything is sent, its count calibrated on its own usage, the timed request's prompt within 2% of
+    the asked in that count, and "Your traffic" in both reports. The replies are cut to 8 tokens
+    (``output_tokens_mean=8``): the prompts are what the preset asks of a server, and a 4,096-token prefill on a
+    CPU-served toy model already takes tens of seconds."""
+    from agent import run
+
+    out = tmp_path / "evidence"
+    code = run.main(["--backends", "local", "--demos", "chat", "--runs", "1", "--concurrency", "1", "--workload",
+                     "preset=rag,output_tokens_mean=8,output_tokens_stddev=0", "--out", str(out)], env={})
+    s = json.loads((out / "summary.json").read_text())
+    w, t = s["recommendation"]["workload"], s["backends"]["local"]["traffic"]
+    assert (w["preset"], w["prompt_input_tokens_mean"], w["prompt_input_tokens_stddev"]) == ("rag", 4096, 512)
+    assert t["source"] == "synthetic" and t["fit"]["share"] == 1.0 and t["fit"]["max_total_tokens"] == 8192
+    assert t["calibration"]["calibrated"] and t["calibration"]["prompts"] == 2  # the cold request is the long point
+    assert t["requests"] == 1 and t["not_sent"] == 0 and t["output_counted"]["values"] == [8]
+    asked, counted = t["prompt_asked"]["values"][0], t["prompt_counted"]["values"][0]
+    assert asked > 2048 and abs(counted / asked - 1) <= 0.02, (asked, counted)
+    records = [r for r in evidence.read_requests(out / "requests.jsonl") if r["part"] == "chat"]
+    assert [r["phase"] for r in records] == ["cold", "timed"] and all(not r["error"] for r in records)
+    for name in ("REPORT.md", "REPORT.html"):
+        assert "Your traffic" in (out / name).read_text()
+    assert code == (0 if s["backends"]["local"]["completed"] else 1)
