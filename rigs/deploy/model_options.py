@@ -16,7 +16,9 @@ Context keys (all optional; declared with the app's others, :data:`rigs.deploy.o
 A model that does not fit the rig's instance type (``rigs/sizing/fit.py``, at the rig's ``--max-model-len``) goes
 to the smallest size of the same family that fits, with vLLM's tensor parallelism across its GPUs; the choice is
 said in one line. One that fits no size is refused in one line naming the family's largest size and the bytes it
-lacks. Nothing changes for a rig none of these keys name.
+lacks. Nothing changes for a rig none of these keys name. :func:`served_rig` is the rig as the ``-c`` values serve it,
+the one answer the commands that check, price or bound a rig before it deploys ask (``rigs up``, ``preflight``,
+``doctor``, ``prices``, ``rehearse --model``).
 """
 
 from __future__ import annotations

@@ -66,8 +66,8 @@ class DeploySequence:
     def plans(self, rigs: Sequence[DeployableRig], fresh: bool,
               announce: Callable[[list[DeployableRig]], None] | None = None) -> Plans:
         """Each rig with the regions it tries: recorded by preflight (run for the rigs that need it: every
-        rig when ``fresh``, else those with nothing recorded for their instance type; ``announce`` hears which, first), less the
-        regions the doctor rules out."""
+        rig when ``fresh``, else those with nothing recorded for their instance type; ``announce`` hears which,
+        first), less the regions the doctor rules out."""
         recorded = placement.load(self.placement_file)
         need = [rig for rig in rigs if fresh or _stale(recorded.get(rig.name), rig)]
         if need:

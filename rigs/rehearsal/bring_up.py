@@ -141,8 +141,8 @@ def _start_timelines(state: State, phase: Phase) -> None:
 
 
 def benchmark(state: State, phase: Phase, folder: Path, with_bedrock: bool) -> None:
-    """``python -m agent.run`` on every rig of the phase that came up (and the Bedrock backends); Ctrl-C lets it write what it
-    measured before it is stopped."""
+    """``python -m agent.run`` on every rig of the phase that came up (and the Bedrock backends); Ctrl-C lets it write
+    what it measured before it is stopped."""
     names = [r.rig for r in phase.results if r.ok] + (list(state.bedrock) if with_bedrock and state.with_bedrock()
                                                       else [])
     if not names:

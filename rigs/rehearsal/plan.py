@@ -1,6 +1,7 @@
 """The rehearsal's plan, said before anything is created: with ``--model``, what each rig serves it on; each rig's
-phase, region (and the regions after it), instance type, model and price; the rigs left out and why; the benchmark's command; the
-estimate (:mod:`.estimate`). Printed, and written as ``plan.json`` in the evidence folder."""
+phase, region (and the regions after it), instance type, model and price; the rigs left out and why; the
+benchmark's command; the estimate (:mod:`.estimate`). Printed, and written as ``plan.json`` in the evidence
+folder."""
 
 from __future__ import annotations
 

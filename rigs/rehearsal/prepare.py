@@ -3,11 +3,11 @@
 With ``--model``, before anything else (:func:`choose`): each rig asked, as ``python -m rigs up -c model.<rig>=ID``
 would serve it (:func:`rigs.deploy.model_options.served_rig`: the size it fits, or why it cannot serve it), so that
 the cost bound, the doctor, preflight and the estimate are for the sizes that will launch; a rig that cannot serve
-it is left out with its one line. The rigs already deployed are left out (a rehearsal never touches a stack it did not create);
-``doctor`` checks the account and rules out what cannot deploy; ``preflight`` records where each rig
-goes first, from the doctor's own checks (:mod:`rigs.deploy.sequence`); the estimate (:mod:`.estimate`)
-says what it may cost and how long it may take; the plan is said and written (:mod:`.plan`). Then the
-user says yes (or ``--yes``).
+it is left out with its one line. The rigs already deployed are left out (a rehearsal never touches a stack it did
+not create); ``doctor`` checks the account and rules out what cannot deploy; ``preflight`` records where each rig
+goes first, from the doctor's own checks (:mod:`rigs.deploy.sequence`); the estimate (:mod:`.estimate`) says what
+it may cost and how long it may take; the plan is said and written (:mod:`.plan`). Then the user says yes (or
+``--yes``).
 """
 
 from __future__ import annotations

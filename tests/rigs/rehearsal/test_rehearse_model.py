@@ -123,6 +123,16 @@ def test_a_workload_given_twice_is_refused():
 
 
 
+def test_the_rig_as_served_takes_its_variant_then_the_model():
+    from rigs.deploy.model_options import served_rig
+
+    big = served_rig(CATALOG.get("g6"), CATALOG, {"g6_variant": "big"}.get)
+    assert (big.rig.model_id, big.rig.ready_timeout_minutes) == ("google/gemma-4-12B-it-qat-w4a16-ct", 50)
+    assert big.said is None  # no model asked: nothing to say
+    sized = served_rig(CATALOG.get("g6"), CATALOG, {"g6_variant": "big", "model": QWEN_32B}.get)
+    assert (sized.rig.instance_type, sized.rig.ready_timeout_minutes) == ("g6.12xlarge", 50)
+
+
 SIZED_SAGEMAKER = ["-c", "model.sagemaker=Qwen/Qwen3-8B", "-c", "instance_type.sagemaker=ml.g6.4xlarge"]
 
 
