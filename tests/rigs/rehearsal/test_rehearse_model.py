@@ -94,9 +94,9 @@ def test_the_plan_checks_prices_and_deploys_the_sized_rig_and_passes_the_workloa
                                                                                    tmp_path: Path):
     workload = tmp_path / "traffic.yaml"
     workload.write_text("output_tokens_per_month: 1.5B\npeak_to_average: 4\n")
-    options = Options(rigs=["g6", "inf2"], model=QWEN_32B, yes=True, bootstrap=True, workload=str(workload),
-                      bench_options="--demos chat")
-    chosen = prepare.choose(options, CATALOG, [CATALOG.get("g6"), CATALOG.get("inf2")])
+    options = Options(rigs=["g6", "inf2", "bedrock"], model=QWEN_32B, yes=True, bootstrap=True,
+                      workload=str(workload), bench_options="--demos chat")
+    chosen = prepare.choose(options, CATALOG, [CATALOG.get(name) for name in options.rigs])
     out = io.StringIO()
     (tmp_path / "evidence").mkdir()
     rehearsal = state(options, tmp_path / "evidence", out)
@@ -108,6 +108,8 @@ def test_the_plan_checks_prices_and_deploys_the_sized_rig_and_passes_the_workloa
     assert "model: Qwen/Qwen3-32B on every rig that can serve it" in said
     assert "  g6: Qwen/Qwen3-32B on g6.12xlarge (tensor parallel 4) at 8,192 tokens" in said
     assert f"  inf2: skipped: {NEURON_WHY}" in said
+    assert rehearsal.bedrock == ("bedrock",)  # named, so benchmarked beside (another model), billed per token
+    assert "  bedrock          benchmarked, nothing to deploy; billed per token ($0.035/M in" in said
     assert f"benchmark: python -m agent.run --demos chat --workload {workload}" in said
     assert "small model (Qwen/Qwen3-32B; g6): up to" in said
     plan = json.loads((tmp_path / "evidence" / "plan.json").read_text())
@@ -149,8 +151,9 @@ def test_up_and_prices_price_the_size_the_model_is_served_on(counted_preflight: 
     assert main(["prices", "sagemaker", *SIZED_SAGEMAKER, "--regions", "us-east-2", "--json"]) == 0
     priced, = json.loads(capsys.readouterr().out)
     assert (priced["instance_type"], priced["usd_per_hour"]) == ("ml.g6.4xlarge", 1.654)
-    assert main(["prices", "inf2", "-c", "model.inf2=Qwen/Qwen3-8B"]) == 2
-    assert capsys.readouterr().err.startswith("error: -c model.inf2: inf2 cannot be given another model or size")
+    for command in ("prices", "doctor", "preflight"):
+        assert main([command, "inf2", "-c", "model.inf2=Qwen/Qwen3-8B"]) == 2
+        assert capsys.readouterr().err.startswith("error: -c model.inf2: inf2 cannot be given another model or size")
     assert counted_preflight == Counter()  # refused before any other check
 
 
