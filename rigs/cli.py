@@ -115,6 +115,7 @@ def _add_doctor(sub: Any) -> None:
     p.add_argument("rigs", nargs="*", metavar="RIG", help=f"rigs to check (default: every deployable rig); {RIG_HELP}")
     p.add_argument("--regions", type=_regions, default=None, metavar="R,R", help="only these regions (default: each "
                    "rig's catalog regions)")
+    _add_context(p, "its quotas, offerings and root volume are checked for")
     p.add_argument("--json", action="store_true", help="print JSON instead of the table")
 
 
@@ -124,6 +125,7 @@ def _add_preflight(sub: Any) -> None:
     p.add_argument("--regions", type=_regions, default=list(REGIONS), metavar="R,R",
                    help="regions to check (default: all four)")
     p.add_argument("--no-record", action="store_true", help="do not write the placement file")
+    _add_context(p, "zones, quotas and prices are those of")
     p.add_argument("--json", action="store_true", help="print JSON instead of the table")
 
 
@@ -153,7 +155,8 @@ def _add_up(sub: Any) -> None:
     _add_skip_check(p, "with --doctor, ")
     p.add_argument("-c", "--context", action="append", default=[], metavar="KEY=VALUE",
                    help="extra CDK context, passed on (the per-deploy options of docs/rigs.md, e.g. -c "
-                        "inf2_variant=tp2; checked before anything runs)")
+                        "inf2_variant=tp2; checked before anything runs); with -c model.<rig>=ID (or -c model=ID) the "
+                        "doctor, preflight and --max-usd check and price the size the model is served on")
     p.add_argument("--evidence", type=Path, metavar="DIR", help="evidence directory (default: .rigs/runs/<time>-up)")
 
 
@@ -196,6 +199,7 @@ def _add_prices(sub: Any) -> None:
     p.add_argument("--regions", type=_regions, default=None, metavar="R,R",
                    help="only these regions (default: each rig's catalog regions)")
     p.add_argument("--live", action="store_true", help="ask the Pricing API (needs credentials)")
+    _add_context(p, "the price is that of")
     p.add_argument("--json", action="store_true")
 
 
@@ -215,6 +219,15 @@ def _add_rehearse(sub: Any) -> None:
                    "bigger model and benchmark again")
     p.add_argument("--bootstrap", action="store_true", help="run `cdk bootstrap` in the regions that lack it")
     _add_skip_check(p)
+    p.add_argument("--model", metavar="ID", help="rehearse this model (a Hugging Face id of the catalog's models "
+                   "section, e.g. Qwen/Qwen3-8B) on every rig that can serve it, each on the size it fits (-c "
+                   "model.<rig>=ID); the others are left out with why, in the plan")
+    p.add_argument("--model-config", type=Path, metavar="FILE", help="with --model, the config.json of a model the "
+                   "catalog does not list (read here, never fetched; -c model_config.<rig>=FILE)")
+    p.add_argument("--hf-token-parameter", metavar="NAME", help="with --model, the SSM SecureString parameter holding "
+                   "a Hugging Face token, for a gated model (-c hf_token_parameter=NAME; the EC2 rigs read it at boot)")
+    p.add_argument("--workload", metavar="FILE|KEY=VALUE", help="your traffic, passed to the benchmark as its "
+                   "--workload (checked by it before anything is created)")
     p.add_argument("--bench-options", default="", metavar="'OPTIONS'",
                    help="options passed to python -m agent.run, e.g. --bench-options='--runs 1 --demos chat' "
                         "(default: its own defaults)")
@@ -269,6 +282,7 @@ def cmd_doctor(args: argparse.Namespace) -> int:
     from rigs.account.preflight import select_rigs
 
     rigs, nothing = select_rigs(args.rigs)
+    _, rigs = _deploy_context(args, rigs)
     report = run_doctor(rigs, lambda: aws.make_session(args.profile, args.region), args.regions)
     if args.json:
         print(json.dumps({"account": report.account, "seconds": round(report.seconds, 2),
@@ -293,6 +307,7 @@ def cmd_preflight(args: argparse.Namespace) -> int:
     from rigs.account.preflight import render, render_placement, run_preflight, select_rigs
 
     rigs, nothing = select_rigs(args.rigs)
+    _, rigs = _deploy_context(args, rigs)
     session = _session(args)
     report = run_preflight(rigs, session, args.regions, record=not args.no_record)
     if args.json:
@@ -327,7 +342,7 @@ def cmd_up(args: argparse.Namespace) -> int:
         print(f"{name}: Bedrock, nothing to deploy")
     if not rigs:
         return EXIT_OK
-    context = _up_context(args, rigs)
+    context, rigs = _deploy_context(args, rigs)
     session = aws.make_session(args.profile, args.region)
     if args.max_usd is not None:  # before the credentials: the Pricing API, else the dated file
         refusal = cost_refusal(PriceBook(session), args.max_usd, args.max_hours, rigs)
@@ -344,7 +359,8 @@ def cmd_up(args: argparse.Namespace) -> int:
             return EXIT_FAILED
     plans = sequence.plans(rigs, fresh=args.preflight, announce=lambda need: print(
         "preflight first (--preflight)" if args.preflight
-        else f"preflight for {', '.join(r.name for r in need)} (nothing recorded yet)"))
+        else f"preflight for {', '.join(f'{r.name} ({r.instance_type})' for r in need)} (nothing recorded yet "
+             "for that size)"))
     settings = UpSettings(
         max_hours=args.max_hours, context=context, evidence_dir=args.evidence,
         watch=WatchSettings(capacity_grace=args.capacity_grace * 60, wait_ready=not args.no_wait,
@@ -372,11 +388,14 @@ def cmd_up(args: argparse.Namespace) -> int:
     return EXIT_OK if all(r.ok for r in results) else EXIT_FAILED
 
 
-def _up_context(args: argparse.Namespace, rigs: Sequence[Any]) -> dict[str, str]:
-    """``up``'s ``-c KEY=VALUE`` as context, every key and value checked as the app checks them at synth (with
-    ``--max-hours`` as ``max_hours``), before anything runs. Raises UsageError naming every problem."""
+def _deploy_context(args: argparse.Namespace, rigs: Sequence[Any]) -> tuple[dict[str, str], list[Any]]:
+    """The ``-c KEY=VALUE`` of ``up``, ``preflight``, ``doctor`` and ``prices`` as context, every key and value
+    checked as the app checks them at synth (with ``up``'s ``--max-hours`` as ``max_hours``), before anything runs;
+    and each rig as it will be served under them (:func:`rigs.deploy.model_options.served_rig`: another model may
+    move it to a bigger size, whose quotas, zones and price are then the ones checked). Raises UsageError naming
+    every problem."""
     from rigs.deploy.cdk_cli import cdk_json_keys
-    from rigs.deploy.model_options import ModelOptionsError, model_request, serve
+    from rigs.deploy.model_options import ModelOptionsError, served_rig
 
     context = {}
     for item in args.context:
@@ -384,17 +403,24 @@ def _up_context(args: argparse.Namespace, rigs: Sequence[Any]) -> dict[str, str]
         if not sep or not key:
             raise UsageError(f"-c {item!r}: give KEY=VALUE")
         context[key] = value
-    given = {**context, "max_hours": f"{args.max_hours:g}"} if args.max_hours is not None else context
+    hours = getattr(args, "max_hours", None)
+    given = {**context, "max_hours": f"{hours:g}"} if hours is not None else context
     catalog = load_catalog()
     try:
         check_deploy_context(rigs, given, [r.name for r in catalog.deployable()], cdk_json_keys())
-        for rig in rigs:  # the model each serves, and the size it fits (rigs/deploy/model_options.py)
-            request = model_request(given.get, rig.name)
-            if request.given or request.hf_token_parameter:
-                serve(rig, catalog, request)
+        served = [served_rig(rig, catalog, given.get) for rig in rigs]
     except (OptionsError, ModelOptionsError) as exc:
         raise UsageError(str(exc)) from None
-    return context
+    for one in served:  # on stderr: --json output stays JSON
+        if one.said:
+            print(one.said, file=sys.stderr)
+    return context, [one.rig for one in served]
+
+
+def _add_context(p: Any, what: str) -> None:
+    p.add_argument("-c", "--context", action="append", default=[], metavar="KEY=VALUE",
+                   help=f"the per-deploy options of `up` (docs/rigs.md), checked before anything runs: with -c "
+                        f"model.<rig>=ID (or -c model=ID) {what} the size the model is served on")
 
 
 def cmd_status(args: argparse.Namespace) -> int:
@@ -481,12 +507,15 @@ def cmd_sweep(args: argparse.Namespace) -> int:
 def cmd_prices(args: argparse.Namespace) -> int:
     from rich.table import Table
 
+    from rigs.account.preflight import select_rigs
     from rigs.catalog.model import BedrockBackend
     from rigs.catalog.pricing import PriceBook, PriceError
 
     catalog = load_catalog()
     names = args.rigs or list(catalog.rigs)
-    rigs = [catalog.get(n) for n in names]
+    deployable, _ = select_rigs(names, catalog)
+    served = {rig.name: rig for rig in _deploy_context(args, deployable)[1]}
+    rigs = [served.get(name) or catalog.get(name) for name in names]
     session = _session(args) if args.live else None
     book = PriceBook(session)
     rows = []
@@ -512,7 +541,7 @@ def cmd_prices(args: argparse.Namespace) -> int:
         if isinstance(price, str):
             table.add_row(rig, region, "?", "", "", escape(price))
             continue
-        amount = (f"${price.usd_per_hour:.4f}/h" if hasattr(price, "usd_per_hour")
+        amount = (f"${price.usd_per_hour:.4f}/h ({price.instance_type})" if hasattr(price, "usd_per_hour")
                   else f"${price.usd_per_million_input:g}/M in, ${price.usd_per_million_output:g}/M out")
         source = price.source + ("" if price.exact_region else f" ({price.region} price)")
         table.add_row(rig, region, amount, source, price.as_of.isoformat(), escape(price.note or price.detail))
@@ -539,7 +568,8 @@ def cmd_rehearse(args: argparse.Namespace) -> int:
         evidence=args.evidence, max_hours=args.max_hours, max_usd=args.max_usd,
         capacity_grace_minutes=args.capacity_grace,
         inject_capacity=args.inject_capacity, bench_options=args.bench_options, bench_minutes=args.bench_minutes,
-        destroy_minutes=args.destroy_minutes, profile=args.profile, region=args.region)
+        destroy_minutes=args.destroy_minutes, profile=args.profile, region=args.region, model=args.model,
+        model_config=args.model_config, hf_token_parameter=args.hf_token_parameter, workload=args.workload)
     return flow.main(options, console=_console())
 
 

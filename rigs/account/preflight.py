@@ -376,7 +376,7 @@ def place(rigs: Sequence[DeployableRig], checks: Sequence[RegionCheck], record: 
                                      and by_region[region].verdict == OK)
         skipped[rig.name] = {c.region: c.reason for c in by_region.values() if c.verdict != OK}
         if record:
-            placement.record_candidates(rig.name, placements[rig.name], skipped[rig.name], path)
+            placement.record_candidates(rig.name, placements[rig.name], skipped[rig.name], path, rig.instance_type)
     return PreflightReport(checks, placements, skipped)
 
 

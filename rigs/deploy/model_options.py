@@ -16,7 +16,9 @@ Context keys (all optional; declared with the app's others, :data:`rigs.deploy.o
 A model that does not fit the rig's instance type (``rigs/sizing/fit.py``, at the rig's ``--max-model-len``) goes
 to the smallest size of the same family that fits, with vLLM's tensor parallelism across its GPUs; the choice is
 said in one line. One that fits no size is refused in one line naming the family's largest size and the bytes it
-lacks. Nothing changes for a rig none of these keys name.
+lacks. Nothing changes for a rig none of these keys name. :func:`served_rig` is the rig as the ``-c`` values serve it,
+the one answer the commands that check, price or bound a rig before it deploys ask (``rigs up``, ``preflight``,
+``doctor``, ``prices``, ``rehearse --model``).
 """
 
 from __future__ import annotations
@@ -31,7 +33,8 @@ from rigs.catalog.model import Catalog, DeployableRig, Ec2Rig, SageMakerRig, Wei
 from rigs.catalog.rig_models import architecture_of
 from rigs.catalog.runtimes import runtime
 from rigs.catalog.served import Architecture, ModelCard, weights_of
-from rigs.deploy.options import HF_TOKEN_PARAMETER, INSTANCE_TYPE, MODEL, MODEL_CONFIG, RIG_MODEL
+from rigs.deploy.options import HF_TOKEN_PARAMETER, INSTANCE_TYPE, MODEL, MODEL_CONFIG, RIG_MODEL, parse_rig_options, \
+    rig_values
 from rigs.sizing.config import ConfigError, read_config
 from rigs.sizing.fit import GIB, InstanceFit, candidates, fit_one, weights_bytes
 
@@ -233,3 +236,19 @@ def _served_as(rig: DeployableRig, model_id: str, card: ModelCard | None, arch: 
         update["root_free_gib"] = max(rig.root_free_gib, math.ceil(weights_bytes(arch) / GIB) + ROOT_ALLOWANCE_GIB)
     return rig.model_copy(update=update)
 
+
+
+def served_rig(rig: DeployableRig, catalog: Catalog, context: Callable[[str], Any]) -> Served:
+    """``rig`` as it will be served under the ``-c`` values ``context`` gives (a key's value, None when absent): its
+    variant (``-c <rig>_variant``) applied, then the model and the size it fits (:func:`serve`); ``rig`` as the
+    catalog has it when no key names it.
+
+    The one answer ``python -m rigs up``, ``preflight``, ``doctor``, ``prices`` and ``rehearse`` ask, so that the
+    quotas, zones, prices and cost bounds they give are for the size that will launch, as ``app.py`` synthesizes it.
+
+    Raises:
+        OptionsError: a variant, lifetime, image or AMI the rig does not take.
+        ModelOptionsError: the rig cannot serve the model asked (:func:`serve`).
+    """
+    options = parse_rig_options(rig, **rig_values(rig.name, context))
+    return serve(options.rig, catalog, model_request(context, rig.name))

@@ -77,6 +77,9 @@ class RigPlacement(_Record):
     skipped: dict[str, str] = {}
     """Region -> why the rig cannot run there."""
     checked_at: str | None = None
+    instance_type: str | None = None
+    """The instance type preflight checked (a model served on a bigger size, ``-c model.<rig>``, is checked again:
+    its quotas and zones are another type's); None in a file written before it was recorded."""
     deployed: Deployed | None = None
 
     @model_serializer(mode="wrap")
@@ -145,14 +148,14 @@ def schema_file() -> generated.Generated:
 
 
 def record_candidates(rig: str, candidates: Sequence[Candidate], skipped: Mapping[str, str],
-                      path: Path | None = None) -> Placement:
-    """Record preflight's verdict for one rig, keeping where it is deployed."""
+                      path: Path | None = None, instance_type: str | None = None) -> Placement:
+    """Record preflight's verdict for one rig (checked on ``instance_type``), keeping where it is deployed."""
     path = path or placement_path()
     with _lock:
         current = load(path)
         previous = current.rigs.get(rig)
         updated = current.with_rig(rig, RigPlacement(candidates=tuple(candidates), skipped=dict(skipped),
-                                                     checked_at=utc.iso_seconds(),
+                                                     checked_at=utc.iso_seconds(), instance_type=instance_type,
                                                      deployed=previous.deployed if previous else None))
         _write(updated, path)
         return updated

@@ -4,7 +4,7 @@
    table shown, and the regions each rig can deploy in. What to do with a rig that can deploy
    nowhere is the caller's: ``up`` refuses to start, a rehearsal leaves the rig out.
 2. **Preflight**, once: the placement is recorded for the rigs that need it (every rig when
-   ``fresh``, else those with nothing recorded). When the doctor ran, its checks *are*
+   ``fresh``, else those with nothing recorded for their instance type). When the doctor ran, its checks *are*
    preflight's (the doctor runs :func:`rigs.account.preflight.check` for offerings and quotas), so the
    placement is recorded from them (:func:`rigs.account.preflight.place`) without asking AWS again;
    otherwise preflight runs here.
@@ -66,10 +66,10 @@ class DeploySequence:
     def plans(self, rigs: Sequence[DeployableRig], fresh: bool,
               announce: Callable[[list[DeployableRig]], None] | None = None) -> Plans:
         """Each rig with the regions it tries: recorded by preflight (run for the rigs that need it: every
-        rig when ``fresh``, else those with nothing recorded; ``announce`` hears which, first), less the
-        regions the doctor rules out."""
+        rig when ``fresh``, else those with nothing recorded for their instance type; ``announce`` hears which,
+        first), less the regions the doctor rules out."""
         recorded = placement.load(self.placement_file)
-        need = [rig for rig in rigs if fresh or recorded.get(rig.name) is None]
+        need = [rig for rig in rigs if fresh or _stale(recorded.get(rig.name), rig)]
         if need:
             if announce is not None:
                 announce(need)
@@ -88,3 +88,9 @@ class DeploySequence:
         if report is not None and report.stopped is None and all(rig.name in report.rig_regions for rig in rigs):
             return place(rigs, report.preflight, path=self.placement_file)
         return run_preflight(rigs, self.session, path=self.placement_file)
+
+
+def _stale(entry: placement.RigPlacement | None, rig: DeployableRig) -> bool:
+    """Whether the recorded placement cannot be used for ``rig``: nothing recorded, or recorded for another instance
+    type (a model moved to a bigger size; a file that did not record the type)."""
+    return entry is None or entry.instance_type != rig.instance_type

@@ -27,6 +27,8 @@ quality lane."""
 OFFLINE_LANE_ITEMS = 30
 """Offline, one CPU toy model plays every rig: the lane's flow rehearsed on 30 items each, unless
 ``--bench-options`` give ``--quality-n``."""
+WORKLOAD = "--workload"
+"""The benchmark's option the rehearsal's ``--workload`` is passed as."""
 CHECK_S = 60.0
 """How long each question to the benchmark's parser may take (it answers in about a second)."""
 
@@ -72,12 +74,13 @@ def parsed(words: Sequence[str]) -> dict[str, Any]:
     return json.loads(_agent(["--parsed-options", *words]).stdout)
 
 
-def prepare(text: str, offline: bool) -> BenchOptions:
-    """The benchmark's options from ``--bench-options``, checked by the benchmark before anything is created.
+def prepare(text: str, offline: bool, workload: str | None = None) -> BenchOptions:
+    """The benchmark's options from ``--bench-options`` (and the rehearsal's ``--workload``, passed on as the
+    benchmark's own), checked by the benchmark before anything is created.
 
-    UsageError for an option the rehearsal sets itself, and for any the benchmark refuses. Unless they name the
-    parts, the quality lane is added (:data:`LANE_DEMOS`; offline, :data:`OFFLINE_LANE_ITEMS` items unless
-    ``--quality-n`` is given).
+    UsageError for an option the rehearsal sets itself, a workload given twice, and for any option the benchmark
+    refuses (a workload file it cannot read included). Unless they name the parts, the quality lane is added
+    (:data:`LANE_DEMOS`; offline, :data:`OFFLINE_LANE_ITEMS` items unless ``--quality-n`` is given).
     """
     words = split(text)
     answer = parsed(words)
@@ -85,6 +88,10 @@ def prepare(text: str, offline: bool) -> BenchOptions:
     taken = [flag for flag in RESERVED if flag in given]
     if taken:
         raise UsageError(f"--bench-options: {', '.join(taken)} is set by the rehearsal itself; leave it out")
+    if workload is not None:
+        if WORKLOAD in given:
+            raise UsageError(f"--workload {workload} and --bench-options' {WORKLOAD}: give the workload once")
+        words += [WORKLOAD, workload]
     items = options["quality_n"] if "quality" in options["demos"] else None
     if "--demos" not in given:
         words += LANE_DEMOS

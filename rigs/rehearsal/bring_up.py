@@ -141,9 +141,10 @@ def _start_timelines(state: State, phase: Phase) -> None:
 
 
 def benchmark(state: State, phase: Phase, folder: Path, with_bedrock: bool) -> None:
-    """``python -m agent.run`` on every rig of the phase that came up (and Bedrock); Ctrl-C lets it write what it
-    measured before it is stopped."""
-    names = [r.rig for r in phase.results if r.ok] + (["bedrock"] if with_bedrock and state.with_bedrock() else [])
+    """``python -m agent.run`` on every rig of the phase that came up (and the Bedrock backends); Ctrl-C lets it write
+    what it measured before it is stopped."""
+    names = [r.rig for r in phase.results if r.ok] + (list(state.bedrock) if with_bedrock and state.with_bedrock()
+                                                      else [])
     if not names:
         state.say(f"benchmark ({phase.name} model): nothing came up to benchmark")
         return

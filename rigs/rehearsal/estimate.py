@@ -119,13 +119,14 @@ def duration(minutes: float) -> str:
     return f"{whole} min" if whole < 60 else f"{whole // 60} h {whole % 60:02d} min"
 
 
-def describe(result: Estimate) -> list[str]:
-    """The estimate in a few lines, each figure with what it rests on."""
+def describe(result: Estimate, model: str | None = None) -> list[str]:
+    """The estimate in a few lines, each figure with what it rests on (``model``: ``--model``, the small phase's
+    model; None: the catalog's)."""
     lines = []
     for phase in result.phases:
-        model = "the catalog's model" if phase.phase == SMALL else "the big variant"
+        named = (model or "the catalog's model") if phase.phase == SMALL else "the big variant"
         lane = f", the quality lane {phase.lane_minutes:.0f}" if phase.lane_minutes else ""
-        lines.append(f"{phase.phase} model ({model}; {', '.join(phase.rigs)}): up to {duration(phase.minutes)} "
+        lines.append(f"{phase.phase} model ({named}; {', '.join(phase.rigs)}): up to {duration(phase.minutes)} "
                      f"(ready within {phase.ready_minutes:g} min, the longest ready timeout; benchmark "
                      f"{result.benchmark_minutes:g}{lane} and destroy {result.destroy_minutes:g} min, allowances), "
                      f"up to ${phase.usd:.2f}")

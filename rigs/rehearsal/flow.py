@@ -2,18 +2,21 @@
 
 The steps, each a function of the rehearsal's typed state (:class:`.state.State`):
 
-1. **Plan** (:mod:`.prepare`): the rigs already deployed are left out (a rehearsal never touches a
-   stack it did not create); ``doctor`` checks the account and rules out what cannot deploy;
+1. **Plan** (:mod:`.prepare`): with ``--model``, each rig as it will serve it (the size it fits) or left out
+   with why, and Bedrock's OpenAI-compatible endpoint where the catalog names the model's Bedrock id; the
+   rigs already deployed are left out (a rehearsal never touches a stack it did not create); ``doctor``
+   checks the account and rules out what cannot deploy;
    ``preflight`` records where each rig goes first, from the doctor's own checks (the sequence
    ``up --doctor`` uses too: :mod:`rigs.deploy.sequence`); the estimate (:mod:`.estimate`) says what
    it may cost and how long it may take. Nothing is created before the user says yes (``--yes``).
-2. **Up** with the small model (the catalog's), every rig in parallel with region failover
-   (:mod:`.bring_up`, :class:`rigs.deploy.up.Up`).
-3. **Benchmark** every rig that came up (and Bedrock), with ``python -m agent.run`` run as a
+2. **Up** with the small model (the catalog's, or ``--model``'s with ``-c model.<rig>=ID`` on the size it fits),
+   every rig in parallel with region failover (:mod:`.bring_up`, :class:`rigs.deploy.up.Up`).
+3. **Benchmark** every rig that came up (and the Bedrock backends), with ``python -m agent.run`` run as a
    command into the rehearsal's evidence folder; unless ``--bench-options`` name the parts, the
    default parts and the quality lane (``--demos default,quality``; offline, 30 items per backend,
-   the stand-in being one CPU toy model), whose minutes of rig time the estimate includes. The
-   options are read and checked by the benchmark's own parser first (:mod:`.bench_options`).
+   the stand-in being one CPU toy model), whose minutes of rig time the estimate includes, and
+   ``--workload`` passed on. The options are read and checked by the benchmark's own parser first
+   (:mod:`.bench_options`).
 4. **Big** (``--big``): the small rigs are destroyed, the rigs with a ``big`` catalog variant come
    up again with it, and are benchmarked again; the others are skipped with the catalog's reason.
 5. **Down** (:mod:`.cleanup`): ``cdk destroy`` of exactly the stacks it created (:mod:`.down`), then
@@ -95,7 +98,8 @@ def run(options: Options, out: TextIO | None = None, stdin: TextIO | None = None
     """
     catalog = load_catalog()
     stdin = stdin or sys.stdin
-    selected = [catalog.get(name) for name in (options.rigs or list(catalog.rigs))]
+    chosen = prepare.choose(options, catalog, [catalog.get(name) for name in (options.rigs or list(catalog.rigs))])
+    selected = chosen.rigs
     if not options.yes and not stdin.isatty():
         raise UsageError("rehearse asks before it creates anything (on an account, rigs that bill), and this is "
                          "not a terminal: pass --yes to go on without asking (the plan it prints says what it "
@@ -105,10 +109,11 @@ def run(options: Options, out: TextIO | None = None, stdin: TextIO | None = None
     refusal = None if options.max_usd is None else _cost_refusal(options, selected, options.max_usd)
     if refusal:
         raise UsageError(refusal)
-    bench = bench_options.prepare(options.bench_options, options.offline)
+    bench = bench_options.prepare(options.bench_options, options.offline, options.workload)
     given = options.evidence is not None and options.evidence.exists()
     folder = evidence_folder(options.evidence)
-    state = State(options, catalog, folder, Output(out or sys.stdout, console), bench)
+    state = State(options, catalog, folder, Output(out or sys.stdout, console), bench, skipped=dict(chosen.left_out),
+                  context=dict(chosen.context), sized=list(chosen.sized))
     previous = signal.signal(signal.SIGTERM, _interrupt)
     try:
         with ExitStack() as stack:
@@ -186,7 +191,7 @@ def _phases(state: State, steps: Steps) -> None:
         bring_up.bootstrap(state, sorted({c.region for phase in state.phases for _, cs in phase.plans.values()
                                           for c in cs}))
     small = state.phases[0]
-    steps.up(state, small, state.folder / "up", {})
+    steps.up(state, small, state.folder / "up", state.context)
     steps.benchmark(state, small, state.folder / "bench", True)
     if not (state.options.big and len(state.phases) > 1 and state.phases[1].plans):
         return
@@ -195,7 +200,8 @@ def _phases(state: State, steps: Steps) -> None:
     if big.plans:
         bring_up.announce_big(state, big)
         cleanup.destroy_created(state)
-        steps.up(state, big, state.folder / "up-big", {f"{name}_variant": BIG_VARIANT for name in big.plans})
+        steps.up(state, big, state.folder / "up-big",
+                 {**state.context, **{f"{name}_variant": BIG_VARIANT for name in big.plans}})
         steps.benchmark(state, big, state.folder / "bench-big", False)
 
 

@@ -1,6 +1,7 @@
-"""The rehearsal's plan, said before anything is created: each rig's phase, region (and the regions
-after it), instance type, model and price; the rigs left out and why; the benchmark's command; the
-estimate (:mod:`.estimate`). Printed, and written as ``plan.json`` in the evidence folder."""
+"""The rehearsal's plan, said before anything is created: with ``--model``, what each rig serves it on; each rig's
+phase, region (and the regions after it), instance type, model and price; the rigs left out and why; the
+benchmark's command; the estimate (:mod:`.estimate`). Printed, and written as ``plan.json`` in the evidence
+folder."""
 
 from __future__ import annotations
 
@@ -18,22 +19,27 @@ OFFLINE_NOTE = ("offline: a rehearsal of the flow in moto, not of the hardware; 
 
 
 def lines(plans: Sequence[PhasePlan], then: Mapping[tuple[str, str], Sequence[str]], result: Estimate, *,
-          offline: bool, bedrock_price: str | None, skipped: Mapping[str, str], no_big_model: Mapping[str, str],
-          benchmark: str) -> list[str]:
+          offline: bool, bedrock_prices: Mapping[str, str], skipped: Mapping[str, str],
+          no_big_model: Mapping[str, str], benchmark: str, model: str | None = None,
+          sized: Sequence[str] = ()) -> list[str]:
     """The plan as the terminal shows it. ``then``: (rig, phase) -> the regions tried after the first;
-    ``bedrock_price``: Bedrock's token prices when it is benchmarked too (None: it is not)."""
+    ``bedrock_prices``: each Bedrock backend benchmarked too -> its token prices; ``model``: ``--model`` (None: each
+    rig's catalog model), ``sized``: what each rig serves it on and why."""
     out = ["Rehearsal plan" + (f" ({OFFLINE_NOTE})" if offline else "")]
+    if model is not None:
+        out.append(f"model: {model} on every rig that can serve it (python -m rigs fit --model {model} shows every "
+                   "size)")
+        out += [f"  {line}" for line in sized]
     table = [_row(plan, then[(plan.rig, plan.phase)]) for plan in plans]
     widths = [max(len(row[i]) for row in table) for i in range(len(table[0]))] if table else []
     out += ["  " + "  ".join(cell.ljust(width) for cell, width in zip(row, widths)).rstrip() for row in table]
-    if bedrock_price is not None:
-        out.append(f"  {'bedrock':<10} {'':<5} benchmarked, nothing to deploy; billed per token ({bedrock_price}), "
-                   "not in the estimate")
+    out += [f"  {name:<10} {'':<5} benchmarked, nothing to deploy; billed per token ({price}), not in the estimate"
+            for name, price in bedrock_prices.items()]
     out += [f"  {name}: skipped: {reason}" for name, reason in skipped.items()]
     out += [f"  {name}: no big model: {reason}" for name, reason in no_big_model.items()]
     out.append(f"benchmark: {benchmark}")
     out.append("estimate, an upper bound (every rig takes its full ready timeout):")
-    out += [f"  {line}" for line in describe(result)]
+    out += [f"  {line}" for line in describe(result, model)]
     out += [f"  price: {price}" for price in sorted({p.price for p in plans if p.price})]
     return out
 
@@ -77,6 +83,10 @@ class PlanRecord(_Record):
     account: str
     offline: bool
     big: bool
+    model: str | None
+    """``--model``: the model every rig that can serves; None: each rig's catalog model."""
+    sized: list[str]
+    """With ``--model``, what each rig serves it on (the size it fits) and why."""
     phases: SkipValidation[list[PhasePlan]]
     """Each rig in each phase: its first region, instance type, model, ready timeout, lifetime and price (the
     estimate made them, typed)."""
@@ -93,7 +103,8 @@ class PlanRecord(_Record):
 
 
 def record(plans: Sequence[PhasePlan], result: Estimate, *, account: str, offline: bool, big: bool,
-           skipped: Mapping[str, str], no_big_model: Mapping[str, str], benchmark: str) -> PlanRecord:
+           skipped: Mapping[str, str], no_big_model: Mapping[str, str], benchmark: str, model: str | None = None,
+           sized: Sequence[str] = ()) -> PlanRecord:
     """``plan.json``'s record (sums rounded to a hundredth of a cent, the lane's minutes to a hundredth)."""
     estimate = EstimateRecord(
         minutes=result.minutes, usd=round(result.usd, 4), backstop_usd=round(result.backstop_usd, 4),
@@ -101,7 +112,8 @@ def record(plans: Sequence[PhasePlan], result: Estimate, *, account: str, offlin
         phases=[PhaseCost(phase=p.phase, rigs=list(p.rigs), ready_minutes=p.ready_minutes,
                           lane_minutes=round(p.lane_minutes, 2), minutes=p.minutes, usd=round(p.usd, 4))
                 for p in result.phases])
-    return PlanRecord(account=account, offline=offline, big=big, phases=list(plans), skipped=dict(skipped),
+    return PlanRecord(account=account, offline=offline, big=big, model=model, sized=list(sized), phases=list(plans),
+                      skipped=dict(skipped),
                       no_big_model=dict(no_big_model), benchmark=benchmark, estimate=estimate)
 
 

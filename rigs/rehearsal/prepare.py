@@ -1,31 +1,142 @@
 """The rehearsal's first step: the plan and its estimate, before anything is created.
 
-The rigs already deployed are left out (a rehearsal never touches a stack it did not create);
-``doctor`` checks the account and rules out what cannot deploy; ``preflight`` records where each rig
-goes first, from the doctor's own checks (:mod:`rigs.deploy.sequence`); the estimate (:mod:`.estimate`)
-says what it may cost and how long it may take; the plan is said and written (:mod:`.plan`). Then the
-user says yes (or ``--yes``).
+With ``--model``, before anything else (:func:`choose`): each rig asked, as ``python -m rigs up -c model.<rig>=ID``
+would serve it (:func:`rigs.deploy.model_options.served_rig`: the size it fits, or why it cannot serve it), so that
+the cost bound, the doctor, preflight and the estimate are for the sizes that will launch; a rig that cannot serve
+it is left out with its one line. The rigs already deployed are left out (a rehearsal never touches a stack it did
+not create); ``doctor`` checks the account and rules out what cannot deploy; ``preflight`` records where each rig
+goes first, from the doctor's own checks (:mod:`rigs.deploy.sequence`); the estimate (:mod:`.estimate`) says what
+it may cost and how long it may take; the plan is said and written (:mod:`.plan`). Then the user says yes (or
+``--yes``).
 """
 
 from __future__ import annotations
 
+import re
 import shlex
+from dataclasses import dataclass, field
 from typing import Any, Sequence
 
 from rigs import aws, local_tools
 from rigs.account.doctor import SKIPPABLE, ignored_checks
-from rigs.catalog.model import BIG_VARIANT, BedrockBackend, DeployableRig, Ec2Rig
+from rigs.catalog.model import BIG_VARIANT, BedrockBackend, Catalog, DeployableRig, Ec2Rig
 from rigs.catalog.pricing import PriceError
+from rigs.catalog.runtimes import BEDROCK_MANTLE, runtime
+from rigs.catalog.served import ModelCard
+from rigs.command import UsageError
 from rigs.contract import REGIONS
 from rigs.deploy import placement
+from rigs.deploy.model_options import ModelOptionsError, ModelRequest, serve, served_rig
+from rigs.deploy.options import HF_TOKEN_PARAMETER, MODEL_CONFIG, RIG_MODEL, OptionsError
 from rigs.deploy.sequence import DeploySequence
 from rigs.estate import whereabouts
 from rigs.rehearsal import estimate as estimating
 from rigs.rehearsal import plan as planning
 from rigs.rehearsal.bring_up import bootstrap
-from rigs.rehearsal.state import Phase, State
+from rigs.rehearsal.state import Options, Phase, State
+from rigs.sizing.config import ConfigError, read_config
 
 NO_OFFLINE_BEDROCK = "no offline stand-in for Bedrock (moto has no Bedrock runtime): left out of an offline rehearsal"
+_KEY_PREFIX = re.compile(r"^-c (model|instance_type)\.[\w-]+(=\S+)?: ")
+"""The ``-c`` key ``serve``'s one line starts with: the rehearsal's user gave ``--model``, not the key."""
+
+
+@dataclass(frozen=True)
+class Chosen:
+    """What ``--model`` leaves to rehearse: the rigs as they will serve it and the Bedrock backends, the others and
+    why, what each serves it on, and the ``-c`` values of every ``up``."""
+
+    rigs: list[Any]
+    left_out: dict[str, str] = field(default_factory=dict)
+    sized: list[str] = field(default_factory=list)
+    context: dict[str, str] = field(default_factory=dict)
+
+
+def choose(options: Options, catalog: Catalog, selected: Sequence[Any]) -> Chosen:
+    """The rigs ``options.model`` is rehearsed on (all of ``selected`` without it), each as it will be served.
+
+    Raises UsageError, before anything runs: a model the catalog does not list and no ``--model-config``, a config it
+    cannot read, a bad token parameter, ``--big`` with it, or a model option without ``--model``.
+    """
+    if options.model is None:
+        given = [flag for flag, value in (("--model-config", options.model_config),
+                                          ("--hf-token-parameter", options.hf_token_parameter)) if value]
+        if given:
+            raise UsageError(f"{', '.join(given)}: for --model ID (the Hugging Face id the rigs serve); give it too")
+        return Chosen(list(selected))
+    card = _card(options, catalog)
+    context = {HF_TOKEN_PARAMETER.key(): options.hf_token_parameter} if options.hf_token_parameter else {}
+    chosen = Chosen([], context=context)
+    for rig in selected:
+        if isinstance(rig, BedrockBackend):
+            reason = _bedrock_left_out(rig, card, options)
+            if reason is None:
+                chosen.rigs.append(rig)
+            else:
+                chosen.left_out[rig.name] = reason
+            continue
+        own = {RIG_MODEL.key(rig=rig.name): options.model}
+        if options.model_config is not None:
+            own[MODEL_CONFIG.key(rig=rig.name)] = str(options.model_config)
+        try:
+            served = served_rig(rig, catalog, {**context, **own}.get)
+        except (ModelOptionsError, OptionsError) as exc:
+            if card is not None and options.model_config is None and rig.weights.model == card.name:
+                chosen.rigs.append(rig)  # a server of its own for the model (the Neuron rigs' Gemma 4 E2B)
+                chosen.sized.append(f"{rig.name}: serves its own build of {card.name} ({rig.model_id}) on "
+                                    f"{rig.instance_type}")
+                continue
+            chosen.left_out[rig.name] = f"cannot serve {options.model}: {_for_rehearse(str(exc))}"
+            continue
+        chosen.rigs.append(served.rig)
+        chosen.context.update(own)
+        chosen.sized.append(f"{rig.name}: {served.said.split(': ', 1)[1]}" if served.said else
+                            f"{rig.name}: {options.model} on {served.rig.instance_type}")
+    return chosen
+
+
+def _card(options: Options, catalog: Catalog) -> ModelCard | None:
+    """``--model``'s entry of the catalog's models section (None: one ``--model-config`` describes); UsageError for
+    what cannot be rehearsed."""
+    card = catalog.models.get(options.model or "")
+    if card is None and options.model_config is None:
+        raise UsageError(f"--model {options.model}: not in the catalog's models section ({', '.join(catalog.models)}); "
+                         "give its config.json with --model-config FILE (read here, never fetched)")
+    if options.model_config is not None:
+        try:
+            read_config(options.model_config)
+        except ConfigError as exc:
+            raise UsageError(f"--model-config {exc}") from None
+    if options.big:
+        raise UsageError(f"--big moves the rigs to the catalog's bigger Gemma 4, and --model {options.model} to yours: "
+                         "give one of them")
+    if options.hf_token_parameter is not None:
+        try:
+            serve(catalog.deployable()[0], catalog, ModelRequest(hf_token_parameter=options.hf_token_parameter))
+        except ModelOptionsError as exc:
+            raise UsageError(_for_rehearse(str(exc))) from None
+    return card
+
+
+def _bedrock_left_out(rig: BedrockBackend, card: ModelCard | None, options: Options) -> str | None:
+    """Why a Bedrock backend is not benchmarked with ``--model`` (None: it is): Bedrock's OpenAI-compatible endpoint
+    where the catalog names the model's Bedrock id; the Converse backend (another model) only when named."""
+    if runtime(rig.runtime) is BEDROCK_MANTLE:
+        if card is not None and card.bedrock_id:
+            return None
+        known = f" ({card.bedrock_note})" if card is not None and card.bedrock_note else ""
+        return (f"Bedrock's OpenAI-compatible endpoint serves {options.model} under no id the catalog's models "
+                f"section names (bedrock_id){known}")
+    if rig.name in options.rigs:
+        return None
+    return (f"serves {rig.weights.model}, not {options.model} (another model: name {rig.name} to benchmark it "
+            "beside)")
+
+
+def _for_rehearse(line: str) -> str:
+    """``serve``'s one line as the rehearsal's options name things."""
+    return (_KEY_PREFIX.sub("", line).replace("-c hf_token_parameter=NAME", "--hf-token-parameter NAME")
+            .replace("-c hf_token_parameter=", "--hf-token-parameter "))
 
 
 def plan(state: State, selected: Sequence[Any]) -> estimating.Estimate | None:
@@ -72,6 +183,8 @@ def _deployable(state: State, selected: Sequence[Any]) -> list[DeployableRig] | 
             rigs.append(rig)
         elif state.options.offline:
             state.skipped[rig.name] = NO_OFFLINE_BEDROCK
+        else:
+            state.bedrock += (rig.name,)
     state.before = whereabouts.locate(whereabouts.app_stacks(), session=state.session)
     if not state.before.complete:
         state.say(f"error: {state.before.summary()}; without every region's answer the rehearsal cannot tell its own "
@@ -139,7 +252,8 @@ def estimate(state: State) -> estimating.Estimate:
                 max_hours=state.options.max_hours or rig.max_hours, usd_per_hour=usd, price=where,
                 lane_minutes=estimating.lane_minutes(rig.runtime, items) if items else 0.0))
     state.price_plans = plans
-    bedrock = estimating.lane_minutes("bedrock", items) if items and state.with_bedrock() else 0.0
+    bedrock = sum(estimating.lane_minutes(state.catalog.get(name).runtime, items) for name in state.bedrock) \
+        if items and state.with_bedrock() else 0.0
     return estimating.estimate(plans, state.options.bench_minutes, state.options.destroy_minutes, bedrock)
 
 
@@ -147,21 +261,29 @@ def write_plan(state: State, result: estimating.Estimate, account: str) -> None:
     """The plan on the terminal and as ``plan.json`` (:mod:`.plan`)."""
     then = {(name, phase.name): [c.region for c in candidates[1:]]
             for phase in state.phases for name, (_, candidates) in phase.plans.items()}
-    bedrock_price = None
-    if state.with_bedrock():
-        bedrock = state.catalog.get("bedrock")
-        try:
-            bedrock_price = state.prices().bedrock_token_prices(bedrock.model_id, bedrock.regions[0]).describe()
-        except PriceError as exc:
-            bedrock_price = str(exc)
+    bedrock_prices = {name: _token_price(state, name) for name in state.bedrock} if state.with_bedrock() else {}
     benchmark = "python -m agent.run " + (shlex.join(state.bench.words) or "(its default options)")
     for line in planning.lines(state.price_plans, then, result, offline=state.options.offline,
-                               bedrock_price=bedrock_price, skipped=state.skipped, no_big_model=state.big_skipped,
-                               benchmark=benchmark):
+                               bedrock_prices=bedrock_prices, skipped=state.skipped, no_big_model=state.big_skipped,
+                               benchmark=benchmark, model=state.options.model, sized=state.sized):
         state.say(line)
     planning.write(state.folder, planning.record(
         state.price_plans, result, account=account, offline=state.options.offline, big=state.options.big,
-        skipped=state.skipped, no_big_model=state.big_skipped, benchmark=benchmark))
+        skipped=state.skipped, no_big_model=state.big_skipped, benchmark=benchmark, model=state.options.model,
+        sized=state.sized))
+
+
+def _token_price(state: State, name: str) -> str:
+    """A Bedrock backend's token prices in its first region, for the model it will serve (``--model``'s Bedrock id
+    on the OpenAI-compatible endpoint), or why there is none."""
+    rig = state.catalog.get(name)
+    card = state.catalog.models.get(state.options.model or "")
+    model_id = card.bedrock_id if card is not None and card.bedrock_id and runtime(rig.runtime) is BEDROCK_MANTLE \
+        else rig.model_id
+    try:
+        return state.prices().bedrock_token_prices(model_id, rig.regions[0]).describe()
+    except PriceError as exc:
+        return str(exc)
 
 
 def consent(state: State, stdin: Any) -> bool:

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any, Sequence, TextIO
 
 from rigs import aws, processes, utc
-from rigs.catalog.model import BedrockBackend, Catalog, DeployableRig
+from rigs.catalog.model import Catalog, DeployableRig
 from rigs.catalog.pricing import PriceBook
 from rigs.deploy import placement
 from rigs.estate import whereabouts
@@ -48,6 +48,15 @@ class Options:
     destroy_minutes: float = estimating.DESTROY_ALLOWANCE_MINUTES
     profile: str | None = None
     region: str | None = None
+    model: str | None = None
+    """``--model``: the Hugging Face id every rig that can serves (a catalog model, or one ``model_config`` describes);
+    None: each rig's catalog model."""
+    model_config: Path | None = None
+    """``--model-config``: the ``config.json`` of a model the catalog does not list (read here, never fetched)."""
+    hf_token_parameter: str | None = None
+    """``--hf-token-parameter``: the SSM SecureString holding a Hugging Face token, for a gated model."""
+    workload: str | None = None
+    """``--workload``: passed to the benchmark (its own ``--workload``, a file or KEY=VALUE)."""
 
 
 @dataclass
@@ -107,6 +116,13 @@ class State:
     skipped: dict[str, str] = field(default_factory=dict)
     big_skipped: dict[str, str] = field(default_factory=dict)
     """Rigs with no ``big`` variant, and why (the catalog's reason): expected, not a failure."""
+    context: dict[str, str] = field(default_factory=dict)
+    """The ``-c`` values every ``up`` of the rehearsal gets: with ``--model``, ``model.<rig>`` (and
+    ``model_config.<rig>``, ``hf_token_parameter``) for each rig that serves it."""
+    sized: list[str] = field(default_factory=list)
+    """With ``--model``, what each rig serves it on and why (said in the plan)."""
+    bedrock: tuple[str, ...] = ()
+    """The Bedrock backends benchmarked too (nothing to deploy): those chosen, online (moto has no Bedrock)."""
     price_plans: list[estimating.PhasePlan] = field(default_factory=list)
     destroyer: Destroyer | None = None
     notes: list[str] = field(default_factory=list)
@@ -146,9 +162,8 @@ class State:
         return PriceBook(None if self.options.offline else self.session)
 
     def with_bedrock(self) -> bool:
-        """Whether Bedrock is benchmarked too (named or by default, and online: moto has no Bedrock runtime)."""
-        return not self.options.offline and any(isinstance(self.catalog.get(n), BedrockBackend)
-                                                for n in (self.options.rigs or self.catalog.rigs))
+        """Whether a Bedrock backend is benchmarked too (chosen, and online: moto has no Bedrock runtime)."""
+        return bool(self.bedrock) and not self.options.offline
 
     def locate(self) -> whereabouts.Whereabouts:
         return whereabouts.locate(whereabouts.app_stacks(), session=self.session)

@@ -28,13 +28,14 @@ def test_the_committed_schema_is_what_the_model_generates():
 def test_the_file_keeps_its_keys_in_order_and_validates():
     placement.record_candidates("inf2", [Candidate(region="us-east-2", zones=("us-east-2b",))],
                                 {"us-west-2": "no quota"})
-    placement.record_candidates("g6", [Candidate(region="us-east-1")], {})
+    placement.record_candidates("g6", [Candidate(region="us-east-1")], {}, instance_type="g6.12xlarge")
     placement.record_deployed("g6", "us-east-1", ("us-east-1a",), "InferenceG6")
     path = placement.placement_path()
     data = json.loads(path.read_text())
     assert list(data) == ["version", "rigs"] and list(data["rigs"]) == ["g6", "inf2"]
-    assert list(data["rigs"]["g6"]) == ["candidates", "skipped", "checked_at", "deployed"]
-    assert list(data["rigs"]["inf2"]) == ["candidates", "skipped", "checked_at"]
+    assert list(data["rigs"]["g6"]) == ["candidates", "skipped", "checked_at", "instance_type", "deployed"]
+    assert list(data["rigs"]["inf2"]) == ["candidates", "skipped", "checked_at", "instance_type"]
+    assert (data["rigs"]["g6"]["instance_type"], data["rigs"]["inf2"]["instance_type"]) == ("g6.12xlarge", None)
     assert data["rigs"]["inf2"]["candidates"] == [{"region": "us-east-2", "zones": ["us-east-2b"]}]
     assert list(data["rigs"]["g6"]["deployed"]) == ["region", "zones", "stack", "at"]
     assert os.stat(path).st_mode & 0o777 == 0o644

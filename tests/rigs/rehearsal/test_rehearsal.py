@@ -223,6 +223,8 @@ def test_without_credentials_it_says_how_to_log_in_and_leaves_no_folder(tmp_path
     (["rehearse", "--yes", "--offline", "--bench-options=--runs 0"],
      "error: --bench-options: the benchmark refuses them: argument --runs: 0 is too small: give at least 1 (see "
      "`python -m agent.run --help`); nothing created"),
+    (["rehearse", "--yes", "--offline", "--model", "acme/Unknown-7B"],
+     "error: --model acme/Unknown-7B: not in the catalog's models section (google/gemma-4-E2B-it, "),
     (["rehearse", "--yes", "--bench-options=--demos chat --bogus"],
      "error: --bench-options: the benchmark refuses them: unrecognized arguments: --bogus (see "
      "`python -m agent.run --help`); nothing created"),
