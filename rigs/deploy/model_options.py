@@ -133,6 +133,9 @@ def _on_neuron(rig: DeployableRig, catalog: Catalog, request: ModelRequest, key:
         raise ModelOptionsError(f"{key}: {rig.name} cannot be given another model or size: {reason}")
     model_id = str(request.model)
     card = catalog.models.get(model_id)
+    if card is not None and card.name == rig.weights.model and not (request.config or request.instance_type):
+        return Served(rig, token, f"{rig.stack_name}: keeps its hand-ported {rig.weights.model} ({model_id} is the "
+                                  "same model in another checkpoint)")
     arch = _architecture(rig, model_id, card, request.config, key)
     why = catalog.neuron_why_not(rig, card.name if card else model_id, arch)
     if why is not None:

@@ -45,6 +45,10 @@ def test_the_neuron_rigs_say_why_not_for_a_class_nxd_does_not_serve_and_keep_the
     assert refusal("inf2", instance_type="inf2.48xlarge").startswith(
         "-c instance_type.inf2: inf2 cannot be given another model or size: its hand-ported image")
     assert serve(CATALOG.get("inf2"), CATALOG, ModelRequest(model="gemma-4-E2B-it")).rig is CATALOG.get("inf2")
+    same = serve(CATALOG.get("inf2"), CATALOG, ModelRequest(model="google/gemma-4-E2B-it"))  # the model it serves
+    assert same.rig is CATALOG.get("inf2") and same.said == ("InferenceInf2: keeps its hand-ported Gemma 4 E2B "
+                                                             "(google/gemma-4-E2B-it is the same model in another "
+                                                             "checkpoint)")
 
 
 def test_a_model_nxd_serves_goes_to_the_vllm_neuron_image_on_the_smallest_size_that_holds_it():
