@@ -278,6 +278,7 @@ class SageMakerVariant(Variant):
 
 
 Count = between(StrictInt, 1, 1_000_000, "must be a whole number from 1", above=False)
+_CLASS = re.compile(r"^[A-Za-z][A-Za-z0-9_]*$")
 LayerKind = Literal["full", "sliding"]
 DTYPE_BYTES: dict[str, int] = {"bfloat16": 2, "float16": 2, "float32": 4}
 """Bytes per value of the dtypes a config.json names (``torch_dtype``, ``dtype``) and ``rigs fit --dtype`` takes."""
@@ -336,8 +337,8 @@ class Architecture(Frozen):
     weight_basis: Text
     experts: Count | None = None
     experts_per_token: Count | None = None
-    model_class: checked(StrictStr, lambda c: None if re.match(r"^[A-Za-z][A-Za-z0-9_]*$", c) else
-                         "must be a class name as config.json's architectures gives it (LlamaForCausalLM)") | None = None
+    model_class: checked(StrictStr, lambda c: None if _CLASS.match(c) else "must be a class name as config.json's "
+                         "architectures gives it (LlamaForCausalLM)", pattern=_CLASS.pattern) | None = None
 
     @model_validator(mode="after")
     def _consistent(self) -> "Architecture":

@@ -6,7 +6,7 @@ Context keys (all optional; declared with the app's others, :data:`rigs.deploy.o
 =========================  ========================================================================
 ``model.<rig>``            a Hugging Face model id for g6, g5g or sagemaker (the catalog's models section
                            names its architecture, tool-call parser and licence)
-``model``                  the same for every rig that serves any model (the Neuron rigs keep theirs)
+``model``                  the same for every rig (a Neuron rig keeps its own where neither of its images serves it)
 ``model_config.<rig>``     a local ``config.json`` of a model the catalog does not list (read, never fetched)
 ``instance_type.<rig>``    the instance type to run on instead of the one sized to fit
 ``hf_token_parameter``     an SSM SecureString parameter holding a Hugging Face token, for gated models
@@ -15,10 +15,10 @@ Context keys (all optional; declared with the app's others, :data:`rigs.deploy.o
 
 A model that does not fit the rig's instance type (``rigs/sizing/fit.py``, at the rig's ``--max-model-len``) goes
 to the smallest size of the same family that fits, with vLLM's tensor parallelism across its GPUs; the choice is
-said in one line. A Neuron rig (inf2, trn1) serves another model with AWS's vLLM Neuron image where NxD Inference
-serves its class (``rigs/deploy/neuron_vllm.py``), sized the same way over NeuronCores for the sequences it is
-compiled for; for any other model it says why not, in one line. One that fits no size is refused in one line naming the family's largest size and the bytes it
-lacks. Nothing changes for a rig none of these keys name.
+said in one line. One that fits no size is refused in one line naming the family's largest size and the bytes it
+lacks. A Neuron rig (inf2, trn1) serves another model with AWS's vLLM Neuron image where NxD Inference serves its
+class (``rigs/deploy/neuron_vllm.py``), sized the same way over NeuronCores for the sequences it is compiled for;
+for any other model it says why not, in one line. Nothing changes for a rig none of these keys name.
 """
 
 from __future__ import annotations

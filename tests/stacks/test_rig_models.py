@@ -2,8 +2,8 @@
 
 g6 serves Qwen3 8B on its own g6.xlarge with Qwen3's tool parser; g5g is asked for Llama 3.1 8B, gated and too big
 for one T4G in float16, so it moves to g5g.16xlarge with tensor parallel 2 and reads the token's SSM parameter at
-boot; the SageMaker endpoint serves Qwen3 32B on ml.g6.12xlarge across four L4s; inf2 serves Llama 3.1 8B with AWS's vLLM
-Neuron image, moved to inf2.8xlarge (inf2.xlarge's 16 GiB of host memory cannot hold the checkpoint NxD Inference
+boot; the SageMaker endpoint serves Qwen3 32B on ml.g6.12xlarge across four L4s; inf2 serves Llama 3.1 8B with AWS's
+vLLM Neuron image, moved to inf2.8xlarge (inf2.xlarge's 16 GiB of host memory cannot hold the checkpoint NxD Inference
 shards) with the compile's allowance in its ready timeout. A model that fits no size is refused in one line before
 any synth.
 """

@@ -39,7 +39,8 @@ def test_nothing_asked_leaves_the_rig_as_the_catalog_has_it():
 def test_the_neuron_rigs_say_why_not_for_a_class_nxd_does_not_serve_and_keep_their_model_under_a_model_for_all():
     why = CATALOG.neuron_why_not(CATALOG.get("inf2"), "gpt-oss-20b", CATALOG.models["openai/gpt-oss-20b"].architecture)
     assert why.endswith("and gpt-oss-20b is GptOssForCausalLM") and "\n" not in why
-    assert refusal("inf2", model="openai/gpt-oss-20b") == f"-c model.inf2=openai/gpt-oss-20b: inf2 cannot serve it: {why}"
+    assert refusal("inf2", model="openai/gpt-oss-20b") == \
+        f"-c model.inf2=openai/gpt-oss-20b: inf2 cannot serve it: {why}"
     served = serve(CATALOG.get("trn1"), CATALOG, ModelRequest(model="openai/gpt-oss-20b", for_all=True))
     assert served.rig.model_id == "gemma-4-E2B-it" and served.said == f"InferenceTrn1: keeps Gemma 4 E2B: {why}"
     assert refusal("inf2", instance_type="inf2.48xlarge").startswith(

@@ -105,7 +105,8 @@ def test_a_model_nxd_inference_serves_fits_the_neuron_sizes_by_neuroncores_and_h
     eight = result.of("inf2.8xlarge")  # 16.06 GB: TP 2, 8,030,000,000 on each core, 5,821,269,529 left on each
     cache = 2 * (T4G_USABLE - 8_030_000_000)
     assert (eight.fits, eight.tensor_parallel, eight.why) == (True, 2, None)
-    assert (eight.max_sequences, eight.kv_tokens) == (cache // 1_073_741_824, cache * 8192 // 1_073_741_824) == (10, 88_825)
+    assert (eight.max_sequences, eight.kv_tokens) == (cache // 1_073_741_824, cache * 8192 // 1_073_741_824) == (
+        10, 88_825)
     small = result.of("inf2.xlarge")  # the same 2 cores, but 16 GiB of host memory less 4 GiB cannot hold 16.06 GB
     assert not small.fits and small.why.startswith("the host's 16 GiB, less 4 GiB for the system, cannot hold")
     assert small.short_bytes == 16_060_000_000 - (16 - 4) * 2**30 == 3_175_098_112

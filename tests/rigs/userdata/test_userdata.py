@@ -303,8 +303,9 @@ def test_the_neuron_vllm_server_gets_every_device_its_flags_and_a_compile_folder
     fakebin.mkdir()
     (fakebin / "docker").write_text(f'#!/usr/bin/env bash\nprintf "%s\\n" "$@" >> {tmp_path / "docker-args"}\n')
     (fakebin / "docker").chmod(0o755)
-    commands = "\n".join([f"{k}={shlex.quote(env[k])}" for k in ("RIG_NEURON_DEVICES", "RIG_SERVE_FLAGS", "RIG_IMAGE", "RIG_MODEL_ID",
-                                                                   "RIG_CONTAINER", "RIG_CONTAINER_PORT")] + [
+    names = ("RIG_NEURON_DEVICES", "RIG_SERVE_FLAGS", "RIG_IMAGE", "RIG_MODEL_ID", "RIG_CONTAINER",
+             "RIG_CONTAINER_PORT")
+    commands = "\n".join([f"{k}={shlex.quote(env[k])}" for k in names] + [
         f"source {SCRIPT_DIR / 'neuron_devices.sh'}", f"main() {{ :; }}\nsource {SCRIPT_DIR / 'neuron_vllm.sh'}",
         'mkdir() { echo "mkdir $*"; }', "start_server"])
     rc, out, _ = run_boot_functions(tmp_path, server.server_port, commands)
