@@ -23,7 +23,8 @@ from rigs.catalog.model import DeployableRig, Ec2Rig, SageMakerRig  # noqa: E402
 from rigs.contract import MANAGED_BY, TAG_MANAGED_BY, base_stack_name  # noqa: E402
 from rigs.deploy import options as keys  # noqa: E402
 from rigs.deploy.model_options import ModelOptionsError, model_request, serve  # noqa: E402
-from rigs.deploy.options import OptionsError, RigOptions, parse_az_count, parse_region_zones  # noqa: E402
+from rigs.deploy.options import OptionsError, RigOptions, catalog_image, parse_az_count  # noqa: E402
+from rigs.deploy.options import parse_region_zones  # noqa: E402
 from rigs.deploy.options import parse_rig_options, rig_values, unknown_keys  # noqa: E402
 from rigs.deploy import placement  # noqa: E402
 from stacks.base_stack import InferenceBaseStack  # noqa: E402
@@ -95,7 +96,11 @@ def rig_options(app: cdk.App, rig: DeployableRig, region: str,
     served = serve(options.rig, load_catalog(), request)
     if served.said:
         say(served.said)
-    return options.model_copy(update={"rig": served.rig, "hf_token_parameter": served.hf_token_parameter})
+    update: dict[str, Any] = {"rig": served.rig, "hf_token_parameter": served.hf_token_parameter}
+    if isinstance(served.rig, Ec2Rig) and served.rig.runtime != options.rig.runtime and \
+            context(keys.IMAGE.key(rig=rig.name)) is None:
+        update["image"] = catalog_image(served.rig)  # a Neuron rig on AWS's vLLM Neuron image
+    return options.model_copy(update=update)
 
 
 def add_rig_stacks(app: cdk.App, catalog: Catalog, bases: Callable[[str], InferenceBaseStack | None],

@@ -332,7 +332,8 @@ def _predicted_cache(rig: Ec2Rig | SageMakerRig, model_id: str, instance_type: s
                      context: dict[str, Any] | None) -> dict[str, Any]:
     """What ``python -m rigs fit`` predicts vLLM logs at start-up ("GPU KV cache size", "Maximum concurrency"), for a
     vLLM rig whose model the catalog's models section lists; nothing for any other."""
-    if _engine(rig) != VLLM.engine or not context or not isinstance(context.get("value"), int):
+    if _engine(rig) != VLLM.engine or runtime(rig.runtime).compiled_kv_cache or not context \
+            or not isinstance(context.get("value"), int):
         return {}
     from rigs.sizing.fit import MEMORY_FRACTION, OVERHEAD_BYTES, GIB, Candidate, fit_one
 

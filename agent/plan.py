@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import TYPE_CHECKING, Mapping
+from typing import TYPE_CHECKING, Any, Mapping
 
 from rigs import aws
 from rigs.catalog import model as catalog_model  # the catalog's classes load on first use, not to print --help
@@ -153,7 +153,7 @@ def make_plan(*, catalog: Catalog, env: EnvConfig, selection: tuple[str, ...] | 
             if wanted is not None:
                 plan.missing.append(name)
             continue
-        rig = catalog.get(name)
+        rig = _as_deployed(catalog, catalog.get(name), found)
         model_id = model_overrides.get(_MODEL_VARS.get(name, "")) or found.outputs.model_id
         if isinstance(rig, catalog_model.Ec2Rig):
             plan.forwards.append(ForwardTarget(found=found, rig=rig, model_id=model_id, local_port=rig.local_port))
@@ -169,6 +169,16 @@ def make_plan(*, catalog: Catalog, env: EnvConfig, selection: tuple[str, ...] | 
 
     _choose_local(plan, local, wanted, aws_reason)
     return plan
+
+
+def _as_deployed(catalog: Catalog, rig: Any, found: FoundRig) -> Any:
+    """The catalog's rig as its stack serves it (a Neuron rig on AWS's vLLM Neuron image: another runtime, image,
+    flags and weights), from the stack's outputs."""
+    if not isinstance(rig, catalog_model.Ec2Rig):
+        return rig
+    from rigs.deploy.model_options import as_deployed
+
+    return as_deployed(rig, catalog, found.outputs.runtime, found.outputs.model_id, found.outputs.instance_type)
 
 
 def _endpoint_backend(rig: SageMakerRig, found: FoundRig, model_id: str) -> Backend:

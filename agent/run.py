@@ -442,7 +442,8 @@ def print_list(plan: Plan, account: str | None, profile: str | None, discovery: 
 
 def one_model_notes(plan: Plan) -> list[str]:
     """For each rig whose server has its model compiled in (the Neuron rigs, ``other_models`` in the catalog) beside
-    rigs that serve another model: one line saying which model it serves, and why no other."""
+    rigs that serve another model: one line per other model saying which it serves, and how it could serve that one
+    (AWS's vLLM Neuron image, ``-c model.<rig>=ID``) or why not."""
     def rig(target: Any) -> Any:
         return getattr(target, "rig", None)
 
@@ -451,15 +452,19 @@ def one_model_notes(plan: Plan) -> list[str]:
         return []
     from rigs.catalog.model import load_catalog
 
-    models = load_catalog().models
-    family = {m: models[m].name if m in models else m
-              for m in [t.model_id for t in plan.forwards if not getattr(rig(t), "other_models", None)]
-              + [b.model_id for b in plan.ready if b.endpoint_name]}
+    catalog = load_catalog()
+    asked = [t.model_id for t in plan.forwards if not getattr(rig(t), "other_models", None)] + \
+        [b.model_id for b in plan.ready if b.endpoint_name]
+    others = {(catalog.models[m].name if m in catalog.models else m): m for m in asked}
     lines = []
     for name, own in fixed:
-        others = sorted(set(family.values()) - {own.weights.model})
-        if others:
-            lines.append(f"{name}: serves {own.weights.model}, not {', '.join(others)}: {own.other_models}")
+        for family, model_id in sorted(others.items()):
+            if family == own.weights.model:
+                continue
+            card = catalog.models.get(model_id)
+            why = catalog.neuron_why_not(own, family, card.architecture if card else None)
+            lines.append(f"{name}: serves {own.weights.model}, not {family}: " + (
+                why or f"deploy it with -c model.{name}={model_id} to serve it with AWS's vLLM Neuron image"))
     return lines
 
 

@@ -587,7 +587,7 @@ def cmd_fit(args: argparse.Namespace) -> int:
     if args.context is not None and args.context > arch.max_context:
         raise UsageError(f"--context {args.context}: the model takes at most {arch.max_context:,} tokens "
                          "(max_position_embeddings)")
-    result = fit(arch, candidates(catalog, card.name if card else None), context=args.context,
+    result = fit(arch, candidates(catalog, card.name if card else None, arch), context=args.context,
                  sequences=args.concurrency, dtype=None if args.dtype == "auto" else args.dtype)
     if args.json:
         print(json.dumps(result.as_json(), indent=2))

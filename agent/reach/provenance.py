@@ -31,6 +31,7 @@ import threading
 import urllib.error
 import urllib.request
 from concurrent.futures import ThreadPoolExecutor
+from datetime import datetime
 from typing import Any, Mapping, Sequence
 
 from botocore.config import Config
@@ -195,9 +196,21 @@ CONCURRENCY_LINE = re.compile(r"Maximum concurrency for (?P<context>[\d,]+) toke
 concurrency for %s tokens per request: %.2fx"``, the counts with thousands separators)."""
 
 
+COMPILE_START = "Unable to find precompiled"
+"""vLLM's Neuron plugin's warning before NxD Inference compiles (``Unable to find precompiled artifacts from ...
+Recompiling...``, vllm_neuron/worker/neuronx_distributed_model_loader.py)."""
+COMPILE_END = "Sharding weights on load"
+"""NxD Inference's first line of the load that follows the compile (models/application_base.py)."""
+COMPILE_SKIPPED = "loaded pre-compiled"
+"""The plugin's line when it loads artifacts compiled before (``Successfully loaded pre-compiled model artifacts``)."""
+FIRST_ANSWER_LINE = re.compile(r"neuron server: first good answer (?P<seconds>\d+) s after it started")
+"""The Neuron vLLM rig's boot script: from its container's start to the first good chat completion."""
+
+
 def engine_facts(lines: Sequence[str], source: str) -> dict[str, Any]:
     """The KV cache vLLM allocated, from its own log lines: ``kv_cache_tokens`` and ``max_concurrency`` (the last of
-    each; a server restarted logs them again)."""
+    each; a server restarted logs them again); on AWS's vLLM Neuron image, how long NxD Inference compiled
+    (:func:`neuron_compile`) and the first good answer after the server started."""
     out: dict[str, Any] = {}
     for line in lines:
         if found := KV_CACHE_LINE.search(line):
@@ -205,7 +218,31 @@ def engine_facts(lines: Sequence[str], source: str) -> dict[str, Any]:
         if found := CONCURRENCY_LINE.search(line):
             out["max_concurrency"] = fact(found["times"], f"vLLM's log for {found['context']} tokens per request, "
                                                           f"{source}")
-    return out
+        if found := FIRST_ANSWER_LINE.search(line):
+            out["first_answer_seconds"] = fact(int(found["seconds"]), f"the boot script's clock, {source}")
+    compiled = neuron_compile(lines, source)
+    return {**out, **({"compile_seconds": compiled} if compiled else {})}
+
+
+def neuron_compile(lines: Sequence[str], source: str) -> dict[str, Any] | None:
+    """NxD Inference's compile in seconds, from the server's own lines with docker's time stamps (the boot script
+    copies them): from the plugin's "Unable to find precompiled" to NxD Inference's "Sharding weights on load"; 0
+    where artifacts compiled before were loaded; None where the lines say nothing of a compile."""
+    stamps = {}
+    for line in lines:
+        for mark in (COMPILE_START, COMPILE_END, COMPILE_SKIPPED):
+            if mark in line and mark not in stamps:
+                stamps[mark] = line.split(" ", 1)[0]
+    where = f"the server's log, docker's time stamps, {source}"
+    if COMPILE_SKIPPED in stamps:
+        return fact(0, f"artifacts compiled before were loaded ({where})")
+    if COMPILE_START not in stamps:
+        return None
+    try:
+        start, end = (datetime.fromisoformat(stamps[m][:26].rstrip("Z")) for m in (COMPILE_START, COMPILE_END))
+    except (KeyError, ValueError):
+        return missing(where, f"a compile started ({COMPILE_START!r}) but no {COMPILE_END!r} line with a time stamp")
+    return fact(round((end - start).total_seconds()), f"{COMPILE_START!r} to {COMPILE_END!r} ({where})")
 
 
 def _report_lines(logs: Any, log_group: str, stream: str) -> tuple[str | None, list[str]]:

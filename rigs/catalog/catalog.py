@@ -15,8 +15,9 @@ from pydantic import StrictBool, StrictInt, StrictStr, ValidationError, field_va
 
 from rigs.catalog.checks import Frozen, between, checked, located, problems
 from rigs.catalog.errors import CatalogError, UnknownRigError
-from rigs.catalog.served import ModelCard, ModelId, RegionName, Text, source_page
-from rigs.catalog.rig_models import NAME, NEURON_FAMILIES, AnyRig, DeployableRig, Ec2Rig, Rig, SageMakerRig
+from rigs.catalog.served import Architecture, ModelCard, ModelId, NeuronVllm, RegionName, Text, source_page
+from rigs.catalog.rig_models import NAME, NEURON_FAMILIES, AnyRig, DeployableRig, Ec2Rig, NeuronRig, Rig, \
+    SageMakerRig
 from rigs.contract import REGIONS
 
 
@@ -50,6 +51,10 @@ class InstanceFamily(Frozen):
         sizes: instance type -> accelerators, cheapest first (the order ``-c model.<rig>`` tries them in).
         sagemaker: whether SageMaker hosting offers every size as an ``ml.`` twin.
         source: the family's public page.
+        accelerators_per_device: accelerators per device node the instance has (a Neuron device, ``/dev/neuronN``,
+            holds 2 NeuronCores on Inferentia2 and Trainium1); 1 for a GPU.
+        host_memory_gib: each size's host memory, GiB, where it limits what is served: NxD Inference holds the
+            whole checkpoint on the host while it shards it to the NeuronCores (``rigs/sizing/fit.py``).
     """
 
     accelerator: Text
@@ -57,6 +62,14 @@ class InstanceFamily(Frozen):
     sizes: Mapping[StrictStr, between(StrictInt, 1, 64, "must be 1 to 64 accelerators")]
     sagemaker: StrictBool
     source: source_page("the family's public page")
+    accelerators_per_device: between(StrictInt, 1, 64, "must be 1 to 64 accelerators") = 1
+    host_memory_gib: Mapping[StrictStr, between(StrictInt, 1, 1 << 20, "must be GiB of host memory")] = {}
+
+    @model_validator(mode="after")
+    def _host_memory_of_its_sizes(self) -> "InstanceFamily":
+        located("InstanceFamily", [(("host_memory_gib", size), "not one of its sizes")
+                                   for size in self.host_memory_gib if size not in self.sizes])
+        return self
 
     @property
     def neuron(self) -> bool:
@@ -76,6 +89,8 @@ class Catalog(Frozen):
     rigs: Mapping[RigName, AnyRig]
     instance_families: Mapping[StrictStr, InstanceFamily]
     models: Mapping[ModelId, ModelCard]
+    neuron_vllm: NeuronVllm | None = None
+    """AWS's vLLM image for Inferentia2 and Trainium1: what a Neuron rig serves another model with."""
 
     @field_validator("instance_families")
     @classmethod
@@ -126,6 +141,17 @@ class Catalog(Frozen):
         if family is None or ec2_type not in family.sizes or (twin and not family.sagemaker):
             return None
         return name, family
+
+    def neuron_why_not(self, rig: NeuronRig, model: str, arch: Architecture | None) -> str | None:
+        """Why Neuron ``rig`` cannot serve ``model`` (of ``arch``; None where only its name is known), in one line;
+        None where it can: its own model, or one AWS's vLLM Neuron image serves (:attr:`neuron_vllm`)."""
+        if model == rig.weights.model:
+            return None
+        if self.neuron_vllm is None:
+            return rig.other_models
+        if self.neuron_vllm.serves(arch):
+            return None
+        return f"{rig.other_models}; {self.neuron_vllm.refusal(model, arch)}"
 
     def get(self, name: str) -> Rig:
         try:

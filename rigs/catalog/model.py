@@ -18,12 +18,13 @@ from rigs.catalog.errors import CatalogError, UnknownRigError
 if TYPE_CHECKING:
     from rigs.catalog.catalog import Catalog, RegionSpec
     from rigs.catalog.rig_models import BIG_VARIANT, MAX_ROOT_VOLUME_GIB, BedrockBackend, DeployableRig, Ec2Rig, \
-        NeuronRig, Rig, SageMakerRig, VllmRig
-    from rigs.catalog.served import REGION_PLACEHOLDER, ContainerImage, NeuronVariant, SageMakerVariant, Variant, \
-        VllmVariant, Weights
+        NeuronRig, NeuronVllmRig, Rig, SageMakerRig, VllmRig
+    from rigs.catalog.served import REGION_PLACEHOLDER, ContainerImage, NeuronVariant, NeuronVllm, SageMakerVariant, \
+        Variant, VllmVariant, Weights
 
 __all__ = ["BIG_VARIANT", "CATALOG_PATH", "MAX_ROOT_VOLUME_GIB", "REGION_PLACEHOLDER", "BedrockBackend", "Catalog",
-           "CatalogError", "ContainerImage", "DeployableRig", "Ec2Rig", "NeuronRig", "NeuronVariant", "RegionSpec",
+           "CatalogError", "ContainerImage", "DeployableRig", "Ec2Rig", "NeuronRig", "NeuronVariant", "NeuronVllm",
+           "NeuronVllmRig", "RegionSpec",
            "Rig", "SageMakerRig", "SageMakerVariant", "UnknownRigError", "Variant", "VllmRig", "VllmVariant",
            "Weights", "load_catalog", "parse_catalog", "weights_for"]
 

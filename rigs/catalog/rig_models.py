@@ -185,6 +185,29 @@ class NeuronRig(Ec2Rig):
         return runtime
 
 
+class NeuronVllmRig(Ec2Rig):
+    """AWS's vLLM Neuron image on Inferentia2 or Trainium1, serving a model NxD Inference compiles when the server
+    starts: made from a Neuron rig and the catalog's ``neuron_vllm`` by ``-c model.<rig>=ID``
+    (``rigs/deploy/neuron_vllm.py``), never written in the catalog. Its ready timeout is the rig's own plus the
+    compile's allowance, so it may pass the catalog's 120 minutes."""
+
+    runtime: Literal["neuron-vllm"]
+    variants: Mapping[VariantName, Variant] = {}
+    neuron_devices: checked(Strings, lambda d: None if d else "name the Neuron devices it passes through",
+                            minItems=1)
+    ready_timeout_minutes: between(StrictInt, 5, 12 * 60, "must be 5 to 720 minutes (CloudFormation's 12 hours)")
+    compile_allowance_minutes: between(StrictInt, 1, 600, "must be 1 to 600 minutes")
+    """What the ready timeout allows for NxD Inference's compile (the catalog's ``neuron_vllm.compile_minutes``)."""
+
+    @field_validator("runtime")
+    @classmethod
+    def _neuron_instance(cls, runtime: str, info: ValidationInfo) -> str:
+        instance_type = info.data.get("instance_type")
+        if instance_type and not _neuron(instance_type):
+            raise ValueError(f"neuron-vllm needs a Neuron instance (inf*/trn*), not {instance_type}")
+        return runtime
+
+
 class SageMakerRig(DeployedRig):
     """A SageMaker real-time endpoint running a serving container."""
 

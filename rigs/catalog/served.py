@@ -278,6 +278,7 @@ class SageMakerVariant(Variant):
 
 
 Count = between(StrictInt, 1, 1_000_000, "must be a whole number from 1", above=False)
+_CLASS = re.compile(r"^[A-Za-z][A-Za-z0-9_]*$")
 LayerKind = Literal["full", "sliding"]
 DTYPE_BYTES: dict[str, int] = {"bfloat16": 2, "float16": 2, "float32": 4}
 """Bytes per value of the dtypes a config.json names (``torch_dtype``, ``dtype``) and ``rigs fit --dtype`` takes."""
@@ -315,6 +316,9 @@ class Architecture(Frozen):
         weight_basis: where ``parameters`` or ``weight_bytes`` come from.
         experts, experts_per_token: a mixture of experts' ``num_local_experts`` and ``experts_per_token``
             (every expert's weights are resident; the KV cache does not depend on them).
+        model_class: the class its ``config.json`` names first in ``architectures`` (``LlamaForCausalLM``): what
+            an engine loads it as, and what decides whether AWS's vLLM Neuron image serves it (:class:`NeuronVllm`);
+            None where it is not known.
     """
 
     layers: Count
@@ -333,6 +337,8 @@ class Architecture(Frozen):
     weight_basis: Text
     experts: Count | None = None
     experts_per_token: Count | None = None
+    model_class: checked(StrictStr, lambda c: None if _CLASS.match(c) else "must be a class name as config.json's "
+                         "architectures gives it (LlamaForCausalLM)", pattern=_CLASS.pattern) | None = None
 
     @model_validator(mode="after")
     def _consistent(self) -> "Architecture":
@@ -409,3 +415,68 @@ def weights_of(model: str, arch: Architecture, engine: str, source: str) -> Weig
     return Weights(model=model, precision=arch.quantization or arch.dtype,
                    memory_gib=round(arch.weights_bytes() / 1024 ** 3, 2), memory_basis=arch.weight_basis,
                    engine=engine, source=source)
+
+
+# --- AWS's vLLM image for Inferentia2 and Trainium1 ---------------------------------------------
+
+
+class CompileAllowance(Frozen):
+    """How long the Neuron compiler is allowed for models up to a size (an allowance, not a measurement)."""
+
+    parameters_up_to: between(Union[StrictInt, StrictFloat], 0, 1e13, "must be a parameter count", above=True)
+    minutes: between(StrictInt, 1, 600, "must be 1 to 600 minutes")
+
+
+class NeuronVllm(PinnedImage):
+    """AWS's vLLM image for Inferentia2 and Trainium1 (``neuron_vllm`` in the catalog): vLLM's OpenAI-compatible
+    server over NxD Inference, which compiles a model for its shapes when the server starts. A Neuron rig asked
+    for another model (``-c model.<rig>=ID``) serves it with this image where NxD Inference serves its
+    architecture (:attr:`model_classes`); its own hand-ported image stays the default.
+
+    Attributes:
+        source: the image's public page.
+        engine: what serves, as the report names it.
+        model_classes: the ``config.json`` classes it serves (NxD Inference's model types that vLLM's Neuron
+            plugin loads).
+        model_classes_source: where :attr:`model_classes` are read.
+        port: the port its server listens on, in the container and on the instance's loopback.
+        max_model_len: the context it is compiled for (``--max-model-len``; the model's own where that is
+            smaller).
+        max_num_seqs: the sequences it is compiled to serve at once (``--max-num-seqs``, its batch size).
+        compile_minutes: the compile's allowance by model size, smallest first; the ready timeout adds it.
+        compile_source: where the compile times the allowances rest on are published.
+    """
+
+    source: source_page("the image's public page")
+    engine: Text
+    model_classes: Strings
+    model_classes_source: source_page("the list of architectures it serves")
+    port: between(StrictInt, 1, 65535, "must be a TCP port (1-65535)")
+    max_model_len: Count
+    max_num_seqs: Count
+    compile_minutes: tuple[CompileAllowance, ...] = Field(min_length=1)
+    compile_source: source_page("the published compile times")
+
+    @field_validator("compile_minutes")
+    @classmethod
+    def _ascending(cls, steps: tuple[CompileAllowance, ...]) -> tuple[CompileAllowance, ...]:
+        sizes = [s.parameters_up_to for s in steps]
+        if sizes != sorted(set(sizes)):
+            raise ValueError("list the allowances by parameters_up_to, smallest first, each size once")
+        return steps
+
+    def serves(self, arch: Architecture | None) -> bool:
+        """Whether NxD Inference serves a model of ``arch`` through this image."""
+        return arch is not None and arch.model_class in self.model_classes
+
+    def refusal(self, model: str, arch: Architecture | None) -> str:
+        """Why this image does not serve ``model``, in one clause."""
+        named = f"is {arch.model_class}" if arch is not None and arch.model_class else \
+            "names no class here (the catalog does not list it, or its config gives no architectures)"
+        return (f"AWS's vLLM Neuron image serves only what NxD Inference serves ({', '.join(self.model_classes)}), "
+                f"and {model} {named}")
+
+    def compile_allowance_minutes(self, arch: Architecture) -> int | None:
+        """The compile's allowance for a model of ``arch``; None for a model above every step."""
+        parameters = arch.parameters or arch.weights_bytes() / DTYPE_BYTES[arch.dtype]
+        return next((s.minutes for s in self.compile_minutes if parameters <= s.parameters_up_to), None)

@@ -6,7 +6,7 @@ Context keys (all optional; declared with the app's others, :data:`rigs.deploy.o
 =========================  ========================================================================
 ``model.<rig>``            a Hugging Face model id for g6, g5g or sagemaker (the catalog's models section
                            names its architecture, tool-call parser and licence)
-``model``                  the same for every rig that serves any model (the Neuron rigs keep theirs)
+``model``                  the same for every rig (a Neuron rig keeps its own where neither of its images serves it)
 ``model_config.<rig>``     a local ``config.json`` of a model the catalog does not list (read, never fetched)
 ``instance_type.<rig>``    the instance type to run on instead of the one sized to fit
 ``hf_token_parameter``     an SSM SecureString parameter holding a Hugging Face token, for gated models
@@ -16,9 +16,11 @@ Context keys (all optional; declared with the app's others, :data:`rigs.deploy.o
 A model that does not fit the rig's instance type (``rigs/sizing/fit.py``, at the rig's ``--max-model-len``) goes
 to the smallest size of the same family that fits, with vLLM's tensor parallelism across its GPUs; the choice is
 said in one line. One that fits no size is refused in one line naming the family's largest size and the bytes it
-lacks. Nothing changes for a rig none of these keys name. :func:`served_rig` is the rig as the ``-c`` values serve it,
-the one answer the commands that check, price or bound a rig before it deploys ask (``rigs up``, ``preflight``,
-``doctor``, ``prices``, ``rehearse --model``).
+lacks. A Neuron rig (inf2, trn1) serves another model with AWS's vLLM Neuron image where NxD Inference serves its
+class (``rigs/deploy/neuron_vllm.py``), sized the same way over NeuronCores for the sequences it is compiled for;
+for any other model it says why not, in one line. Nothing changes for a rig none of these keys name.
+:func:`served_rig` is the rig as the ``-c`` values serve it, the one answer the commands that check, price or bound
+a rig before it deploys ask (``rigs up``, ``preflight``, ``doctor``, ``prices``, ``rehearse --model``).
 """
 
 from __future__ import annotations
@@ -29,10 +31,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
 
-from rigs.catalog.model import Catalog, DeployableRig, Ec2Rig, SageMakerRig, Weights
+from rigs.catalog.model import Catalog, DeployableRig, Ec2Rig, NeuronRig, SageMakerRig, Weights
 from rigs.catalog.rig_models import architecture_of
 from rigs.catalog.runtimes import runtime
 from rigs.catalog.served import Architecture, ModelCard, weights_of
+from rigs.deploy.neuron_vllm import on_neuron_vllm
 from rigs.deploy.options import HF_TOKEN_PARAMETER, INSTANCE_TYPE, MODEL, MODEL_CONFIG, RIG_MODEL, parse_rig_options, \
     rig_values
 from rigs.sizing.config import ConfigError, read_config
@@ -105,10 +108,7 @@ def serve(rig: DeployableRig, catalog: Catalog, request: ModelRequest) -> Served
     key = f"-c model.{rig.name}" if request.model and not request.for_all else \
         "-c model" if request.model else f"-c instance_type.{rig.name}"
     if not runtime(rig.runtime).serves_any_model:
-        reason = getattr(rig, "other_models", "its server serves its own model only")
-        if request.for_all and not (request.config or request.instance_type):
-            return Served(rig, token, f"{rig.stack_name}: keeps {rig.weights.model}: {reason}")
-        raise ModelOptionsError(f"{key}: {rig.name} cannot be given another model or size: {reason}")
+        return _on_neuron(rig, catalog, request, key, token)
     model_id = request.model or rig.model_id
     card = catalog.models.get(model_id)
     arch = _architecture(rig, model_id, card, request.config, key)
@@ -122,6 +122,71 @@ def serve(rig: DeployableRig, catalog: Catalog, request: ModelRequest) -> Served
     said = (f"{rig.stack_name}: {model_id} on {served.instance_type}{parallel} at {context:,} tokens, "
             f"{chosen.kv_tokens:,} tokens of KV cache ({chosen.max_sequences} sequences): {why}")
     return Served(served, token, said)
+
+
+def _on_neuron(rig: DeployableRig, catalog: Catalog, request: ModelRequest, key: str, token: str | None) -> Served:
+    """A rig whose own server has its model compiled in: that model, or another on AWS's vLLM Neuron image where
+    NxD Inference serves it (sized over NeuronCores for the sequences it is compiled for), or the reason why not."""
+    section = catalog.neuron_vllm if runtime(rig.runtime).other_models_runtime else None
+    own = request.model in (None, rig.model_id)
+    if own and not (request.config or request.instance_type):
+        return Served(rig, token, None)
+    if not isinstance(rig, NeuronRig) or section is None or own:
+        reason = getattr(rig, "other_models", "its server serves its own model only")
+        raise ModelOptionsError(f"{key}: {rig.name} cannot be given another model or size: {reason}")
+    model_id = str(request.model)
+    card = catalog.models.get(model_id)
+    if card is not None and card.name == rig.weights.model and not (request.config or request.instance_type):
+        return Served(rig, token, f"{rig.stack_name}: keeps its hand-ported {rig.weights.model} ({model_id} is the "
+                                  "same model in another checkpoint)")
+    arch = _architecture(rig, model_id, card, request.config, key)
+    why = catalog.neuron_why_not(rig, card.name if card else model_id, arch)
+    if why is not None:
+        if request.for_all and not (request.config or request.instance_type):
+            return Served(rig, token, f"{rig.stack_name}: keeps {rig.weights.model}: {why}")
+        raise ModelOptionsError(f"{key}={model_id}: {rig.name} cannot serve it: {why}")
+    _check_gated(rig, model_id, card, token, key)
+    compile_minutes = section.compile_allowance_minutes(arch)
+    if compile_minutes is None:
+        raise ModelOptionsError(f"{key}={model_id}: larger than every compile allowance of the catalog's "
+                                "neuron_vllm.compile_minutes; add a step for its size (minutes, with its source)")
+    context = min(section.max_model_len, arch.max_context)
+    chosen = _size(rig, catalog, arch, card, context, request.instance_type, f"{key}={model_id}",
+                   sequences=section.max_num_seqs)
+    served = on_neuron_vllm(rig, catalog, model_id, card, arch, chosen, context, compile_minutes)
+    why_size = (f"-c instance_type.{rig.name}" if request.instance_type else "it fits the rig's own size"
+                if served.instance_type == rig.instance_type else f"{rig.instance_type} is too small for it")
+    said = (f"{rig.stack_name}: {model_id} on {served.instance_type} with AWS's vLLM Neuron image, tensor parallel "
+            f"{chosen.tensor_parallel} over NeuronCores, compiled at boot for {section.max_num_seqs} x {context:,} "
+            f"tokens (allowed {compile_minutes} min, ready timeout {served.ready_timeout_minutes} min): {why_size}")
+    return Served(served, token, said)
+
+
+def as_deployed(rig: DeployableRig, catalog: Catalog, runtime_name: str, model_id: str,
+                instance_type: str) -> DeployableRig:
+    """``rig`` as its stack serves it, from the stack's outputs (its runtime, model and instance type): a Neuron rig
+    whose stack runs AWS's vLLM Neuron image is rebuilt as the deploy made it (for a model the catalog does not list,
+    whose config the deploy read, with the image and what the outputs say); any other rig unchanged."""
+    section = catalog.neuron_vllm
+    if rig.runtime == runtime_name or runtime(rig.runtime).other_models_runtime != runtime_name \
+            or not isinstance(rig, NeuronRig) or section is None:
+        return rig
+    card = catalog.models.get(model_id)
+    if card is not None:
+        context = min(section.max_model_len, card.architecture.max_context)
+        try:
+            chosen = _size(rig, catalog, card.architecture, card, context, instance_type, f"={model_id}",
+                           sequences=section.max_num_seqs)
+            compile_minutes = section.compile_allowance_minutes(card.architecture) or 0
+            return on_neuron_vllm(rig, catalog, model_id, card, card.architecture, chosen, context, compile_minutes)
+        except (ModelOptionsError, ValueError):
+            pass  # the catalog changed since the deploy: what the outputs say
+    weights = Weights(model=model_id, precision="not stated here (the deploy read its config)", engine=section.engine,
+                      source=f"https://huggingface.co/{model_id}")
+    return rig.model_copy(update={"runtime": runtime_name, "model_id": model_id, "instance_type": instance_type,
+                                  "weights": weights, "image_reference": section.image_reference,
+                                  "image_digest": section.image_digest, "port": section.port, "serve_flags": (),
+                                  "max_prompt_tokens": None, "max_total_tokens": None, "tool_calls": False})
 
 
 def _token_parameter(rig: DeployableRig, name: str | None) -> str | None:
@@ -169,10 +234,11 @@ def _serve_context(rig: DeployableRig) -> int | None:
 
 
 def _size(rig: DeployableRig, catalog: Catalog, arch: Architecture, card: ModelCard | None, context: int,
-          instance_type: str | None, asked: str) -> InstanceFit:
-    """The rig's own size where the model fits it, else the smallest of its family that does; or the one asked."""
+          instance_type: str | None, asked: str, sequences: int = 1) -> InstanceFit:
+    """The rig's own size where the model fits it (``sequences`` of ``context`` at once), else the smallest of its
+    family that does; or the one asked."""
     twin = isinstance(rig, SageMakerRig)
-    sizes = [c for c in candidates(catalog, card.name if card else None)
+    sizes = [c for c in candidates(catalog, card.name if card else None, arch)
              if c.instance_type.startswith("ml.") == twin and c.why_not is None]
     if instance_type is not None:
         allowed = [c for c in sizes if architecture_of(c.instance_type) == architecture_of(rig.instance_type)]
@@ -180,7 +246,7 @@ def _size(rig: DeployableRig, catalog: Catalog, arch: Architecture, card: ModelC
         if chosen is None:
             raise ModelOptionsError(f"-c instance_type.{rig.name}={instance_type}: not a size {rig.name} runs on "
                                     f"({', '.join(c.instance_type for c in allowed)})")
-        result = fit_one(arch, chosen, context=context)
+        result = fit_one(arch, chosen, context=context, sequences=sequences)
         if not result.fits:
             raise ModelOptionsError(f"-c instance_type.{rig.name}={instance_type}: {asked.split('=', 1)[1]} does not "
                                     f"fit it at {context:,} tokens: {result.why}")
@@ -188,7 +254,7 @@ def _size(rig: DeployableRig, catalog: Catalog, arch: Architecture, card: ModelC
     family = rig.instance_type.removeprefix("ml.").split(".", 1)[0]
     own = [c for c in sizes if c.instance_type.removeprefix("ml.").split(".", 1)[0] == family]
     ordered = sorted(own, key=lambda c: c.instance_type != rig.instance_type)
-    results = [fit_one(arch, c, context=context) for c in ordered]
+    results = [fit_one(arch, c, context=context, sequences=sequences) for c in ordered]
     fitting = next((r for r in results if r.fits), None)
     if fitting is not None:
         return fitting

@@ -111,6 +111,9 @@ def architecture(data: Mapping[str, Any], source: str) -> Architecture:
             text, "max_position_embeddings", source), "dtype": dtype, "parameters": count,
         "kv_shared_layers": text.get("num_kv_shared_layers") or 0,
         "weight_basis": f"{count:,} parameters estimated from {source}'s sizes (norms and biases left out)"}
+    classes = data.get("architectures")
+    if isinstance(classes, list) and classes and isinstance(classes[0], str):
+        fields["model_class"] = classes[0]
     if text.get("sliding_window") and "sliding" in fields["layer_pattern"]:
         fields["sliding_window"] = text["sliding_window"]
     if text.get("global_head_dim") or text.get("num_global_key_value_heads"):

@@ -15,6 +15,14 @@ For one model (its :class:`Architecture`), a context of N tokens and C sequences
   engine's profiling pass, the CUDA context, communication buffers: an allowance, not a measurement) less its
   share of the weights; what is left over all of them is the KV cache.
 
+- **host memory** (Inferentia2 and Trainium1, where the catalog gives it): NxD Inference holds the whole
+  checkpoint on the host while it shards it to the NeuronCores, so the weights must fit the host's memory less
+  :data:`HOST_RESERVED_BYTES`.
+
+On a Neuron size, a model AWS's vLLM Neuron image does not serve (its class, ``neuron_vllm.model_classes``) has the
+one-line reason why not (:meth:`rigs.catalog.catalog.Catalog.neuron_why_not`); their SageMaker twins keep the Neuron
+rig's own reason for any model but its own (the project's endpoint runs vLLM on GPUs).
+
 Not counted: vLLM's block rounding (16 tokens), the extra blocks a sliding window keeps for a batch in flight,
 the accelerator memory the driver reserves (EC2 reports each accelerator's memory; the engine sees a little less).
 """
@@ -35,6 +43,9 @@ MEMORY_FRACTION = 0.9
 and the rigs' own flag."""
 OVERHEAD_BYTES = round(1.5 * GIB)
 """Per accelerator, what the engine holds beside weights and KV cache (an allowance)."""
+HOST_RESERVED_BYTES = 4 * GIB
+"""Host memory the system, docker and the server process hold beside the checkpoint NxD Inference shards (an
+allowance)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -46,8 +57,9 @@ class Candidate:
         accelerators: its GPUs (on Inferentia2 and Trainium its NeuronCores).
         accelerator_memory_bytes: each accelerator's memory.
         accelerator: what one is (``NVIDIA L4``).
-        why_not: why no rig of this project serves this model there, whatever its memory (the Neuron rigs'
-            compiled-in model); None where nothing but memory decides.
+        why_not: why no rig of this project serves this model there, whatever its memory (a Neuron size and a
+            model neither its hand-ported image nor AWS's vLLM Neuron image serves); None where memory decides.
+        host_memory_bytes: the host's memory where it limits the weights (Neuron sizes); None elsewhere.
     """
 
     instance_type: str
@@ -55,6 +67,7 @@ class Candidate:
     accelerator_memory_bytes: int
     accelerator: str
     why_not: str | None = None
+    host_memory_bytes: int | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -96,20 +109,29 @@ class Fit:
         return next(i for i in self.instances if i.instance_type == instance_type)
 
 
-def candidates(catalog: "Catalog", model: str | None) -> list[Candidate]:
+def candidates(catalog: "Catalog", model: str | None, arch: Architecture | None = None) -> list[Candidate]:
     """Every size of the catalog's instance families, each EC2 size then its SageMaker twin, for the model named
-    ``model`` (a :class:`~rigs.catalog.served.ModelCard` name; None for a model known only by its config): on a
-    family whose rigs serve one compiled-in model (the Neuron rigs), any other model has their reason why not."""
+    ``model`` (a :class:`~rigs.catalog.served.ModelCard` name; None for a model known only by its config) of ``arch``
+    (its card's when None): on a family whose rigs serve one compiled-in model (the Neuron rigs), a model AWS's vLLM
+    Neuron image does not serve either has their reason why not."""
     from rigs.catalog.catalog import SAGEMAKER_PREFIX
     from rigs.catalog.rig_models import NeuronRig
 
+    if arch is None:
+        arch = next((c.architecture for c in catalog.models.values() if c.name == model), None)
     out: list[Candidate] = []
     for name, family in catalog.instance_families.items():
-        owners = [r for r in catalog.rigs.values() if isinstance(r, NeuronRig) and r.instance_family == name]
-        why_not = next((r.other_models for r in owners if r.weights.model != model), None)
+        owner = next((r for r in catalog.rigs.values() if isinstance(r, NeuronRig) and r.instance_family == name), None)
+        own = owner is None or owner.weights.model == model
+        why_ec2 = None if owner is None else catalog.neuron_why_not(owner, model or "a model known by its config",
+                                                                    arch)
         for size, accelerators in family.sizes.items():
-            for instance_type in (size, SAGEMAKER_PREFIX + size) if family.sagemaker else (size,):
-                out.append(Candidate(instance_type, accelerators, family.memory_bytes, family.accelerator, why_not))
+            host = family.host_memory_gib.get(size)
+            out.append(Candidate(size, accelerators, family.memory_bytes, family.accelerator, why_ec2,
+                                 host * GIB if host else None))
+            if family.sagemaker:
+                out.append(Candidate(SAGEMAKER_PREFIX + size, accelerators, family.memory_bytes, family.accelerator,
+                                     None if own else getattr(owner, "other_models", None)))
     return out
 
 
@@ -165,11 +187,22 @@ def fit_one(arch: Architecture, candidate: Candidate, *, context: int, sequences
         if best.fits:
             break
     assert best is not None  # degree 1 always divides
-    if candidate.why_not is not None:
+    why = candidate.why_not or _host_short(candidate, weights)
+    if why is not None:
+        host_short = max(0, weights - (candidate.host_memory_bytes or 0) + HOST_RESERVED_BYTES) \
+            if candidate.why_not is None else 0
         return InstanceFit(best.instance_type, best.accelerators, best.accelerator_memory_bytes,
-                           best.tensor_parallel, False, best.kv_tokens, best.max_sequences, candidate.why_not,
-                           best.short_bytes)
+                           best.tensor_parallel, False, best.kv_tokens, best.max_sequences, why,
+                           max(best.short_bytes, host_short))
     return best
+
+
+def _host_short(candidate: Candidate, weights: int) -> str | None:
+    """Why the host cannot hold the checkpoint while NxD Inference shards it; None where it can, or does not matter."""
+    if candidate.host_memory_bytes is None or weights <= candidate.host_memory_bytes - HOST_RESERVED_BYTES:
+        return None
+    return (f"the host's {candidate.host_memory_bytes / GIB:g} GiB, less {HOST_RESERVED_BYTES / GIB:g} GiB for the "
+            f"system, cannot hold the {weights / GIB:.2f} GiB checkpoint NxD Inference shards on the host")
 
 
 def fit(arch: Architecture, candidates: Iterable[Candidate], *, context: int | None = None, sequences: int = 1,

@@ -1,8 +1,9 @@
 """An EC2 rig's user data: the real bash files in this folder, rendered from the catalog.
 
 The script is ``#!/usr/bin/env bash``, then a preamble that exports every ``RIG_*``
-setting (sorted, each value ``shlex``-quoted), then ``common.sh`` and the runtime's file
-(``vllm.sh`` or ``neuronx.sh``), all three beside this module. The bash files read
+setting (sorted, each value ``shlex``-quoted), then ``common.sh``, the files the runtime shares with another
+(``neuron_devices.sh`` for the two Neuron servers) and the runtime's own (``vllm.sh``, ``neuronx.sh`` or
+``neuron_vllm.sh``), all beside this module. The bash files read
 configuration only from those variables and are never string-templated, so each is
 shellcheck-clean on its own and the rendering is a pure function of its inputs.
 
@@ -123,7 +124,8 @@ def _body(path: Path) -> str:
 
 def script_files(rig: Ec2Rig) -> tuple[Path, ...]:
     """The bash files that make up this rig's user data, in order."""
-    return (SCRIPT_DIR / "common.sh", SCRIPT_DIR / _boot(rig).script)
+    server = _boot(rig)
+    return (SCRIPT_DIR / "common.sh", *(SCRIPT_DIR / name for name in server.shared), SCRIPT_DIR / server.script)
 
 
 def render_body(rig: Ec2Rig, boot: BootSettings) -> str:

@@ -165,3 +165,22 @@ def test_bedrock_mantle_with_an_api_key_needs_no_aws_credentials() -> None:
     assert needs_aws(("bedrock-mantle",), from_env({}, CATALOG)) is False  # signed locally, no AWS API asked first
     unsigned = plan(selection=("bedrock-mantle",), reason="no AWS credentials found")
     assert unsigned.missing == ["bedrock-mantle"] and not unsigned.local
+
+
+def test_a_neuron_rig_deployed_on_the_vllm_neuron_image_is_reached_as_vllm_serves_it() -> None:
+    """inf2's stack says it runs neuron-vllm (``-c model.inf2=Qwen/Qwen3-8B``): an OpenAI-compatible vLLM server at
+    the image's port, with no hand-ported 128-token prompt limit, and expected to be what the deploy made."""
+    outputs = RigOutputs(rig="inf2", region="us-east-2", runtime="neuron-vllm", model_id="Qwen/Qwen3-8B",
+                         instance_type="inf2.8xlarge", remote_port=8000, auto_scaling_group="asg",
+                         endpoint_name=None, log_group=None)
+    found = FoundRig(name="inf2", region="us-east-2", stack_name="InferenceInf2", outputs=outputs, instance_id="i-0n")
+    [target] = plan(aws_ok=True, discovery=Discovery(regions=REGIONS, rigs=[found]), selection=("inf2",)).forwards
+    backend = target.backend("http://127.0.0.1:9/v1", "test")
+    assert (backend.kind, backend.model_id, backend.max_prompt_tokens, backend.max_total_tokens) == (
+        "openai", "Qwen/Qwen3-8B", None, 8192)
+    expected = backend.provenance["expected"]
+    assert (expected["engine"]["value"], expected["engine_version"]["value"], expected["instance_type"]["value"]) == (
+        "vLLM", "0.16.0", "inf2.8xlarge")
+    assert "kv_cache_tokens" not in expected  # compiled for 4 x 8,192: nothing for rigs fit to predict
+    assert backend.metadata["image"] == CATALOG.neuron_vllm.image.reference()
+    assert backend.metadata["weights_engine"] == CATALOG.neuron_vllm.engine

@@ -320,11 +320,15 @@ def test_list_says_why_a_neuron_rig_serves_its_own_model_beside_rigs_serving_ano
                 for name, model, port in (("g6", "Qwen/Qwen3-8B", 8001), ("inf2", "gemma-4-E2B-it", 8002))]
     plan = Plan(forwards=forwards)
     assert run_module.one_model_notes(plan) == [
-        f"inf2: serves Gemma 4 E2B, not Qwen3 8B: {catalog.get('inf2').other_models}"]
+        "inf2: serves Gemma 4 E2B, not Qwen3 8B: deploy it with -c model.inf2=Qwen/Qwen3-8B to serve it with AWS's "
+        "vLLM Neuron image"]
+    plan.forwards[0] = types.SimpleNamespace(**{**vars(forwards[0]), "model_id": "openai/gpt-oss-20b"})
+    why = catalog.neuron_why_not(catalog.get("inf2"), "gpt-oss-20b", catalog.models["openai/gpt-oss-20b"].architecture)
+    assert run_module.one_model_notes(plan) == [f"inf2: serves Gemma 4 E2B, not gpt-oss-20b: {why}"]
     buffer = io.StringIO()
     monkeypatch.setattr(run_module, "check_ssm_tools", lambda: None)
     run_module.print_list(plan, "123456789012", None, None, out=buffer)
-    assert "Serving their own model only (the others serve another):\n  inf2: serves Gemma 4 E2B, not Qwen3 8B: " \
+    assert "Serving their own model only (the others serve another):\n  inf2: serves Gemma 4 E2B, not gpt-oss-20b: " \
            "its hand-ported image" in buffer.getvalue()
     plan.forwards[0] = types.SimpleNamespace(**{**vars(forwards[0]), "model_id": catalog.get("g6").model_id})
     assert run_module.one_model_notes(plan) == []  # g6 on its own Gemma 4 E2B: the same model, nothing to say

@@ -2,8 +2,10 @@
 
 g6 serves Qwen3 8B on its own g6.xlarge with Qwen3's tool parser; g5g is asked for Llama 3.1 8B, gated and too big
 for one T4G in float16, so it moves to g5g.16xlarge with tensor parallel 2 and reads the token's SSM parameter at
-boot; the SageMaker endpoint serves Qwen3 32B on ml.g6.12xlarge across four L4s. A model that fits no size is refused
-in one line before any synth.
+boot; the SageMaker endpoint serves Qwen3 32B on ml.g6.12xlarge across four L4s; inf2 serves Llama 3.1 8B with AWS's
+vLLM Neuron image, moved to inf2.8xlarge (inf2.xlarge's 16 GiB of host memory cannot hold the checkpoint NxD Inference
+shards) with the compile's allowance in its ready timeout. A model that fits no size is refused in one line before
+any synth.
 """
 
 from __future__ import annotations
@@ -20,7 +22,8 @@ from tests.contract.templates import boot_environment, one, resources_of, stack_
 TOKEN_PARAMETER = "/aws-inference/hf-token"
 CANARY = "hf_canaryTOKEN0123456789abcdef"
 CONTEXT = {"model.g6": "Qwen/Qwen3-8B", "model.g5g": "meta-llama/Llama-3.1-8B-Instruct",
-           "model.sagemaker": "Qwen/Qwen3-32B", "hf_token_parameter": TOKEN_PARAMETER}
+           "model.sagemaker": "Qwen/Qwen3-32B", "model.inf2": "meta-llama/Llama-3.1-8B-Instruct",
+           "hf_token_parameter": TOKEN_PARAMETER}
 
 
 @pytest.fixture(scope="module")
@@ -80,6 +83,32 @@ def test_a_gated_model_reads_its_token_parameter_at_boot_and_the_token_is_in_no_
     for path in Path(synthesized["out"]).rglob("*"):
         if path.is_file():
             assert CANARY not in path.read_text(errors="replace"), path
+
+
+def test_a_neuron_rig_serves_a_model_nxd_serves_with_the_vllm_neuron_image_compiled_at_boot(synthesized):
+    template = synthesized["templates"]["InferenceInf2"]
+    env = boot_environment(user_data_script(template))
+    assert env["RIG_IMAGE"] == ("public.ecr.aws/neuron/pytorch-inference-vllm-neuronx:0.16.0-neuronx-py312-sdk2.31.1-"
+                                "ubuntu24.04")
+    assert (env["RIG_RUNTIME"], env["RIG_MODEL_ID"], env["RIG_CONTAINER_PORT"], env["RIG_PORT"]) == (
+        "neuron-vllm", "meta-llama/Llama-3.1-8B-Instruct", "8000", "8000")
+    assert (env["RIG_NEURON_DEVICES"], env["RIG_HF_TOKEN_PARAMETER"]) == ("/dev/neuron0", TOKEN_PARAMETER)
+    served = flags(template)
+    assert [served[served.index(f) + 1] for f in ("--max-model-len", "--max-num-seqs", "--tensor-parallel-size",
+                                                  "--tool-call-parser")] == ["8192", "4", "2", "llama3_json"]
+    assert instance_type(template) == "inf2.8xlarge" and stack_outputs(template)["Runtime"] == "neuron-vllm"
+    assert stack_outputs(template)["RemotePort"] == "8000"
+    # the rig's 40 minutes and 30 for compiling an 8B: the boot script's deadline, and the creation policy's 30 minutes
+    # longer than trn1's (its hand-ported image, the catalog's 40)
+    assert env["RIG_READY_TIMEOUT_SECONDS"] == str(70 * 60)
+    timeouts = [int(one(synthesized["templates"][name], "AWS::AutoScaling::AutoScalingGroup")["CreationPolicy"][
+        "ResourceSignal"]["Timeout"].strip("PTS")) for name in ("InferenceInf2", "InferenceTrn1")]
+    assert timeouts[0] - timeouts[1] == 30 * 60
+    assert any(line.startswith("InferenceInf2: meta-llama/Llama-3.1-8B-Instruct on inf2.8xlarge with AWS's vLLM Neuron "
+                               "image, tensor parallel 2 over NeuronCores, compiled at boot for 4 x 8,192 tokens "
+                               "(allowed 30 min, ready timeout 70 min): inf2.xlarge is too small for it")
+               for line in synthesized["said"])
+    assert boot_environment(user_data_script(synthesized["templates"]["InferenceTrn1"]))["RIG_RUNTIME"] == "neuronx"
 
 
 def test_the_endpoint_sets_its_containers_variables_from_the_same_facts(synthesized):

@@ -222,7 +222,7 @@ def test_neuron_rigs_pass_their_devices_and_require_completion_tokens(templates)
         assert env["RIG_IMAGE"] == f"docker.io/xbill9/gemma4-optb@{rig.image.digest}"
         assert env["RIG_SWAP_GIB"] == "16"
         assert env["RIG_SERVE_FLAGS"] == ""
-        assert '--device=$device' in script and "--gpus" not in script
+        assert 'echo "--device=$d"' in script and "--gpus" not in script
 
 
 def test_g6_runs_the_pinned_vllm_image_with_the_catalog_flags(templates):

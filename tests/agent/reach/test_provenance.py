@@ -217,6 +217,21 @@ def test_the_boot_report_carries_vllms_own_kv_cache_lines(aws: boto3.Session):
     assert (first["kv_cache_tokens"]["value"], first["max_concurrency"]["value"]) == (2_042_016, "997.08")
 
 
+def test_the_neuron_compile_is_timed_from_the_servers_stamped_lines_the_boot_report_copies():
+    """The lines rigs/userdata/neuron_vllm.sh copies (docker's time stamps first): 12 min 30 s from vLLM's Neuron
+    plugin's "Unable to find precompiled" to NxD Inference's "Sharding weights on load"."""
+    lines = ["2026-12-02T06:00:10.000000001Z WARNING Unable to find precompiled artifacts from /compiled/ab. "
+             "Recompiling...", "2026-12-02T06:12:40.250000000Z INFO Sharding weights on load...",
+             "neuron server: first good answer 905 s after it started"]
+    facts = engine_facts(lines, "a log")
+    assert (facts["compile_seconds"]["value"], facts["first_answer_seconds"]["value"]) == (750, 905)
+    assert facts["compile_seconds"]["source"].startswith("'Unable to find precompiled' to 'Sharding weights on load'")
+    cached = engine_facts(["2026-12-02T06:00:10Z INFO Successfully loaded pre-compiled model artifacts from /c"], "x")
+    assert cached["compile_seconds"]["value"] == 0
+    assert engine_facts(lines[:1], "x")["compile_seconds"]["not_reported"].startswith("a compile started")
+    assert "compile_seconds" not in engine_facts(["GPU KV cache size: 42,656 tokens"], "x")
+
+
 def test_a_vllm_rig_without_the_engine_lines_says_so_and_a_neuron_rig_is_not_asked(aws: boto3.Session):
     put_log(aws, "/aws-inference/g6", "i-0abc/user-data", "2026-12-01T04:02:00Z rig report: accelerator=unknown")
     vllm = boot_report(aws, "us-east-2", "/aws-inference/g6", "i-0abc", engine_expected=True)

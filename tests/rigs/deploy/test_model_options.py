@@ -8,7 +8,7 @@ import json
 import pytest
 
 from rigs.catalog.model import load_catalog
-from rigs.deploy.model_options import ModelOptionsError, ModelRequest, model_request, serve
+from rigs.deploy.model_options import ModelOptionsError, ModelRequest, as_deployed, model_request, serve
 from rigs.deploy.options import MODEL_KEYS
 
 CATALOG = load_catalog()
@@ -36,12 +36,57 @@ def test_nothing_asked_leaves_the_rig_as_the_catalog_has_it():
     assert serve(rig, CATALOG, ModelRequest()).rig is rig
 
 
-def test_the_neuron_rigs_say_why_not_and_keep_their_model_under_a_model_for_all():
-    why = CATALOG.get("inf2").other_models
-    assert refusal("inf2", model="Qwen/Qwen3-8B") == f"-c model.inf2: inf2 cannot be given another model or size: {why}"
-    served = serve(CATALOG.get("trn1"), CATALOG, ModelRequest(model="Qwen/Qwen3-8B", for_all=True))
-    assert served.rig.model_id == "gemma-4-E2B-it" and served.said == f"InferenceTrn1: keeps Gemma 4 E2B: " \
-                                                                     f"{CATALOG.get('trn1').other_models}"
+def test_the_neuron_rigs_say_why_not_for_a_class_nxd_does_not_serve_and_keep_their_model_under_a_model_for_all():
+    why = CATALOG.neuron_why_not(CATALOG.get("inf2"), "gpt-oss-20b", CATALOG.models["openai/gpt-oss-20b"].architecture)
+    assert why.endswith("and gpt-oss-20b is GptOssForCausalLM") and "\n" not in why
+    assert refusal("inf2", model="openai/gpt-oss-20b") == \
+        f"-c model.inf2=openai/gpt-oss-20b: inf2 cannot serve it: {why}"
+    served = serve(CATALOG.get("trn1"), CATALOG, ModelRequest(model="openai/gpt-oss-20b", for_all=True))
+    assert served.rig.model_id == "gemma-4-E2B-it" and served.said == f"InferenceTrn1: keeps Gemma 4 E2B: {why}"
+    assert refusal("inf2", instance_type="inf2.48xlarge").startswith(
+        "-c instance_type.inf2: inf2 cannot be given another model or size: its hand-ported image")
+    assert serve(CATALOG.get("inf2"), CATALOG, ModelRequest(model="gemma-4-E2B-it")).rig is CATALOG.get("inf2")
+    same = serve(CATALOG.get("inf2"), CATALOG, ModelRequest(model="google/gemma-4-E2B-it"))  # the model it serves
+    assert same.rig is CATALOG.get("inf2") and same.said == ("InferenceInf2: keeps its hand-ported Gemma 4 E2B "
+                                                             "(google/gemma-4-E2B-it is the same model in another "
+                                                             "checkpoint)")
+
+
+def test_a_model_nxd_serves_goes_to_the_vllm_neuron_image_on_the_smallest_size_that_holds_it():
+    """Qwen3 8B (16.4 GB, not gated) for every rig: trn1.2xlarge holds it (32 GiB of host memory); inf2.xlarge's
+    16 GiB cannot hold the checkpoint while NxD Inference shards it, so inf2 moves to inf2.8xlarge."""
+    section = CATALOG.neuron_vllm
+    for rig, size in (("trn1", "trn1.2xlarge"), ("inf2", "inf2.8xlarge")):
+        served = serve(CATALOG.get(rig), CATALOG, ModelRequest(model="Qwen/Qwen3-8B", for_all=True))
+        moved = served.rig
+        assert (moved.runtime, moved.instance_type, moved.image.pull_reference()) == (
+            "neuron-vllm", size, section.image.pull_reference())
+        assert moved.serve_flags == ("--max-model-len", "8192", "--max-num-seqs", "4", "--tensor-parallel-size", "2",
+                                     "--no-enable-prefix-caching", "--num-gpu-blocks-override", "4",
+                                     "--enable-auto-tool-choice", "--tool-call-parser", "hermes")
+        assert moved.neuron_devices == ("/dev/neuron0",) and moved.port == 8000 and moved.tool_calls
+        assert (moved.compile_allowance_minutes, moved.ready_timeout_minutes) == (30, 40 + 30)
+        assert moved.weights.engine == section.engine and moved.weights.model == "Qwen3 8B"
+        assert served.said.startswith(f"{moved.stack_name}: Qwen/Qwen3-8B on {size} with AWS's vLLM Neuron image, "
+                                      "tensor parallel 2 over NeuronCores, compiled at boot for 4 x 8,192 tokens "
+                                      "(allowed 30 min, ready timeout 70 min)")
+    big = serve(CATALOG.get("inf2"), CATALOG, ModelRequest(model="Qwen/Qwen3-32B")).rig  # 65.6 GB: TP 8 of 12 cores
+    assert (big.instance_type, big.serve_flags[5], len(big.neuron_devices), big.ready_timeout_minutes) == (
+        "inf2.24xlarge", "8", 6, 40 + 60)
+    assert "gated on the Hugging Face Hub" in refusal("inf2", model="meta-llama/Llama-3.1-8B-Instruct")
+    assert refusal("trn1", model="meta-llama/Llama-3.1-70B-Instruct", hf_token_parameter="/t").startswith(
+        "-c model.trn1=meta-llama/Llama-3.1-70B-Instruct: fits no trn1 size at 8,192 tokens: the largest, "
+        "trn1.32xlarge (32 x Trainium NeuronCore-v2), is ")
+
+
+def test_a_deployed_neuron_stack_on_the_vllm_image_is_read_back_as_deployed():
+    served = serve(CATALOG.get("inf2"), CATALOG, ModelRequest(model="Qwen/Qwen3-8B")).rig
+    read = as_deployed(CATALOG.get("inf2"), CATALOG, "neuron-vllm", "Qwen/Qwen3-8B", "inf2.8xlarge")
+    assert read == served and read.name == "inf2"
+    assert as_deployed(CATALOG.get("inf2"), CATALOG, "neuronx", "gemma-4-E2B-it", "inf2.xlarge") is CATALOG.get("inf2")
+    unlisted = as_deployed(CATALOG.get("inf2"), CATALOG, "neuron-vllm", "acme/llama-fine-tune", "inf2.8xlarge")
+    assert (unlisted.runtime, unlisted.model_id, unlisted.max_prompt_tokens, unlisted.weights.engine) == (
+        "neuron-vllm", "acme/llama-fine-tune", None, CATALOG.neuron_vllm.engine)
 
 
 def test_an_unknown_model_needs_its_config_and_a_gated_one_its_token():

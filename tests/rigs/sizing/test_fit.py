@@ -96,14 +96,37 @@ def test_a_model_too_big_for_a_size_goes_to_the_smallest_degree_that_fits_and_di
     assert (eight.fits, eight.tensor_parallel, eight.max_sequences) == (True, 8, 6)
 
 
-def test_the_neuron_rows_say_why_they_serve_no_other_model(capsys):
-    other = fit(CATALOG.models["Qwen/Qwen3-8B"].architecture, candidates(CATALOG, "Qwen3 8B"), context=2048)
+def test_a_model_nxd_inference_serves_fits_the_neuron_sizes_by_neuroncores_and_host_memory():
+    """Llama 3.1 8B, 4 sequences of 8,192 tokens (what AWS's vLLM Neuron image is compiled for): a NeuronCore has
+    16,384 MiB (32 GiB a device over its 2 cores), 13,851,269,529 bytes as fit counts them (the T4G's figure)."""
+    result = fit(CATALOG.models["meta-llama/Llama-3.1-8B-Instruct"].architecture, candidates(CATALOG, "Llama 3.1 8B"),
+                 context=8192, sequences=4)
+    assert result.kv_bytes_per_sequence == 32 * 2 * 8 * 128 * 2 * 8192 == 1_073_741_824
+    eight = result.of("inf2.8xlarge")  # 16.06 GB: TP 2, 8,030,000,000 on each core, 5,821,269,529 left on each
+    cache = 2 * (T4G_USABLE - 8_030_000_000)
+    assert (eight.fits, eight.tensor_parallel, eight.why) == (True, 2, None)
+    assert (eight.max_sequences, eight.kv_tokens) == (cache // 1_073_741_824, cache * 8192 // 1_073_741_824) == (
+        10, 88_825)
+    small = result.of("inf2.xlarge")  # the same 2 cores, but 16 GiB of host memory less 4 GiB cannot hold 16.06 GB
+    assert not small.fits and small.why.startswith("the host's 16 GiB, less 4 GiB for the system, cannot hold")
+    assert small.short_bytes == 16_060_000_000 - (16 - 4) * 2**30 == 3_175_098_112
+    assert result.of("trn1.2xlarge").fits  # 32 GiB of host memory
+    assert result.of("ml.inf2.8xlarge").why == CATALOG.get("inf2").other_models  # the project's endpoint is on GPUs
+
+
+def test_the_neuron_rows_say_why_not_for_a_model_neither_neuron_image_serves():
+    gpt_oss = fit(CATALOG.models["openai/gpt-oss-20b"].architecture, candidates(CATALOG, "gpt-oss-20b"), context=2048)
+    gemma12 = fit(CATALOG.models["google/gemma-4-12B-it-qat-w4a16-ct"].architecture, candidates(CATALOG, "Gemma 4 12B"),
+                  context=2048)
     gemma = fit(CATALOG.models["google/gemma-4-E2B-it"].architecture, candidates(CATALOG, "Gemma 4 E2B"), context=2048)
-    for size in ("inf2.xlarge", "ml.inf2.48xlarge", "trn1.2xlarge", "trn1.32xlarge"):
-        assert not other.of(size).fits
-        assert other.of(size).why == CATALOG.get(size.removeprefix("ml.")[:4]).other_models
-    assert "Gemma 4 E2B only" in other.of("inf2.xlarge").why and "\n" not in other.of("inf2.xlarge").why
-    assert gemma.of("inf2.xlarge").fits and gemma.of("inf2.xlarge").why is None
+    for size in ("inf2.xlarge", "inf2.48xlarge", "trn1.2xlarge", "trn1.32xlarge"):
+        why = gpt_oss.of(size).why
+        assert not gpt_oss.of(size).fits and "\n" not in why
+        assert why.startswith(CATALOG.get(size[:4]).other_models + "; AWS's vLLM Neuron image serves only what NxD "
+                              "Inference serves (LlamaForCausalLM, MistralForCausalLM, Qwen2ForCausalLM, "
+                              "Qwen3ForCausalLM), and gpt-oss-20b is GptOssForCausalLM")
+        assert gemma12.of(size).why.endswith("and Gemma 4 12B is Gemma4ForConditionalGeneration")
+    assert gemma.of("inf2.xlarge").fits and gemma.of("inf2.xlarge").why is None  # the hand-ported image's own
 
 
 def test_json_has_exactly_the_documented_fields_for_every_candidate(capsys):

@@ -20,6 +20,7 @@ import pytest
 
 from rigs.catalog.model import load_catalog
 from rigs.contract import HF_TOKEN_SECRET
+from rigs.deploy.model_options import ModelRequest, serve
 from rigs.userdata import (SCRIPT_DIR, SHEBANG, USER_DATA_LIMIT_BYTES, BootSettings, UserDataError, environment,
                            preamble, render, script_files)
 from tests.contract.templates import WAIT_HANDLE_URL
@@ -28,7 +29,11 @@ from tests.contract.templates import boot_environment
 PROJECT_DIR = Path(__file__).resolve().parents[3]
 SHELLCHECK = PROJECT_DIR / ".venv" / "bin" / "shellcheck"
 CATALOG = load_catalog()
-RIGS = CATALOG.ec2_rigs() + [rig.with_variant(v) for rig in CATALOG.ec2_rigs() for v in rig.variants]
+NEURON_VLLM_RIGS = [serve(CATALOG.get(rig), CATALOG, ModelRequest(model=model, hf_token_parameter="/a/hf-token")).rig
+                    for rig, model in (("inf2", "meta-llama/Llama-3.1-8B-Instruct"), ("trn1", "Qwen/Qwen3-32B"))]
+"""AWS's vLLM Neuron image on inf2.8xlarge, and on trn1.32xlarge with its 16 devices (the longest user data)."""
+RIGS = CATALOG.ec2_rigs() + [rig.with_variant(v) for rig in CATALOG.ec2_rigs() for v in rig.variants] + \
+    NEURON_VLLM_RIGS
 
 
 def boot(rig, **overrides) -> BootSettings:
@@ -97,14 +102,16 @@ def test_a_flag_spanning_lines_is_refused():
         render(rig, boot(rig))
 
 
-@pytest.mark.parametrize(("name", "port", "container", "completion_tokens", "script"), [
-    ("g6", "8000", "vllm", "false", "vllm.sh"), ("inf2", "8080", "gemma4-neuron", "true", "neuronx.sh")])
-def test_each_runtime_boots_its_own_script_container_and_port(name, port, container, completion_tokens, script):
-    rig = CATALOG.get(name)
+@pytest.mark.parametrize(("rig", "port", "container", "completion_tokens", "scripts"), [
+    (CATALOG.get("g6"), "8000", "vllm", "false", ["vllm.sh"]),
+    (CATALOG.get("inf2"), "8080", "gemma4-neuron", "true", ["neuron_devices.sh", "neuronx.sh"]),
+    (NEURON_VLLM_RIGS[0], "8000", "vllm-neuron", "true", ["neuron_devices.sh", "neuron_vllm.sh"])],
+    ids=lambda v: getattr(v, "runtime", None))
+def test_each_runtime_boots_its_own_script_container_and_port(rig, port, container, completion_tokens, scripts):
     env = environment(rig, boot(rig))
     assert (env["RIG_CONTAINER_PORT"], env["RIG_CONTAINER"], env["RIG_REQUIRE_COMPLETION_TOKENS"]) == \
         (port, container, completion_tokens)
-    assert [p.name for p in script_files(rig)] == ["common.sh", script]
+    assert [p.name for p in script_files(rig)] == ["common.sh", *scripts]
 
 
 @pytest.mark.parametrize("runtime", ["sagemaker-vllm", "tgi"])
@@ -281,10 +288,57 @@ def test_a_neuron_rig_reports_its_devices_and_an_image_docker_does_not_know(serv
     fakebin.mkdir()
     (fakebin / "docker").write_text("#!/usr/bin/env bash\nexit 1\n")
     (fakebin / "docker").chmod(0o755)
-    commands = "RIG_NEURON_DEVICES=/dev/neuron0\n" + RUNTIME_FUNCTIONS.format(path=SCRIPT_DIR / "neuronx.sh")
+    commands = (f"RIG_NEURON_DEVICES=/dev/neuron0\nsource {SCRIPT_DIR / 'neuron_devices.sh'}\n"
+                + RUNTIME_FUNCTIONS.format(path=SCRIPT_DIR / "neuronx.sh"))
     rc, out, _ = run_boot_functions(tmp_path, server.server_port, commands)
     assert rc == 0, out
     assert re.search(r"rig report: accelerator=AWS Neuron device; count=1; driver=\S+; image=unknown$", out, re.M), out
+
+
+def test_the_neuron_vllm_server_gets_every_device_its_flags_and_a_compile_folder_per_model(server, tmp_path):
+    """AWS's vLLM Neuron image on trn1.32xlarge: docker run as the boot script issues it (a fake docker records it)."""
+    rig = NEURON_VLLM_RIGS[1]
+    env = environment(rig, boot(rig))
+    fakebin = tmp_path / "bin"
+    fakebin.mkdir()
+    (fakebin / "docker").write_text(f'#!/usr/bin/env bash\nprintf "%s\\n" "$@" >> {tmp_path / "docker-args"}\n')
+    (fakebin / "docker").chmod(0o755)
+    names = ("RIG_NEURON_DEVICES", "RIG_SERVE_FLAGS", "RIG_IMAGE", "RIG_MODEL_ID", "RIG_CONTAINER",
+             "RIG_CONTAINER_PORT")
+    commands = "\n".join([f"{k}={shlex.quote(env[k])}" for k in names] + [
+        f"source {SCRIPT_DIR / 'neuron_devices.sh'}", f"main() {{ :; }}\nsource {SCRIPT_DIR / 'neuron_vllm.sh'}",
+        'mkdir() { echo "mkdir $*"; }', "start_server"])
+    rc, out, _ = run_boot_functions(tmp_path, server.server_port, commands)
+    assert rc == 0, out
+    run = (tmp_path / "docker-args").read_text().split("\n")
+    run = run[run.index("run"):]
+    assert [a for a in run if a.startswith("--device=")] == [f"--device=/dev/neuron{i}" for i in range(16)]
+    [artifacts] = [a for a in run if a.startswith("NEURON_COMPILED_ARTIFACTS=")]
+    folder = artifacts.split("=/compiled/", 1)[1]
+    assert len(folder) == 16 and f"mkdir -p /var/lib/neuron-compiled/{folder}" in out
+    assert "/var/lib/neuron-compiled:/compiled" in run and f"127.0.0.1:{server.server_port}:8000" in run
+    serve_args = run[run.index(rig.image.pull_reference()) + 1:-1]
+    assert serve_args == ["vllm", "serve", "Qwen/Qwen3-32B", *rig.serve_flags]
+    assert serve_args[serve_args.index("--tensor-parallel-size") + 1] == "8"
+
+
+def test_the_neuron_vllm_boot_report_copies_the_lines_that_time_the_compile(server, tmp_path):
+    fakebin = tmp_path / "bin"
+    fakebin.mkdir()
+    lines = ["2026-12-02T06:00:10.000000001Z INFO 12-02 06:00:10 [loader.py:191] Unable to find precompiled "
+             "artifacts from /compiled/0123456789abcdef. Recompiling...",
+             "2026-12-02T06:00:11.5Z INFO Saving the neuron_config to /compiled/0123456789abcdef",
+             "2026-12-02T06:12:40.25Z INFO Sharding weights on load..."]
+    (fakebin / "docker").write_text("#!/usr/bin/env bash\n[[ \"$1 $2\" == \"logs -t\" ]] && printf '%s\\n' "
+                                    + " ".join(shlex.quote(line) for line in lines) + "\n")
+    (fakebin / "docker").chmod(0o755)
+    commands = (f"main() {{ :; }}\nsource {SCRIPT_DIR / 'neuron_vllm.sh'}\nRIG_CONTAINER=vllm-neuron\n"
+                "STARTED=$((SECONDS - 900))\nreport_engine")
+    rc, out, _ = run_boot_functions(tmp_path, server.server_port, commands)
+    assert rc == 0, out
+    reported = [line.split(" engine report: ", 1)[1] for line in out.splitlines() if " engine report: " in line]
+    assert reported[:2] == [lines[0], lines[2]]
+    assert re.fullmatch(r"neuron server: first good answer 90\d s after it started", reported[2]), reported
 
 
 CANARY = "hf_canaryTOKEN0123456789abcdef"

@@ -26,6 +26,8 @@ FACTS: dict[str, str] = {
     "service_tier": "service tier",
     "kv_cache_tokens": "KV cache (tokens)",
     "max_concurrency": "sequences of the context at once",
+    "compile_seconds": "Neuron compile at boot (s)",
+    "first_answer_seconds": "server start to first answer (s)",
     "region": "region",
 }
 """Every fact, in the order the report lists them, with the words it uses for each."""
