@@ -76,6 +76,9 @@ class RunOptions(Sparse, Frozen):
     quality_lane: str | None = None
     quality_reference: str | None = None
     min_quality: float | None
+    compare_models: bool = False
+    """``--compare-models``: backends serving different models compete, the quality lane the arbiter (absent from a
+    run.json written before the option: not given)."""
     backends: list[str] | None = None
     """The backends the user chose (``--backends`` or ``BACKENDS``); absent when the run took every one it found."""
     quality_system_prompt: str | None = None

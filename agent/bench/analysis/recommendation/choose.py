@@ -25,6 +25,7 @@ from ..traffic import SECONDS_PER_MONTH, Traffic
 from .assess import Assessed, assess
 from .costs import money_line, slo_costs
 from .curves import cost_curves
+from .models import Models, comparison, judge, with_models
 from .offers import Offer, effective_usd_per_m, switch_points
 
 VOLUME_SPAN = 100.0
@@ -50,11 +51,11 @@ def _not_run(prices: Prices, run_names: set[str], traffic: Traffic) -> dict[str,
     return out
 
 
-def _bedrock_offer(assessed: Mapping[str, Assessed], prices: Prices, traffic: Traffic) -> tuple[Offer | None,
-                                                                                                bool | None]:
-    """Bedrock to break even against: the measured one when it ran, else its list price; and whether
-    it met the target (None: not judged)."""
-    for b in assessed.values():
+def _bedrock_offer(assessed: Mapping[str, Assessed], prices: Prices, traffic: Traffic,
+                   models: Models) -> tuple[Offer | None, bool | None]:
+    """Bedrock to break even against: the measured one when it ran (one serving the comparison's model first), else
+    its list price; and whether it met the target (None: not judged)."""
+    for b in sorted(assessed.values(), key=lambda a: a.name in models.different):
         per_token = prices.of(b.name).per_token
         if descriptor(b.entry.kind).pricing == PER_TOKEN and per_token:
             mix = b.level.met_input_per_output if b.level else None
@@ -264,7 +265,9 @@ def recommend(backends: Mapping[str, BackendSummary], run: RunFile, quality_pair
     volume = traffic.output_tokens_per_month
     assessed = {n: assess(n, infos.get(n), e, run.prices, traffic, min_accuracy, min_quality)
                 for n, e in backends.items()}
-    bedrock, bedrock_meets = _bedrock_offer(assessed, run.prices, traffic)
+    models = comparison(backends, run.options.compare_models)
+    judge(assessed, models, quality_pairs)
+    bedrock, bedrock_meets = _bedrock_offer(assessed, run.prices, traffic, models)
     additions = {n: slo_costs(b, traffic, bedrock, bedrock_meets) for n, b in assessed.items() if backends[n].slo}
     not_run = _not_run(run.prices, set(backends), traffic)
     target = _target(backends)
@@ -280,6 +283,7 @@ def recommend(backends: Mapping[str, BackendSummary], run: RunFile, quality_pair
                      for n, b in assessed.items()},
         "volume_range": (volume / VOLUME_SPAN, volume * VOLUME_SPAN),
         "curves": cost_curves(backends, run.prices, disqualified, traffic), "caveats": caveats(backends, traffic),
+        "models": models,
     }
     offers = {n: b for n, b in assessed.items() if b.offer is not None and b.disqualified is None}
     if target is None:
@@ -290,6 +294,7 @@ def recommend(backends: Mapping[str, BackendSummary], run: RunFile, quality_pair
     else:
         rec.update(_ranked(offers, target, floor, not_run, traffic, chosen))
     rec["reasons"] = rec["reasons"] + quality_reasons(quality_pairs, quality_reference)
+    rec["headline"] = with_models(rec["headline"], models)
     return Recommendation(**rec), additions
 
 
