@@ -8,8 +8,9 @@ where the server reports another model than the one asked, or the catalog names 
 by the id itself.
 
 The comparison is for the model most of the run's backends serve; a tie goes to the model the run's rigs (EC2 and
-SageMaker, not the local toy rig) were asked for, then to a model that is not a toy's, then to the first in
-``run.json``'s order. A run of one backend compares nothing.
+SageMaker, not the local toy rig) were asked for, then to the first in ``run.json``'s order. A toy model (the local
+rig's) neither counts nor is set apart, unless every backend is one: it is never chosen anyway (no price), and its
+own reason says so. A run of one backend compares nothing.
 
 Without ``--compare-models`` a backend serving another model is measured and shown, never chosen nor named the
 leader. With it, it competes and the quality lane is the arbiter: it must have quality-lane answers graded, paired
@@ -27,6 +28,8 @@ from typing import Mapping, Sequence
 
 from ...results.blocks.quality import QualityPair
 from ...results.blocks.recommendation import Models, ServedModel
+from ...results.constants import MODEL_NAME_METADATA
+from ...results.run import BackendInfo
 from ...results.summary import BackendSummary
 from ..blocks.quality_pairs import DESIGN_DROP
 from .assess import Assessed
@@ -36,10 +39,11 @@ RIG_KINDS = ("openai", "neuron", "sagemaker")
 RUN_THE_LANE = "run the quality lane on both (--demos default,quality)"
 
 
-def served_model(entry: BackendSummary) -> ServedModel:
-    """What ``entry`` serves: the model provenance read, else the one asked (the rules above)."""
+def served_model(entry: BackendSummary, info: BackendInfo | None = None) -> ServedModel:
+    """What ``entry`` serves: the model provenance read, else the one asked (the rules above); ``info``, its
+    ``run.json`` entry, gives a custom server's name of the model (:data:`MODEL_NAME_METADATA`)."""
     asked = entry.model_id
-    name = entry.weights.model if entry.weights else None
+    name = _catalog_name(entry, info)
     check = next((f for f in entry.provenance.facts if f.fact == "model"), None) if entry.provenance else None
     if check is None or check.read is None:
         why = check.not_reported if check and check.not_reported else "no provenance read for it"
@@ -50,34 +54,42 @@ def served_model(entry: BackendSummary) -> ServedModel:
                        source=f"read: {check.read_source}, where {asked} was asked")
 
 
-def _tie_break(tied: Sequence[str], served: Mapping[str, ServedModel], backends: Mapping[str, BackendSummary]
-               ) -> tuple[str, str]:
-    rigs = [served[n].model for n, b in backends.items() if b.kind in RIG_KINDS and not b.toy_model]
-    for model in rigs:
-        if model in tied:
-            return model, "the model the run's rigs were asked for"
-    real = [served[n].model for n, b in backends.items() if not b.toy_model and served[n].model in tied]
-    if real:
-        return real[0], "the first model not served by a toy"
+def _catalog_name(entry: BackendSummary, info: BackendInfo | None) -> str | None:
+    """The catalog's name of the model ``entry`` was asked for (its weights', else a custom server's)."""
+    return entry.weights.model if entry.weights else (info.metadata.get(MODEL_NAME_METADATA) if info else None)
+
+
+def _tie_break(tied: Sequence[str], backends: Mapping[str, BackendSummary],
+               infos: Mapping[str, BackendInfo]) -> tuple[str, str]:
+    """Of the models ``tied``, the one the run's rigs were asked for, else the first."""
+    for n, b in backends.items():
+        asked = _catalog_name(b, infos.get(n)) or b.model_id
+        if b.kind in RIG_KINDS and not b.toy_model and asked in tied:
+            return asked, "the model the run's rigs were asked for"
     return tied[0], "the first model in the run's order"
 
 
-def comparison(backends: Mapping[str, BackendSummary], compare_models: bool) -> Models:
-    """The model the comparison is for and what each backend serves (``backends`` in ``run.json``'s order)."""
-    served = {n: served_model(b) for n, b in backends.items()}
-    counts = Counter(s.model for s in served.values())
+def comparison(backends: Mapping[str, BackendSummary], compare_models: bool,
+               infos: Mapping[str, BackendInfo] | None = None) -> Models:
+    """The model the comparison is for and what each backend serves (``backends`` in ``run.json``'s order; ``infos``
+    their ``run.json`` entries). A toy model (the local rig) neither counts nor is set apart: it is never chosen
+    anyway, and its own reason says why."""
+    infos = infos or {}
+    served = {n: served_model(b, infos.get(n)) for n, b in backends.items()}
+    counted = {n: s for n, s in served.items() if not backends[n].toy_model} or served
+    counts = Counter(s.model for s in counted.values())
     if not counts:
         return Models(compared=None, why="no backend ran", compare_models=compare_models, served={}, different=[])
     most = max(counts.values())
-    tied = [m for m in dict.fromkeys(s.model for s in served.values()) if counts[m] == most]
-    of = f"{most} of {len(served)} backend{'s' if len(served) > 1 else ''}"
+    tied = [m for m in dict.fromkeys(s.model for s in counted.values()) if counts[m] == most]
+    of = f"{most} of {len(counted)} backend{'s' if len(counted) > 1 else ''}"
     if len(tied) == 1:
         compared = tied[0]
         why = f"served by {of}" + ("" if len(counts) == 1 else ", more than any other model")
     else:
-        compared, rule = _tie_break(tied, served, backends)
+        compared, rule = _tie_break(tied, backends, infos)
         why = f"a tie between {', '.join(tied)}, {of} each: {rule}"
-    different = [n for n, s in served.items() if s.model != compared]
+    different = [n for n, s in counted.items() if s.model != compared]
     return Models(compared=compared, why=why, compare_models=compare_models, served=served, different=different)
 
 

@@ -139,6 +139,13 @@ def test_the_model_compared_is_the_one_most_backends_serve_a_tie_going_to_the_ri
     assert tie.compared == "Gemma 4 E2B" and "the model the run's rigs were asked for" in tie.why
     entries, _ = summary({"bedrock": nova()}, PRICES)
     assert models.comparison(entries, compare_models=False).different == []  # one backend compares nothing
+    # the local rig's toy model neither counts nor is set apart: its own reason (no price) says why it is not chosen
+    entries, run = summary({"local": backend("local", toy=True, slo_block=slo(1, [level(1, 20.0)])), "bedrock": nova(),
+                            "g6": g6()}, PRICES)
+    found = models.comparison(entries, compare_models=False)
+    assert found.compared == "Gemma 4 E2B" and found.different == ["bedrock"] and found.why.startswith("a tie")
+    rec, _ = choose.recommend(entries, run)
+    assert rec.disqualified["local"].startswith("no price: a CPU-served local toy model")
 
 
 def test_the_served_model_is_what_the_server_reports_else_what_was_asked():
