@@ -146,6 +146,8 @@ class CatalogPrice(Sparse, Frozen):
     """The price of a backend of the catalog the run did not measure."""
 
     label: str | None = None
+    model: str | None = None
+    """The catalog's name of the model it serves by default (absent from a run.json written before it was kept)."""
     tool_calls: bool | None = None
     hourly: HourlyPrice | None = None
     per_token: TokenPrice | None = None

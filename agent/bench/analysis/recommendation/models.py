@@ -120,7 +120,7 @@ def arbiter(b: Assessed, models: Models, assessed: Mapping[str, Assessed], pairs
     head = f"serves {own}, not {compared}, so the quality lane decides (--compare-models)"
     if b.quality is None:
         return f"{head}, and it graded none of its answers: {RUN_THE_LANE}"
-    peers = [a for n, a in assessed.items() if n not in models.different and a.quality is not None]
+    peers = [a for n, a in assessed.items() if models.served[n].model == compared and a.quality is not None]
     if not peers:
         return f"{head}, and it graded no backend serving {compared} to compare it with: {RUN_THE_LANE}"
     best = max(peers, key=lambda a: (a.quality.accuracy, a.quality.cases))  # type: ignore[union-attr]

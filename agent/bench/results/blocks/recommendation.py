@@ -93,6 +93,8 @@ class NotRunOffer(Frozen):
     label: str | None
     tool_calls: bool | None
     lower_bound_monthly_usd: float | None
+    model: str | None = None
+    """The catalog's name of the model it serves by default (null: not on file)."""
     basis: str | None
 
 

@@ -162,3 +162,15 @@ def test_a_run_whose_backends_all_serve_one_model_is_unchanged():
     rec, _ = recommend({"g6": g6(), "bedrock": mantle})
     assert rec.choice == "bedrock" and rec.disqualified == {} and "model" not in rec.headline.lower()
     assert "**Different models**" not in report({"g6": g6(), "bedrock": mantle})
+
+
+def test_a_backend_not_run_of_another_model_does_not_hold_the_choice_back():
+    # Nova Micro's list price, 100M x $0.147/M = $14.70 a month, is below g6's $587.50; but it serves another model
+    not_run = {"bedrock": {"label": "Amazon Bedrock (Nova Micro)", "model": "Amazon Nova Micro", "tool_calls": True,
+                           "per_token": NOVA_MICRO}}
+    entries, run = summary({"g6": g6()}, PRICES, not_run=not_run, bedrock_reference=None)
+    rec, _ = choose.recommend(entries, run)
+    assert rec.verdict == "choice" and rec.choice == "g6" and "bedrock" not in rec.headline
+    entries, run = summary({"g6": g6()}, PRICES, not_run=not_run, bedrock_reference=None, compare_models=True)
+    rec, _ = choose.recommend(entries, run)
+    assert rec.verdict == "too_thin" and "bedrock was not run and could cost less here" in rec.headline
