@@ -3,9 +3,9 @@ model is treated (the one place these are decided; ``docs/benchmark.md``, "Diffe
 
 What a backend serves is what provenance read from the server (``GET /v1/models``, Bedrock's inference profile);
 where the server said nothing, the model every request names. It is compared by the catalog's name of the model
-(``weights.model``: ``Gemma 4 E2B`` whether a rig names it ``google/gemma-4-E2B-it`` or Bedrock ``google.gemma-4-e2b``);
-where the server reports another model than the one asked, or the catalog names none (a custom server, a stand-in),
-by the id itself.
+(``weights.model``: ``Gemma 4 E2B`` whether a rig names it ``google/gemma-4-E2B-it`` or Bedrock ``google.gemma-4-e2b``;
+a custom server's ``model_name``); where the server reports another model than the one asked, or the catalog names
+none (an id it does not know, a stand-in), by the id itself.
 
 The comparison is for the model most of the run's backends serve; a tie goes to the model the run's rigs (EC2 and
 SageMaker, not the local toy rig) were asked for, then to the first in ``run.json``'s order. A toy model (the local
@@ -15,10 +15,11 @@ own reason says so. A run of one backend compares nothing.
 Without ``--compare-models`` a backend serving another model is measured and shown, never chosen nor named the
 leader. With it, it competes and the quality lane is the arbiter: it must have quality-lane answers graded, paired
 with the best-answering backend of the comparison's model; it is disqualified when its paired difference's whole 95%
-interval lies below zero (it answers worse beyond the lane's interval), and its evidence is thin (it cannot be
-chosen until more items tell) when the interval reaches below the lane's design drop (3 points), so that a model is
-never chosen over another on cost unless the lane shows it answers at most that much worse. The quality floor
-(``--min-quality``) applies to it as to every backend.
+interval lies below zero (it answers worse beyond the lane's interval), and its evidence is thin (while it leads,
+nothing is chosen until more items tell) when the interval reaches below minus the lane's design drop (3 points), so
+that a model is never chosen over another on cost unless the lane shows it answers at most that much worse. The
+quality floor (``--min-quality``) applies to it as to every backend. Without the option, a backend of the catalog not
+run that serves another model does not make the evidence thin (:func:`~.choose._thin`).
 """
 
 from __future__ import annotations
