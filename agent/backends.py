@@ -24,7 +24,7 @@ from rigs.catalog.model import weights_for
 from rigs.catalog.pricing import STANDARD_TIER, base_model_id
 from rigs.catalog.runtimes import RUNTIMES, VLLM, runtime
 
-from .bench.results.constants import WEIGHTS_METADATA_PREFIX
+from .bench.results.constants import MODEL_NAME_METADATA, WEIGHTS_METADATA_PREFIX
 from .kinds import KINDS, descriptor
 
 if TYPE_CHECKING:
@@ -198,6 +198,13 @@ def catalog_metadata(rig: Ec2Rig | SageMakerRig | BedrockBackend, region: str | 
     if isinstance(rig, catalog_model.Ec2Rig):
         meta["serve_flags"] = " ".join(rig.serve_flags)
     return meta
+
+
+def model_name(rig: Ec2Rig | SageMakerRig | BedrockBackend, model_id: str) -> dict[str, str]:
+    """``{"model_name": ...}``: the catalog's name of ``model_id`` served on ``rig`` (its own, a variant's, the models
+    section's), for a custom server whose weights are not stated; empty where the catalog does not know the id."""
+    weights = weights_for(rig, model_id, catalog_model.load_catalog())
+    return {MODEL_NAME_METADATA: weights.model} if weights is not None else {}
 
 
 def _engine(rig: Ec2Rig | SageMakerRig) -> str | None:
@@ -484,6 +491,7 @@ def custom_backend(rig: Ec2Rig, prefix: str, base_url: str, model: str | None, i
         "reached_via": f"{variable}={base_url}",
         "url_variable": variable,
         "model_source": f"{prefix}_MODEL" if model else "the server's /v1/models",
+        **model_name(rig, model or rig.model_id),
     }
     label = f"custom server at {variable}"
     if instance_type is not None:

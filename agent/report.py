@@ -1,8 +1,8 @@
 """``python -m agent.report DIR [DIR ...]``: rebuild the report of an evidence folder, or compare folders.
 
 With one folder, its ``summary.json``, plots, ``REPORT.md`` and ``REPORT.html`` are recomputed from its
-``requests.jsonl`` and ``run.json`` (the same code a run ends with). ``--workload`` and
-``--min-accuracy`` (and ``--min-quality``) price the same evidence for other traffic: ``--workload`` sets only the
+``requests.jsonl`` and ``run.json`` (the same code a run ends with). ``--workload`` and ``--min-accuracy`` (and
+``--min-quality``, ``--compare-models``) price the same evidence for other traffic: ``--workload`` sets only the
 volume and decision keys (the others keep the run's values; one that would change the shape of the traffic sent is
 refused, naming the run that would measure it, since the latency was measured for the run's shape); the evidence
 folder is left as it was measured, and the re-priced report goes into a new folder holding a copy of its ``requests.jsonl``
@@ -50,6 +50,8 @@ REPRICING = {
     "min_accuracy": "tool-calling accuracy floor instead of the run's, in a new folder like --workload",
     "min_quality": "answer-quality floor instead of the run's (the workload key min_quality is the same floor), in a "
                    "new folder like --workload",
+    "compare_models": "let backends serving another model compete, the quality lane the arbiter (the run's choice "
+                      "otherwise), in a new folder like --workload",
 }
 """The options of ``python -m agent.run`` this command shares (their declarations), with what they do here."""
 
@@ -120,7 +122,7 @@ def repriced_workload(run: dict[str, Any], asked: Any, folder: Path) -> Any:
 
 def repricing(args: argparse.Namespace) -> bool:
     """Whether the evidence is priced for other options than its run's (``--workload``, the floors)."""
-    return args.workload is not None or args.min_accuracy is not None or args.min_quality is not None
+    return any(getattr(args, name) not in (None, False) for name in REPRICING)
 
 
 def repriced_options(run: dict[str, Any], args: argparse.Namespace, source: Path) -> dict[str, Any]:
@@ -132,7 +134,7 @@ def repriced_options(run: dict[str, Any], args: argparse.Namespace, source: Path
         args = argparse.Namespace(**{**vars(args), "workload": repriced_workload(run, args.workload, source)})
     record = recommendation_record(args)
     changed = [OPTION[name].record for name in REPRICING
-               if getattr(args, name) is not None or (name == "min_quality" and floor_in_workload)]
+               if getattr(args, name) not in (None, False) or (name == "min_quality" and floor_in_workload)]
     options = {**(run.get("options") or {}), **{key: record[key] for key in changed}}
     note = (f"Recommendation options ({', '.join(changed)}) set afterwards by python -m agent.report on "
             f"{utc.iso_millis()}; the evidence as measured is in {source}.")

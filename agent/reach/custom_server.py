@@ -22,7 +22,10 @@ import urllib.error
 import urllib.request
 from typing import TYPE_CHECKING
 
-from ..backends import Backend
+from rigs.catalog import model as catalog_model
+
+from ..backends import Backend, model_name
+from ..bench.results.constants import MODEL_NAME_METADATA
 from .discovery import FoundRig
 from .probe import describe_error
 
@@ -52,7 +55,8 @@ def identify(backend: Backend, timeout_s: float = MODELS_TIMEOUT_S) -> Backend:
     """The custom ``backend`` labelled with the model its server reports (others unchanged).
 
     The model id sent in requests becomes the reported one unless ``<prefix>_MODEL`` was given;
-    a server that does not answer keeps the stand-in id, and the label says the model is unknown.
+    a server that does not answer keeps the stand-in id, and the label says the model is unknown. The catalog's name
+    of that id, where it knows it, is kept as ``model_name`` (what the recommendation compares).
     """
     if not backend.custom or not backend.base_url:
         return backend
@@ -80,6 +84,8 @@ def identify(backend: Backend, timeout_s: float = MODELS_TIMEOUT_S) -> Backend:
         label = f"custom server at {variable} (model not reported)"
     if meta.get("instance_type_source"):
         label += f" on {meta['instance_type']} (stated)"
+    meta.pop(MODEL_NAME_METADATA, None)
+    meta.update(model_name(catalog_model.load_catalog().get(backend.name), model_id))
     return dataclasses.replace(backend, label=label, model_id=model_id, metadata=meta)
 
 

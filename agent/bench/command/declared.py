@@ -254,6 +254,11 @@ _RECOMMENDATION = (
     Option(("--min-quality",), "recommendation", "answer-quality floor (quality part), e.g. 0.7 or 70%; a backend "
            "whose quality's upper 95% bound is below it is disqualified; the --workload key min_quality is the same "
            "floor", shown="no floor", type=share, metavar="SHARE", record="min_quality"),
+    Option(("--compare-models",), "recommendation", "let backends serving another model than the one the comparison "
+           "is for (the model most backends serve) compete: each must have quality-lane results, and the lane decides "
+           "whether it may be chosen; without it they are measured and shown, never chosen", default=False,
+           switch=True, record="compare_models",
+           more="the rule: [Different models](#different-models---compare-models)"),
 )
 
 OPTIONS: tuple[Option, ...] = (*_COMMAND, *_BENCHMARK, *_TARGET, *_OPEN_LOOP, *_BFCL, *_QUALITY, *_RECOMMENDATION)

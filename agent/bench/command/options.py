@@ -131,6 +131,8 @@ class BenchOptions:
     """The backends the user chose (``--backends`` or ``BACKENDS``); None: every one found."""
     bedrock_tier: str
     """``--bedrock-tier`` (the command's option): Bedrock's service tier, for its price and the break-even."""
+    compare_models: bool = False
+    """``--compare-models``: backends serving another model compete, the quality lane the arbiter."""
     rate: float | str | None = None
     """``--rate``: the open loop's requests per second, or ``peak``; None: no open loop at a rate."""
     rate_duration_s: float | None = None
@@ -161,7 +163,7 @@ class BenchOptions:
             min_quality=floor if floor is not None else traffic.min_quality,
             quality_reference=get("quality_reference"),
             backends=tuple(n.strip() for n in chosen.split(",") if n.strip()) if isinstance(chosen, str) else chosen,
-            bedrock_tier=get("bedrock_tier"), rate=getattr(ns, "rate", None),
+            bedrock_tier=get("bedrock_tier"), compare_models=bool(get("compare_models")), rate=getattr(ns, "rate", None),
             rate_duration_s=getattr(ns, "rate_duration", None),
         )  # fmt: skip
 
@@ -214,12 +216,13 @@ def with_max_tokens(traffic: Traffic, max_tokens: int | None) -> Traffic:
 
 
 def recommendation_record(options: Any) -> dict[str, Any]:
-    """What ``run.json`` options keep of ``--workload``, ``--min-accuracy`` and ``--min-quality`` (the
-    command's options, or ``python -m agent.report``'s); the quality floor is the option, else the
-    workload's ``min_quality``."""
+    """What ``run.json`` options keep of ``--workload``, ``--min-accuracy``, ``--min-quality`` and
+    ``--compare-models`` (the command's options, or ``python -m agent.report``'s); the quality floor is the option,
+    else the workload's ``min_quality``."""
     from ..analysis.traffic import default_traffic  # pydantic: loaded when a run starts, not for --help
 
     traffic = getattr(options, "workload", None) or default_traffic()
     floor = getattr(options, "min_quality", None)
     return {"workload": traffic.record().model_dump(), "min_accuracy": getattr(options, "min_accuracy", None),
-            "min_quality": floor if floor is not None else traffic.min_quality}
+            "min_quality": floor if floor is not None else traffic.min_quality,
+            "compare_models": bool(getattr(options, "compare_models", False))}

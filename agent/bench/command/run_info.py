@@ -167,7 +167,7 @@ def not_run_prices(book: Any, run_names: Iterable[str], bedrock_tier: str = "sta
     for rig in load_catalog().rigs.values():
         if rig.name in skip:
             continue
-        item: dict[str, Any] = {"label": rig.label, "tool_calls": rig.tool_calls}
+        item: dict[str, Any] = {"label": rig.label, "model": rig.weights.model, "tool_calls": rig.tool_calls}
         region = rig.regions[0] if rig.regions else "us-east-1"
         try:
             if isinstance(rig, BedrockBackend):

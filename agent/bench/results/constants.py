@@ -29,6 +29,11 @@ follow from the lengths the run sends (with no length given, the reference's pro
 0.2), so what is priced is what was measured. Requests arrive as a Poisson process in the open loop (``--rate``),
 the default of AIPerf's ``--arrival-pattern`` and of vLLM's ``--burstiness`` (1.0)."""
 
+MODEL_NAME_METADATA = "model_name"
+"""A custom server's ``metadata`` key for the catalog's name of the model it serves (``Gemma 4 E2B``), where the
+catalog knows the id: no weights are stated for a server the app did not deploy, but the model is still told apart
+from another (:mod:`agent.bench.analysis.recommendation.models`)."""
+
 WEIGHTS_METADATA_PREFIX = "weights_"
 """A backend's ``metadata`` (``run.json`` ``backends``) carries what the catalog states it serves as
 ``weights_model``, ``weights_precision``, ``weights_bytes_per_weight``, ``weights_memory_gib``,

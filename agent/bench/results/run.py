@@ -76,6 +76,9 @@ class RunOptions(Sparse, Frozen):
     quality_lane: str | None = None
     quality_reference: str | None = None
     min_quality: float | None
+    compare_models: bool = False
+    """``--compare-models``: backends serving different models compete, the quality lane the arbiter (absent from a
+    run.json written before the option: not given)."""
     backends: list[str] | None = None
     """The backends the user chose (``--backends`` or ``BACKENDS``); absent when the run took every one it found."""
     quality_system_prompt: str | None = None
@@ -143,6 +146,8 @@ class CatalogPrice(Sparse, Frozen):
     """The price of a backend of the catalog the run did not measure."""
 
     label: str | None = None
+    model: str | None = None
+    """The catalog's name of the model it serves by default (absent from a run.json written before it was kept)."""
     tool_calls: bool | None = None
     hourly: HourlyPrice | None = None
     per_token: TokenPrice | None = None

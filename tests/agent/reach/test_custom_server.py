@@ -87,6 +87,10 @@ def test_the_server_names_its_model(models_server):
     (stated,) = from_env({"G6_URL": models_server.base_url, "G6_MODEL": "other"}, CATALOG).backends
     kept = identify(stated)
     assert kept.model_id == "other" and "G6_MODEL=other is not among the models" in kept.metadata["model_note"]
+    # the catalog's name of the model, kept only where the catalog knows the id (what the recommendation compares)
+    assert "model_name" not in named.metadata and "model_name" not in kept.metadata
+    (gemma,) = from_env({"G6_URL": models_server.base_url, "G6_MODEL": "google/gemma-4-E2B-it"}, CATALOG).backends
+    assert identify(gemma).metadata["model_name"] == "Gemma 4 E2B"
 
 
 def test_a_server_without_a_model_list_is_labelled_so():

@@ -25,6 +25,7 @@ from ..traffic import SECONDS_PER_MONTH, Traffic
 from .assess import Assessed, assess
 from .costs import money_line, slo_costs
 from .curves import cost_curves
+from .models import Models, comparison, judge, with_models
 from .offers import Offer, effective_usd_per_m, switch_points
 
 VOLUME_SPAN = 100.0
@@ -46,15 +47,15 @@ def _not_run(prices: Prices, run_names: set[str], traffic: Traffic) -> dict[str,
             low = round(traffic.output_tokens_per_month * e / 1e6, 2)
             basis = f"list price ${e:.4g}/M output at this mix; its latency under the target is unknown"
         out[name] = NotRunOffer(label=entry.label, tool_calls=entry.tool_calls, lower_bound_monthly_usd=low,
-                                basis=basis)
+                                basis=basis, model=entry.model)
     return out
 
 
-def _bedrock_offer(assessed: Mapping[str, Assessed], prices: Prices, traffic: Traffic) -> tuple[Offer | None,
-                                                                                                bool | None]:
-    """Bedrock to break even against: the measured one when it ran, else its list price; and whether
-    it met the target (None: not judged)."""
-    for b in assessed.values():
+def _bedrock_offer(assessed: Mapping[str, Assessed], prices: Prices, traffic: Traffic,
+                   models: Models) -> tuple[Offer | None, bool | None]:
+    """Bedrock to break even against: the measured one when it ran (one serving the comparison's model first), else
+    its list price; and whether it met the target (None: not judged)."""
+    for b in sorted(assessed.values(), key=lambda a: a.name in models.different):
         per_token = prices.of(b.name).per_token
         if descriptor(b.entry.kind).pricing == PER_TOKEN and per_token:
             mix = b.level.met_input_per_output if b.level else None
@@ -114,13 +115,16 @@ def _none_qualifies(assessed: Mapping[str, Assessed], disqualified: Mapping[str,
 
 
 def _thin(leader: Assessed, lead_cost: float, not_run: Mapping[str, NotRunOffer], traffic: Traffic,
-          chosen: Sequence[str] | None = None) -> tuple[list[str], list[str]]:
+          models: Models, chosen: Sequence[str] | None = None) -> tuple[list[str], list[str]]:
     """Why the evidence is too thin to choose: the leader's own, and each backend not run that could
-    cost less (and could serve the workload); and the caveats: those of them the user left out of
-    ``--backends`` (``chosen``), which do not stop the choice among the ones chosen."""
+    cost less (and could serve the workload, and serves the model compared unless ``--compare-models``); and the
+    caveats: those of them the user left out of ``--backends`` (``chosen``), which do not stop the choice among the
+    ones chosen."""
     thin, caveats = list(leader.thin), []
     for n, x in not_run.items():
         low = x.lower_bound_monthly_usd
+        if x.model is not None and x.model != models.compared and not models.compare_models:
+            continue
         if low is not None and low < lead_cost and not (traffic.tool_calls and x.tool_calls is False):
             line = (f"{n} was not run and could cost less here ({x.basis}: from {usd(low)} a month against "
                     f"{leader.name}'s {usd(lead_cost)})")
@@ -196,13 +200,13 @@ def _floors_below(ranked: Sequence[Assessed], lead_cost: float, traffic: Traffic
 
 
 def _ranked(offers: Mapping[str, Assessed], target: TargetUsed, floor: str, not_run: Mapping[str, NotRunOffer],
-            traffic: Traffic, chosen: Sequence[str] | None = None) -> dict[str, Any]:
+            traffic: Traffic, models: Models, chosen: Sequence[str] | None = None) -> dict[str, Any]:
     """The verdict among the backends that qualify: a choice, a tie, or too thin to choose."""
     volume = traffic.output_tokens_per_month
     ranked = sorted(offers.values(), key=lambda b: (b.offer.monthly(volume, traffic), b.name))  # type: ignore[union-attr]
     leader, runner = ranked[0], (ranked[1] if len(ranked) > 1 else None)
     lead_cost = leader.offer.monthly(volume, traffic)  # type: ignore[union-attr]
-    thin, left_out = _thin(leader, lead_cost, not_run, traffic, chosen)
+    thin, left_out = _thin(leader, lead_cost, not_run, traffic, models, chosen)
     thin += _floors_below(ranked, lead_cost, traffic)
     tie = _tie(leader, runner, traffic)
     reasons = [money_line(b, traffic) for b in ranked] + ([tie] if tie else [])
@@ -264,7 +268,9 @@ def recommend(backends: Mapping[str, BackendSummary], run: RunFile, quality_pair
     volume = traffic.output_tokens_per_month
     assessed = {n: assess(n, infos.get(n), e, run.prices, traffic, min_accuracy, min_quality)
                 for n, e in backends.items()}
-    bedrock, bedrock_meets = _bedrock_offer(assessed, run.prices, traffic)
+    models = comparison(backends, run.options.compare_models, infos)
+    judge(assessed, models, quality_pairs)
+    bedrock, bedrock_meets = _bedrock_offer(assessed, run.prices, traffic, models)
     additions = {n: slo_costs(b, traffic, bedrock, bedrock_meets) for n, b in assessed.items() if backends[n].slo}
     not_run = _not_run(run.prices, set(backends), traffic)
     target = _target(backends)
@@ -280,6 +286,7 @@ def recommend(backends: Mapping[str, BackendSummary], run: RunFile, quality_pair
                      for n, b in assessed.items()},
         "volume_range": (volume / VOLUME_SPAN, volume * VOLUME_SPAN),
         "curves": cost_curves(backends, run.prices, disqualified, traffic), "caveats": caveats(backends, traffic),
+        "models": models,
     }
     offers = {n: b for n, b in assessed.items() if b.offer is not None and b.disqualified is None}
     if target is None:
@@ -288,8 +295,9 @@ def recommend(backends: Mapping[str, BackendSummary], run: RunFile, quality_pair
     elif not offers:
         rec.update(_none_qualifies(assessed, disqualified, target, floor, not_run))
     else:
-        rec.update(_ranked(offers, target, floor, not_run, traffic, chosen))
+        rec.update(_ranked(offers, target, floor, not_run, traffic, models, chosen))
     rec["reasons"] = rec["reasons"] + quality_reasons(quality_pairs, quality_reference)
+    rec["headline"] = with_models(rec["headline"], models)
     return Recommendation(**rec), additions
 
 

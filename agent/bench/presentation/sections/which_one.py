@@ -109,10 +109,29 @@ def workload_lines(rec: Recommendation) -> list[str]:
     lines.append("- **Quality floor**: " + (f"{quality:.0%} answer quality on the quality lane (a backend whose upper "
                                              "95% bound is below it is disqualified)." if quality is not None
                                              else "none (`--min-quality` not given)."))
+    lines += model_lines(rec)
     if rec.backends_chosen is not None:
         lines.append(f"- **Backends**: chosen with `--backends` ({', '.join(rec.backends_chosen)}): the choice is "
                      "among them; one left out that could cost less is named below.")
     return lines
+
+
+def model_lines(rec: Recommendation) -> list[str]:
+    """The model the comparison is for, and each backend of another model: "different models", compared or not."""
+    models = rec.models
+    if models is None or models.compared is None:
+        return []
+    line = f"- **Model**: {models.compared} ({models.why})."
+    if not models.different:
+        return [line]
+    others = ", ".join(f"{n} serves {models.served[n].model} ({models.served[n].source})" for n in models.different)
+    if models.compare_models:
+        rule = ("compared with `--compare-models`: the quality lane is the arbiter (each must have its answers graded; "
+                "one that answers worse than the best of the model compared beyond the lane's 95% interval cannot be "
+                "chosen, nor one the lane cannot yet show within its design drop)")
+    else:
+        rule = "measured and shown, never chosen: compared only with `--compare-models` (and the quality lane)"
+    return [line, f"- **Different models**: {others}; {rule}."]
 
 
 def _status(rec: Recommendation, name: str) -> str:

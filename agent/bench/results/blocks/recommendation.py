@@ -93,6 +93,8 @@ class NotRunOffer(Frozen):
     label: str | None
     tool_calls: bool | None
     lower_bound_monthly_usd: float | None
+    model: str | None = None
+    """The catalog's name of the model it serves by default (null: not on file)."""
     basis: str | None
 
 
@@ -135,6 +137,33 @@ class CostCurve(Frozen):
         return instances * (self.usd_per_month_per_instance or 0.0)
 
 
+class ServedModel(Frozen):
+    """The model a backend serves, as the recommendation compares it (:mod:`agent.bench.analysis.recommendation.models`)."""
+
+    model: str
+    """What is compared: the catalog's name of the model (``weights.model``: ``Gemma 4 E2B``), the same whatever id a
+    backend names it by; where the server reports another model than the one asked, or the catalog names none, the
+    model id itself."""
+    model_id: str
+    """The id the server reports (provenance's ``model``), else the one every request names."""
+    source: str
+    """Where it was read (``GET /v1/models``), or why the id asked stands (the server did not say)."""
+
+
+class Models(Frozen):
+    """Which model the comparison is for, what each backend serves, and how backends of another model are treated."""
+
+    compared: str | None
+    """The model most of the run's backends serve (a tie: the one the rigs were asked for); None: no backend."""
+    why: str
+    compare_models: bool
+    """``--compare-models``: backends of another model compete, the quality lane the arbiter; without it they are
+    shown, never chosen."""
+    served: dict[str, ServedModel]
+    different: list[str]
+    """The backends serving another model than :attr:`compared`, in the run's order."""
+
+
 class Recommendation(Frozen):
     workload: Workload
     min_accuracy: float | None
@@ -162,6 +191,8 @@ class Recommendation(Frozen):
     caveats: list[str] = []
     """What the answer must be read with, whichever backend it names: a capacity that is only a floor, a
     workload's prompts heavier than those measured."""
+    models: Models | None = None
+    """The model the comparison is for and what each backend serves (null in a summary written before it was kept)."""
     partial: str | None = None
     """An interrupted run: that it is partial and what it is missing (the headline starts with it); null
     when the run finished."""

@@ -170,12 +170,13 @@ def backend(name: str, *, kind: str = "openai", slo_block: SloBlock | None = Non
 def summary(backends: dict[str, tuple[BackendSummary, dict]], prices: dict[str, dict], *,
             workload: dict | None = None, min_accuracy: float | None = None, not_run: dict | None = None,
             bedrock_reference: dict | None = NOVA_MICRO, min_quality: float | None = None,
-            chosen: list[str] | None = None) -> tuple[dict[str, BackendSummary], RunFile]:
+            chosen: list[str] | None = None, compare_models: bool = False) -> tuple[dict[str, BackendSummary], RunFile]:
     """``(backends, run)`` ready for :func:`agent.bench.analysis.recommendation.choose.recommend`;
     ``chosen``: the backends given with ``--backends``."""
     run = RunFile.model_validate(run_json(
         [info for _, info in backends.values()],
         options={"workload": workload or {}, "min_accuracy": min_accuracy, "min_quality": min_quality,
+                 "compare_models": compare_models,
                  **({"backends": chosen} if chosen is not None else {})},
         prices={"backends": prices, "bedrock_reference": bedrock_reference, "not_run": not_run or {}}))
     return {n: entry for n, (entry, _) in backends.items()}, run

@@ -408,6 +408,8 @@ def test_the_recommendation_options_of_the_lane_are_checked(capsys):
     options = BenchOptions.from_namespace(ns)
     assert options.demos == ("counting", "orchestrator", "chat", "quality") and options.min_quality == 0.7
     assert options.record(1)["quality_reference"] == "g5g" and options.record(1)["min_quality"] == 0.7
+    assert options.record(1)["compare_models"] is False
+    assert BenchOptions.from_namespace(parser.parse_args(["--compare-models"])).record(1)["compare_models"] is True
     with pytest.raises(SystemExit):
         parser.parse_args(["--quality-reference", "g7"])
     assert "invalid choice: 'g7'" in capsys.readouterr().err

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from agent.backends import custom_backend
+from agent.backends import custom_backend, model_name
 from agent.bench.command import evidence, runner
 from agent.bench.analysis import summary
 from rigs.catalog.model import load_catalog
@@ -87,7 +87,10 @@ def test_a_neuron_like_server_over_its_limit_is_disqualified_and_never_chosen(tm
     with FakeOpenAI(Counted()) as g6_server, FakeOpenAI(Counted(max_context=512, chars_per_token=4.0, natural_tokens=5)) as inf2_server:
         inf2 = custom_backend(catalog.get("inf2"), "INF2", inf2_server.base_url, "gemma-4-E2B-it", "inf2.xlarge")
         assert (inf2.max_prompt_tokens, inf2.max_total_tokens) == (128, 512)
-        code = runner.run([openai_backend("g6", g6_server.base_url), inf2], make_options(
+        rig = catalog.get("g6")  # g6 and inf2 serve one model (Gemma 4 E2B) by two ids, as the catalog names them
+        g6 = openai_backend("g6", g6_server.base_url, model_id=rig.model_id, metadata={
+            "instance_type": "g6.xlarge", "region": "us-east-2", **model_name(rig, rig.model_id)})
+        code = runner.run([g6, inf2], make_options(
             "--demos", "chat", "--runs", "3", "--concurrency", "auto", "--max-concurrency", "2", "--repeats", "1",
             "--workload", "prompt_input_tokens_mean=100,prompt_input_tokens_stddev=60,output_tokens_mean=8"),
             out, None)

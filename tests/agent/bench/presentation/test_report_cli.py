@@ -147,6 +147,16 @@ def test_a_quality_floor_reprices_too_and_two_values_of_it_are_refused(before: P
     assert "the same floor with two values" in capsys.readouterr().err and not (tmp_path / "both").exists()
 
 
+def test_compare_models_re_renders_the_evidence_with_its_rule(before: Path, tmp_path: Path):
+    out = tmp_path / "compared"
+    assert report_cli.main([str(before), "--compare-models", "--out", str(out)]) == 0
+    run = json.loads((out / "run.json").read_text())
+    assert run["options"]["compare_models"] is True and "(compare_models)" in run["notes"][-1]
+    models = json.loads((out / "summary.json").read_text())["recommendation"]["models"]
+    assert models["compare_models"] is True and models["different"] == [] and models["compared"]
+    assert f"- **Model**: {models['compared']} (served by" in (out / "REPORT.md").read_text()
+
+
 def test_without_out_a_repriced_copy_gets_a_fresh_folder_beside_the_evidence(before: Path, tmp_path: Path):
     copy = tmp_path / "copy"
     shutil.copytree(before, copy)
