@@ -81,11 +81,6 @@ def choose(options: Options, catalog: Catalog, selected: Sequence[Any]) -> Chose
         try:
             served = served_rig(rig, catalog, {**context, **own}.get)
         except (ModelOptionsError, OptionsError) as exc:
-            if card is not None and options.model_config is None and rig.weights.model == card.name:
-                chosen.rigs.append(rig)  # a server of its own for the model (the Neuron rigs' Gemma 4 E2B)
-                chosen.sized.append(f"{rig.name}: serves its own build of {card.name} ({rig.model_id}) on "
-                                    f"{rig.instance_type}")
-                continue
             chosen.left_out[rig.name] = f"cannot serve {options.model}: {_for_rehearse(str(exc))}"
             continue
         chosen.rigs.append(served.rig)

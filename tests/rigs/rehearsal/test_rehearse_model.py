@@ -20,7 +20,9 @@ from rigs.rehearsal.state import Options
 from tests.rigs.rehearsal.test_rehearsal import CATALOG, counted_preflight, state  # noqa: F401 - the fixture
 
 QWEN_32B = "Qwen/Qwen3-32B"  # 61.1 GiB of bfloat16 weights: four L4s (g6.12xlarge), no g5g size
-NEURON_WHY = ("cannot serve Qwen/Qwen3-32B: inf2 cannot be given another model or size: its hand-ported image serves "
+G5G_WHY = "cannot serve Qwen/Qwen3-32B: fits no g5g size at 16,384 tokens: the largest, g5g.16xlarge (2 x NVIDIA T4G), is "
+GPT_OSS = "openai/gpt-oss-20b"  # GptOssForCausalLM: no class AWS's vLLM Neuron image serves
+NEURON_WHY = (f"cannot serve {GPT_OSS}: inf2 cannot serve it: its hand-ported image serves "
               "Gemma 4 E2B only")
 
 
@@ -30,25 +32,29 @@ def everything() -> list:
 
 def test_each_rig_serves_the_model_on_the_size_it_fits_or_is_left_out_with_why():
     chosen = prepare.choose(Options(model=QWEN_32B), CATALOG, everything())
-    assert [(r.name, r.instance_type) for r in chosen.rigs] == [("g6", "g6.12xlarge"), ("sagemaker", "ml.g6.12xlarge")]
-    assert chosen.left_out["inf2"].startswith(NEURON_WHY) and chosen.left_out["trn1"].startswith(
-        NEURON_WHY.replace("inf2", "trn1"))
-    assert chosen.left_out["g5g"].startswith("cannot serve Qwen/Qwen3-32B: fits no g5g size at 16,384 tokens: the "
-                                             "largest, g5g.16xlarge (2 x NVIDIA T4G), is ")
+    assert [(r.name, r.instance_type) for r in chosen.rigs] == [
+        ("g6", "g6.12xlarge"), ("inf2", "inf2.24xlarge"), ("trn1", "trn1.32xlarge"), ("sagemaker", "ml.g6.12xlarge")]
+    assert chosen.left_out["g5g"].startswith(G5G_WHY)
+    assert chosen.sized[1].startswith("inf2: Qwen/Qwen3-32B on inf2.24xlarge with AWS's vLLM Neuron image, tensor "
+                                      "parallel 8 over NeuronCores")
     assert chosen.left_out["bedrock"].startswith("serves Amazon Nova Micro, not Qwen/Qwen3-32B")
     assert chosen.left_out["bedrock-mantle"].startswith("Bedrock's OpenAI-compatible endpoint serves Qwen/Qwen3-32B "
                                                         "under no id the catalog's models section names")
     assert chosen.sized[0] == ("g6: Qwen/Qwen3-32B on g6.12xlarge (tensor parallel 4) at 8,192 tokens, 54,767 tokens "
                                "of KV cache (6 sequences): g6.xlarge is too small for it")
     # per rig: one -c model=ID would make every stack of the app serve it, and a rig it fits no size of refuse synth
-    assert chosen.context == {"model.g6": QWEN_32B, "model.sagemaker": QWEN_32B}
+    assert chosen.context == {f"model.{rig}": QWEN_32B for rig in ("g6", "inf2", "trn1", "sagemaker")}
+    neuron = prepare.choose(Options(model=GPT_OSS), CATALOG, everything())
+    assert neuron.left_out["inf2"].startswith(NEURON_WHY) and neuron.left_out["trn1"].startswith(
+        NEURON_WHY.replace("inf2", "trn1"))
 
 
 def test_bedrock_serves_the_same_model_where_the_catalog_names_its_id_and_the_neuron_rigs_their_own_gemma():
     chosen = prepare.choose(Options(model="google/gemma-4-E2B-it"), CATALOG, everything())
     assert [r.name for r in chosen.rigs] == ["g6", "g5g", "inf2", "trn1", "sagemaker", "bedrock-mantle"]
-    assert "inf2: serves its own build of Gemma 4 E2B (gemma-4-E2B-it) on inf2.xlarge" in chosen.sized
-    assert "model.inf2" not in chosen.context and chosen.context["model.g5g"] == "google/gemma-4-E2B-it"
+    assert "inf2: keeps its hand-ported Gemma 4 E2B (google/gemma-4-E2B-it is the same model in another checkpoint)" \
+        in chosen.sized and chosen.rigs[2].instance_type == "inf2.xlarge"
+    assert chosen.context["model.g5g"] == "google/gemma-4-E2B-it"
     named = prepare.choose(Options(rigs=["g6", "bedrock"], model="openai/gpt-oss-20b"), CATALOG,
                            [CATALOG.get("g6"), CATALOG.get("bedrock")])
     assert [r.name for r in named.rigs] == ["g6", "bedrock"]  # named: benchmarked beside, as another model
@@ -70,7 +76,7 @@ def test_a_bad_model_option_is_one_line_before_anything(options: Options, proble
 
 
 def test_max_usd_bounds_the_size_the_model_moves_the_rig_to(monkeypatch: pytest.MonkeyPatch, tmp_path: Path):
-    options = Options(rigs=["g6", "inf2"], model=QWEN_32B, yes=True, offline=True, max_usd=15,
+    options = Options(rigs=["g6", "g5g"], model=QWEN_32B, yes=True, offline=True, max_usd=15,
                       evidence=tmp_path / "evidence")
     # the dated price file prices g6.xlarge only: the size that will launch cannot be bounded from it
     with pytest.raises(UsageError, match=r"^--max-usd 15: no price known for g6 \(small\), so the cost cannot be "):
@@ -84,7 +90,7 @@ def test_max_usd_bounds_the_size_the_model_moves_the_rig_to(monkeypatch: pytest.
                            detail="test")
 
     monkeypatch.setattr(PriceBook, "instance_hourly_price", hourly)
-    with pytest.raises(UsageError) as refused:  # 4.6016 $/h x 4 h = $18.41; inf2 is left out, not priced
+    with pytest.raises(UsageError) as refused:  # 4.6016 $/h x 4 h = $18.41; g5g is left out, not priced
         flow.run(options, out=io.StringIO())
     assert str(refused.value).startswith("--max-usd 15: the rigs could cost up to $18.41 (")
     assert set(asked) == {"g6.12xlarge"} and not options.evidence.exists()
@@ -94,7 +100,7 @@ def test_the_plan_checks_prices_and_deploys_the_sized_rig_and_passes_the_workloa
                                                                                    tmp_path: Path):
     workload = tmp_path / "traffic.yaml"
     workload.write_text("output_tokens_per_month: 1.5B\npeak_to_average: 4\n")
-    options = Options(rigs=["g6", "inf2", "bedrock"], model=QWEN_32B, yes=True, bootstrap=True,
+    options = Options(rigs=["g6", "g5g", "bedrock"], model=QWEN_32B, yes=True, bootstrap=True,
                       workload=str(workload), bench_options="--demos chat")
     chosen = prepare.choose(options, CATALOG, [CATALOG.get(name) for name in options.rigs])
     out = io.StringIO()
@@ -103,18 +109,18 @@ def test_the_plan_checks_prices_and_deploys_the_sized_rig_and_passes_the_workloa
     rehearsal.bench = bench_options.prepare(options.bench_options, False, options.workload)
     rehearsal.skipped, rehearsal.context, rehearsal.sized = chosen.left_out, chosen.context, chosen.sized
     assert prepare.plan(rehearsal, chosen.rigs) is not None
-    assert set(counted_preflight) == {("g6", region) for region in CATALOG.get("g6").regions}  # inf2: left out
+    assert set(counted_preflight) == {("g6", region) for region in CATALOG.get("g6").regions}  # g5g: left out
     said = out.getvalue()
     assert "model: Qwen/Qwen3-32B on every rig that can serve it" in said
     assert "  g6: Qwen/Qwen3-32B on g6.12xlarge (tensor parallel 4) at 8,192 tokens" in said
-    assert f"  inf2: skipped: {NEURON_WHY}" in said
+    assert f"  g5g: skipped: {G5G_WHY}" in said
     assert rehearsal.bedrock == ("bedrock",)  # named, so benchmarked beside (another model), billed per token
     assert "  bedrock          benchmarked, nothing to deploy; billed per token ($0.035/M in" in said
     assert f"benchmark: python -m agent.run --demos chat --workload {workload}" in said
     assert "small model (Qwen/Qwen3-32B; g6): up to" in said
     plan = json.loads((tmp_path / "evidence" / "plan.json").read_text())
     assert [(p["rig"], p["instance_type"], p["model_id"]) for p in plan["phases"]] == [("g6", "g6.12xlarge", QWEN_32B)]
-    assert plan["model"] == QWEN_32B and plan["skipped"]["inf2"].startswith(NEURON_WHY)
+    assert plan["model"] == QWEN_32B and plan["skipped"]["g5g"].startswith(G5G_WHY)
     g6, _ = rehearsal.phases[0].plans["g6"]
     assert g6.instance_type == "g6.12xlarge" and "--tensor-parallel-size" in g6.serve_flags  # what up deploys
 
@@ -152,8 +158,8 @@ def test_up_and_prices_price_the_size_the_model_is_served_on(counted_preflight: 
     priced, = json.loads(capsys.readouterr().out)
     assert (priced["instance_type"], priced["usd_per_hour"]) == ("ml.g6.4xlarge", 1.654)
     for command in ("prices", "doctor", "preflight"):
-        assert main([command, "inf2", "-c", "model.inf2=Qwen/Qwen3-8B"]) == 2
-        assert capsys.readouterr().err.startswith("error: -c model.inf2: inf2 cannot be given another model or size")
+        assert main([command, "inf2", "-c", f"model.inf2={GPT_OSS}"]) == 2
+        assert capsys.readouterr().err.startswith(f"error: -c model.inf2={GPT_OSS}: inf2 cannot serve it: its hand-")
     assert counted_preflight == Counter()  # refused before any other check
 
 
