@@ -113,7 +113,7 @@ def prices_for(backends: Sequence[Backend], session: Any, bedrock_tier: str = "s
                                                                                 "custom server)"}
         except PriceError as exc:
             out["backends"][b.name] = {"reason": str(exc)[:300]}
-    out["not_run"] = not_run_prices(book, [b.name for b in backends], bedrock_tier)
+    out["not_run"] = not_run_prices(book, [b.name for b in backends], bedrock_tier, [b.model_id for b in backends])
     bedrock = next((b for b in backends if descriptor(b.kind).pricing == PER_TOKEN), None)
     try:
         if bedrock is not None:
@@ -152,8 +152,10 @@ def _zone_region(zone: str | None) -> str | None:
     return zone[:-1] if zone and zone[-1].isalpha() else None
 
 
-def not_run_prices(book: Any, run_names: Iterable[str], bedrock_tier: str = "standard") -> dict[str, dict[str, Any]]:
-    """The prices of the catalog's backends this run does not measure, for ``run.json`` ``prices``.
+def not_run_prices(book: Any, run_names: Iterable[str], bedrock_tier: str = "standard",
+                   asked: Iterable[str] = ()) -> dict[str, dict[str, Any]]:
+    """The prices of the catalog's backends this run does not measure, for ``run.json`` ``prices``, and the models of
+    ``asked`` (the run's backends' model ids) each of the rigs among them cannot serve, with why.
 
     The one function here that looks anything up (through ``book``, a :class:`rigs.catalog.pricing.PriceBook`):
     the recommendation uses these prices to say when a backend that was not run could have been
@@ -162,12 +164,15 @@ def not_run_prices(book: Any, run_names: Iterable[str], bedrock_tier: str = "sta
     from rigs.catalog.model import BedrockBackend, load_catalog
     from rigs.catalog.pricing import PriceError
 
-    skip = set(run_names)
+    skip, asked = set(run_names), list(asked)
+    catalog = load_catalog()
     out: dict[str, dict[str, Any]] = {}
-    for rig in load_catalog().rigs.values():
+    for rig in catalog.rigs.values():
         if rig.name in skip:
             continue
         item: dict[str, Any] = {"label": rig.label, "model": rig.weights.model, "tool_calls": rig.tool_calls}
+        if not isinstance(rig, BedrockBackend) and (refused := cannot_serve(rig, catalog, asked)):
+            item["cannot_serve"] = refused
         region = rig.regions[0] if rig.regions else "us-east-1"
         try:
             if isinstance(rig, BedrockBackend):
@@ -180,4 +185,22 @@ def not_run_prices(book: Any, run_names: Iterable[str], bedrock_tier: str = "sta
         except PriceError as exc:
             item["reason"] = str(exc)[:300]
         out[rig.name] = item
+    return out
+
+
+def cannot_serve(rig: Any, catalog: Any, asked: Iterable[str]) -> dict[str, str]:
+    """The catalog's models among ``asked`` that ``rig`` cannot serve (by the catalog's name), each with its one line
+    from ``rigs/deploy/model_options.py``; a gated model counts as served (its token is the deploy's to give)."""
+    from rigs.deploy.model_options import ModelOptionsError, ModelRequest, serve
+
+    out: dict[str, str] = {}
+    for model_id in dict.fromkeys(asked):
+        card = catalog.models.get(model_id)
+        if card is None or card.name == rig.weights.model or card.name in out:
+            continue
+        try:
+            serve(rig, catalog, ModelRequest(model=model_id, hf_token_parameter="/aws-inference/hf-token"))
+        except ModelOptionsError as exc:
+            text = str(exc)
+            out[card.name] = text.split(": ", 1)[1] if text.startswith("-c ") else text
     return out

@@ -152,6 +152,10 @@ class CatalogPrice(Sparse, Frozen):
     hourly: HourlyPrice | None = None
     per_token: TokenPrice | None = None
     reason: str | None = None
+    cannot_serve: dict[str, str] = {}
+    """Models the run's backends were asked for (by the catalog's name) that this rig cannot serve, each with the one
+    line why (``rigs/deploy/model_options.py``: a Neuron rig and a model AWS's vLLM Neuron image does not serve, a
+    model that fits no size of the rig's family)."""
 
 
 class Prices(Sparse, Frozen):

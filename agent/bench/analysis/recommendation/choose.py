@@ -268,7 +268,7 @@ def recommend(backends: Mapping[str, BackendSummary], run: RunFile, quality_pair
     volume = traffic.output_tokens_per_month
     assessed = {n: assess(n, infos.get(n), e, run.prices, traffic, min_accuracy, min_quality)
                 for n, e in backends.items()}
-    models = comparison(backends, run.options.compare_models, infos)
+    models = comparison(backends, run.options.compare_models, infos, run.prices.not_run)
     judge(assessed, models, quality_pairs)
     bedrock, bedrock_meets = _bedrock_offer(assessed, run.prices, traffic, models)
     additions = {n: slo_costs(b, traffic, bedrock, bedrock_meets) for n, b in assessed.items() if backends[n].slo}

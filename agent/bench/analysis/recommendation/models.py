@@ -30,7 +30,7 @@ from typing import Mapping, Sequence
 from ...results.blocks.quality import QualityPair
 from ...results.blocks.recommendation import Models, ServedModel
 from ...results.constants import MODEL_NAME_METADATA
-from ...results.run import BackendInfo
+from ...results.run import BackendInfo, CatalogPrice
 from ...results.summary import BackendSummary
 from ..blocks.quality_pairs import DESIGN_DROP
 from .assess import Assessed
@@ -71,9 +71,11 @@ def _tie_break(tied: Sequence[str], backends: Mapping[str, BackendSummary],
 
 
 def comparison(backends: Mapping[str, BackendSummary], compare_models: bool,
-               infos: Mapping[str, BackendInfo] | None = None) -> Models:
+               infos: Mapping[str, BackendInfo] | None = None,
+               not_run: Mapping[str, CatalogPrice] | None = None) -> Models:
     """The model the comparison is for and what each backend serves (``backends`` in ``run.json``'s order; ``infos``
-    their ``run.json`` entries). A toy model (the local rig) neither counts nor is set apart: it is never chosen
+    their ``run.json`` entries), and which rigs of the catalog not run cannot serve it, with why (``not_run``,
+    ``run.json`` ``prices.not_run``). A toy model (the local rig) neither counts nor is set apart: it is never chosen
     anyway, and its own reason says why."""
     infos = infos or {}
     served = {n: served_model(b, infos.get(n)) for n, b in backends.items()}
@@ -91,7 +93,9 @@ def comparison(backends: Mapping[str, BackendSummary], compare_models: bool,
         compared, rule = _tie_break(tied, backends, infos)
         why = f"a tie between {', '.join(tied)}, {of} each: {rule}"
     different = [n for n, s in counted.items() if s.model != compared]
-    return Models(compared=compared, why=why, compare_models=compare_models, served=served, different=different)
+    cannot = {n: p.cannot_serve[compared] for n, p in (not_run or {}).items() if compared in p.cannot_serve}
+    return Models(compared=compared, why=why, compare_models=compare_models, served=served, different=different,
+                  cannot_serve=cannot)
 
 
 def not_compared(models: Models, name: str) -> str:

@@ -122,8 +122,9 @@ def model_lines(rec: Recommendation) -> list[str]:
     if models is None or models.compared is None:
         return []
     line = f"- **Model**: {models.compared} ({models.why})."
+    cannot = [f"- **Cannot serve {models.compared}** (not run): {n}: {why}." for n, why in models.cannot_serve.items()]
     if not models.different:
-        return [line]
+        return [line, *cannot]
     others = ", ".join(f"{n} serves {models.served[n].model} ({models.served[n].source})" for n in models.different)
     if models.compare_models:
         rule = ("compared with `--compare-models`: the quality lane is the arbiter (each must have its answers graded; "
@@ -131,7 +132,7 @@ def model_lines(rec: Recommendation) -> list[str]:
                 "chosen, nor one the lane cannot yet show within its design drop)")
     else:
         rule = "measured and shown, never chosen: compared only with `--compare-models` (and the quality lane)"
-    return [line, f"- **Different models**: {others}; {rule}."]
+    return [line, f"- **Different models**: {others}; {rule}.", *cannot]
 
 
 def _status(rec: Recommendation, name: str) -> str:

@@ -162,6 +162,8 @@ class Models(Frozen):
     served: dict[str, ServedModel]
     different: list[str]
     """The backends serving another model than :attr:`compared`, in the run's order."""
+    cannot_serve: dict[str, str] = {}
+    """The rigs of the catalog not run that cannot serve :attr:`compared`, each with the one line why."""
 
 
 class Recommendation(Frozen):

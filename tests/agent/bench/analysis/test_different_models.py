@@ -174,3 +174,29 @@ def test_a_backend_not_run_of_another_model_does_not_hold_the_choice_back():
     entries, run = summary({"g6": g6()}, PRICES, not_run=not_run, bedrock_reference=None, compare_models=True)
     rec, _ = choose.recommend(entries, run)
     assert rec.verdict == "too_thin" and "bedrock was not run and could cost less here" in rec.headline
+
+
+GPT_OSS = Weights(model="gpt-oss-20b", precision="MXFP4", bytes_per_weight=None, memory_gib=None, memory_basis=None,
+                  engine="vLLM 0.30.0", source=None)
+
+
+def test_a_rig_not_run_that_cannot_serve_the_model_says_why_in_one_line():
+    """A run for gpt-oss-20b: the Neuron rigs of the catalog, not run, cannot serve it (no class AWS's vLLM Neuron
+    image serves), and "Which one?" says so beside the model, from what run.json recorded at run time."""
+    from agent.bench.command.run_info import not_run_prices
+    from rigs.catalog.pricing import PriceBook
+
+    recorded = not_run_prices(PriceBook(None), ["g6", "g5g", "sagemaker", "bedrock", "bedrock-mantle"],
+                              asked=["openai/gpt-oss-20b"])
+    assert set(recorded) == {"inf2", "trn1"} and recorded["inf2"]["model"] == "Gemma 4 E2B"
+    why = recorded["inf2"]["cannot_serve"]["gpt-oss-20b"]
+    assert why.startswith("inf2 cannot serve it: its hand-ported image serves Gemma 4 E2B only") and \
+        why.endswith("and gpt-oss-20b is GptOssForCausalLM")
+    backends = {"g6": serving(backend("g6", slo_block=slo(1, [level(1, 131.5)])), "openai/gpt-oss-20b", GPT_OSS,
+                              read="openai/gpt-oss-20b")}
+    rec, _ = recommend(backends, not_run=recorded)
+    assert rec.models.compared == "gpt-oss-20b" and rec.models.cannot_serve == {
+        "inf2": why, "trn1": recorded["trn1"]["cannot_serve"]["gpt-oss-20b"]}
+    assert f"- **Cannot serve gpt-oss-20b** (not run): inf2: {why}." in report(backends, not_run=recorded)
+    gemma = {"g6": g6()}
+    assert recommend(gemma, not_run=recorded)[0].models.cannot_serve == {}  # they serve Gemma 4 E2B
