@@ -29,6 +29,8 @@ from typing import Iterable
 import botocore.session
 from botocore import xform_name
 
+from tests.conftest import parse_file
+
 ALIASES = {"cfn": "cloudformation", "quotas": "service-quotas", "secrets": "secretsmanager"}
 FACTORIES = {"client", "clients", "_client", "boto_client"}
 CLIENT_HELPERS = {"get_paginator", "get_waiter", "meta", "exceptions", "can_paginate", "close"}
@@ -166,7 +168,7 @@ def used_services(paths: Iterable[Path]) -> frozenset[str]:
     """The services the code makes clients of: strings given to client factories, and ``SERVICE`` constants."""
     found: set[str] = set()
     for path in paths:
-        tree = ast.parse(path.read_text(encoding="utf-8"))
+        tree = parse_file(path)
         for node in ast.walk(tree):
             if isinstance(node, ast.Call):
                 func = node.func
@@ -184,7 +186,7 @@ def aws_calls(paths: Iterable[Path]) -> tuple[list[Call], list[str]]:
     calls: list[Call] = []
     unresolved: list[str] = []
     for path in paths:
-        tree = ast.parse(path.read_text(encoding="utf-8"))
+        tree = parse_file(path)
         walker = _Walker(str(path), used, _module_constants(tree))
         walker.visit(tree)
         calls += walker.calls

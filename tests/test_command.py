@@ -12,7 +12,7 @@ import pytest
 
 from rigs import aws
 from rigs.command import EXIT_CREDENTIALS, EXIT_FAILED, EXIT_UNREACHABLE, EXIT_USAGE, UsageError, outcome
-from tests.conftest import PROJECT_DIR
+from tests.conftest import PROJECT_DIR, parse_file
 
 KIT = PROJECT_DIR / "rigs" / "command" / "__init__.py"
 CHECKED = ("rigs", "agent", "stacks")
@@ -33,7 +33,7 @@ def _exit_call(node: ast.AST) -> bool:
 
 def definitions(path: Path, root: Path = PROJECT_DIR) -> list[str]:
     """Where ``path`` defines an exit code, a usage error or an argument parser of its own."""
-    tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+    tree = parse_file(path)
     where = str(path.relative_to(root))
     found = [f"{where}:{node.lineno} {target.id}" for node in tree.body if isinstance(node, ast.Assign)
              for element in node.targets

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import PROJECT_DIR
+from tests.conftest import PROJECT_DIR, parse_file
 
 MAX_LINES = 80
 """From a function's ``def`` line to its last line (decorators left out; docstring and comments count)."""
@@ -21,7 +21,7 @@ CHECKED = ("rigs", "stacks", "agent")
 def long_functions(path: Path, root: Path = PROJECT_DIR, kinds: tuple[type, ...] = (ast.FunctionDef, ast.AsyncFunctionDef),
                    limit: int = MAX_LINES) -> list[str]:
     """``file:line name (N lines)`` for each function or method (or each of ``kinds``) in ``path`` over ``limit``."""
-    tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+    tree = parse_file(path)
     return [f"{path.relative_to(root)}:{node.lineno} {node.name} ({node.end_lineno - node.lineno + 1} lines)"
             for node in ast.walk(tree) if isinstance(node, kinds) and node.end_lineno - node.lineno + 1 > limit]
 

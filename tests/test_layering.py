@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import PROJECT_DIR
+from tests.conftest import PROJECT_DIR, parse_file
 
 FORBIDDEN = {
     "agent": ("aws_cdk", "cdk_nag", "constructs", "stacks", "app"),
@@ -20,7 +20,7 @@ FORBIDDEN = {
 
 
 def imported_modules(path: Path) -> set[str]:
-    tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+    tree = parse_file(path)
     names = set()
     for node in ast.walk(tree):
         if isinstance(node, ast.Import):
@@ -53,7 +53,7 @@ def import_graph(package: str, root: Path = PROJECT_DIR) -> dict[str, set[str]]:
     for name, path in modules.items():
         here = name if path.name == "__init__.py" else name.rpartition(".")[0]
         targets: set[str] = set()
-        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), filename=str(path))):
+        for node in ast.walk(parse_file(path)):
             if isinstance(node, ast.Import):
                 targets.update(alias.name for alias in node.names)
             elif isinstance(node, ast.ImportFrom):
@@ -128,7 +128,7 @@ def absolute_imports(path: Path) -> set[str]:
     """Every module ``path`` imports, relative imports resolved to their full dotted name."""
     package = ".".join(path.relative_to(PROJECT_DIR).with_suffix("").parts[:-1])
     names = set()
-    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), filename=str(path))):
+    for node in ast.walk(parse_file(path)):
         if isinstance(node, ast.Import):
             names.update(alias.name for alias in node.names)
         elif isinstance(node, ast.ImportFrom):
