@@ -5,6 +5,7 @@
 ``--list --backends local`` then checks the options the run will get as the real run would (a bad
 value, a ``--workload`` file), listing only the local rig: no AWS call, no server started, nothing
 written. Either exits 2 with one line for a bad option. Nothing here reads the command line by hand.
+The same answer gives the context the rigs are served at with ``--workload`` (:func:`server_context`).
 """
 
 from __future__ import annotations
@@ -72,6 +73,13 @@ def parsed(words: Sequence[str]) -> dict[str, Any]:
     """The benchmark parser's answer for ``words``: ``given`` (the options named, by their long name) and
     ``options`` (every option the run would use, defaults in)."""
     return json.loads(_agent(["--parsed-options", *words]).stdout)
+
+
+def server_context(text: str, workload: str) -> int | None:
+    """The tokens a rig benchmarked with ``--bench-options`` and the rehearsal's ``--workload`` should hold, as the
+    benchmark answers (``server_context_tokens``: the workload's longest request, prompt and output, with room for
+    the agent parts that run; None for the reference's one prompt). UsageError for a workload it refuses."""
+    return parsed([*split(text), WORKLOAD, workload])["server_context_tokens"]
 
 
 def prepare(text: str, offline: bool, workload: str | None = None) -> BenchOptions:
