@@ -1,9 +1,10 @@
 """The rehearsal's first step: the plan and its estimate, before anything is created.
 
-With ``--model``, before anything else (:func:`choose`): each rig asked, as ``python -m rigs up -c model.<rig>=ID``
-would serve it (:func:`rigs.deploy.model_options.served_rig`: the size it fits, or why it cannot serve it), so that
-the cost bound, the doctor, preflight and the estimate are for the sizes that will launch; a rig that cannot serve
-it is left out with its one line. The rigs already deployed are left out (a rehearsal never touches a stack it did
+With ``--model`` (or ``--workload``: the vLLM rigs at its context, ``-c max_model_len.<rig>=N``), before anything
+else (:func:`choose`): each rig asked, as ``python -m rigs up -c model.<rig>=ID`` would serve it
+(:func:`rigs.deploy.model_options.served_rig`: the size it fits, or why it cannot serve it), so that the cost bound,
+the doctor, preflight and the estimate are for the sizes that will launch; a rig that cannot serve it is left out
+with its one line. The rigs already deployed are left out (a rehearsal never touches a stack it did
 not create); ``doctor`` checks the account and rules out what cannot deploy; ``preflight`` records where each rig
 goes first, from the doctor's own checks (:mod:`rigs.deploy.sequence`); the estimate (:mod:`.estimate`) says what
 it may cost and how long it may take; the plan is said and written (:mod:`.plan`). Then the user says yes (or
@@ -38,7 +39,8 @@ from rigs.sizing.config import ConfigError, read_config
 
 NO_OFFLINE_BEDROCK = "no offline stand-in for Bedrock (moto has no Bedrock runtime): left out of an offline rehearsal"
 _KEY_PREFIX = re.compile(r"^-c (model|instance_type|max_model_len)\.[\w-]+(=\S+)?: ")
-"""The ``-c`` key ``serve``'s one line starts with: the rehearsal's user gave ``--model``, not the key."""
+"""The ``-c`` key ``serve``'s one line starts with: the rehearsal's user gave ``--model`` or ``--workload``, not the
+key."""
 
 
 @dataclass(frozen=True)
