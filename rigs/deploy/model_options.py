@@ -145,7 +145,7 @@ def serve(rig: DeployableRig, catalog: Catalog, request: ModelRequest) -> Served
     card = catalog.models.get(model_id)
     arch = _architecture(rig, model_id, card, request.config, key)
     _check_gated(rig, model_id, card, token, key)
-    context = min(asked_length or _serve_context(rig) or arch.max_context, arch.max_context)
+    context = min(asked_length or serve_context(rig) or arch.max_context, arch.max_context)
     asked = f"{key}={model_id}" if request.model or request.instance_type else f"{key}={request.max_model_len}"
     chosen = _size(rig, catalog, arch, card, context, request.instance_type, asked)
     served = _served_as(rig, model_id, card, arch, chosen, context)
@@ -209,8 +209,9 @@ def _check_gated(rig: DeployableRig, model_id: str, card: ModelCard | None, toke
                                 "an SSM SecureString parameter holding your token (the rig reads it at boot)")
 
 
-def _serve_context(rig: DeployableRig) -> int | None:
-    """The context the rig serves (``--max-model-len``, or the SageMaker container's variable)."""
+def serve_context(rig: DeployableRig) -> int | None:
+    """The context the rig serves (``--max-model-len``, or the SageMaker container's variable; None where its flags
+    name none): the stack's ``ContextTokens`` output (:data:`rigs.contract.OutputKey.CONTEXT_TOKENS`)."""
     if isinstance(rig, SageMakerRig):
         value = rig.container_env.get("SM_VLLM_MAX_MODEL_LEN")
     else:

@@ -55,7 +55,8 @@ def test_a_model_that_fits_serves_on_the_rigs_own_size_with_its_tool_parser(synt
     served = flags(template)
     assert served[served.index("--tool-call-parser") + 1] == "hermes" and "--enable-auto-tool-choice" in served
     assert served[served.index("--max-model-len") + 1] == "8192" and "--tensor-parallel-size" not in served
-    assert {stack_outputs(template)[k] for k in ("ModelId", "InstanceType")} == {"Qwen/Qwen3-8B", "g6.xlarge"}
+    assert [stack_outputs(template)[k] for k in ("ModelId", "InstanceType", "ContextTokens")] == [
+        "Qwen/Qwen3-8B", "g6.xlarge", "8192"]
     assert any(line.startswith("InferenceG6: Qwen/Qwen3-8B on g6.xlarge at 8,192 tokens")
                for line in synthesized["said"])
 
@@ -95,7 +96,7 @@ def test_the_endpoint_sets_its_containers_variables_from_the_same_facts(synthesi
     assert (environment["SM_VLLM_TOOL_CALL_PARSER"], environment["SM_VLLM_ENABLE_AUTO_TOOL_CHOICE"]) == (
         "hermes", "true")
     config = one(template, "AWS::SageMaker::EndpointConfig")["Properties"]["ProductionVariants"][0]
-    assert config["InstanceType"] == "ml.g6.12xlarge"
+    assert config["InstanceType"] == "ml.g6.12xlarge" and stack_outputs(template)["ContextTokens"] == "40960"
     assert "RIG_HF_TOKEN_PARAMETER" not in json.dumps(template)  # SageMaker takes no token
 
 
