@@ -227,7 +227,8 @@ def _add_rehearse(sub: Any) -> None:
     p.add_argument("--hf-token-parameter", metavar="NAME", help="with --model, the SSM SecureString parameter holding "
                    "a Hugging Face token, for a gated model (-c hf_token_parameter=NAME; the EC2 rigs read it at boot)")
     p.add_argument("--workload", metavar="FILE|KEY=VALUE", help="your traffic, passed to the benchmark as its "
-                   "--workload (checked by it before anything is created)")
+                   "--workload (checked by it before anything is created); the vLLM rigs are served and sized at its "
+                   "context, its longest request (-c max_model_len.<rig>=N)")
     p.add_argument("--bench-options", default="", metavar="'OPTIONS'",
                    help="options passed to python -m agent.run, e.g. --bench-options='--runs 1 --demos chat' "
                         "(default: its own defaults)")
