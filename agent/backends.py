@@ -237,12 +237,15 @@ def _context_facts(rig: Ec2Rig | SageMakerRig) -> dict[str, Any]:
     return {"context_tokens": fact(int(value), source)} if value and value.isdigit() else {}
 
 
-def catalog_limits(rig: Ec2Rig | SageMakerRig | BedrockBackend) -> dict[str, int | None]:
+def catalog_limits(rig: Ec2Rig | SageMakerRig | BedrockBackend,
+                   deployed_context: int | None = None) -> dict[str, int | None]:
     """The token limits the catalog states for ``rig``: a Neuron build's compiled prompt and total tokens, vLLM's
-    ``--max-model-len`` (its serve flag, or the SageMaker container's variable), a managed model's context."""
+    ``--max-model-len`` (the stack's ``ContextTokens`` output where given: ``deployed_context``, which
+    ``-c max_model_len.<rig>`` and ``-c model.<rig>`` may have changed; else its serve flag, or the SageMaker
+    container's variable), a managed model's context."""
     if isinstance(rig, catalog_model.BedrockBackend):
         return {"max_prompt_tokens": None, "max_total_tokens": rig.context_tokens}
-    context = _context_facts(rig).get("context_tokens", {}).get("value")
+    context = deployed_context or _context_facts(rig).get("context_tokens", {}).get("value")
     total = getattr(rig, "max_total_tokens", None) or context
     return {"max_prompt_tokens": getattr(rig, "max_prompt_tokens", None), "max_total_tokens": total}
 
@@ -310,12 +313,13 @@ def _variant_facts(rig: Ec2Rig | SageMakerRig, model_id: str, region: str | None
 
 def catalog_expectation(rig: Ec2Rig | SageMakerRig | BedrockBackend, model_id: str, region: str | None = None,
                         deployed_digest: str | None = None, tier: str = STANDARD_TIER,
-                        instance_type: str | None = None) -> dict[str, Any]:
+                        instance_type: str | None = None, context_tokens: int | None = None) -> dict[str, Any]:
     """What the catalog says serves ``rig`` deployed with ``model_id`` in ``region``: the engine and its version
-    (a vLLM image's tag), the model every request names, the context length of its serve flags, its instance type
-    (the stack's ``instance_type`` output where given: ``-c model.<rig>`` may have moved it) and image digest (the
-    catalog's pin, else the digest the stack read at deploy time: ``deployed_digest``), and for a vLLM rig the KV
-    cache ``python -m rigs fit`` predicts; Bedrock's model and service ``tier`` (where its kind is called in one)."""
+    (a vLLM image's tag), the model every request names, the context length of its serve flags (the stack's
+    ``ContextTokens`` output where given: ``context_tokens``), its instance type (the stack's ``instance_type`` output
+    where given: ``-c model.<rig>`` may have moved it) and image digest (the catalog's pin, else the digest the stack
+    read at deploy time: ``deployed_digest``), and for a vLLM rig the KV cache ``python -m rigs fit`` predicts at that
+    context; Bedrock's model and service ``tier`` (where its kind is called in one)."""
     if isinstance(rig, catalog_model.BedrockBackend):
         out = {"model": fact(base_model_id(model_id), f"the model id every request names ({model_id})")}
         if descriptor(kind_for(rig)).service_tiers:
@@ -329,6 +333,8 @@ def catalog_expectation(rig: Ec2Rig | SageMakerRig | BedrockBackend, model_id: s
         out["engine"] = fact(engine, f"catalog runtime {rig.runtime}")
     out["model"] = fact(model_id, "the model id every request names")
     out.update(_variant_facts(rig, model_id, region, deployed_digest))
+    if context_tokens is not None:
+        out["context_tokens"] = fact(context_tokens, "the stack's ContextTokens output (the context it was served at)")
     out["instance_type"] = (fact(instance_type, "the stack's InstanceType output (the size the model was fitted "
                                  "to)") if instance_type else fact(rig.instance_type, "catalog instance_type"))
     out.update(_predicted_cache(rig, model_id, instance_type or rig.instance_type, out.get("context_tokens")))

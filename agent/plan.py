@@ -49,12 +49,14 @@ class ForwardTarget:
         """The Backend once the forward answers at ``base_url``."""
         metadata = {**catalog_metadata(self.rig, self.found.region, self.model_id), **self.found.metadata,
                     "reached_via": reached_via, **(extra or {})}
+        outputs = self.found.outputs
         provenance = {"expected": catalog_expectation(self.rig, self.model_id, self.found.region,
-                                                      instance_type=self.found.outputs.instance_type),
+                                                      instance_type=outputs.instance_type,
+                                                      context_tokens=outputs.context_tokens),
                       "read": instance_facts(self.found.metadata)}
         return Backend(name=self.rig.name, label=self.rig.label, kind=kind_for(self.rig), model_id=self.model_id,
                        tool_calls=self.rig.tool_calls, base_url=base_url,
-                       **catalog_limits(self.rig), metadata=metadata, provenance=provenance)
+                       **catalog_limits(self.rig, outputs.context_tokens), metadata=metadata, provenance=provenance)
 
 
 @dataclass(slots=True)
@@ -185,11 +187,13 @@ def _endpoint_backend(rig: SageMakerRig, found: FoundRig, model_id: str) -> Back
     """A discovered SageMaker endpoint, reached through the SageMaker runtime API."""
     return Backend(
         name=rig.name, label=rig.label, kind=kind_for(rig), model_id=model_id, tool_calls=rig.tool_calls,
-        region=found.region, endpoint_name=found.outputs.endpoint_name, **catalog_limits(rig),
+        region=found.region, endpoint_name=found.outputs.endpoint_name,
+        **catalog_limits(rig, found.outputs.context_tokens),
         metadata={**catalog_metadata(rig, found.region, model_id), **found.metadata,
                   "reached_via": f"SageMaker runtime API, endpoint {found.outputs.endpoint_name} in {found.region}"},
         provenance={"expected": catalog_expectation(rig, model_id, found.region, found.outputs.image_digest,
-                                                    instance_type=found.outputs.instance_type)})
+                                                    instance_type=found.outputs.instance_type,
+                                                    context_tokens=found.outputs.context_tokens)})
 
 
 def _choose_local(plan: Plan, local: bool, wanted: set[str] | None, aws_reason: str) -> None:

@@ -77,22 +77,29 @@ def build_parser(runner: ModuleType) -> argparse.ArgumentParser:
 
 def parsed_options(parser: argparse.ArgumentParser, args: argparse.Namespace,
                    argv: Sequence[str] | None) -> dict[str, Any]:
-    """The answer to :data:`PARSED_OPTIONS`: the options given (by their long name) and those the run would use.
+    """The answer to :data:`PARSED_OPTIONS`: the options given (by their long name), those the run would use, and
+    the context a server needs for them (:mod:`agent.bench.tasks.traffic.context`): ``workload_context_tokens``, the
+    workload's longest request, and ``server_context_tokens``, that with room for the agent parts that run (both
+    None for the reference's one prompt).
 
     The rehearsal (``python -m rigs rehearse``) runs the agent as a command and never imports it: it asks this
     parser what ``--bench-options`` say instead of reading them by hand (an abbreviation, ``--opt=value``, a
-    default: the parser's own answer).
+    default: the parser's own answer), and serves the vLLM rigs at ``server_context_tokens``.
     """
     from dataclasses import asdict
 
     from .bench.command.options import BenchOptions
+    from .bench.tasks.traffic.context import server_context_tokens, workload_context_tokens
 
     for action in parser._actions:  # parsed again with no defaults: only what was given is in the answer
         action.default = argparse.SUPPRESS
     given = vars(parser.parse_args(argv))
     flags = [max(action.option_strings, key=len) for action in parser._actions
              if action.dest in given and action.option_strings and action.dest != "parsed_options"]
-    return {"given": flags, "options": asdict(BenchOptions.from_namespace(args))}
+    options = BenchOptions.from_namespace(args)
+    shape = options.workload.shape()
+    return {"given": flags, "options": asdict(options), "workload_context_tokens": workload_context_tokens(shape),
+            "server_context_tokens": server_context_tokens(shape, options.demos)}
 
 
 # --- AWS --------------------------------------------------------------------------

@@ -227,7 +227,8 @@ def _add_rehearse(sub: Any) -> None:
     p.add_argument("--hf-token-parameter", metavar="NAME", help="with --model, the SSM SecureString parameter holding "
                    "a Hugging Face token, for a gated model (-c hf_token_parameter=NAME; the EC2 rigs read it at boot)")
     p.add_argument("--workload", metavar="FILE|KEY=VALUE", help="your traffic, passed to the benchmark as its "
-                   "--workload (checked by it before anything is created)")
+                   "--workload (checked by it before anything is created); the vLLM rigs are served and sized at its "
+                   "context, its longest request (-c max_model_len.<rig>=N)")
     p.add_argument("--bench-options", default="", metavar="'OPTIONS'",
                    help="options passed to python -m agent.run, e.g. --bench-options='--runs 1 --demos chat' "
                         "(default: its own defaults)")
@@ -263,8 +264,11 @@ def _add_fit(sub: Any) -> None:
     which = p.add_mutually_exclusive_group(required=True)
     which.add_argument("--model", metavar="ID", help="a model of the catalog's models section, e.g. Qwen/Qwen3-8B")
     which.add_argument("--config", type=Path, metavar="FILE", help="a model's config.json (read, never fetched)")
-    p.add_argument("--context", type=_positive, metavar="N", help="tokens of one sequence (default: the model's "
-                   "longest, max_position_embeddings)")
+    length = p.add_mutually_exclusive_group()
+    length.add_argument("--context", type=_positive, metavar="N", help="tokens of one sequence (default: the model's "
+                        "longest, max_position_embeddings)")
+    length.add_argument("--workload", metavar="SPEC|FILE", help="your traffic (the benchmark's --workload): the "
+                        "context is its longest request, prompt and output, as the benchmark counts it")
     p.add_argument("--concurrency", type=_positive, default=1, metavar="C",
                    help="sequences of --context tokens that must fit at once (default 1)")
     p.add_argument("--dtype", choices=("auto", "bfloat16", "float16", "float32"), default="auto",
@@ -587,7 +591,8 @@ def cmd_fit(args: argparse.Namespace) -> int:
     if args.context is not None and args.context > arch.max_context:
         raise UsageError(f"--context {args.context}: the model takes at most {arch.max_context:,} tokens "
                          "(max_position_embeddings)")
-    result = fit(arch, candidates(catalog, card.name if card else None, arch), context=args.context,
+    context = _workload_context(args.workload, arch.max_context) if args.workload is not None else args.context
+    result = fit(arch, candidates(catalog, card.name if card else None, arch), context=context,
                  sequences=args.concurrency, dtype=None if args.dtype == "auto" else args.dtype)
     if args.json:
         print(json.dumps(result.as_json(), indent=2))
@@ -595,6 +600,22 @@ def cmd_fit(args: argparse.Namespace) -> int:
         for line in render(args.model or str(args.config), result):
             print(line)
     return EXIT_OK
+
+
+def _workload_context(workload: str, longest: int) -> int:
+    """``rigs fit --workload``'s context, the benchmark's answer (the agent is asked, never imported), said on
+    stderr; the model's longest where the workload asks more, said so."""
+    from rigs.command import UsageError
+    from rigs.rehearsal.bench_options import workload_context
+
+    tokens = workload_context(workload)
+    if tokens is None:
+        raise UsageError(f"--workload {workload}: the reference's one prompt has no context of its own (the rigs keep "
+                         "the catalog's); give --context N")
+    over = f", over the model's {longest:,}: fitted at the model's" if tokens > longest else ""
+    print(f"--workload {workload}: its longest request, prompt and output, rounded up: {tokens:,} tokens{over}",
+          file=sys.stderr)
+    return min(tokens, longest)
 
 
 COMMANDS = {"doctor": cmd_doctor, "preflight": cmd_preflight, "up": cmd_up, "status": cmd_status,

@@ -48,6 +48,9 @@ class OutputKey:
     IMAGE_DIGEST = "ImageDigest"
     """SageMaker rigs: the digest of the image the model runs (the catalog's pin for the region, else
     the one its tag pointed to in the region's registry when the stack deployed)."""
+    CONTEXT_TOKENS = "ContextTokens"
+    """vLLM rigs: the tokens one sequence may hold, as the server is told (``--max-model-len``,
+    ``SM_VLLM_MAX_MODEL_LEN``): ``-c max_model_len.<rig>`` and ``-c model.<rig>`` may change the catalog's."""
 
 
 class ImageOutputKey:
@@ -82,6 +85,7 @@ class RigOutputs:
     zones: tuple[str, ...] = ()
     expires_at: str | None = None
     image_digest: str | None = None
+    context_tokens: int | None = None
 
     @classmethod
     def parse(cls, outputs: Mapping[str, str]) -> "RigOutputs":
@@ -102,6 +106,9 @@ class RigOutputs:
             port = int(port_text) if port_text else None
         except ValueError:
             raise ContractError(f"{OutputKey.REMOTE_PORT} is not a port number: {port_text!r}") from None
+        context_text = outputs.get(OutputKey.CONTEXT_TOKENS) or ""
+        if context_text and not context_text.isdigit():
+            raise ContractError(f"{OutputKey.CONTEXT_TOKENS} is not a number of tokens: {context_text!r}")
         return cls(
             rig=outputs[OutputKey.RIG],
             region=outputs[OutputKey.REGION],
@@ -115,4 +122,5 @@ class RigOutputs:
             zones=tuple(z for z in (outputs.get(OutputKey.ZONES) or "").split(",") if z),
             expires_at=outputs.get(OutputKey.EXPIRES_AT) or None,
             image_digest=outputs.get(OutputKey.IMAGE_DIGEST) or None,
+            context_tokens=int(context_text) if context_text else None,
         )

@@ -11,9 +11,15 @@ Context keys (all optional; declared with the app's others, :data:`rigs.deploy.o
 ``instance_type.<rig>``    the instance type to run on instead of the one sized to fit
 ``hf_token_parameter``     an SSM SecureString parameter holding a Hugging Face token, for gated models
                            (EC2 rigs: the boot script reads it and hands it to the server)
+``max_model_len.<rig>``    the tokens one sequence may hold: the rig serves this or the model's longest
+                           context, whichever is shorter (``--max-model-len``; SageMaker's
+                           ``SM_VLLM_MAX_MODEL_LEN``), and is sized at it (``rigs rehearse --workload``
+                           sets it to the workload's context)
+``max_model_len``          the same for every rig that serves any model (the Neuron rigs keep theirs)
 =========================  ========================================================================
 
-A model that does not fit the rig's instance type (``rigs/sizing/fit.py``, at the rig's ``--max-model-len``) goes
+A model that does not fit the rig's instance type (``rigs/sizing/fit.py``, at the context it serves: ``max_model_len``,
+else the rig's own ``--max-model-len``, never above the model's longest) goes
 to the smallest size of the same family that fits, with vLLM's tensor parallelism across its GPUs; the choice is
 said in one line. One that fits no size is refused in one line naming the family's largest size and the bytes it
 lacks. A Neuron rig (inf2, trn1) serves another model with AWS's vLLM Neuron image where NxD Inference serves its
@@ -36,8 +42,8 @@ from rigs.catalog.rig_models import architecture_of
 from rigs.catalog.runtimes import runtime
 from rigs.catalog.served import Architecture, ModelCard, weights_of
 from rigs.deploy.neuron_vllm import on_neuron_vllm
-from rigs.deploy.options import HF_TOKEN_PARAMETER, INSTANCE_TYPE, MODEL, MODEL_CONFIG, RIG_MODEL, parse_rig_options, \
-    rig_values
+from rigs.deploy.options import HF_TOKEN_PARAMETER, INSTANCE_TYPE, MAX_MODEL_LEN, MODEL, MODEL_CONFIG, \
+    RIG_MAX_MODEL_LEN, RIG_MODEL, parse_rig_options, rig_values
 from rigs.sizing.config import ConfigError, read_config
 from rigs.sizing.fit import GIB, InstanceFit, candidates, fit_one, weights_bytes
 
@@ -63,11 +69,30 @@ class ModelRequest:
     config: str | None = None
     instance_type: str | None = None
     hf_token_parameter: str | None = None
+    max_model_len: str | None = None
+    """As given (checked by :func:`serve`)."""
+    max_model_len_for_all: bool = False
+    """It came from ``-c max_model_len=N`` (every rig), not ``-c max_model_len.<rig>=N``."""
 
     @property
     def given(self) -> bool:
-        """Whether anything asks the rig to serve another model or run on another size."""
-        return bool(self.model or self.config or self.instance_type)
+        """Whether anything asks the rig to serve another model, run on another size or hold another context."""
+        return bool(self.model or self.config or self.instance_type or self.max_model_len)
+
+    @property
+    def for_all_only(self) -> bool:
+        """Whether only keys for every rig ask it anything (a rig that serves its own model only then keeps it)."""
+        return (self.for_all or not self.model) and not (self.config or self.instance_type) and \
+            (self.max_model_len_for_all or not self.max_model_len)
+
+    @property
+    def key(self) -> str:
+        """The ``-c`` key a refusal names: the model's, else the size's, else the context's."""
+        if self.model:
+            return "-c model" if self.for_all else "-c model.{rig}"
+        if self.instance_type:
+            return "-c instance_type.{rig}"
+        return "-c max_model_len" if self.max_model_len_for_all else "-c max_model_len.{rig}"
 
 
 def _text(value: Any) -> str | None:
@@ -80,10 +105,14 @@ def model_request(context: Callable[[str], Any], rig_name: str) -> ModelRequest:
     getter)."""
     own = _text(context(RIG_MODEL.key(rig=rig_name)))
     shared = _text(context(MODEL.key()))
+    own_length = _text(context(RIG_MAX_MODEL_LEN.key(rig=rig_name)))
+    shared_length = _text(context(MAX_MODEL_LEN.key()))
     return ModelRequest(model=own or shared, for_all=own is None and shared is not None,
                         config=_text(context(MODEL_CONFIG.key(rig=rig_name))),
                         instance_type=_text(context(INSTANCE_TYPE.key(rig=rig_name))),
-                        hf_token_parameter=_text(context(HF_TOKEN_PARAMETER.key())))
+                        hf_token_parameter=_text(context(HF_TOKEN_PARAMETER.key())),
+                        max_model_len=own_length or shared_length,
+                        max_model_len_for_all=own_length is None and shared_length is not None)
 
 
 @dataclass(frozen=True, slots=True)
@@ -96,43 +125,54 @@ class Served:
 
 
 def serve(rig: DeployableRig, catalog: Catalog, request: ModelRequest) -> Served:
-    """``rig`` serving the requested model on the size it fits; ``rig`` unchanged when nothing is asked.
+    """``rig`` serving the requested model (its own where none is asked) on the size it fits at the context it
+    serves; ``rig`` unchanged when nothing is asked.
 
     Raises:
         ModelOptionsError: the rig cannot serve it (a Neuron rig; a model the catalog does not know and no config;
-            a gated model without a token; one that fits no size, or not the size asked for).
+            a gated model without a token; one that fits no size, or not the size asked for; a ``max_model_len``
+            that is not a positive whole number).
     """
     token = _token_parameter(rig, request.hf_token_parameter)
     if not request.given:
         return Served(rig, token, None)
-    key = f"-c model.{rig.name}" if request.model and not request.for_all else \
-        "-c model" if request.model else f"-c instance_type.{rig.name}"
+    key = request.key.format(rig=rig.name)
+    asked_length = _max_model_len(request, rig.name)
     if not runtime(rig.runtime).serves_any_model:
-        return _on_neuron(rig, catalog, request, key, token)
+        return _on_neuron(rig, catalog, request, key, token, asked_length)
     model_id = request.model or rig.model_id
     card = catalog.models.get(model_id)
     arch = _architecture(rig, model_id, card, request.config, key)
     _check_gated(rig, model_id, card, token, key)
-    context = min(_serve_context(rig) or arch.max_context, arch.max_context)
-    chosen = _size(rig, catalog, arch, card, context, request.instance_type, f"{key}={model_id}")
+    context = min(asked_length or serve_context(rig) or arch.max_context, arch.max_context)
+    asked = f"{key}={model_id}" if request.model or request.instance_type else f"{key}={request.max_model_len}"
+    chosen = _size(rig, catalog, arch, card, context, request.instance_type, asked)
     served = _served_as(rig, model_id, card, arch, chosen, context)
     parallel = f" (tensor parallel {chosen.tensor_parallel})" if chosen.tensor_parallel > 1 else ""
+    longest = (f" (the model's longest: {_length_key(request, rig.name)}={asked_length} asks more)"
+               if asked_length is not None and asked_length > arch.max_context else "")
     why = (f"-c instance_type.{rig.name}" if request.instance_type else "it fits the rig's own size"
            if served.instance_type == rig.instance_type else f"{rig.instance_type} is too small for it")
-    said = (f"{rig.stack_name}: {model_id} on {served.instance_type}{parallel} at {context:,} tokens, "
+    said = (f"{rig.stack_name}: {model_id} on {served.instance_type}{parallel} at {context:,} tokens{longest}, "
             f"{chosen.kv_tokens:,} tokens of KV cache ({chosen.max_sequences} sequences): {why}")
     return Served(served, token, said)
 
 
-def _on_neuron(rig: DeployableRig, catalog: Catalog, request: ModelRequest, key: str, token: str | None) -> Served:
-    """A rig whose own server has its model compiled in: that model, or another on AWS's vLLM Neuron image where
-    NxD Inference serves it (sized over NeuronCores for the sequences it is compiled for), or the reason why not."""
+def _on_neuron(rig: DeployableRig, catalog: Catalog, request: ModelRequest, key: str, token: str | None,
+               asked_length: int | None) -> Served:
+    """A rig whose own server has its model compiled in: that model (at its compiled shapes), or another on AWS's
+    vLLM Neuron image where NxD Inference serves it (sized over NeuronCores for the sequences it is compiled for, at
+    ``max_model_len`` where it is shorter than the image's), or the reason why not."""
     section = catalog.neuron_vllm if runtime(rig.runtime).other_models_runtime else None
     own = request.model in (None, rig.model_id)
+    reason = getattr(rig, "other_models", "its server serves its own model only")
     if own and not (request.config or request.instance_type):
-        return Served(rig, token, None)
+        if request.max_model_len is None:
+            return Served(rig, token, None)
+        if request.for_all_only:
+            return Served(rig, token, f"{rig.stack_name}: keeps {rig.weights.model} at its compiled shapes: {reason}")
+        raise ModelOptionsError(f"{key}: {rig.name} cannot be given another context: {reason}")
     if not isinstance(rig, NeuronRig) or section is None or own:
-        reason = getattr(rig, "other_models", "its server serves its own model only")
         raise ModelOptionsError(f"{key}: {rig.name} cannot be given another model or size: {reason}")
     model_id = str(request.model)
     card = catalog.models.get(model_id)
@@ -142,7 +182,7 @@ def _on_neuron(rig: DeployableRig, catalog: Catalog, request: ModelRequest, key:
     arch = _architecture(rig, model_id, card, request.config, key)
     why = catalog.neuron_why_not(rig, card.name if card else model_id, arch)
     if why is not None:
-        if request.for_all and not (request.config or request.instance_type):
+        if request.for_all_only:
             return Served(rig, token, f"{rig.stack_name}: keeps {rig.weights.model}: {why}")
         raise ModelOptionsError(f"{key}={model_id}: {rig.name} cannot serve it: {why}")
     _check_gated(rig, model_id, card, token, key)
@@ -150,7 +190,7 @@ def _on_neuron(rig: DeployableRig, catalog: Catalog, request: ModelRequest, key:
     if compile_minutes is None:
         raise ModelOptionsError(f"{key}={model_id}: larger than every compile allowance of the catalog's "
                                 "neuron_vllm.compile_minutes; add a step for its size (minutes, with its source)")
-    context = min(section.max_model_len, arch.max_context)
+    context = min(asked_length or section.max_model_len, section.max_model_len, arch.max_context)
     chosen = _size(rig, catalog, arch, card, context, request.instance_type, f"{key}={model_id}",
                    sequences=section.max_num_seqs)
     served = on_neuron_vllm(rig, catalog, model_id, card, arch, chosen, context, compile_minutes)
@@ -189,6 +229,22 @@ def as_deployed(rig: DeployableRig, catalog: Catalog, runtime_name: str, model_i
                                   "max_prompt_tokens": None, "max_total_tokens": None, "tool_calls": False})
 
 
+def _length_key(request: ModelRequest, rig_name: str) -> str:
+    return f"-c {MAX_MODEL_LEN.key()}" if request.max_model_len_for_all else f"-c {RIG_MAX_MODEL_LEN.key(rig=rig_name)}"
+
+
+def _max_model_len(request: ModelRequest, rig_name: str) -> int | None:
+    """``max_model_len`` as a number of tokens (None: not given); ModelOptionsError for anything but a positive
+    whole number."""
+    text = request.max_model_len
+    if text is None:
+        return None
+    if not text.isdigit() or int(text) < 1:
+        raise ModelOptionsError(f"{_length_key(request, rig_name)}={text}: give the tokens one sequence may hold "
+                                "(prompt and output), a positive whole number, e.g. 8192")
+    return int(text)
+
+
 def _token_parameter(rig: DeployableRig, name: str | None) -> str | None:
     if name is None:
         return None
@@ -223,8 +279,9 @@ def _check_gated(rig: DeployableRig, model_id: str, card: ModelCard | None, toke
                                 "an SSM SecureString parameter holding your token (the rig reads it at boot)")
 
 
-def _serve_context(rig: DeployableRig) -> int | None:
-    """The context the rig serves (``--max-model-len``, or the SageMaker container's variable)."""
+def serve_context(rig: DeployableRig) -> int | None:
+    """The context the rig serves (``--max-model-len``, or the SageMaker container's variable; None where its flags
+    name none): the stack's ``ContextTokens`` output (:data:`rigs.contract.OutputKey.CONTEXT_TOKENS`)."""
     if isinstance(rig, SageMakerRig):
         value = rig.container_env.get("SM_VLLM_MAX_MODEL_LEN")
     else:
@@ -267,7 +324,9 @@ def _size(rig: DeployableRig, catalog: Catalog, arch: Architecture, card: ModelC
 
 
 def _weights(rig: DeployableRig, model_id: str, card: ModelCard | None, arch: Architecture) -> Weights:
-    """What the rig serves now, as the report shows it: sized here, not published."""
+    """What the rig serves now, as the report shows it: the catalog's for its own model, else sized here."""
+    if model_id == rig.model_id:
+        return rig.weights
     if card is not None:
         return card.weights(rig.weights.engine)
     return weights_of(model_id, arch, rig.weights.engine, f"https://huggingface.co/{model_id}")

@@ -6,8 +6,9 @@ pattern, ``{rig}`` standing for a deployable rig and ``{region}`` for one of the
 ``app.py`` reads the values by these declarations, and a key the app does not know is refused in one line that
 names the known ones (:func:`unknown_keys`), while the CDK's own keys pass (:func:`cdk_own`). ``python -m rigs up``
 checks its ``-c`` values the same way before anything runs (:func:`check_deploy_context`).
-The model a rig serves and the size it runs on (``model.<rig>``, ``model``, ``model_config.<rig>``,
-``instance_type.<rig>``, ``hf_token_parameter``) are declared here too and read by ``rigs/deploy/model_options.py``.
+The model a rig serves, the size it runs on and the context it holds (``model.<rig>``, ``model``,
+``model_config.<rig>``, ``instance_type.<rig>``, ``hf_token_parameter``, ``max_model_len.<rig>``, ``max_model_len``)
+are declared here too and read by ``rigs/deploy/model_options.py``.
 """
 
 from __future__ import annotations
@@ -101,7 +102,11 @@ MODEL_CONFIG = ContextKey("model_config.{rig}", "a local config.json of a model 
 INSTANCE_TYPE = ContextKey("instance_type.{rig}", "the instance type to run on instead of the one sized to fit")
 HF_TOKEN_PARAMETER = ContextKey("hf_token_parameter", "an SSM SecureString parameter with the Hugging Face token of a "
                                 "gated model (EC2 rigs)")
-MODEL_KEYS = (RIG_MODEL, MODEL, MODEL_CONFIG, INSTANCE_TYPE, HF_TOKEN_PARAMETER)
+RIG_MAX_MODEL_LEN = ContextKey("max_model_len.{rig}", "the tokens one sequence may hold (prompt and output): the rig "
+                               "serves this or the model's longest context, whichever is shorter, sized to fit")
+MAX_MODEL_LEN = ContextKey("max_model_len", "the same for every rig that serves any model (beaten by "
+                           "max_model_len.<rig>)")
+MODEL_KEYS = (RIG_MODEL, MODEL, MODEL_CONFIG, INSTANCE_TYPE, HF_TOKEN_PARAMETER, RIG_MAX_MODEL_LEN, MAX_MODEL_LEN)
 """The model a rig serves and the size it runs on: read by ``rigs/deploy/model_options.py``."""
 
 CONTEXT_KEYS: tuple[ContextKey, ...] = (REGION, ZONES, VARIANT, MAX_HOURS, RIG_MAX_HOURS, IMAGE, AMI, REGION_ZONES,

@@ -5,6 +5,7 @@
 ``--list --backends local`` then checks the options the run will get as the real run would (a bad
 value, a ``--workload`` file), listing only the local rig: no AWS call, no server started, nothing
 written. Either exits 2 with one line for a bad option. Nothing here reads the command line by hand.
+The same answer gives the context the rigs are served at with ``--workload`` (:func:`server_context`).
 """
 
 from __future__ import annotations
@@ -50,28 +51,47 @@ def split(text: str) -> list[str]:
         raise UsageError(f"--bench-options {text!r}: {exc}") from None
 
 
-def _agent(words: Sequence[str]) -> subprocess.CompletedProcess:
-    """``python -m agent.run WORDS``, its output captured; UsageError when it refuses them or does not answer."""
+BENCH_OPTIONS = ("--bench-options", "them", "; nothing created")
+"""What a refusal of the rehearsal's benchmark options names: the option, what it refuses, and the end of the line."""
+
+
+def _agent(words: Sequence[str], asked: tuple[str, str, str] = BENCH_OPTIONS) -> subprocess.CompletedProcess:
+    """``python -m agent.run WORDS``, its output captured; UsageError, naming what was ``asked`` (the option, ``it``
+    or ``them``, the end of the line), when it refuses them or does not answer."""
+    option, them, end = asked
     command = [sys.executable, "-m", "agent.run", *words]
     try:
         done = subprocess.run(command, cwd=os.getcwd(), stdin=subprocess.DEVNULL, capture_output=True, text=True,
                               timeout=CHECK_S, check=False)
     except subprocess.TimeoutExpired:
-        raise UsageError(f"--bench-options: `python -m agent.run` did not check them within {CHECK_S:g} s; "
-                         "nothing created") from None
+        raise UsageError(f"{option}: `python -m agent.run` did not check {them} within {CHECK_S:g} s{end}") from None
     if done.returncode == 0:
         return done
     said = [line for line in (done.stderr or done.stdout).splitlines() if line.strip()]
     reason = said[-1].removeprefix("python -m agent.run: ").removeprefix("error: ").removesuffix(" (see --help)") \
         if said else f"exit status {done.returncode}"
-    raise UsageError(f"--bench-options: the benchmark refuses them: {reason} (see `python -m agent.run --help`); "
-                     "nothing created")
+    raise UsageError(f"{option}: the benchmark refuses {them}: {reason} (see `python -m agent.run --help`){end}")
 
 
-def parsed(words: Sequence[str]) -> dict[str, Any]:
-    """The benchmark parser's answer for ``words``: ``given`` (the options named, by their long name) and
-    ``options`` (every option the run would use, defaults in)."""
-    return json.loads(_agent(["--parsed-options", *words]).stdout)
+def parsed(words: Sequence[str], asked: tuple[str, str, str] = BENCH_OPTIONS) -> dict[str, Any]:
+    """The benchmark parser's answer for ``words``: ``given`` (the options named, by their long name), ``options``
+    (every option the run would use, defaults in) and the context a server needs for them
+    (``workload_context_tokens``, ``server_context_tokens``)."""
+    return json.loads(_agent(["--parsed-options", *words], asked).stdout)
+
+
+def server_context(text: str, workload: str) -> int | None:
+    """The tokens a rig benchmarked with ``--bench-options`` and the rehearsal's ``--workload`` should hold, as the
+    benchmark answers (``server_context_tokens``: the workload's longest request, prompt and output, with room for
+    the agent parts that run; None for the reference's one prompt). UsageError for a workload it refuses."""
+    return parsed([*split(text), WORKLOAD, workload],
+                  ("--bench-options and --workload", "them", "; nothing created"))["server_context_tokens"]
+
+
+def workload_context(workload: str) -> int | None:
+    """The workload's own context as the benchmark counts it (``workload_context_tokens``: its longest request,
+    prompt and output, rounded up; None for the reference's one prompt). UsageError for a workload it refuses."""
+    return parsed([WORKLOAD, workload], (f"--workload {workload}", "it", ""))["workload_context_tokens"]
 
 
 def prepare(text: str, offline: bool, workload: str | None = None) -> BenchOptions:

@@ -9,8 +9,10 @@ The steps, each a function of the rehearsal's typed state (:class:`.state.State`
    ``preflight`` records where each rig goes first, from the doctor's own checks (the sequence
    ``up --doctor`` uses too: :mod:`rigs.deploy.sequence`); the estimate (:mod:`.estimate`) says what
    it may cost and how long it may take. Nothing is created before the user says yes (``--yes``).
-2. **Up** with the small model (the catalog's, or ``--model``'s with ``-c model.<rig>=ID`` on the size it fits),
-   every rig in parallel with region failover (:mod:`.bring_up`, :class:`rigs.deploy.up.Up`).
+2. **Up** with the small model (the catalog's, or ``--model``'s with ``-c model.<rig>=ID`` on the size it fits;
+   with ``--workload``, the vLLM rigs at the workload's context, ``-c max_model_len.<rig>=N``, as the benchmark
+   counts it: :func:`.bench_options.server_context`), every rig in parallel with region failover
+   (:mod:`.bring_up`, :class:`rigs.deploy.up.Up`).
 3. **Benchmark** every rig that came up (and the Bedrock backends), with ``python -m agent.run`` run as a
    command into the rehearsal's evidence folder; unless ``--bench-options`` name the parts, the
    default parts and the quality lane (``--demos default,quality``; offline, 30 items per backend,
@@ -98,7 +100,9 @@ def run(options: Options, out: TextIO | None = None, stdin: TextIO | None = None
     """
     catalog = load_catalog()
     stdin = stdin or sys.stdin
-    chosen = prepare.choose(options, catalog, [catalog.get(name) for name in (options.rigs or list(catalog.rigs))])
+    tokens = bench_options.server_context(options.bench_options, options.workload) if options.workload else None
+    chosen = prepare.choose(options, catalog, [catalog.get(name) for name in (options.rigs or list(catalog.rigs))],
+                            tokens)
     selected = chosen.rigs
     if not options.yes and not stdin.isatty():
         raise UsageError("rehearse asks before it creates anything (on an account, rigs that bill), and this is "
@@ -113,7 +117,7 @@ def run(options: Options, out: TextIO | None = None, stdin: TextIO | None = None
     given = options.evidence is not None and options.evidence.exists()
     folder = evidence_folder(options.evidence)
     state = State(options, catalog, folder, Output(out or sys.stdout, console), bench, skipped=dict(chosen.left_out),
-                  context=dict(chosen.context), sized=list(chosen.sized))
+                  context=dict(chosen.context), sized=list(chosen.sized), context_tokens=tokens)
     previous = signal.signal(signal.SIGTERM, _interrupt)
     try:
         with ExitStack() as stack:

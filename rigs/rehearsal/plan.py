@@ -1,7 +1,7 @@
-"""The rehearsal's plan, said before anything is created: with ``--model``, what each rig serves it on; each rig's
-phase, region (and the regions after it), instance type, model and price; the rigs left out and why; the
-benchmark's command; the estimate (:mod:`.estimate`). Printed, and written as ``plan.json`` in the evidence
-folder."""
+"""The rehearsal's plan, said before anything is created: with ``--model``, what each rig serves it on (with
+``--workload``, at what context); each rig's phase, region (and the regions after it), instance type, model and
+price; the rigs left out and why; the benchmark's command; the estimate (:mod:`.estimate`). Printed, and written as
+``plan.json`` in the evidence folder."""
 
 from __future__ import annotations
 
@@ -21,14 +21,20 @@ OFFLINE_NOTE = ("offline: a rehearsal of the flow in moto, not of the hardware; 
 def lines(plans: Sequence[PhasePlan], then: Mapping[tuple[str, str], Sequence[str]], result: Estimate, *,
           offline: bool, bedrock_prices: Mapping[str, str], skipped: Mapping[str, str],
           no_big_model: Mapping[str, str], benchmark: str, model: str | None = None,
-          sized: Sequence[str] = ()) -> list[str]:
+          sized: Sequence[str] = (), context_tokens: int | None = None) -> list[str]:
     """The plan as the terminal shows it. ``then``: (rig, phase) -> the regions tried after the first;
     ``bedrock_prices``: each Bedrock backend benchmarked too -> its token prices; ``model``: ``--model`` (None: each
-    rig's catalog model), ``sized``: what each rig serves it on and why."""
+    rig's catalog model), ``sized``: what each rig serves it on and why; ``context_tokens``: the context the
+    workload asks of the rigs that serve any model (None: their own)."""
     out = ["Rehearsal plan" + (f" ({OFFLINE_NOTE})" if offline else "")]
     if model is not None:
         out.append(f"model: {model} on every rig that can serve it (python -m rigs fit --model {model} shows every "
                    "size)")
+    if context_tokens is not None:
+        out.append(f"context: {context_tokens:,} tokens, the workload's longest request as the benchmark counts it, "
+                   f"on every rig that serves any model (-c max_model_len.<rig>={context_tokens}; never above the "
+                   "model's longest)")
+    if model is not None or context_tokens is not None:
         out += [f"  {line}" for line in sized]
     table = [_row(plan, then[(plan.rig, plan.phase)]) for plan in plans]
     widths = [max(len(row[i]) for row in table) for i in range(len(table[0]))] if table else []
@@ -86,7 +92,9 @@ class PlanRecord(_Record):
     model: str | None
     """``--model``: the model every rig that can serves; None: each rig's catalog model."""
     sized: list[str]
-    """With ``--model``, what each rig serves it on (the size it fits) and why."""
+    """With ``--model`` or ``--workload``, what each rig serves on (the size it fits) and why."""
+    context_tokens: int | None = None
+    """With ``--workload``, the context every rig that serves any model is served at (``-c max_model_len.<rig>``)."""
     phases: SkipValidation[list[PhasePlan]]
     """Each rig in each phase: its first region, instance type, model, ready timeout, lifetime and price (the
     estimate made them, typed)."""
@@ -104,7 +112,7 @@ class PlanRecord(_Record):
 
 def record(plans: Sequence[PhasePlan], result: Estimate, *, account: str, offline: bool, big: bool,
            skipped: Mapping[str, str], no_big_model: Mapping[str, str], benchmark: str, model: str | None = None,
-           sized: Sequence[str] = ()) -> PlanRecord:
+           sized: Sequence[str] = (), context_tokens: int | None = None) -> PlanRecord:
     """``plan.json``'s record (sums rounded to a hundredth of a cent, the lane's minutes to a hundredth)."""
     estimate = EstimateRecord(
         minutes=result.minutes, usd=round(result.usd, 4), backstop_usd=round(result.backstop_usd, 4),
@@ -112,7 +120,8 @@ def record(plans: Sequence[PhasePlan], result: Estimate, *, account: str, offlin
         phases=[PhaseCost(phase=p.phase, rigs=list(p.rigs), ready_minutes=p.ready_minutes,
                           lane_minutes=round(p.lane_minutes, 2), minutes=p.minutes, usd=round(p.usd, 4))
                 for p in result.phases])
-    return PlanRecord(account=account, offline=offline, big=big, model=model, sized=list(sized), phases=list(plans),
+    return PlanRecord(account=account, offline=offline, big=big, model=model, sized=list(sized),
+                      context_tokens=context_tokens, phases=list(plans),
                       skipped=dict(skipped),
                       no_big_model=dict(no_big_model), benchmark=benchmark, estimate=estimate)
 

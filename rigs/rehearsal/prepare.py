@@ -1,9 +1,10 @@
 """The rehearsal's first step: the plan and its estimate, before anything is created.
 
-With ``--model``, before anything else (:func:`choose`): each rig asked, as ``python -m rigs up -c model.<rig>=ID``
-would serve it (:func:`rigs.deploy.model_options.served_rig`: the size it fits, or why it cannot serve it), so that
-the cost bound, the doctor, preflight and the estimate are for the sizes that will launch; a rig that cannot serve
-it is left out with its one line. The rigs already deployed are left out (a rehearsal never touches a stack it did
+With ``--model`` (or ``--workload``: the vLLM rigs at its context, ``-c max_model_len.<rig>=N``), before anything
+else (:func:`choose`): each rig asked, as ``python -m rigs up -c model.<rig>=ID`` would serve it
+(:func:`rigs.deploy.model_options.served_rig`: the size it fits, or why it cannot serve it), so that the cost bound,
+the doctor, preflight and the estimate are for the sizes that will launch; a rig that cannot serve it is left out
+with its one line. The rigs already deployed are left out (a rehearsal never touches a stack it did
 not create); ``doctor`` checks the account and rules out what cannot deploy; ``preflight`` records where each rig
 goes first, from the doctor's own checks (:mod:`rigs.deploy.sequence`); the estimate (:mod:`.estimate`) says what
 it may cost and how long it may take; the plan is said and written (:mod:`.plan`). Then the user says yes (or
@@ -27,7 +28,7 @@ from rigs.command import UsageError
 from rigs.contract import REGIONS
 from rigs.deploy import placement
 from rigs.deploy.model_options import ModelOptionsError, ModelRequest, serve, served_rig
-from rigs.deploy.options import HF_TOKEN_PARAMETER, MODEL_CONFIG, RIG_MODEL, OptionsError
+from rigs.deploy.options import HF_TOKEN_PARAMETER, MODEL_CONFIG, RIG_MAX_MODEL_LEN, RIG_MODEL, OptionsError
 from rigs.deploy.sequence import DeploySequence
 from rigs.estate import whereabouts
 from rigs.rehearsal import estimate as estimating
@@ -37,8 +38,9 @@ from rigs.rehearsal.state import Options, Phase, State
 from rigs.sizing.config import ConfigError, read_config
 
 NO_OFFLINE_BEDROCK = "no offline stand-in for Bedrock (moto has no Bedrock runtime): left out of an offline rehearsal"
-_KEY_PREFIX = re.compile(r"^-c (model|instance_type)\.[\w-]+(=\S+)?: ")
-"""The ``-c`` key ``serve``'s one line starts with: the rehearsal's user gave ``--model``, not the key."""
+_KEY_PREFIX = re.compile(r"^-c (model|instance_type|max_model_len)\.[\w-]+(=\S+)?: ")
+"""The ``-c`` key ``serve``'s one line starts with: the rehearsal's user gave ``--model`` or ``--workload``, not the
+key."""
 
 
 @dataclass(frozen=True)
@@ -52,8 +54,10 @@ class Chosen:
     context: dict[str, str] = field(default_factory=dict)
 
 
-def choose(options: Options, catalog: Catalog, selected: Sequence[Any]) -> Chosen:
-    """The rigs ``options.model`` is rehearsed on (all of ``selected`` without it), each as it will be served.
+def choose(options: Options, catalog: Catalog, selected: Sequence[Any], context_tokens: int | None = None) -> Chosen:
+    """The rigs ``options.model`` is rehearsed on (all of ``selected`` without it), each as it will be served;
+    with ``context_tokens`` (the workload's, :func:`.bench_options.server_context`), every rig that serves any
+    model served at that context (``-c max_model_len.<rig>=N``: sized at it, never above the model's longest).
 
     Raises UsageError, before anything runs: a model the catalog does not list and no ``--model-config``, a config it
     cannot read, a bad token parameter, ``--big`` with it, or a model option without ``--model``.
@@ -63,31 +67,57 @@ def choose(options: Options, catalog: Catalog, selected: Sequence[Any]) -> Chose
                                           ("--hf-token-parameter", options.hf_token_parameter)) if value]
         if given:
             raise UsageError(f"{', '.join(given)}: for --model ID (the Hugging Face id the rigs serve); give it too")
-        return Chosen(list(selected))
-    card = _card(options, catalog)
+        if context_tokens is None:
+            return Chosen(list(selected))
+    card = _card(options, catalog) if options.model is not None else None
     context = {HF_TOKEN_PARAMETER.key(): options.hf_token_parameter} if options.hf_token_parameter else {}
     chosen = Chosen([], context=context)
     for rig in selected:
         if isinstance(rig, BedrockBackend):
-            reason = _bedrock_left_out(rig, card, options)
+            reason = _bedrock_left_out(rig, card, options) if options.model is not None else None
             if reason is None:
                 chosen.rigs.append(rig)
             else:
                 chosen.left_out[rig.name] = reason
             continue
-        own = {RIG_MODEL.key(rig=rig.name): options.model}
-        if options.model_config is not None:
-            own[MODEL_CONFIG.key(rig=rig.name)] = str(options.model_config)
-        try:
-            served = served_rig(rig, catalog, {**context, **own}.get)
-        except (ModelOptionsError, OptionsError) as exc:
-            chosen.left_out[rig.name] = f"cannot serve {options.model}: {_for_rehearse(str(exc))}"
-            continue
-        chosen.rigs.append(served.rig)
-        chosen.context.update(own)
-        chosen.sized.append(f"{rig.name}: {served.said.split(': ', 1)[1]}" if served.said else
-                            f"{rig.name}: {options.model} on {served.rig.instance_type}")
+        _choose_rig(chosen, rig, catalog, card, options, _own_keys(rig, options, card, context_tokens))
     return chosen
+
+
+def _own_keys(rig: DeployableRig, options: Options, card: ModelCard | None,
+              context_tokens: int | None) -> dict[str, str]:
+    """The ``-c`` values of ``rig``'s own up: ``--model`` (and its config), the workload's context where its runtime
+    serves any model."""
+    own = {RIG_MODEL.key(rig=rig.name): options.model} if options.model is not None else {}
+    if options.model_config is not None:
+        own[MODEL_CONFIG.key(rig=rig.name)] = str(options.model_config)
+    if context_tokens is not None and (runtime(rig.runtime).serves_any_model or _another_model(rig, options, card)):
+        own[RIG_MAX_MODEL_LEN.key(rig=rig.name)] = str(context_tokens)
+    return own
+
+
+def _another_model(rig: DeployableRig, options: Options, card: ModelCard | None) -> bool:
+    """Whether ``--model`` asks a rig whose server has its own model compiled in (a Neuron rig) for another one: it
+    then serves it on AWS's vLLM Neuron image, at the workload's context, or is left out with why."""
+    return options.model is not None and (card is None or card.name != rig.weights.model)
+
+
+def _choose_rig(chosen: Chosen, rig: DeployableRig, catalog: Catalog, card: ModelCard | None, options: Options,
+                own: dict[str, str]) -> None:
+    """``rig`` as ``own`` serves it, into ``chosen``: its size and why, or left out with why."""
+    if not own:
+        chosen.rigs.append(rig)  # nothing asked of it: the Neuron rigs without --model keep theirs
+        return
+    asked = options.model or rig.model_id
+    try:
+        served = served_rig(rig, catalog, {**chosen.context, **own}.get)
+    except (ModelOptionsError, OptionsError) as exc:
+        chosen.left_out[rig.name] = f"cannot serve {asked}: {_for_rehearse(str(exc))}"
+        return
+    chosen.rigs.append(served.rig)
+    chosen.context.update(own)
+    chosen.sized.append(f"{rig.name}: {served.said.split(': ', 1)[1]}" if served.said else
+                        f"{rig.name}: {asked} on {served.rig.instance_type}")
 
 
 def _card(options: Options, catalog: Catalog) -> ModelCard | None:
@@ -260,12 +290,13 @@ def write_plan(state: State, result: estimating.Estimate, account: str) -> None:
     benchmark = "python -m agent.run " + (shlex.join(state.bench.words) or "(its default options)")
     for line in planning.lines(state.price_plans, then, result, offline=state.options.offline,
                                bedrock_prices=bedrock_prices, skipped=state.skipped, no_big_model=state.big_skipped,
-                               benchmark=benchmark, model=state.options.model, sized=state.sized):
+                               benchmark=benchmark, model=state.options.model, sized=state.sized,
+                               context_tokens=state.context_tokens):
         state.say(line)
     planning.write(state.folder, planning.record(
         state.price_plans, result, account=account, offline=state.options.offline, big=state.options.big,
         skipped=state.skipped, no_big_model=state.big_skipped, benchmark=benchmark, model=state.options.model,
-        sized=state.sized))
+        sized=state.sized, context_tokens=state.context_tokens))
 
 
 def _token_price(state: State, name: str) -> str:

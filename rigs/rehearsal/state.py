@@ -118,9 +118,12 @@ class State:
     """Rigs with no ``big`` variant, and why (the catalog's reason): expected, not a failure."""
     context: dict[str, str] = field(default_factory=dict)
     """The ``-c`` values every ``up`` of the rehearsal gets: with ``--model``, ``model.<rig>`` (and
-    ``model_config.<rig>``, ``hf_token_parameter``) for each rig that serves it."""
+    ``model_config.<rig>``, ``hf_token_parameter``) for each rig that serves it; with ``--workload``,
+    ``max_model_len.<rig>`` for each rig that serves any model."""
     sized: list[str] = field(default_factory=list)
-    """With ``--model``, what each rig serves it on and why (said in the plan)."""
+    """With ``--model`` or ``--workload``, what each rig serves on what and why (said in the plan)."""
+    context_tokens: int | None = None
+    """With ``--workload``, the context the vLLM rigs are served at (``-c max_model_len.<rig>``); None: their own."""
     bedrock: tuple[str, ...] = ()
     """The Bedrock backends benchmarked too (nothing to deploy): those chosen, online (moto has no Bedrock)."""
     price_plans: list[estimating.PhasePlan] = field(default_factory=list)

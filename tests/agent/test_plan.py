@@ -5,7 +5,7 @@ from __future__ import annotations
 import dataclasses
 from types import MappingProxyType
 
-from agent.backends import from_env
+from agent.backends import catalog_limits, from_env
 from agent.reach.discovery import Discovery, FoundRig, Skipped
 from agent.plan import make_plan, needs_aws
 from rigs.catalog.model import load_catalog
@@ -97,6 +97,22 @@ def test_sagemaker_image_is_shown_for_its_region() -> None:
     assert image.endswith("@" + sagemaker.metadata["image_digest"])
     from_env_only = from_env({"SM_ENDPOINT": "ep", "SM_REGION": "us-west-2"}, CATALOG)
     assert ".us-west-2.amazonaws.com/vllm:" in from_env_only.backends[0].metadata["image"]
+
+
+def test_a_rig_served_at_another_context_is_limited_and_predicted_at_it() -> None:
+    """-c max_model_len.sagemaker=31232 (a rehearsal's --workload): the stack's ContextTokens output, not the
+    catalog's 8,192, is the endpoint's limit (its server is not asked) and the context its KV cache is predicted at."""
+    found = found_sagemaker()
+    found = dataclasses.replace(found, outputs=dataclasses.replace(found.outputs, model_id="Qwen/Qwen3-8B",
+                                                                   instance_type="ml.g6.12xlarge",
+                                                                   context_tokens=31232))
+    sagemaker, = plan(aws_ok=True, discovery=Discovery(regions=REGIONS, rigs=[found]), selection=("sagemaker",)).ready
+    assert sagemaker.max_total_tokens == 31232
+    expected = sagemaker.provenance["expected"]
+    assert expected["context_tokens"] == {"value": 31232, "source": "the stack's ContextTokens output (the context it "
+                                                                     "was served at)"}
+    assert "31,232 tokens" in expected["kv_cache_tokens"]["source"]
+    assert catalog_limits(CATALOG.get("sagemaker"))["max_total_tokens"] == 8192  # the catalog's, without the output
 
 
 def test_url_beats_discovery_and_model_variables_apply() -> None:

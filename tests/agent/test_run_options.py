@@ -131,4 +131,15 @@ def test_parsed_options_are_the_parsers_own_answer(capsys: pytest.CaptureFixture
     assert answer["options"]["demos"] == ["chat", "quality"] and answer["options"]["quality_n"] == 5
     assert answer["options"]["runs"] == declared.OPTION["runs"].default  # not given: the run's default
     assert run_module.main(["--parsed-options"]) == 0
-    assert json.loads(capsys.readouterr().out)["given"] == []
+    answer = json.loads(capsys.readouterr().out)
+    assert answer["given"] == [] and answer["workload_context_tokens"] is None  # the reference's one prompt
+
+
+def test_parsed_options_give_the_context_a_server_needs_for_the_workload(capsys: pytest.CaptureFixture) -> None:
+    """1,000 + 200 tokens a request: 1,200, rounded up to 1,280; the default parts' agents ask for 4,096."""
+    workload = ["--workload", "prompt_input_tokens_mean=1000,output_tokens_mean=200"]
+    assert run_module.main(["--parsed-options", *workload]) == 0
+    answer = json.loads(capsys.readouterr().out)
+    assert (answer["workload_context_tokens"], answer["server_context_tokens"]) == (1280, 4096)
+    assert run_module.main(["--parsed-options", "--demos", "chat,quality", *workload]) == 0
+    assert json.loads(capsys.readouterr().out)["server_context_tokens"] == 1280

@@ -1,11 +1,12 @@
 """-c model.<rig>=ID: any open model on the vLLM rigs, sized to fit, in one synth of the app.
 
-g6 serves Qwen3 8B on its own g6.xlarge with Qwen3's tool parser; g5g is asked for Llama 3.1 8B, gated and too big
-for one T4G in float16, so it moves to g5g.16xlarge with tensor parallel 2 and reads the token's SSM parameter at
-boot; the SageMaker endpoint serves Qwen3 32B on ml.g6.12xlarge across four L4s; inf2 serves Llama 3.1 8B with AWS's
-vLLM Neuron image, moved to inf2.8xlarge (inf2.xlarge's 16 GiB of host memory cannot hold the checkpoint NxD Inference
-shards) with the compile's allowance in its ready timeout. A model that fits no size is refused in one line before
-any synth.
+g6 serves Qwen3 8B on its own g6.xlarge at the 8,192 tokens ``max_model_len.g6`` asks, with Qwen3's tool parser; g5g
+is asked for Llama 3.1 8B, gated and too big for one T4G in float16, so it moves to g5g.16xlarge with tensor parallel 2
+and reads the token's SSM parameter at boot; the SageMaker endpoint serves Qwen3 32B on ml.g6.12xlarge across four
+L4s, at its longest context (40,960 tokens) where ``max_model_len.sagemaker`` asks 65,536; inf2 serves Llama 3.1 8B
+with AWS's vLLM Neuron image, moved to inf2.8xlarge (inf2.xlarge's 16 GiB of host memory cannot hold the checkpoint
+NxD Inference shards) with the compile's allowance in its ready timeout. A model that fits no size is refused in one
+line before any synth.
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ TOKEN_PARAMETER = "/aws-inference/hf-token"
 CANARY = "hf_canaryTOKEN0123456789abcdef"
 CONTEXT = {"model.g6": "Qwen/Qwen3-8B", "model.g5g": "meta-llama/Llama-3.1-8B-Instruct",
            "model.sagemaker": "Qwen/Qwen3-32B", "model.inf2": "meta-llama/Llama-3.1-8B-Instruct",
-           "hf_token_parameter": TOKEN_PARAMETER}
+           "hf_token_parameter": TOKEN_PARAMETER, "max_model_len.g6": "8192", "max_model_len.sagemaker": "65536"}
 
 
 @pytest.fixture(scope="module")
@@ -56,7 +57,8 @@ def test_a_model_that_fits_serves_on_the_rigs_own_size_with_its_tool_parser(synt
     served = flags(template)
     assert served[served.index("--tool-call-parser") + 1] == "hermes" and "--enable-auto-tool-choice" in served
     assert served[served.index("--max-model-len") + 1] == "8192" and "--tensor-parallel-size" not in served
-    assert {stack_outputs(template)[k] for k in ("ModelId", "InstanceType")} == {"Qwen/Qwen3-8B", "g6.xlarge"}
+    assert [stack_outputs(template)[k] for k in ("ModelId", "InstanceType", "ContextTokens")] == [
+        "Qwen/Qwen3-8B", "g6.xlarge", "8192"]
     assert any(line.startswith("InferenceG6: Qwen/Qwen3-8B on g6.xlarge at 8,192 tokens")
                for line in synthesized["said"])
 
@@ -115,11 +117,14 @@ def test_the_endpoint_sets_its_containers_variables_from_the_same_facts(synthesi
     template = synthesized["templates"]["InferenceSageMaker"]
     environment = one(template, "AWS::SageMaker::Model")["Properties"]["PrimaryContainer"]["Environment"]
     assert environment["SM_VLLM_MODEL"] == "Qwen/Qwen3-32B"
-    assert (environment["SM_VLLM_TENSOR_PARALLEL_SIZE"], environment["SM_VLLM_MAX_MODEL_LEN"]) == ("4", "8192")
+    assert (environment["SM_VLLM_TENSOR_PARALLEL_SIZE"], environment["SM_VLLM_MAX_MODEL_LEN"]) == ("4", "40960")
+    assert any(line.startswith("InferenceSageMaker: Qwen/Qwen3-32B on ml.g6.12xlarge (tensor parallel 4) at 40,960 "
+                               "tokens (the model's longest: -c max_model_len.sagemaker=65536 asks more)")
+               for line in synthesized["said"])
     assert (environment["SM_VLLM_TOOL_CALL_PARSER"], environment["SM_VLLM_ENABLE_AUTO_TOOL_CHOICE"]) == (
         "hermes", "true")
     config = one(template, "AWS::SageMaker::EndpointConfig")["Properties"]["ProductionVariants"][0]
-    assert config["InstanceType"] == "ml.g6.12xlarge"
+    assert config["InstanceType"] == "ml.g6.12xlarge" and stack_outputs(template)["ContextTokens"] == "40960"
     assert "RIG_HF_TOKEN_PARAMETER" not in json.dumps(template)  # SageMaker takes no token
 
 
@@ -134,3 +139,10 @@ def test_a_model_that_fits_no_size_is_refused_in_one_line(tmp_path):
     assert "\n" not in line and line.startswith("-c model.g6=acme/huge: fits no g6 size at 8,192 tokens: the "
                                                 "largest, g6.48xlarge (8 x NVIDIA L4), is ")
     assert line.split("is ", 1)[1].split(" bytes short")[0].replace(",", "").isdigit()
+
+
+def test_a_context_that_is_not_a_positive_whole_number_stops_the_synth_in_one_line():
+    with pytest.raises(ModelOptionsError) as caught:
+        build_app(context={"max_model_len": "8k"})
+    assert str(caught.value) == ("-c max_model_len=8k: give the tokens one sequence may hold (prompt and output), a "
+                                 "positive whole number, e.g. 8192")

@@ -48,9 +48,12 @@ def test_a_bad_flag_is_refused_by_the_parser_in_one_line(no_aws: None, capsys: p
     (["modle.g6=Qwen/Qwen3-8B"], "-c modle.g6: not a context key of this app; its keys are region.<rig>, "
                                  "zones.<rig>, <rig>_variant, max_hours, max_hours.<rig>, image.<rig>, ami.<rig>, "
                                  "zones.<region>, az_count.<region>, model.<rig>, model, model_config.<rig>, "
-                                 "instance_type.<rig>, hf_token_parameter (<rig>: g6, g5g, inf2, trn1, sagemaker; "
-                                 "<region>: us-east-1, us-east-2, us-west-1, us-west-2)"),
+                                 "instance_type.<rig>, hf_token_parameter, max_model_len.<rig>, max_model_len (<rig>: "
+                                 "g6, g5g, inf2, trn1, sagemaker; <region>: us-east-1, us-east-2, us-west-1, "
+                                 "us-west-2)"),
     (["model.g6=someone/unknown-7b"], "-c model.g6=someone/unknown-7b: the catalog's models section does not list it"),
+    (["max_model_len.g6=8k"], "-c max_model_len.g6=8k: give the tokens one sequence may hold (prompt and output), a "
+                              "positive whole number, e.g. 8192"),
     (["zones"], "-c 'zones': give KEY=VALUE"),
 ])
 def test_a_bad_context_key_or_value_is_one_line_before_anything(no_aws: None, capsys: pytest.CaptureFixture,

@@ -1,5 +1,6 @@
-"""-c model.<rig>, model, model_config.<rig>, instance_type.<rig>, hf_token_parameter: what each rig may be asked,
-and the one line that refuses what it cannot serve (the synth of the sized rigs: tests/stacks/test_rig_models.py)."""
+"""-c model.<rig>, model, model_config.<rig>, instance_type.<rig>, hf_token_parameter, max_model_len.<rig>,
+max_model_len: what each rig may be asked, and the one line that refuses what it cannot serve (the synth of the sized
+rigs: tests/stacks/test_rig_models.py)."""
 
 from __future__ import annotations
 
@@ -28,7 +29,11 @@ def test_the_keys_are_read_for_one_rig_or_all_and_declared():
     own = {"model": "Qwen/Qwen3-8B", "model.g5g": "openai/gpt-oss-20b"}.get
     assert model_request(own, "g5g") == ModelRequest(model="openai/gpt-oss-20b")
     assert {key.pattern for key in MODEL_KEYS} == {"model.{rig}", "model", "model_config.{rig}",
-                                                   "instance_type.{rig}", "hf_token_parameter"}
+                                                   "instance_type.{rig}", "hf_token_parameter",
+                                                   "max_model_len.{rig}", "max_model_len"}
+    lengths = {"max_model_len": "4096", "max_model_len.g6": "8192"}.get
+    assert model_request(lengths, "g6").max_model_len == "8192"  # the rig's own beats the one for every rig
+    assert model_request(lengths, "g5g") == ModelRequest(max_model_len="4096", max_model_len_for_all=True)
 
 
 def test_nothing_asked_leaves_the_rig_as_the_catalog_has_it():
@@ -129,3 +134,48 @@ def test_an_instance_type_override_is_taken_when_the_model_fits_it_and_the_rig_c
 def test_a_bigger_model_gets_room_on_the_root_volume_for_its_weights():
     served = serve(CATALOG.get("g6"), CATALOG, ModelRequest(model="Qwen/Qwen3-32B")).rig
     assert served.instance_type == "g6.12xlarge" and served.root_free_gib == 62 + 30  # 61.1 GiB of weights, + 30
+
+
+def max_model_len(served) -> int:
+    flags = list(served.rig.serve_flags)
+    return int(flags[flags.index("--max-model-len") + 1])
+
+
+def test_a_shorter_context_fits_a_smaller_size():
+    # One L4 (g6.xlarge, 23,999,807,488 bytes): 90% is 21,599,826,739, less 1.5 GiB (1,610,612,736) for the engine,
+    # less Qwen3 8B's 16,400,000,000 bytes of bfloat16 weights: 3,589,214,003 bytes of KV cache. A token holds
+    # 2 (K, V) x 8 KV heads x 128 x 2 bytes x 36 layers = 147,456 bytes: 24,340 tokens fit (24,340.9).
+    fits = serve(CATALOG.get("g6"), CATALOG, ModelRequest(model="Qwen/Qwen3-8B", max_model_len="24340"))
+    assert (fits.rig.instance_type, max_model_len(fits)) == ("g6.xlarge", 24340)
+    assert fits.said.startswith("InferenceG6: Qwen/Qwen3-8B on g6.xlarge at 24,340 tokens, 24,340 tokens of KV "
+                                "cache (1 sequences): it fits the rig's own size")
+    # one token more is 3,589,361,... bytes: over one L4, so two of g6.12xlarge's four (32 heads, 8 KV heads: 2 divides)
+    bigger = serve(CATALOG.get("g6"), CATALOG, ModelRequest(model="Qwen/Qwen3-8B", max_model_len="24341"))
+    assert bigger.rig.instance_type == "g6.12xlarge" and "(tensor parallel 2)" in bigger.said
+    assert "--tensor-parallel-size" in bigger.rig.serve_flags and max_model_len(bigger) == 24341
+
+
+def test_a_context_above_the_models_is_the_models_and_said_so():
+    served = serve(CATALOG.get("sagemaker"), CATALOG, ModelRequest(model="Qwen/Qwen3-8B", max_model_len="65536",
+                                                                  max_model_len_for_all=True))
+    assert served.rig.container_env["SM_VLLM_MAX_MODEL_LEN"] == "40960"  # Qwen3 8B's max_position_embeddings
+    assert "at 40,960 tokens (the model's longest: -c max_model_len=65536 asks more)" in served.said
+
+
+def test_a_context_alone_serves_the_rigs_own_model_at_it_and_the_neuron_rigs_keep_theirs():
+    rig = CATALOG.get("g6")
+    served = serve(rig, CATALOG, ModelRequest(max_model_len="4096"))
+    assert (served.rig.model_id, served.rig.instance_type, max_model_len(served)) == (rig.model_id, "g6.xlarge", 4096)
+    assert served.rig.weights == rig.weights and "--tool-call-parser" in served.rig.serve_flags
+    kept = serve(CATALOG.get("inf2"), CATALOG, ModelRequest(max_model_len="4096", max_model_len_for_all=True))
+    assert kept.rig is CATALOG.get("inf2") and kept.said.startswith("InferenceInf2: keeps Gemma 4 E2B: ")
+    assert refusal("trn1", max_model_len="4096").startswith("-c max_model_len.trn1: trn1 cannot be given another "
+                                                            "context: ")
+
+
+@pytest.mark.parametrize("value", ["abc", "0", "-4096", "8k", "4096.5"])
+def test_a_context_that_is_not_a_positive_whole_number_is_refused_in_one_line(value: str):
+    assert refusal("g6", model="Qwen/Qwen3-8B", max_model_len=value) == (
+        f"-c max_model_len.g6={value}: give the tokens one sequence may hold (prompt and output), a positive whole "
+        "number, e.g. 8192")
+    assert refusal("inf2", max_model_len=value, max_model_len_for_all=True).startswith(f"-c max_model_len={value}: ")

@@ -24,9 +24,9 @@ def test_plan_json_keeps_its_keys_and_the_lane_once(tmp_path):
                          no_big_model={}, benchmark="python -m agent.run")
     path = plan.write(tmp_path, record)
     data = json.loads(path.read_text())
-    assert list(data) == ["account", "offline", "big", "model", "sized", "phases", "skipped", "no_big_model",
-                          "benchmark", "estimate"]
-    assert (data["model"], data["sized"]) == (None, [])  # each rig's catalog model
+    assert list(data) == ["account", "offline", "big", "model", "sized", "context_tokens", "phases", "skipped",
+                          "no_big_model", "benchmark", "estimate"]
+    assert (data["model"], data["sized"], data["context_tokens"]) == (None, [], None)  # the catalog's model and context
     assert data["phases"] == [{"rig": "g6", "phase": "small", "region": "us-east-2", "instance_type": "g6.xlarge",
                                "model_id": "m", "ready_timeout_minutes": 40, "max_hours": 4, "usd_per_hour": 0.8048,
                                "price": "offline file"}]

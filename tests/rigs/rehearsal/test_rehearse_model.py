@@ -1,6 +1,7 @@
 """``rigs rehearse --model ID``: each rig as it will serve the model (the size it fits, or left out with its one
 line), the cost bound and the estimate for those sizes, the ``-c`` values the ups get, ``--workload`` passed to the
-benchmark; and ``up``/``prices`` with ``-c model.<rig>`` pricing the size that will launch."""
+benchmark and its context to the vLLM rigs (``max_model_len.<rig>``); and ``up``/``prices`` with ``-c model.<rig>``
+pricing the size that will launch."""
 
 from __future__ import annotations
 
@@ -98,31 +99,52 @@ def test_max_usd_bounds_the_size_the_model_moves_the_rig_to(monkeypatch: pytest.
 
 def test_the_plan_checks_prices_and_deploys_the_sized_rig_and_passes_the_workload(counted_preflight: Counter,
                                                                                    tmp_path: Path):
-    workload = tmp_path / "traffic.yaml"
-    workload.write_text("output_tokens_per_month: 1.5B\npeak_to_average: 4\n")
+    workload = tmp_path / "traffic.yaml"  # every request 3,000 + 1,000 tokens: 4,000, rounded up to 4,096
+    workload.write_text("output_tokens_per_month: 1.5B\npeak_to_average: 4\nprompt_input_tokens_mean: 3000\n"
+                        "output_tokens_mean: 1000\n")
     options = Options(rigs=["g6", "g5g", "bedrock"], model=QWEN_32B, yes=True, bootstrap=True,
                       workload=str(workload), bench_options="--demos chat")
-    chosen = prepare.choose(options, CATALOG, [CATALOG.get(name) for name in options.rigs])
+    tokens = bench_options.server_context(options.bench_options, options.workload)
+    chosen = prepare.choose(options, CATALOG, [CATALOG.get(name) for name in options.rigs], tokens)
+    assert tokens == 4096 and chosen.context == {"model.g6": QWEN_32B, "max_model_len.g6": "4096"}  # g5g: left out
     out = io.StringIO()
     (tmp_path / "evidence").mkdir()
     rehearsal = state(options, tmp_path / "evidence", out)
     rehearsal.bench = bench_options.prepare(options.bench_options, False, options.workload)
     rehearsal.skipped, rehearsal.context, rehearsal.sized = chosen.left_out, chosen.context, chosen.sized
+    rehearsal.context_tokens = tokens
     assert prepare.plan(rehearsal, chosen.rigs) is not None
     assert set(counted_preflight) == {("g6", region) for region in CATALOG.get("g6").regions}  # g5g: left out
     said = out.getvalue()
     assert "model: Qwen/Qwen3-32B on every rig that can serve it" in said
-    assert "  g6: Qwen/Qwen3-32B on g6.12xlarge (tensor parallel 4) at 8,192 tokens" in said
-    assert f"  g5g: skipped: {G5G_WHY}" in said
+    assert ("context: 4,096 tokens, the workload's longest request as the benchmark counts it, on every rig that "
+            "serves any model (-c max_model_len.<rig>=4096;") in said
+    assert "  g6: Qwen/Qwen3-32B on g6.12xlarge (tensor parallel 4) at 4,096 tokens" in said
+    assert f"  g5g: skipped: {G5G_WHY.replace('16,384', '4,096')}" in said
     assert rehearsal.bedrock == ("bedrock",)  # named, so benchmarked beside (another model), billed per token
     assert "  bedrock          benchmarked, nothing to deploy; billed per token ($0.035/M in" in said
     assert f"benchmark: python -m agent.run --demos chat --workload {workload}" in said
     assert "small model (Qwen/Qwen3-32B; g6): up to" in said
     plan = json.loads((tmp_path / "evidence" / "plan.json").read_text())
     assert [(p["rig"], p["instance_type"], p["model_id"]) for p in plan["phases"]] == [("g6", "g6.12xlarge", QWEN_32B)]
-    assert plan["model"] == QWEN_32B and plan["skipped"]["g5g"].startswith(G5G_WHY)
+    assert plan["model"] == QWEN_32B and plan["skipped"]["g5g"].startswith(G5G_WHY.replace("16,384", "4,096"))
+    assert plan["context_tokens"] == 4096
     g6, _ = rehearsal.phases[0].plans["g6"]
     assert g6.instance_type == "g6.12xlarge" and "--tensor-parallel-size" in g6.serve_flags  # what up deploys
+    assert g6.serve_flags[g6.serve_flags.index("--max-model-len") + 1] == "4096"
+
+
+def test_the_workloads_context_sizes_the_rigs_before_the_cost_bound(tmp_path: Path):
+    workload = tmp_path / "long.yaml"  # 30,000 + 1,000 tokens, rounded up to 31,232: over one L4 for Qwen3 8B
+    workload.write_text("prompt_input_tokens_mean: 30000\noutput_tokens_mean: 1000\n")
+    options = Options(rigs=["g6"], model="Qwen/Qwen3-8B", yes=True, offline=True, max_usd=100,
+                      workload=str(workload), evidence=tmp_path / "evidence")
+    with pytest.raises(UsageError, match=r"^--max-usd 100: no price known for g6 \(small\)"):
+        flow.run(options, out=io.StringIO())  # g6.12xlarge, which the dated price file does not price
+    chosen = prepare.choose(Options(), CATALOG, [CATALOG.get("g5g"), CATALOG.get("trn1")], 31232)
+    assert chosen.context == {"max_model_len.g5g": "31232"}  # without --model: the rigs' own, at the context
+    assert chosen.sized[0].startswith("g5g: google/gemma-4-E2B-it on g5g.2xlarge at 31,232 tokens")
+    assert [r.name for r in chosen.rigs] == ["g5g", "trn1"]
 
 
 def test_a_workload_given_twice_is_refused():

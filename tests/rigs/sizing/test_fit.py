@@ -165,3 +165,17 @@ def test_a_config_file_is_read_and_bad_input_is_one_line(capsys, tmp_path: Path)
         read_config(path)
     with pytest.raises(ConfigError, match="num_hidden_layers is None"):
         architecture({k: v for k, v in FULL_ATTENTION.items() if k != "num_hidden_layers"}, "c.json")
+
+
+def test_a_workload_gives_the_context_its_longest_request_needs(capsys):
+    """30,000 + 1,000 tokens a request, rounded up to 31,232 (the benchmark's count): 4.29 GiB of Qwen3 8B's KV,
+    over what one L4 leaves beside its weights (24,340 tokens), so two of g6.12xlarge's four."""
+    code, out, err = run(capsys, "--model", "Qwen/Qwen3-8B", "--workload",
+                         "prompt_input_tokens_mean=30000,output_tokens_mean=1000", "--json")
+    assert code == 0 and err.strip() == ("--workload prompt_input_tokens_mean=30000,output_tokens_mean=1000: its "
+                                         "longest request, prompt and output, rounded up: 31,232 tokens")
+    instances = {i["instance_type"]: i for i in json.loads(out)["instances"]}
+    assert json.loads(out)["kv_bytes_per_sequence"] == 31232 * 147456
+    assert not instances["g6.xlarge"]["fits"] and instances["g6.12xlarge"]["tensor_parallel"] == 2
+    code, _, err = run(capsys, "--model", "Qwen/Qwen3-8B", "--workload", "preset=reference")
+    assert code == 2 and "the reference's one prompt has no context of its own" in err and len(err.splitlines()) == 1

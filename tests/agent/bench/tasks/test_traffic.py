@@ -10,6 +10,7 @@ import statistics
 import pytest
 
 from agent.bench.tasks.traffic.calibration import Calibration, fit
+from agent.bench.tasks.traffic.context import longest_request_tokens, server_context_tokens, workload_context_tokens
 from agent.bench.tasks.traffic.files import TrafficFileError, read_prompts, read_trace
 from agent.bench.tasks.traffic.plan import Plan, Prompts, Shape, fit_of, fitting_turns
 from agent.bench.tasks.traffic.text import CLOSING, TextMaker, units_of
@@ -47,6 +48,21 @@ def test_the_fit_to_a_neuron_rigs_limits():
     session = Plan(Shape(prompt_mean=100, output_mean=100, turns=4)).request(0)
     assert fitting_turns(session, None, 512)[0] == 2  # turn 2: 300 + 100; turn 3: 500 + 100 > 512
     assert fit_of(Plan(Shape(prompt_mean=100, output_mean=20)), 128, 512).share == 1.0
+
+
+def test_the_workloads_context_is_its_longest_turn_and_a_server_that_holds_it_takes_every_request():
+    """A session of 4 turns of 100 + 100 tokens: turn 4 sends the three turns and replies before it and its own 100,
+    700 tokens, and asks 100 more: 800, rounded up to 1,024 (a multiple of 256)."""
+    session = Shape(prompt_mean=100, output_mean=100, turns=4)
+    assert longest_request_tokens(Plan(session)) == 800 and workload_context_tokens(session) == 1024
+    assert fit_of(Plan(session), None, 800).share == 1.0 and fit_of(Plan(session), None, 799).share == 0.75
+    spread = Shape(seed=3, prompt_mean=4096, prompt_stddev=2048, output_mean=1024, output_stddev=512)
+    tokens = workload_context_tokens(spread)
+    assert tokens % 256 == 0 and fit_of(Plan(spread), None, tokens).share == 1.0  # over the fit check's sample
+    assert fit_of(Plan(spread), None, longest_request_tokens(Plan(spread)) - 1).share < 1.0
+    assert workload_context_tokens(Shape(reference=True)) is None  # the rigs keep the catalog's context
+    assert server_context_tokens(session, ["chat", "quality"]) == 1024
+    assert server_context_tokens(session, ["counting", "chat"]) == 4096  # room for the agent parts' own prompts
 
 
 def test_the_calibration_line_and_the_units_it_asks():
