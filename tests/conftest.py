@@ -38,9 +38,9 @@ for key in ("COLUMNS", "LINES"):
 def parse_file(path: Path) -> ast.Module:
     """``path``'s syntax tree, parsed with the garbage collector held off: CPython 3.11 raises "AST constructor
     recursion depth mismatch" when a collection inside the parse runs a finalizer (a coroutine an interrupt test
-    left suspended being closed), which made the tests that parse the whole tree fail by the order they ran in."""
+    left suspended, in a reference cycle, being closed), which made the tests that parse the whole tree fail by the
+    order they ran in. Nothing is collected here (a collection per file of a large heap costs seconds)."""
     source = path.read_text(encoding="utf-8")
-    gc.collect()
     gc.disable()
     try:
         return ast.parse(source, filename=str(path))

@@ -170,7 +170,7 @@ def _on_neuron(rig: DeployableRig, catalog: Catalog, request: ModelRequest, key:
         if request.max_model_len is None:
             return Served(rig, token, None)
         if request.for_all_only:
-            return Served(rig, token, f"{rig.stack_name}: keeps {rig.weights.model} at its compiled shapes: {reason}")
+            return Served(rig, token, f"{rig.stack_name}: keeps {rig.weights.model}: {reason} (at its compiled shapes)")
         raise ModelOptionsError(f"{key}: {rig.name} cannot be given another context: {reason}")
     if not isinstance(rig, NeuronRig) or section is None or own:
         raise ModelOptionsError(f"{key}: {rig.name} cannot be given another model or size: {reason}")
