@@ -173,8 +173,9 @@ def benchmark(state: State, phase: Phase, folder: Path, with_bedrock: bool) -> N
     finally:
         state.running.discard(process)
         answers = timeline.first_answers(folder / "requests.jsonl")
+        compiled = timeline.compile_times(folder / "summary.json")
         for line in phase.timelines:
-            line.first_answer = answers.get(line.rig)
+            line.first_answer, line.compile_seconds = answers.get(line.rig), compiled.get(line.rig)
     state.say(f"benchmark ({phase.name} model): exit {phase.bench_exit}; evidence {folder}")
 
 

@@ -1,7 +1,10 @@
 """The rehearsal's timeline per rig and phase, and what the rehearsal itself cost.
 
 Per rig and phase: deploy start, instance (or endpoint) launched, running, SSM online and ready
-come from ``rigs up`` (:class:`rigs.deploy.records.Timeline`); the first answer from the benchmark's evidence
+come from ``rigs up`` (:class:`rigs.deploy.records.Timeline`); a Neuron rig's compile at boot (AWS's vLLM Neuron
+image compiling the model with NxD Inference, inside its ready timeout) from the benchmark's ``summary.json``
+(provenance's ``compile_seconds``, which the agent reads from the rig's boot report); the first answer from the
+benchmark's evidence
 (the earliest request of that backend in ``requests.jsonl`` that did not fail: a chat request's
 first token, or the end of a counting or orchestrator run); destroyed from the down step
 (CloudFormation's deletion time where it gives one, else when ``cdk destroy`` returned with the
@@ -46,6 +49,8 @@ class _PhaseEvents(BaseModel):
     instance_running: str | None = None
     ssm_online: str | None = None
     ready: str | None = None
+    compile_seconds: Number | None = None
+    """How long the model compiled at boot (AWS's vLLM Neuron image; 0: artifacts compiled before were loaded)."""
     first_answer: str | None = None
     destroyed: str | None = None
     usd_per_hour: Number | None = None
@@ -149,6 +154,22 @@ def first_answers(requests: Path) -> dict[str, str]:
     return {backend: utc.iso_seconds(moment) for backend, moment in earliest.items()}
 
 
+def compile_times(summary: Path) -> dict[str, float]:
+    """Backend -> its model's compile at boot in seconds, from an evidence folder's ``summary.json`` (provenance's
+    ``compile_seconds``); a backend that read none, or a summary that cannot be read, has none."""
+    try:
+        backends = json.loads(summary.read_text(encoding="utf-8")).get("backends", {})
+    except (OSError, ValueError, AttributeError):
+        return {}
+    out: dict[str, float] = {}
+    for name, entry in backends.items():
+        facts = ((entry or {}).get("provenance") or {}).get("facts") or []
+        read = next((f.get("read") for f in facts if f.get("fact") == "compile_seconds"), None)
+        if isinstance(read, (int, float)) and not isinstance(read, bool):
+            out[name] = float(read)
+    return out
+
+
 def _answered_at(record: dict[str, Any]) -> datetime | None:
     if record.get("error") or not record.get("started"):
         return None
@@ -189,12 +210,17 @@ def rows(phases: Sequence[PhaseTimeline], now: datetime | None = None, compact: 
         start = utc.parse(p.deploy_start)
         cost = p.cost_usd(now)
         left = "" if p.destroyed or not p.deploy_start else " (not destroyed: counted to now)"
-        out.append([p.rig, p.phase, p.region or "-", *(_clock(getattr(p, e), start, compact) for e in EVENTS),
+        clocks = [_clock(getattr(p, e), start, compact) for e in EVENTS]
+        compiled = "-" if p.compile_seconds is None else _span(p.compile_seconds)
+        out.append([p.rig, p.phase, p.region or "-", *clocks[:COMPILED_AFTER], compiled, *clocks[COMPILED_AFTER:],
                     f"{p.billed_hours(now):.3f}", "-" if cost is None else f"${cost:.4f}{left}"])
     return out
 
 
-HEADER = ["rig", "phase", "region", *(HEADINGS[e] for e in EVENTS), "hours", "cost"]
+COMPILED_AFTER = EVENTS.index("ready") + 1
+"""The compile's column (a length, m:ss, not a time) follows "ready", which it is part of."""
+HEADER = ["rig", "phase", "region", *(HEADINGS[e] for e in EVENTS[:COMPILED_AFTER]), "compile",
+          *(HEADINGS[e] for e in EVENTS[COMPILED_AFTER:]), "hours", "cost"]
 
 
 def table(phases: Sequence[PhaseTimeline], now: datetime | None = None) -> Any:

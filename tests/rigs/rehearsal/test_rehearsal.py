@@ -154,6 +154,26 @@ def test_first_answer_is_the_earliest_request_that_did_not_fail(tmp_path: Path):
     assert timeline.first_answers(tmp_path / "missing.jsonl") == {}
 
 
+def test_a_neuron_rigs_compile_at_boot_is_read_from_the_summary_and_shown_after_ready(tmp_path: Path):
+    """The benchmark's summary.json carries the compile the agent read from the rig's boot report (provenance's
+    ``compile_seconds``): the timeline shows it as a length after "ready", and "-" for a rig that compiled nothing."""
+    facts = {"inf2": [{"fact": "model", "read": "Qwen/Qwen3-8B"}, {"fact": "compile_seconds", "read": 750}],
+             "trn1": [{"fact": "compile_seconds", "read": 0}], "g6": [{"fact": "model", "read": "google/gemma"}],
+             "sagemaker": [{"fact": "compile_seconds", "read": None, "not_reported": "no boot report"}]}
+    summary = tmp_path / "summary.json"
+    summary.write_text(json.dumps({"backends": {n: {"provenance": {"facts": f}} for n, f in facts.items()}
+                                   | {"local": {"provenance": None}}}))
+    assert timeline.compile_times(summary) == {"inf2": 750.0, "trn1": 0.0}
+    assert timeline.compile_times(tmp_path / "missing.json") == {}
+    inf2 = timeline.PhaseTimeline(rig="inf2", phase="small", model_id="Qwen/Qwen3-8B", compile_seconds=750,
+                                  deploy_start="2026-11-29T10:00:00Z", ready="2026-11-29T10:31:00Z")
+    g6 = timeline.PhaseTimeline(rig="g6", phase="small", model_id="m", deploy_start="2026-11-29T10:00:00Z")
+    (row, other) = timeline.rows([inf2, g6])
+    at = timeline.HEADER.index("compile")
+    assert timeline.HEADER[at - 1:at + 2] == ["ready", "compile", "first answer"]
+    assert (row[at], other[at]) == ("12:30", "-") and row[at - 1] == "10:31:00 (+31:00)"
+
+
 def test_only_the_stacks_that_appeared_are_the_rehearsals():
     before = Whereabouts(stacks={r: {} for r in REGIONS} | {"us-east-2": {"InferenceBase-us-east-2": "CREATE_COMPLETE",
                                                                          "InferenceInf2": "CREATE_COMPLETE"}})
