@@ -51,7 +51,8 @@ def section(summary: Summary) -> list[str]:
     header = ["backend", "verdict", "req/s asked", "arrivals", "sent / planned", "errors", "met", "req/s realized",
               "gaps' CV (asked)", "lag p50 / p99 ms", "most in flight", "TTFT p99 ms", "ITL p99 ms", "e2e p99 ms",
               "first half", "second half"]
-    out += table(header, [_row(summary, n, o) for n, o in blocks.items()]) + [""]
+    if blocks:
+        out += table(header, [_row(summary, n, o) for n, o in blocks.items()]) + [""]
     out += [f"- {backend_label(summary, n)}: {o.reason}; rate: {o.rate_basis}; goodput "
             f"{number(o.goodput_output_tok_per_s, 1)} output tok/s within the target over the window"
             + (f". **Note**: {o.behind}" if o.behind else "") for n, o in blocks.items()]

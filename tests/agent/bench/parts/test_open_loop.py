@@ -120,3 +120,14 @@ def test_sessions_start_on_the_schedule_and_each_turn_follows_its_reply_with_the
             assert 0 <= after["sent_s"] - after["scheduled_s"] < LAG_MS / 1000
     last_turns = [m for m in (b["messages"] for b in bodies[-6:]) if len(m) >= 5]
     assert last_turns and all(m[-2]["role"] == "assistant" and m[-2]["content"].startswith("t0 t1") for m in last_turns)
+
+
+def test_rate_peak_without_a_capacity_is_not_sent_and_the_report_says_why(tmp_path: Path):
+    """Every request over the target at c=1 (first token after 300 ms, limit 200 ms): no SLO capacity, so no rate one
+    instance must carry; the open loop sends nothing and the report says why, with no empty table."""
+    code, s, records = run(tmp_path, SlowsAfter(fast=0, slow_s=0.3), "--rate", "peak", "--slo", "ttft_p99_ms=200")
+    assert code == 0 and records == [] and s["backends"]["g6"]["open_loop"] is None
+    assert s["backends"]["g6"]["skipped"]["open_loop"].startswith("--rate peak: no SLO capacity under the target")
+    section = (tmp_path / "out" / "REPORT.md").read_text().split("## Open loop: requests at a rate", 1)[1]
+    section = section.split("\n## ", 1)[0]
+    assert "- g6" in section and ": not run: --rate peak: no SLO capacity" in section and "| backend |" not in section
