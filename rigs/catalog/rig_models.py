@@ -164,7 +164,19 @@ class VllmRig(Ec2Rig):
         return runtime
 
 
-class NeuronRig(Ec2Rig):
+class _OnNeuron(Ec2Rig):
+    """An EC2 rig whose runtime needs a Neuron instance (inf*/trn*): the check both Neuron runtimes share."""
+
+    @field_validator("runtime", check_fields=False)
+    @classmethod
+    def _neuron_instance(cls, runtime: str, info: ValidationInfo) -> str:
+        instance_type = info.data.get("instance_type")
+        if instance_type and not _neuron(instance_type):
+            raise ValueError(f"{runtime} needs a Neuron instance (inf*/trn*), not {instance_type}")
+        return runtime
+
+
+class NeuronRig(_OnNeuron):
     """A Neuron server on Inferentia or Trainium, with the devices it passes through."""
 
     variants: Mapping[VariantName, NeuronVariant] = {}
@@ -176,16 +188,8 @@ class NeuronRig(Ec2Rig):
     """Why the rig serves its own model only (its server's graph is compiled in): one line, shown wherever
     another model is asked of it (``python -m rigs fit``, ``-c model.<rig>``, ``agent.run --list``)."""
 
-    @field_validator("runtime")
-    @classmethod
-    def _neuron_instance(cls, runtime: str, info: ValidationInfo) -> str:
-        instance_type = info.data.get("instance_type")
-        if instance_type and not _neuron(instance_type):
-            raise ValueError(f"neuronx needs a Neuron instance (inf*/trn*), not {instance_type}")
-        return runtime
 
-
-class NeuronVllmRig(Ec2Rig):
+class NeuronVllmRig(_OnNeuron):
     """AWS's vLLM Neuron image on Inferentia2 or Trainium1, serving a model NxD Inference compiles when the server
     starts: made from a Neuron rig and the catalog's ``neuron_vllm`` by ``-c model.<rig>=ID``
     (``rigs/deploy/neuron_vllm.py``), never written in the catalog. Its ready timeout is the rig's own plus the
@@ -198,14 +202,6 @@ class NeuronVllmRig(Ec2Rig):
     ready_timeout_minutes: between(StrictInt, 5, 12 * 60, "must be 5 to 720 minutes (CloudFormation's 12 hours)")
     compile_allowance_minutes: between(StrictInt, 1, 600, "must be 1 to 600 minutes")
     """What the ready timeout allows for NxD Inference's compile (the catalog's ``neuron_vllm.compile_minutes``)."""
-
-    @field_validator("runtime")
-    @classmethod
-    def _neuron_instance(cls, runtime: str, info: ValidationInfo) -> str:
-        instance_type = info.data.get("instance_type")
-        if instance_type and not _neuron(instance_type):
-            raise ValueError(f"neuron-vllm needs a Neuron instance (inf*/trn*), not {instance_type}")
-        return runtime
 
 
 class SageMakerRig(DeployedRig):
