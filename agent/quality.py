@@ -25,8 +25,8 @@ import sys
 from pathlib import Path
 from typing import Any, Mapping
 
-from rigs.command import EXIT_FAILED, EXIT_OK, EXIT_USAGE, Parser, UsageError
-from rigs.files import write_atomic
+from kit.command import EXIT_FAILED, EXIT_OK, EXIT_USAGE, Parser, UsageError
+from kit.files import write_atomic
 
 from .bench.command import evidence
 from .bench.command.argtypes import quality_items, quality_seed

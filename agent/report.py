@@ -30,9 +30,9 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Sequence
 
-from rigs import utc
-from rigs.command import EXIT_OK, EXIT_USAGE, Parser, UsageError
-from rigs.files import write_atomic
+from kit import utc
+from kit.command import EXIT_OK, EXIT_USAGE, Parser, UsageError
+from kit.files import write_atomic
 
 from .bench.command.declared import OPTION
 from .bench.command.options import recommendation_record

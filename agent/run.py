@@ -25,11 +25,11 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any, Iterator, Mapping, Sequence
 
-from rigs import aws, command
+from kit.command import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, Parser, UsageError
+from rigs import aws
 from rigs.catalog.model import CatalogError, load_catalog
-from rigs.contract import REGIONS
 from rigs.catalog.pricing import STANDARD_TIER, offline_tiers
-from rigs.command import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, Parser, UsageError
+from rigs.contract import REGIONS
 
 from .backends import KNOWN, MANTLE, Backend, EnvConfig, UnknownBackendError, from_env, parse_names, sort_key
 from .bench.command import declared, evidence
@@ -164,7 +164,7 @@ def main(argv: Sequence[str] | None = None, env: Mapping[str, str] | None = None
     try:
         return _main(args, os.environ if env is None else env, runner, ui)
     except (UsageError, aws.CredentialsError, aws.UnreachableError) as exc:
-        ended = command.outcome(exc)
+        ended = aws.outcome(exc)
         assert ended is not None  # the kit maps each of the three
         ui.error(ended.line + ("" if isinstance(exc, UsageError) else AWS_ALTERNATIVE))
         return ended.code

@@ -7,7 +7,7 @@ AWS). The region is read the way the CDK CLI reads it: ``AWS_REGION`` first, the
 ``AWS_DEFAULT_REGION`` (boto3 alone reads only the second), then the profile's. Nothing
 here exits the process: problems are raised as typed exceptions that the commands turn
 into one line and one exit code, the same in ``python -m rigs``, ``python -m agent.run``
-and ``./scripts/cdk`` (:func:`rigs.command.outcome`).
+and ``./scripts/cdk`` (:func:`rigs.aws.outcome`).
 
 Errors are classified by their **error code**, never by free text:
 
@@ -56,6 +56,8 @@ from typing import TYPE_CHECKING, Any, Callable, Mapping, TypeVar
 import botocore.exceptions
 import botocore.session
 from botocore.config import Config
+
+from kit.command import EXIT_CREDENTIALS, EXIT_FAILED, EXIT_UNREACHABLE, EXIT_USAGE, Outcome, UsageError
 
 if TYPE_CHECKING:  # boto3 is imported where a session is made: `--help` and offline paths never load it
     import boto3
@@ -666,3 +668,29 @@ class MantleAuth:
         request = AWSRequest(method=method, url=url, data=body, headers=kept)
         SigV4Auth(credentials, MANTLE_SERVICE, self.region).add_auth(request)
         return dict(request.headers.items())
+
+
+def outcome(exc: BaseException) -> Outcome | None:
+    """The exit code and line for ``exc``; None for an error the kit does not know (the command re-raises it).
+
+    Bad input (:class:`UsageError`, which an unknown rig and an unreadable placement file are) is 2; credentials 3; an
+    unreachable AWS 4; any other error of the library (:class:`RigsError`) or AWS error with a code is 1.
+    """
+    if isinstance(exc, UsageError):
+        return Outcome(EXIT_USAGE, str(exc))
+    if isinstance(exc, CredentialsError):
+        return Outcome(EXIT_CREDENTIALS, str(exc))
+    if isinstance(exc, UnreachableError):
+        return Outcome(EXIT_UNREACHABLE, str(exc))
+    if isinstance(exc, RigsError):
+        return Outcome(EXIT_FAILED, str(exc))
+    if not isinstance(exc, Exception):
+        return None
+    failure = classify(exc)
+    if failure.kind == CREDENTIALS:
+        return Outcome(EXIT_CREDENTIALS, str(CredentialsError(failure.code)))
+    if failure.kind == UNREACHABLE:
+        return Outcome(EXIT_UNREACHABLE, str(unreachable_error(exc)))
+    if failure.code == type(exc).__name__:
+        return None
+    return Outcome(EXIT_FAILED, describe_error(exc))

@@ -16,14 +16,15 @@ import sys
 from pathlib import Path
 from typing import Any, Sequence
 
-from rigs import aws, command
+from rigs import aws
 
-from rigs.deploy import placement
-from rigs.deploy.options import MAX_LIFETIME_HOURS, OptionsError, check_deploy_context, lifetime_hours
+from kit.command import EXIT_CREDENTIALS, EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, EXIT_UNREACHABLE, EXIT_USAGE, Parser
+from kit.command import UsageError
 from rigs.catalog.model import load_catalog
-from rigs.command import EXIT_CREDENTIALS, EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, EXIT_UNREACHABLE, EXIT_USAGE, Parser
-from rigs.command import UsageError
+from rigs.context_keys import MAX_LIFETIME_HOURS, OptionsError
 from rigs.contract import REGIONS
+from rigs.deploy.options import check_deploy_context, lifetime_hours
+from rigs.placement import placement
 
 
 def _console() -> Any:
@@ -578,7 +579,7 @@ def cmd_rehearse(args: argparse.Namespace) -> int:
 
 
 def cmd_fit(args: argparse.Namespace) -> int:
-    from rigs.command import UsageError
+    from kit.command import UsageError
     from rigs.sizing.config import read_config
     from rigs.sizing.fit import candidates, fit, render
 
@@ -605,7 +606,7 @@ def cmd_fit(args: argparse.Namespace) -> int:
 def _workload_context(workload: str, longest: int) -> int:
     """``rigs fit --workload``'s context, the benchmark's answer (the agent is asked, never imported), said on
     stderr; the model's longest where the workload asks more, said so."""
-    from rigs.command import UsageError
+    from kit.command import UsageError
     from rigs.rehearsal.bench_options import workload_context
 
     tokens = workload_context(workload)
@@ -634,7 +635,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"interrupted: {hint}", file=sys.stderr)
         return EXIT_INTERRUPTED
     except Exception as exc:  # noqa: BLE001 - one line for what the kit knows, classified by type and code
-        ended = command.outcome(exc)
+        ended = aws.outcome(exc)
         if ended is None:
             raise
         print(f"error: {ended.line}", file=sys.stderr)

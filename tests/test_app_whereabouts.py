@@ -11,10 +11,10 @@ from botocore.stub import Stubber
 from moto import mock_aws
 
 import app
-from rigs.deploy import placement
-from rigs.deploy.options import DESTROYING, LOOKED_UP
-from rigs.estate import whereabouts
 from rigs.catalog.model import load_catalog
+from rigs.context_keys import DESTROYING, LOOKED_UP
+from rigs.estate import whereabouts
+from rigs.placement import placement
 
 TEMPLATE = json.dumps({"Resources": {"Topic": {"Type": "AWS::SNS::Topic"}}})
 

@@ -1,4 +1,4 @@
-"""One command kit (``rigs/command/``): exit codes defined there only, one usage error, one one-line parser, and
+"""One command kit (``kit/command.py``): exit codes defined there only, one usage error, one one-line parser, and
 every command answering a bad argument with one line and exit status 2."""
 
 from __future__ import annotations
@@ -10,13 +10,14 @@ from pathlib import Path
 
 import pytest
 
+from kit.command import EXIT_CREDENTIALS, EXIT_FAILED, EXIT_UNREACHABLE, EXIT_USAGE, UsageError
 from rigs import aws
-from rigs.command import EXIT_CREDENTIALS, EXIT_FAILED, EXIT_UNREACHABLE, EXIT_USAGE, UsageError, outcome
+from rigs.aws import outcome
 from tests.conftest import PROJECT_DIR, parse_file
 
-KIT = PROJECT_DIR / "rigs" / "command" / "__init__.py"
-CHECKED = ("rigs", "agent", "stacks")
-RUN_BY_PATH = {PROJECT_DIR / "agent" / "llama_server.py", PROJECT_DIR / "rigs" / "guard.py"}
+KIT = PROJECT_DIR / "kit" / "command.py"
+CHECKED = ("kit", "rigs", "agent", "stacks")
+RUN_BY_PATH = {PROJECT_DIR / "agent" / "llama_server.py", PROJECT_DIR / "kit" / "guard.py"}
 """Run by their path with the standard library only (they cannot import the kit): their exit codes are their own."""
 
 

@@ -33,9 +33,9 @@ from pathlib import Path
 from types import TracebackType
 from typing import IO, AbstractSet, Callable, Iterator, Sequence
 
+from kit.processes import spawn, stop
+from kit.waiting import WaitTimeout, poll_until
 from rigs import local_tools
-from rigs.processes import spawn, stop
-from rigs.waiting import WaitTimeout, poll_until
 
 from .probe import NotReadyError, ProbeResult, wait_until_answered
 

@@ -18,7 +18,7 @@ import urllib.request
 from dataclasses import dataclass
 from typing import Callable
 
-from rigs.waiting import WaitTimeout, poll_until
+from kit.waiting import WaitTimeout, poll_until
 
 PROBE_PROMPT = "Say OK."
 PROBE_MAX_TOKENS = 1

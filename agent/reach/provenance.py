@@ -36,7 +36,8 @@ from typing import Any, Mapping, Sequence
 
 from botocore.config import Config
 
-from rigs import aws, utc
+from kit import utc
+from rigs import aws
 from rigs.catalog.pricing import STANDARD_TIER
 
 from ..backends import Backend, fact, service_tier_args

@@ -20,7 +20,7 @@ import signal
 import socket
 import sys
 
-from rigs.command import EXIT_FAILED, EXIT_OK, Parser
+from kit.command import EXIT_FAILED, EXIT_OK, Parser
 
 
 def _split(address: str) -> tuple[str, int]:

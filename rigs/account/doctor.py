@@ -58,13 +58,13 @@ from rigs.account import permissions
 from rigs.catalog import pins
 from rigs.catalog.model import MAX_ROOT_VOLUME_GIB, BedrockBackend, Catalog, DeployableRig, Ec2Rig, SageMakerRig, \
     load_catalog
-from rigs.catalog.runtimes import BEDROCK_MANTLE, runtime
-from rigs.contract import BOOTSTRAP_STACK, HF_TOKEN_SECRET, REGIONS
-from rigs.deploy.options import OWN_IMAGE_PREFIX, ecr_image
 from rigs.account.preflight import EC2_QUOTAS, NOT_LISTED, OK as PREFLIGHT_OK, RegionCheck, quota_class
 from rigs.account.preflight import check as preflight_check
+from rigs.catalog.images import OWN_IMAGE_PREFIX, ecr_image
 from rigs.catalog.pricing import PriceBook
-from rigs.deploy.zone_choice import choose_zones, offer_counts, usable_zones
+from rigs.catalog.runtimes import BEDROCK_MANTLE, runtime
+from rigs.contract import BOOTSTRAP_STACK, HF_TOKEN_SECRET, REGIONS
+from rigs.placement.zones import choose_zones, offer_counts, usable_zones
 
 OK, WARN, FAIL = "ok", "warn", "FAIL"
 
@@ -323,7 +323,7 @@ def bootstrap(scope: Scope, region: str) -> list[Finding]:
 
 def zones(scope: Scope, region: str) -> Outcome:
     """The region's zones; gives the zones the base network gets, as its deploy-time custom resource
-    chooses them (:mod:`rigs.deploy.zone_choice`, which that handler inlines)."""
+    chooses them (:mod:`rigs.placement.zones`, which that handler inlines)."""
     blocks = scope.names_in(region, Ec2Rig)
     if not blocks:
         return Outcome([], ())

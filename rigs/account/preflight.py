@@ -13,7 +13,7 @@ For each rig and each of the four regions:
   stack reads its digest at deploy time; a region lacking it is skipped);
 - the on-demand price (:mod:`rigs.catalog.pricing`, saying where it comes from).
 
-The verdicts become the placement (:mod:`rigs.deploy.placement`): per rig, the catalog's regions
+The verdicts become the placement (:mod:`rigs.placement.placement`): per rig, the catalog's regions
 that passed, in the catalog's order, each with its offering zones. Quota is not capacity:
 a region that passes can still refuse a launch; ``up`` handles that by failing over.
 """
@@ -30,10 +30,10 @@ from rigs import aws
 
 from rigs.catalog import pins
 
-from rigs.deploy import placement
 from rigs.catalog.model import BedrockBackend, Catalog, DeployableRig, Ec2Rig, SageMakerRig, load_catalog
-from rigs.contract import REGIONS
 from rigs.catalog.pricing import HourlyPrice, PriceBook, PriceError
+from rigs.contract import REGIONS
+from rigs.placement import placement
 
 # Service Quotas codes (service code "ec2"), vCPU based, by instance class.
 # G and VT: L-DB2E81BA / L-3819A6DF; Inf: L-1945791B / L-B5D1601B; Trn: L-2C3B7624 / L-6B0D517C.

@@ -13,7 +13,8 @@ from __future__ import annotations
 import sys
 from typing import Sequence
 
-from rigs import aws, command
+from kit import command
+from rigs import aws
 
 
 def profile_of(arguments: Sequence[str]) -> str | None:
@@ -31,7 +32,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         aws.check_credentials(aws.make_session(profile_of(arguments)))
     except aws.RigsError as exc:
-        ended = command.outcome(exc)
+        ended = aws.outcome(exc)
         assert ended is not None  # the kit knows every error of the library
         print(f"error: {ended.line}", file=sys.stderr)
         return ended.code

@@ -25,7 +25,7 @@ class RegionSpec(Frozen):
     """A region's base network: how many zones (subnets) it spans at most.
 
     Which zones is decided at deploy time from the zones the account can use there
-    (``rigs/deploy/zone_choice.py``, run by ``stacks/parts/handlers/usable_zones.py``); the count is what
+    (``rigs/placement/zones.py``, run by ``stacks/parts/handlers/usable_zones.py``); the count is what
     synth must know.
     """
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from rigs.command import UsageError
+from kit.command import UsageError
 
 
 class CatalogError(ValueError):

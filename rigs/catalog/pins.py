@@ -14,7 +14,7 @@ not describe) and rewrites those lines of ``rigs/catalog.yaml``, nothing else:
   was, the error is reported, and the command exits 1.
 
 The file is written only when every rig it touches still validates, and atomically
-(``rigs.files.write_atomic``: a temporary file renamed over it, mode 0644), so an interrupted or failed
+(``kit.files.write_atomic``: a temporary file renamed over it, mode 0644), so an interrupted or failed
 refresh leaves it unchanged.
 """
 
@@ -24,10 +24,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Iterable, Mapping, Sequence
 
+from kit.files import write_atomic
 from rigs import aws
+from rigs.catalog.images import ecr_image
 from rigs.catalog.model import CATALOG_PATH, CatalogError, ContainerImage, SageMakerRig, load_catalog, parse_catalog
-from rigs.deploy.options import ecr_image
-from rigs.files import write_atomic
 
 NOT_FOUND_CODES = ("ImageNotFoundException", "RepositoryNotFoundException", "ImageNotFound")
 """DescribeImages' error codes and BatchGetImage's failure code for a tag the registry does not have."""

@@ -31,7 +31,8 @@ from typing import TYPE_CHECKING, Any, Iterable
 
 import yaml
 
-from rigs import aws, utc
+from kit import utc
+from rigs import aws
 from rigs.catalog import model
 from rigs.catalog.price_terms import LOCATIONS, OFFLINE_FILE, PRICING_API, SERVICE_TIERS, STANDARD_TIER
 

@@ -10,12 +10,12 @@ from __future__ import annotations
 import sys
 from typing import Sequence
 
-import rigs.generated as generated
+from kit.generated import Generated
+import kit.generated as generated
 from rigs.catalog.catalog import Catalog
 from rigs.catalog.model import CATALOG_PATH
 from rigs.catalog.prices import OfflinePrices
 from rigs.catalog.pricing import PRICES_PATH
-from rigs.generated import Generated
 
 PROG = "python -m rigs.catalog.schema"
 CATALOG_SCHEMA = CATALOG_PATH.with_name("catalog.schema.json")

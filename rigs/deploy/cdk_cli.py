@@ -18,7 +18,7 @@ from typing import Mapping, Protocol, Sequence
 
 from rigs import aws
 
-from rigs.deploy import placement
+from rigs.placement import placement
 
 from rigs.estate import whereabouts
 

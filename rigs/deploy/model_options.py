@@ -41,9 +41,9 @@ from rigs.catalog.model import Catalog, DeployableRig, Ec2Rig, NeuronRig, SageMa
 from rigs.catalog.rig_models import architecture_of
 from rigs.catalog.runtimes import runtime
 from rigs.catalog.served import Architecture, ModelCard, weights_of
+from rigs.context_keys import HF_TOKEN_PARAMETER, INSTANCE_TYPE, MAX_MODEL_LEN, MODEL, MODEL_CONFIG, RIG_MAX_MODEL_LEN, RIG_MODEL
 from rigs.deploy.neuron_vllm import on_neuron_vllm
-from rigs.deploy.options import HF_TOKEN_PARAMETER, INSTANCE_TYPE, MAX_MODEL_LEN, MODEL, MODEL_CONFIG, \
-    RIG_MAX_MODEL_LEN, RIG_MODEL, parse_rig_options, rig_values
+from rigs.deploy.options import parse_rig_options, rig_values
 from rigs.sizing.config import ConfigError, read_config
 from rigs.sizing.fit import GIB, InstanceFit, candidates, fit_one, weights_bytes
 

@@ -13,10 +13,10 @@ from typing import Callable
 
 from pydantic import BaseModel, ConfigDict, RootModel
 
-from rigs.deploy import placement
-from rigs.files import write_json
+from kit.files import write_json
+from rigs.placement import placement
 
-from rigs import utc
+from kit import utc
 
 
 class _Filled(BaseModel):
@@ -96,7 +96,7 @@ class Evidence:
                 handle.write(f"{utc.iso_seconds()} {text}\n")
 
     def write_json(self, name: str, record: BaseModel) -> Path:
-        """A typed record as ``name`` in the evidence folder, through :func:`rigs.files.write_json`."""
+        """A typed record as ``name`` in the evidence folder, through :func:`kit.files.write_json`."""
         return write_json(self.directory / name, record)
 
 

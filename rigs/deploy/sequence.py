@@ -17,10 +17,10 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
-from rigs.deploy import placement
-from rigs.catalog.model import DeployableRig
 from rigs.account.doctor import DoctorReport, render, run_doctor
 from rigs.account.preflight import PreflightReport, place, run_preflight
+from rigs.catalog.model import DeployableRig
+from rigs.placement import placement
 
 Plans = dict[str, tuple[DeployableRig, list[placement.Candidate]]]
 """Rig name -> the rig and the regions it tries, in order (what :meth:`rigs.deploy.up.Up.run` takes)."""
@@ -36,7 +36,7 @@ class DeploySequence:
         self.session = session
         self.show = show
         self.placement_file = placement_file
-        """Where the placement is read and recorded (None: the user's, :func:`rigs.deploy.placement.placement_path`)."""
+        """Where the placement is read and recorded (None: the user's, :func:`rigs.placement.placement.placement_path`)."""
         self.doctor_report: DoctorReport | None = None
         self.preflight_report: PreflightReport | None = None
         """The preflight this sequence recorded a placement from, if it needed one."""

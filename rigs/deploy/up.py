@@ -39,15 +39,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence
 
-from rigs import aws, utc
+from kit import utc
+from rigs import aws
 
-from rigs.deploy import placement
 from rigs.catalog.model import DeployableRig, Ec2Rig, SageMakerRig
 from rigs.contract import BOOTSTRAP_STACK, OutputKey
 from rigs.deploy.cdk_cli import CdkRunner, cli_failure, stack_dependencies
 from rigs.deploy.diagnosis import FAILOVER_KINDS, RELEASED, Diagnosis
 from rigs.deploy.records import Attempt, Evidence, RigResult, Timeline, UpSummary, default_evidence_dir
 from rigs.deploy.watch import DeployMonitor, Watcher, WatchSettings
+from rigs.placement import placement
 
 
 def _seconds(start: str | None, end: str | None) -> float | None:

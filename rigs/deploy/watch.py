@@ -14,11 +14,12 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Callable, Sequence
 
-from rigs import aws, utc
+from kit import utc
+from kit.waiting import WaitTimeout, poll_until
+from rigs import aws
 from rigs.catalog.model import Ec2Rig
 from rigs.deploy.diagnosis import FAILOVER_KINDS, RELEASED, Diagnosis, live_instances, released_group
 from rigs.deploy.records import Timeline
-from rigs.waiting import WaitTimeout, poll_until
 
 CAPACITY_GRACE_MINUTES = 5.0
 """How long a group whose launches fail for capacity gets before the next region, by default (``--capacity-grace``)."""

@@ -30,15 +30,16 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
 from typing import AbstractSet, Any, Callable, Sequence
 
-from rigs import aws, utc
+from kit import utc
+from rigs import aws
 from rigs.catalog.pricing import PriceBook
 from rigs.contract import BASE_STACK_PREFIX, REGIONS
-from rigs.deploy import placement
 from rigs.estate import kinds
 from rigs.estate.inventory import discover
 from rigs.estate.kinds import stacks
 from rigs.estate.kinds.base import REGIONAL, Deletion, Kind
 from rigs.estate.resources import ENDPOINT, GLOBAL, STACK, Inventory, Resource
+from rigs.placement import placement
 
 Say = Callable[[str], None]
 

@@ -191,7 +191,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     still there. Exit 0 when stacks were found (1 with ``--expect-none``), 3 when none is deployed,
     2 when a region could not be asked.
     """
-    from rigs.command import EXIT_FAILED, EXIT_NONE_DEPLOYED, EXIT_NOT_VERIFIED, EXIT_OK, Parser
+    from kit.command import EXIT_FAILED, EXIT_NONE_DEPLOYED, EXIT_NOT_VERIFIED, EXIT_OK, Parser
 
     parser = Parser(prog="python -m rigs.estate.whereabouts", description=main.__doc__)
     parser.add_argument("--expect-none", action="store_true", help="exit 1 when any stack of the app is left")

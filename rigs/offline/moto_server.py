@@ -87,7 +87,7 @@ import urllib.request
 import zipfile
 from typing import Any, Callable, Iterable, Iterator
 
-from rigs.command import EXIT_OK, Parser
+from kit.command import EXIT_OK, Parser
 
 ACCOUNT = "123456789012"
 REGIONS = ("us-east-1", "us-east-2", "us-west-1", "us-west-2")
@@ -308,7 +308,7 @@ def failing_launches(blocked: dict[tuple[str, str], tuple[str, str]]) -> Callabl
     from moto.autoscaling import responses as autoscaling_responses
     from moto.core.responses import ActionResult
 
-    from rigs import utc
+    from kit import utc
 
     activities_by_group: dict[tuple[str, str], list[dict]] = {}
     INJECTED_ACTIVITIES.append(activities_by_group)
@@ -601,7 +601,7 @@ def seed_dlc_images() -> None:
     from moto.ecr.models import ecr_backends
 
     from rigs.catalog.model import load_catalog
-    from rigs.deploy.options import ecr_image
+    from rigs.catalog.images import ecr_image
 
     for rig in load_catalog().sagemaker_rigs():
         for region in rig.regions:
@@ -616,7 +616,7 @@ def seed_images() -> None:
     from moto.ecr.models import ecr_backends
 
     from rigs.catalog.model import load_catalog
-    from rigs.deploy.options import OWN_IMAGE_PREFIX
+    from rigs.catalog.images import OWN_IMAGE_PREFIX
 
     catalog = load_catalog()
     for rig in catalog.ec2_rigs():

@@ -18,7 +18,7 @@ import sys
 from dataclasses import dataclass
 from typing import Any, Sequence
 
-from rigs.command import UsageError
+from kit.command import UsageError
 
 RESERVED = ("--backends", "--out", "--stand-in", "--local", "--list")
 """The benchmark's options the rehearsal sets itself."""

@@ -17,17 +17,18 @@ import threading
 from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence
 
-from rigs import aws, processes
+from kit import processes
+from kit.command import EXIT_INTERRUPTED
+from kit.waiting import poll_until
+from rigs import aws
 from rigs.catalog.model import BIG_VARIANT
 from rigs.catalog.pricing import PriceError
-from rigs.command import EXIT_INTERRUPTED
-from rigs.deploy import placement
 from rigs.deploy.cdk_cli import CdkCli, CdkResult, default_method
 from rigs.deploy.up import Up, UpSettings
 from rigs.deploy.watch import CAPACITY_GRACE_MINUTES, ENDPOINT_POLL_S, WatchSettings, default_poll_s
+from rigs.placement import placement
 from rigs.rehearsal import timeline
 from rigs.rehearsal.state import Phase, State
-from rigs.waiting import poll_until
 
 BENCH_WAIT_S = 120.0
 """How long the benchmark gets to stop and write its evidence after an interrupt."""

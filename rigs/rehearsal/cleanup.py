@@ -11,7 +11,7 @@ from typing import Callable
 
 from rigs import aws
 from rigs.contract import REGIONS
-from rigs.deploy import placement
+from rigs.placement import placement
 from rigs.rehearsal.down import Destroyer, created_since, destroy_commands, shown
 from rigs.rehearsal.state import State
 

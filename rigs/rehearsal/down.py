@@ -20,12 +20,13 @@ from datetime import datetime
 from pathlib import Path
 from typing import Callable, Mapping, Sequence
 
-from rigs import aws, processes, utc
+from kit import processes, utc
+from rigs import aws
 from rigs.catalog.model import load_catalog
 from rigs.contract import BASE_STACK_PREFIX, REGIONS
-from rigs.deploy.placement import PROJECT_DIR
 from rigs.deploy.cdk_cli import CDK
 from rigs.estate.whereabouts import Whereabouts
+from rigs.placement.placement import PROJECT_DIR
 
 ATTEMPTS = 4
 """How many times the destroy command is run while something it should remove is left."""

@@ -44,10 +44,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence, TextIO
 
-from rigs import aws, utc
+from kit import utc
+from kit.command import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, UsageError
+from rigs import aws
 from rigs.catalog.model import BIG_VARIANT, BedrockBackend, load_catalog
 from rigs.catalog.pricing import PriceBook
-from rigs.command import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, UsageError
 from rigs.rehearsal import bench_options, bring_up, cleanup, prepare, timeline
 from rigs.rehearsal import estimate as estimating
 from rigs.rehearsal.bring_up import Cancelled

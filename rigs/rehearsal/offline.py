@@ -24,9 +24,10 @@ import sys
 from pathlib import Path
 from typing import IO, Callable, Sequence
 
-from rigs import aws, processes
-from rigs.deploy.placement import PROJECT_DIR, STATE_DIR_ENV
-from rigs.waiting import WaitTimeout, poll_until
+from kit import processes
+from kit.waiting import WaitTimeout, poll_until
+from rigs import aws
+from rigs.placement.placement import PROJECT_DIR, STATE_DIR_ENV
 
 START_TIMEOUT_S = 180.0
 """How long each of the two may take to say it is ready (the local rig loads a model first)."""

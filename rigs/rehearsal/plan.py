@@ -11,7 +11,7 @@ from typing import Any, Mapping, Sequence
 
 from pydantic import BaseModel, ConfigDict, SkipValidation, field_serializer
 
-from rigs.files import Number, write_json
+from kit.files import Number, write_json
 from rigs.rehearsal.estimate import Estimate, PhasePlan, describe
 
 OFFLINE_NOTE = ("offline: a rehearsal of the flow in moto, not of the hardware; nothing is billed, and the estimate "

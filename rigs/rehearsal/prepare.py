@@ -18,19 +18,19 @@ import shlex
 from dataclasses import dataclass, field
 from typing import Any, Sequence
 
+from kit.command import UsageError
 from rigs import aws, local_tools
 from rigs.account.doctor import SKIPPABLE, ignored_checks
 from rigs.catalog.model import BIG_VARIANT, BedrockBackend, Catalog, DeployableRig, Ec2Rig
 from rigs.catalog.pricing import PriceError
 from rigs.catalog.runtimes import BEDROCK_MANTLE, runtime
 from rigs.catalog.served import ModelCard
-from rigs.command import UsageError
+from rigs.context_keys import HF_TOKEN_PARAMETER, MODEL_CONFIG, OptionsError, RIG_MAX_MODEL_LEN, RIG_MODEL
 from rigs.contract import REGIONS
-from rigs.deploy import placement
 from rigs.deploy.model_options import ModelOptionsError, ModelRequest, serve, served_rig
-from rigs.deploy.options import HF_TOKEN_PARAMETER, MODEL_CONFIG, RIG_MAX_MODEL_LEN, RIG_MODEL, OptionsError
 from rigs.deploy.sequence import DeploySequence
 from rigs.estate import whereabouts
+from rigs.placement import placement
 from rigs.rehearsal import estimate as estimating
 from rigs.rehearsal import plan as planning
 from rigs.rehearsal.bring_up import bootstrap

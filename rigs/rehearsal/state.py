@@ -16,17 +16,18 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any, Sequence, TextIO
 
-from rigs import aws, processes, utc
+from kit import processes, utc
+from rigs import aws
 from rigs.catalog.model import Catalog, DeployableRig
 from rigs.catalog.pricing import PriceBook
-from rigs.deploy import placement
+from rigs.deploy.records import RigResult
 from rigs.estate import whereabouts
+from rigs.placement import placement
 from rigs.rehearsal import estimate as estimating
 from rigs.rehearsal import timeline
 from rigs.rehearsal.bench_options import BenchOptions
 from rigs.rehearsal.down import Destroyer
 from rigs.rehearsal.offline import OfflineAws
-from rigs.deploy.records import RigResult
 
 
 @dataclass

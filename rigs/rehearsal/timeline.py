@@ -25,8 +25,8 @@ from typing import Any, Iterable, Sequence
 
 from pydantic import BaseModel, ConfigDict
 
-from rigs import utc
-from rigs.files import Number, write_json
+from kit import utc
+from kit.files import Number, write_json
 
 EVENTS = ("deploy_start", "instance_launched", "instance_running", "ssm_online", "ready", "first_answer", "destroyed")
 """The columns of the timeline, in order."""

@@ -14,9 +14,9 @@ from typing import Any, Mapping
 
 from pydantic import ValidationError
 
+from kit.command import UsageError
 from rigs.catalog.checks import problems
 from rigs.catalog.served import DTYPE_BYTES, Architecture
-from rigs.command import UsageError
 
 LAYER_KINDS = {"full_attention": "full", "sliding_attention": "sliding"}
 """``layer_types`` entries sizing knows, and their kind."""

@@ -21,7 +21,7 @@ from moto import mock_aws
 from agent.backends import Backend
 from agent.kinds import descriptor
 from agent.local_rig import LocalRigError, RunningRig, find_installation, local_rig_process
-from rigs import guard
+from kit import guard
 
 
 class _ChatHandler(BaseHTTPRequestHandler):

@@ -1,4 +1,4 @@
-"""Child processes (rigs/processes.py): a group of their own, stopped as a group, the first signal
+"""Child processes (kit/processes.py): a group of their own, stopped as a group, the first signal
 escalated to SIGKILL, every process in flight stopped at once; and under the guard (the agent's helpers), the
 whole group stopped and nothing left behind when the helper exits by itself."""
 
@@ -10,7 +10,7 @@ import subprocess
 import time
 from pathlib import Path
 
-from rigs.processes import Running, spawn, stop
+from kit.processes import Running, spawn, stop
 from tests.agent.conftest import alive_after
 from tests.agent.conftest import descendants
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from datetime import datetime, timedelta, timezone
 
-from rigs import utc
+from kit import utc
 
 BERLIN_WINTER = timezone(timedelta(hours=1))
 MOMENT = datetime(2026, 11, 29, 20, 27, 5, 123456, tzinfo=BERLIN_WINTER)  # 19:27:05.123456 UTC

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from rigs.waiting import WaitTimeout, poll_until
+from kit.waiting import WaitTimeout, poll_until
 
 
 class Clock:

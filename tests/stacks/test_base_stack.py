@@ -71,7 +71,7 @@ def test_zones_can_be_named_per_region_to_skip_a_zone_the_account_cannot_use(tmp
 ])
 def test_bad_named_zones_are_refused_with_the_fix(tmp_path, context, message):
     from app import build_app
-    from rigs.deploy.options import OptionsError
+    from rigs.context_keys import OptionsError
 
     with pytest.raises(OptionsError, match=message):
         build_app(context=context, outdir=str(tmp_path))

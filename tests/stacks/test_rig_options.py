@@ -7,8 +7,10 @@ from pathlib import Path
 
 import pytest
 
+from rigs.catalog.images import ServerImage
 from rigs.catalog.model import load_catalog
-from rigs.deploy.options import OptionsError, ServerImage, parse_rig_options
+from rigs.context_keys import OptionsError
+from rigs.deploy.options import parse_rig_options
 from tests.conftest import synth
 from tests.contract.templates import boot_environment
 from tests.contract.templates import one

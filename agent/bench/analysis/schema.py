@@ -8,7 +8,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from rigs import generated
+from kit import generated
 
 from .ceiling import DEVICES_PATH, DeviceTable
 from .traffic import TrafficKeys

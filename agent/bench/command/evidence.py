@@ -24,8 +24,8 @@ from typing import TYPE_CHECKING, Any, Iterator, Mapping
 if TYPE_CHECKING:
     from ..results.records import RequestRecord
 
-from rigs import utc
-from rigs.files import write_atomic
+from kit import utc
+from kit.files import write_atomic
 
 REQUESTS = "requests.jsonl"
 RUN = "run.json"

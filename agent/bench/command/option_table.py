@@ -10,8 +10,8 @@ import sys
 from pathlib import Path
 from typing import Sequence
 
-import rigs.generated as generated
-from rigs.generated import Generated
+from kit.generated import Generated
+import kit.generated as generated
 
 from .declared import BENCH_GROUPS, COMMAND_GROUPS, GROUPS, OPTIONS, Option
 

@@ -11,7 +11,7 @@ import subprocess
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Iterable, Sequence
 
-from rigs import utc
+from kit import utc
 
 from ...kinds import PER_TOKEN, descriptor
 from ..analysis.stats import PERCENTILE_METHOD

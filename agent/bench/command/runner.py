@@ -20,9 +20,9 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Sequence
 
-from rigs import utc
-from rigs.command import EXIT_FAILED, EXIT_OK
-from rigs.files import write_atomic
+from kit import utc
+from kit.command import EXIT_FAILED, EXIT_OK
+from kit.files import write_atomic
 
 from ..parts import stopping
 from ..presentation import console

@@ -12,7 +12,7 @@ import asyncio
 import time
 from typing import TYPE_CHECKING, Any, Callable
 
-from rigs import utc
+from kit import utc
 
 from ..tasks.workload import COUNTING_SYSTEM_PROMPT, OPS, QUESTION_SETS, QuestionSet, select_ids
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 import time
 from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence
 
-from rigs import utc
+from kit import utc
 
 from ...kinds import descriptor
 from ..clients.base import BackendClient

@@ -7,7 +7,7 @@ from __future__ import annotations
 import asyncio
 from typing import Any, Awaitable, Callable, Iterable, Mapping, Protocol, TypeVar
 
-from rigs import utc
+from kit import utc
 
 from ..clients.base import BackendClient
 from ..clients.reply import ChatRequest, Reply

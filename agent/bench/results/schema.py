@@ -11,8 +11,8 @@ import sys
 from pathlib import Path
 from typing import Sequence
 
-import rigs.generated as generated
-from rigs.generated import Generated
+from kit.generated import Generated
+import kit.generated as generated
 
 from .records import RECORDS
 from .run import RunFile

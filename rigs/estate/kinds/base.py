@@ -9,11 +9,11 @@ import time
 from dataclasses import dataclass
 from typing import Any, Callable
 
+from kit.waiting import WaitTimeout, poll_until
 from rigs import aws
 from rigs.catalog.pricing import PriceBook, PriceError
 from rigs.contract import TAG_RIG
 from rigs.estate.resources import GLOBAL, STACK_TAG, Outlasting, Resource, tag_map
-from rigs.waiting import WaitTimeout, poll_until
 
 REGIONAL = "regional"
 Price = tuple[float, str]

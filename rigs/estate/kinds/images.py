@@ -5,7 +5,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from rigs import aws, utc
+from kit import utc
+from rigs import aws
 from rigs.contract import MANAGED_BY
 from rigs.estate import builds, resources
 from rigs.estate.kinds.base import Deletion, Finder, Kind, Listing, Price

@@ -2,11 +2,11 @@
 
 Not Fn::GetAZs (it lists only zones with a default subnet when an account has any): the zones
 available to the account that offer the most rig types, as the doctor chooses them too
-(rigs/deploy/zone_choice.py, inlined here at synth), or the named Zones once checked available.
+(rigs/placement/zones.py, inlined here at synth), or the named Zones once checked available.
 Properties: Slots, InstanceTypes, Zones (may be empty). Returns Zones: one per slot, comma-separated.
 """
 import boto3
-from rigs.deploy.zone_choice import choose_zones, fill, offer_counts
+from rigs.placement.zones import choose_zones, fill, offer_counts
 
 
 def compute(properties, ec2=None):

@@ -5,8 +5,8 @@ from __future__ import annotations
 import aws_cdk as cdk
 from constructs import Construct
 
+from rigs.catalog.images import ecr_image
 from rigs.catalog.model import ContainerImage
-from rigs.deploy.options import ecr_image
 
 from ..custom_resources import ImageDigest
 from .pull import ecr_repository_arn

@@ -6,7 +6,7 @@ import aws_cdk as cdk
 from aws_cdk import aws_iam as iam
 from constructs import Construct
 
-from rigs.deploy.options import ServerImage
+from rigs.catalog.images import ServerImage
 
 from ..checks import acknowledge
 

@@ -19,11 +19,11 @@ import pytest
 from rigs import aws
 
 from rigs.account import doctor
-from rigs.catalog.model import load_catalog
-from rigs.cli import main
 from rigs.account.doctor import DOCTOR_CONFIG, FAIL, OK, WARN, G5G_BUILD_QUOTA, run_doctor
 from rigs.account.preflight import EC2_QUOTAS
-from rigs.deploy.zone_choice import choose_zones
+from rigs.catalog.model import load_catalog
+from rigs.cli import main
+from rigs.placement.zones import choose_zones
 from tests.fake_tools import AWS_CLI_V1
 from tests.fake_tools import tools
 
@@ -394,7 +394,7 @@ def test_only_the_account_plan_can_be_skipped_by_name(capsys: Any) -> None:
 
 
 def test_the_base_network_takes_the_zones_offering_most_rig_types():
-    """rigs/deploy/zone_choice.py, which the base stack's deploy-time handler inlines (tests/stacks/test_deploy_time_handlers.py
+    """rigs/placement/zones.py, which the base stack's deploy-time handler inlines (tests/stacks/test_deploy_time_handlers.py
     runs both on the same account)."""
     offered = {"us-west-2a": 3, "us-west-2b": 4, "us-west-2c": 3, "us-west-2d": 3, "us-west-2e": 0}
     assert choose_zones(offered, 2) == ("us-west-2a", "us-west-2b")

@@ -12,11 +12,11 @@ from moto import mock_aws
 
 from rigs import aws
 
-from rigs.deploy import placement
-from rigs.catalog.model import UnknownRigError, load_catalog
-from rigs.cli import main
 from rigs.account.preflight import NOT_LISTED, OK, SKIP, quota_class, render, run_preflight, select_rigs
+from rigs.catalog.model import UnknownRigError, load_catalog
 from rigs.catalog.pricing import PriceBook
+from rigs.cli import main
+from rigs.placement import placement
 
 from tests.rigs.awsfakes import StubSession
 

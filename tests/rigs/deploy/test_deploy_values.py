@@ -1,15 +1,15 @@
 """Every per-deploy value is checked where it is given: ``python -m rigs up`` refuses a bad ``--max-hours``, a bad
 ``-c`` value and an unknown ``-c`` key in one line, exit 2, before it asks AWS anything; the app's context keys are
-declared once (``rigs/deploy/options.py``), and the CDK's own keys pass."""
+declared once (``rigs/context_keys.py``), and the CDK's own keys pass."""
 
 from __future__ import annotations
 
 import pytest
 
 from rigs import aws
+from rigs import context_keys
 from rigs.catalog.model import load_catalog
 from rigs.cli import main
-from rigs.deploy import options
 from rigs.deploy.cdk_cli import cdk_json_keys
 
 RIGS = [rig.name for rig in load_catalog().deployable()]
@@ -77,19 +77,19 @@ def test_the_app_knows_its_own_keys_and_the_cdks_pass():
     cdks = ["@aws-cdk/core:bootstrapQualifier", "aws:cdk:enable-path-metadata", "aws-cdk:enableDiffNoFail",
             "availability-zones:account=123456789012:region=us-east-1", "acknowledged-issue-numbers",
             *cdk_json_keys()]
-    assert options.unknown_keys(known + cdks, RIGS) is None
-    unknown = options.unknown_keys(["region.g7", "zones.eu-west-1", "bedrock_variant", "models"], RIGS)
+    assert context_keys.unknown_keys(known + cdks, RIGS) is None
+    unknown = context_keys.unknown_keys(["region.g7", "zones.eu-west-1", "bedrock_variant", "models"], RIGS)
     assert unknown is not None and unknown.problems[0].startswith(
         "-c bedrock_variant, models, region.g7, zones.eu-west-1: not a context key of this app")
 
 
 def test_per_rig_keys_are_declared_by_pattern():
     """A key per rig is one declaration, ``{rig}`` the rig's name (the table app.py reads)."""
-    key = options.ContextKey("name.{rig}", "a per-rig key")
+    key = context_keys.ContextKey("name.{rig}", "a per-rig key")
     assert key.key(rig="g6") == "name.g6"
     assert key.matches("name.g6", {"rig": RIGS}) and not key.matches("name.g7", {"rig": RIGS})
     assert not key.matches("name.g6.x", {"rig": RIGS})
-    assert {k.pattern for k in options.CONTEXT_KEYS} >= {"region.{rig}", "max_hours", "zones.{region}"}
+    assert {k.pattern for k in context_keys.CONTEXT_KEYS} >= {"region.{rig}", "max_hours", "zones.{region}"}
 
 
 @pytest.mark.parametrize("command", ["up", "rehearse"])

@@ -9,8 +9,8 @@ import json
 import pytest
 
 from rigs.catalog.model import load_catalog
+from rigs.context_keys import MODEL_KEYS
 from rigs.deploy.model_options import ModelOptionsError, ModelRequest, as_deployed, model_request, serve
-from rigs.deploy.options import MODEL_KEYS
 
 CATALOG = load_catalog()
 

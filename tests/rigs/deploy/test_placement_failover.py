@@ -16,12 +16,12 @@ import pytest
 from botocore.stub import Stubber
 from moto import mock_aws
 
-from rigs.deploy import placement
 from rigs.catalog.model import load_catalog
-from rigs.deploy.placement import Candidate
 from rigs.deploy.cdk_cli import CdkResult, stack_dependencies
 from rigs.deploy.up import Up, UpSettings
 from rigs.deploy.watch import WatchSettings
+from rigs.placement import placement
+from rigs.placement.placement import Candidate
 
 from tests.rigs.awsfakes import StubSession
 

@@ -10,9 +10,9 @@ import os
 import jsonschema
 import pytest
 
-from rigs import generated
-from rigs.deploy import placement
-from rigs.deploy.placement import Candidate
+from kit import generated
+from rigs.placement import placement
+from rigs.placement.placement import Candidate
 
 
 @pytest.fixture(autouse=True)
@@ -22,7 +22,7 @@ def state(tmp_path, monkeypatch):
 
 def test_the_committed_schema_is_what_the_model_generates():
     assert generated.stale([placement.schema_file()]) == [], \
-        "run: python -m rigs.deploy.placement --write"
+        "run: python -m rigs.placement.placement --write"
 
 
 def test_the_file_keeps_its_keys_in_order_and_validates():

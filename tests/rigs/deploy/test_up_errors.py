@@ -16,12 +16,12 @@ from moto import mock_aws
 
 from rigs import aws
 
-from rigs.deploy import placement
 from rigs.catalog.model import load_catalog
-from rigs.deploy.placement import Candidate
 from rigs.deploy.cdk_cli import CdkCli, CdkResult, cli_failure
 from rigs.deploy.up import Up, UpSettings
 from rigs.deploy.watch import WatchSettings
+from rigs.placement import placement
+from rigs.placement.placement import Candidate
 
 G6 = load_catalog().get("g6")
 

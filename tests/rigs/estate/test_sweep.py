@@ -5,9 +5,9 @@ from __future__ import annotations
 import boto3
 from moto import mock_aws
 
-from rigs.estate import inventory, resources
-from rigs.cli import main
 from rigs.catalog.pricing import PriceBook
+from rigs.cli import main
+from rigs.estate import inventory, resources
 from rigs.estate.sweep import Sweeper
 
 from tests.rigs import ourstuff
@@ -147,7 +147,7 @@ def test_sweep_all_keeps_a_vpc_of_ours_that_holds_an_interface_without_our_tag(m
 
 
 def test_a_swept_rig_is_forgotten_by_the_placement_only_where_it_was_swept(moto_estate, capsys, tmp_path, monkeypatch):
-    from rigs.deploy import placement
+    from rigs.placement import placement
 
     monkeypatch.setenv(placement.STATE_DIR_ENV, str(tmp_path))
     placement.record_deployed("g6", "us-west-2", ("us-west-2a",), "InferenceG6")
@@ -167,7 +167,7 @@ def running_builds_in_moto(monkeypatch, region: str = "us-east-1") -> dict[str, 
     from moto.codebuild.models import CodeBuildBackend, codebuild_backends
     from moto.core.utils import iso_8601_datetime_with_milliseconds
 
-    from rigs import utc
+    from kit import utc
 
     monkeypatch.setattr(CodeBuildBackend, "batch_get_builds", lambda self, ids: [
         b for history in self.build_metadata_history.values() for b in history if b["id"] in ids])

@@ -21,19 +21,20 @@ from types import SimpleNamespace
 
 import pytest
 
-from rigs import aws, processes
+from kit import processes
+from rigs import aws
 
-from rigs.deploy import placement
+from kit.command import UsageError
 from rigs.catalog.model import load_catalog
 from rigs.contract import REGIONS
 from rigs.deploy.sequence import DeploySequence
+from rigs.estate.whereabouts import Whereabouts
+from rigs.placement import placement
+from rigs.rehearsal import bench_options, cleanup, flow, prepare
 from rigs.rehearsal import estimate as estimating
 from rigs.rehearsal import timeline
 from rigs.rehearsal.down import Destroyer, created_since, destroy_commands, shown
-from rigs.command import UsageError
-from rigs.rehearsal import bench_options, cleanup, flow, prepare
 from rigs.rehearsal.state import Options, Output, Phase, State
-from rigs.estate.whereabouts import Whereabouts
 from tests.conftest import PROJECT_DIR
 
 G6, INF2, SAGEMAKER = 0.8048, 0.7582, 1.1267  # $/h, rigs/prices.yaml

@@ -13,9 +13,9 @@ from pathlib import Path
 
 import pytest
 
-from rigs.catalog.pricing import PriceBook
+from kit.command import UsageError
 from rigs.catalog.prices import HourlyPrice
-from rigs.command import UsageError
+from rigs.catalog.pricing import PriceBook
 from rigs.rehearsal import bench_options, flow, prepare
 from rigs.rehearsal.state import Options
 from tests.rigs.rehearsal.test_rehearsal import CATALOG, counted_preflight, state  # noqa: F401 - the fixture
@@ -189,7 +189,7 @@ def test_preflight_checks_the_served_size_and_up_checks_again_for_another(counte
                                                                           capsys: pytest.CaptureFixture) -> None:
     from rigs import aws
     from rigs.cli import main
-    from rigs.deploy import placement
+    from rigs.placement import placement
     from rigs.deploy.sequence import DeploySequence
 
     assert main(["preflight", "g6", "-c", "model.g6=Qwen/Qwen3-32B", "--regions", "us-east-1", "--json"]) == 0

@@ -11,8 +11,8 @@ import pytest
 import yaml
 
 from agent.bench.analysis import schema
-from rigs import generated
 from agent.bench.analysis.ceiling import DEVICES_PATH
+from kit import generated
 
 
 def committed(name: str) -> dict:

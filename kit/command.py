@@ -1,5 +1,5 @@
 """The command kit every command of the project uses: its exit codes, its usage error, its one-line parser and the
-one map from an exception to an exit code and the line that says why.
+the outcome a command ends with (its exit code and the line that says why).
 
 The commands: ``python -m rigs``, ``python -m agent.run``, ``python -m agent.report``, ``python -m agent.quality``,
 ``python -m rigs.offline.moto_server``, ``python -m rigs.account.session_check``, ``python -m
@@ -7,7 +7,7 @@ rigs.estate.whereabouts``, the generated-files commands (``python -m agent.bench
 helpers ``python -m agent.local_rig`` and ``python -m agent.reach.relay``. The same
 cause gives the same exit code in each: 2 for bad input, 3 for AWS credentials, 4 when AWS cannot be reached
 (``./scripts/cdk`` too, through ``session_check``). ``tests/test_command.py`` checks that no other module defines
-an exit code, a usage error or an argument parser. (A package of its own, so that ``rigs/`` keeps to 12 modules.)
+an exit code, a usage error or an argument parser. The map from an AWS error to its exit code is :func:`rigs.aws.outcome`.
 """
 
 from __future__ import annotations
@@ -48,31 +48,3 @@ class Outcome(NamedTuple):
 
     code: int
     line: str
-
-
-def outcome(exc: BaseException) -> Outcome | None:
-    """The exit code and line for ``exc``; None for an error the kit does not know (the command re-raises it).
-
-    Bad input (:class:`UsageError`, which an unknown rig and an unreadable placement file are) is 2; credentials 3; an
-    unreachable AWS 4; any other error of the library (:class:`rigs.aws.RigsError`) or AWS error with a code is 1.
-    """
-    from rigs import aws
-
-    if isinstance(exc, UsageError):
-        return Outcome(EXIT_USAGE, str(exc))
-    if isinstance(exc, aws.CredentialsError):
-        return Outcome(EXIT_CREDENTIALS, str(exc))
-    if isinstance(exc, aws.UnreachableError):
-        return Outcome(EXIT_UNREACHABLE, str(exc))
-    if isinstance(exc, aws.RigsError):
-        return Outcome(EXIT_FAILED, str(exc))
-    if not isinstance(exc, Exception):
-        return None
-    failure = aws.classify(exc)
-    if failure.kind == aws.CREDENTIALS:
-        return Outcome(EXIT_CREDENTIALS, str(aws.CredentialsError(failure.code)))
-    if failure.kind == aws.UNREACHABLE:
-        return Outcome(EXIT_UNREACHABLE, str(aws.unreachable_error(exc)))
-    if failure.code == type(exc).__name__:
-        return None
-    return Outcome(EXIT_FAILED, aws.describe_error(exc))

@@ -1,6 +1,6 @@
-"""``python rigs/guard.py -- COMMAND...``: run COMMAND, and take its whole process group down with it.
+"""``python kit/guard.py -- COMMAND...``: run COMMAND, and take its whole process group down with it.
 
-:func:`rigs.processes.spawn` with ``guard=True`` starts a helper (the agent's llama-server and
+:func:`kit.processes.spawn` with ``guard=True`` starts a helper (the agent's llama-server and
 ``aws ssm start-session``) through this guard, as the leader of a new process group. The guard
 runs the command in that group and, when any of these happens, stops the whole group (SIGTERM,
 then SIGKILL):
@@ -71,7 +71,7 @@ def main(argv: list[str]) -> int:
     if argv[:1] == ["--"]:
         argv = argv[1:]
     if not argv:
-        print("usage: python rigs/guard.py -- COMMAND [ARG...]", file=sys.stderr)
+        print("usage: python kit/guard.py -- COMMAND [ARG...]", file=sys.stderr)
         return 2
     parent = os.getppid()
     signal.signal(signal.SIGTERM, _raise_stop)

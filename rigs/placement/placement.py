@@ -6,7 +6,7 @@ rig finally came up in; ``app.py`` reads that region so a fresh ``cdk destroy --
 (gitignored; ``RIGS_STATE_DIR`` moves the whole ``.rigs`` state directory).
 
 Typed with pydantic (:class:`Placement`, unknown keys refused) and never touching AWS: ``app.py`` imports
-this module. Its JSON Schema is committed beside it (``python -m rigs.deploy.placement --write``; a test
+this module. Its JSON Schema is committed beside it (``python -m rigs.placement.placement --write``; a test
 fails when it is stale).
 """
 
@@ -22,10 +22,10 @@ from typing import Any, Literal, Mapping, Sequence
 from pydantic import BaseModel, ConfigDict, SerializerFunctionWrapHandler, ValidationError, field_serializer, \
     model_serializer
 
-from rigs import generated, utc
-from rigs.command import UsageError
-from rigs.deploy.options import RECORDED_REGION, RECORDED_ZONES
-from rigs.files import write_json
+from kit import generated, utc
+from kit.command import UsageError
+from kit.files import write_json
+from rigs.context_keys import RECORDED_REGION, RECORDED_ZONES
 
 PROJECT_DIR = Path(__file__).resolve().parents[2]
 STATE_DIR_ENV = "RIGS_STATE_DIR"
@@ -143,7 +143,7 @@ def schema_file() -> generated.Generated:
     return generated.schema_file(
         SCHEMA_PATH, Placement.model_json_schema, ".rigs/placement.json",
         "Per rig, the regions and zones to try in order (python -m rigs preflight) and where python -m rigs up "
-        "brought it up. Generated from rigs/deploy/placement.py (python -m rigs.deploy.placement --write); "
+        "brought it up. Generated from rigs/placement/placement.py (python -m rigs.placement.placement --write); "
         "do not edit.")
 
 
@@ -287,5 +287,5 @@ def forget_deployed(rigs: Sequence[str], path: Path | None = None) -> list[str]:
 
 
 if __name__ == "__main__":
-    sys.exit(generated.main([schema_file()], "python -m rigs.deploy.placement",
+    sys.exit(generated.main([schema_file()], "python -m rigs.placement.placement",
                             "Write or check the JSON Schema of .rigs/placement.json."))

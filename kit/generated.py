@@ -14,8 +14,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
-from rigs.command import EXIT_FAILED, EXIT_OK, Parser
-from rigs.files import write_atomic
+from kit.command import EXIT_FAILED, EXIT_OK, Parser
+from kit.files import write_atomic
 
 DRAFT = "https://json-schema.org/draft/2020-12/schema"
 

@@ -8,7 +8,7 @@ each group: the first signal (SIGTERM, or SIGINT for a command that should wind 
 write what it has) to the whole group, a grace period, SIGKILL to whatever is left.
 
 A helper that must not outlive this program even when it is killed outright runs under
-``rigs/guard.py`` (``guard=True``): the guard leads the group, stops it when this program
+``kit/guard.py`` (``guard=True``): the guard leads the group, stops it when this program
 dies in any way, and clears out what the command leaves behind when it exits. On Linux it
 also gets SIGTERM from the kernel when this program dies (PR_SET_PDEATHSIG).
 """
@@ -56,7 +56,7 @@ def spawn(command: Sequence[str], *, log: IO[bytes] | int | None = subprocess.DE
             ``subprocess.DEVNULL`` (the default), or None for this program's own.
         stdout: its standard output when not ``log`` (``subprocess.PIPE`` to read it).
         stdin: its standard input (default: none; None: this program's own).
-        guard: run it under ``rigs/guard.py``; the returned process is then the guard, the
+        guard: run it under ``kit/guard.py``; the returned process is then the guard, the
             leader of the group. The parent-death signal is only set when called from the main
             thread: the kernel sends it when the *thread* that forked exits, which would kill a
             child started from a short-lived worker thread (the guard also notices its parent's
