@@ -19,7 +19,7 @@ round trip through the model object ``agent/bench/clients/openai_http.py`` build
 interpreters: to the first answered request with the timing client alone, and with the whole
 benchmark package imported (strands included).
 
-The project's goals (docs/benchmark.md, "The harness's own cost"), on one core: >= 800 streamed
+The project's goals (docs/timings.md, "The harness's own cost"), on one core: >= 800 streamed
 requests/s at c=64, < 1.5 ms added per 100-chunk streamed request at c=1, reported latency within
 10% of wall, start-up < 1.5 s.
 

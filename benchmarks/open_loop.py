@@ -8,7 +8,7 @@ From every request's record it reports the lag (actual send minus scheduled send
 realized rate ((n - 1) / (last send - first send)) and the inter-arrival CV of the actual sends, against the
 schedule's own.
 
-The project's goals (issue 22, docs/benchmark.md "The open loop"), on one core: at 200 requests/s Poisson for
+The project's goals (issue 22, docs/open-loop.md "The open loop"), on one core: at 200 requests/s Poisson for
 30 s, p99 lag <= 2 ms, realized rate within 2% and inter-arrival CV within 10% of the asked.
 
 Usage: ``python benchmarks/open_loop.py [--rate 200] [--duration 30] [--arrival poisson] [--repeats 1]

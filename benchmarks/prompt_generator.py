@@ -3,7 +3,7 @@
 Speed: in a fresh interpreter pinned to one core (where the machine has more than one), the time to make the
 seed's text bank and then 10,000 prompts of the workload's lengths with the chat part's own code
 (``agent.bench.tasks.traffic``: the plan's draws, the text, the calibration's units); CPU time and wall time.
-The goal (docs/benchmark.md, "Your traffic"): 10,000 prompts in at most 2 s on one core.
+The goal (docs/traffic.md, "Your traffic"): 10,000 prompts in at most 2 s on one core.
 
 Fidelity: three stand-in servers count tokens in ways the generator knows nothing of (one token per 3.1
 characters, 1.3 per word, one per vowel, each with a chat template's overhead); for each, the calibration

@@ -120,7 +120,7 @@ def broken_links(doc: Path, text: str, tracked: set[str]) -> list[str]:
 
 def test_link_checks_catch_a_missing_file_and_a_missing_heading():
     tracked = set(tracked_files())
-    text = ("# A probe's page\n[a](rigs.md#zones) [b](missing.md) [c](rigs.md#no-such-heading) `[d](code.md)`\n"
+    text = ("# A probe's page\n[a](rig-details.md#zones) [b](missing.md) [c](rigs.md#no-such-heading) `[d](code.md)`\n"
             "[e](https://x.test/y.md) [f](#a-probes-page) [g](#nowhere) [h](../rigs) [i](../../outside.md)\n"
             "```\n[j](in-a-fence.md)\n```\n")
     assert broken_links(PROJECT_DIR / "docs" / "probe.md", text, tracked) == [

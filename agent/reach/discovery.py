@@ -29,7 +29,7 @@ if TYPE_CHECKING:
 logger = logging.getLogger(__name__)
 
 CLIENT_CONFIG = Config(connect_timeout=5, read_timeout=20, retries={"total_max_attempts": 4, "mode": "standard"})
-"""Timeouts and retries of every discovery call (also recorded in the README)."""
+"""Timeouts and retries of every discovery call (also recorded in docs/agent.md)."""
 
 USABLE_STACK_STATES = ("CREATE_COMPLETE", "UPDATE_COMPLETE", "UPDATE_ROLLBACK_COMPLETE")
 

@@ -1,7 +1,7 @@
 """The ``traffic`` block of one backend: the lengths its chat part asked against the lengths its server counted,
 the workload's fit to its limits, and its calibration (pure: records and ``run.json``).
 
-The goal (docs/benchmark.md, "Your traffic"): the mean prompt tokens the server reports within 2% of the mean
+The goal (docs/traffic.md, "Your traffic"): the mean prompt tokens the server reports within 2% of the mean
 asked, and their standard deviation within 10% of the asked one. Asked and counted are compared over the same
 requests: the measured ones (timed and at every level) that succeeded and carry the server's usage; the cold
 request, made before the calibration, is left out. A backend whose limits some of the workload's requests do

@@ -3,7 +3,7 @@ tally that stops a level once it can no longer hold. A level's figures and a bac
 in :mod:`agent.bench.analysis.blocks.levels` and :mod:`agent.bench.analysis.blocks.capacity`.
 
 The definitions follow goodput as vLLM's benchmark (``--goodput``), GuideLLM (SLO attainment)
-and DistServe (Zhong et al., OSDI 2024) define it; docs/benchmark.md states them in full:
+and DistServe (Zhong et al., OSDI 2024) define it; docs/capacity.md states them in full:
 
 * A **target** is a limit per request on time to first token, inter-token latency and/or end
   to end, in ms, named for the share of requests that must meet it: ``ttft_p99_ms=1000`` reads

@@ -250,7 +250,7 @@ Rate = Annotated[float | None, _maybe(_number), _bound(lambda v: v > 0, "must be
 class TrafficKeys(BaseModel):
     """The keys of a workload, as ``--workload KEY=VALUE,...`` or a YAML file gives them: each key one field
     (a type that reads the forms people write, and its default). The length keys are SageMaker AI's and
-    AIPerf's names, so a spec written for them works here (docs/benchmark.md, "Your traffic")."""
+    AIPerf's names, so a spec written for them works here (docs/traffic.md, "Your traffic")."""
 
     model_config = ConfigDict(frozen=True, extra="forbid", validate_default=True, use_attribute_docstrings=True)
 

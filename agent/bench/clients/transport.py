@@ -2,7 +2,7 @@
 receipt, and the one resend policy.
 
 A lean aiohttp loop over the SSE lines with one ``json.loads`` per event; the openai SDK is kept
-out of the timed path (it costs about 12 ms per 100-chunk stream; docs/benchmark.md). A server
+out of the timed path (it costs about 12 ms per 100-chunk stream; docs/timings.md). A server
 that answers a streamed request with plain JSON (no SSE) is read as a non-streamed reply and
 marked so. A request to Bedrock's OpenAI-compatible endpoint carries AWS's authentication (``auth``), computed
 for each attempt before its clock starts (a SigV4 signature takes about 0.1 ms).

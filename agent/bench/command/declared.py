@@ -118,7 +118,7 @@ _COMMAND = (
            shown="every one that is up, or the local rig when nothing else is configured", metavar="A,B",
            record="backends", more="an unknown name is an error that lists the known ones; recorded in `run.json` "
            "`options.backends` as your choice, so the recommendation chooses among them "
-           "([benchmark.md](benchmark.md#which-one-cost-at-the-target-and-the-recommendation))"),
+           "([Which one?](recommendation.md#which-one-cost-at-the-target-and-the-recommendation))"),
     Option(("--local",), "backends", "also run the local rig (SmolLM2-135M on llama.cpp, CPU), started and stopped "
            "by this command", default=False, switch=True),
     Option(("--list",), "backends", "only show the backends found, how each is reached and why others are skipped",
@@ -134,7 +134,7 @@ _COMMAND = (
            "sent with every Bedrock request once `rigs/prices.yaml` has its price, dated and with its source: until "
            "then it is one line and exit status 2, before anything starts (AWS states Flex as a discount on and "
            "Priority as a premium over the Standard rate, no per-model price known here) "
-           "([benchmark.md](benchmark.md#bedrocks-service-tier))"),
+           "([Bedrock's service tier](provenance.md#bedrocks-service-tier))"),
     Option(("--stand-in",), "backends", "offline rehearsals (python -m rigs rehearse --offline): the "
            "OpenAI-compatible server at URL plays every discovered rig; EC2 rigs are reached through a local TCP "
            "relay to its port instead of an SSM port forward, SageMaker endpoints through the SageMaker API as "
@@ -164,7 +164,7 @@ _BENCHMARK = (
            "requests with c in flight; aggregate output tok/s and $/M per level; auto: search for the highest level "
            f"that meets the --slo target, at most {MAX_CONCURRENCY}", default=(1,), shown="1",
            type=concurrency_levels, metavar="LIST|auto", record="concurrency",
-           more="[the search](#capacity-under-a-latency-target-goodput)"),
+           more="[the search](capacity.md#capacity-under-a-latency-target-goodput)"),
     Option(("--max-tokens",), "benchmark", "output tokens requested per chat request of the reference's prompt; "
            "with any other workload, the workload's output_tokens_mean when that is not given", shown=f"{CHAT_MAX_TOKENS}, "
            "the reference's (the workload's output_tokens_mean)", type=positive_int, metavar="N", record="max_tokens"),
@@ -205,7 +205,7 @@ _OPEN_LOOP = (
            "part found)", shown="no open loop", type=rate, metavar="R|peak", record="rate",
            more="the first and second halves of the window are compared: a backend whose second half misses the "
            "target while its first met it is not sustaining, and the recommendation uses the verdict "
-           "([the open loop](benchmark.md#the-open-loop-requests-at-a-rate))"),
+           "([the open loop](open-loop.md#the-open-loop-requests-at-a-rate))"),
     Option(("--rate-duration",), "open_loop", "seconds of the open loop's window (with --rate)",
            shown=f"{open_loop.DEFAULT_DURATION_S:.0f}; a trace: its own length", type=positive_seconds, metavar="S",
            record="rate_duration_s"),
@@ -226,7 +226,7 @@ _BFCL = (
 _QUALITY = (
     Option(("--quality-n",), "quality", "items per backend; the first N of the seed, taken in turn from six suites",
            default=quality.DEFAULT_N, shown=str(quality.DEFAULT_N), part="quality", type=quality_items,
-           metavar="N", record="quality_n", more="[the quality lane](#precision-the-quality-lane)"),
+           metavar="N", record="quality_n", more="[the quality lane](quality.md#precision-the-quality-lane)"),
     Option(("--quality-seed",), "quality", "seed of the items; every backend and every run with this seed gets the "
            "same ones", default=quality.DEFAULT_SEED, shown=str(quality.DEFAULT_SEED), part="quality",
            type=quality_seed, metavar="S", record="quality_seed"),
@@ -246,8 +246,8 @@ _RECOMMENDATION = (
            "recommendation prices (output_tokens_per_month, e.g. 2B; input_per_output, following from the lengths; "
            "peak_to_average; tool_calls, yes/no)", shown="the reference's prompt and 100 tokens; 100M, 3, yes (stated in the report)",
            type=workload, metavar="SPEC|FILE", record="workload",
-           more="[Your traffic](#your-traffic-what-the-chat-part-sends) lists every key; for the recommendation "
-           "([Which one?](#which-one-cost-at-the-target-and-the-recommendation))"),
+           more="[Your traffic](traffic.md#your-traffic-what-the-chat-part-sends) lists every key; for the recommendation "
+           "([Which one?](recommendation.md#which-one-cost-at-the-target-and-the-recommendation))"),
     Option(("--min-accuracy",), "recommendation", "tool-calling accuracy floor (BFCL part), e.g. 0.8 or 80%; a "
            "backend below it is disqualified", shown="no floor", type=share, metavar="SHARE",
            record="min_accuracy"),
@@ -258,7 +258,7 @@ _RECOMMENDATION = (
            "is for (the model most backends serve) compete: each must have quality-lane results, and the lane decides "
            "whether it may be chosen; without it they are measured and shown, never chosen", default=False,
            switch=True, record="compare_models",
-           more="the rule: [Different models](#different-models---compare-models)"),
+           more="the rule: [Different models](recommendation.md#different-models---compare-models)"),
 )
 
 OPTIONS: tuple[Option, ...] = (*_COMMAND, *_BENCHMARK, *_TARGET, *_OPEN_LOOP, *_BFCL, *_QUALITY, *_RECOMMENDATION)

@@ -47,7 +47,7 @@ def options_record(*, n: int, seed: int, concurrency: int) -> dict[str, Any]:
 
 
 def concurrency_for(backend: Backend, concurrency: int) -> int:
-    """The Neuron servers generate under one global lock (docs/benchmark.md, "capacity 1"): more in
+    """The Neuron servers generate under one global lock (docs/capacity.md, "capacity 1"): more in
     flight there only queues, and each queued request waits out the whole of the one before it."""
     limit = descriptor(backend.kind).concurrency_limit
     return concurrency if limit is None else limit

@@ -219,7 +219,7 @@ ec2_on_demand:
 
 def test_a_bedrock_service_tier_is_priced_from_its_own_products(pricing_stub):
     """Standard is the price that names no tier; Flex and Priority are priced from the products that name theirs
-    (the price list's naming of tiers is only confirmed against AWS: docs/benchmark.md)."""
+    (the price list's naming of tiers is only confirmed against AWS: docs/provenance.md)."""
     client, stubber = pricing_stub
     products = {"PriceList": [
         bedrock_product("Nova Micro", "Input tokens flex", "0.0000175", "USE1-NovaMicro-input-tokens-flex"),

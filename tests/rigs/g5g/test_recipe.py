@@ -2,7 +2,7 @@
 steps, and its own checks (``rigs/g5g/image-checks.sh``) against a stand-in torch.
 
 What only a real build shows: that the tags, the torch and vLLM sources and the wheels it names exist, the build's
-time and memory on CodeBuild, and that the patch applies to the real vLLM file (docs/rigs.md).
+time and memory on CodeBuild, and that the patch applies to the real vLLM file (docs/rig-details.md).
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """Every figure of one concurrency level under a latency target: requests that met it, goodput per
 repeat and its mean with a 95% interval over the repeats, p50/p99 latencies, and whether it holds
-(the definitions: :mod:`agent.bench.analysis.slo` and ``docs/benchmark.md``)."""
+(the definitions: :mod:`agent.bench.analysis.slo` and ``docs/capacity.md``)."""
 
 from __future__ import annotations
 

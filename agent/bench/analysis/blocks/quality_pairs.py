@@ -37,7 +37,7 @@ from .quality import verdict_of
 
 ALPHA = 0.05
 DESIGN_CHANGED_SHARE = 0.06
-"""The share of answers the lane is sized for changing between two precisions (docs/benchmark.md)."""
+"""The share of answers the lane is sized for changing between two precisions (docs/quality.md)."""
 DESIGN_DROP = 0.03
 """The drop in accuracy the lane is sized to detect; an interval wider than this either way cannot
 say "no difference"."""

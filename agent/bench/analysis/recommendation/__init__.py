@@ -4,7 +4,7 @@ summary's blocks and ``run.json`` (the workload, the accuracy floor, the prices)
 :func:`attach` adds to every ``backends.<name>.slo`` block what that capacity costs
 (:mod:`.costs`), and returns the ``recommendation`` (:mod:`.choose`): each backend is assessed
 (:mod:`.assess`), priced with the cost model (:mod:`.offers`), and the plot's curves are kept
-(:mod:`.curves`). The cost model is stated in every report and in ``docs/benchmark.md``.
+(:mod:`.curves`). The cost model is stated in every report and in ``docs/recommendation.md``.
 """
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
 """Like with like: the model each backend serves, the model the comparison is for, and how a backend of another
-model is treated (the one place these are decided; ``docs/benchmark.md``, "Different models").
+model is treated (the one place these are decided; ``docs/recommendation.md``, "Different models").
 
 What a backend serves is what provenance read from the server (``GET /v1/models``, Bedrock's inference profile);
 where the server said nothing, the model every request names. It is compared by the catalog's name of the model

@@ -7,7 +7,7 @@ from ..base import Frozen, Interval, Sparse
 
 
 class Distribution(Sparse, Frozen):
-    """Nearest-rank percentiles of the non-null values (``docs/benchmark.md``); ``values`` (rounded)
+    """Nearest-rank percentiles of the non-null values (``docs/evidence.md``); ``values`` (rounded)
     is kept where a plot or a reader recomputes from it."""
 
     p50: float | None

@@ -1,5 +1,5 @@
 """The ``traffic`` block of one backend: what its chat part was sent of the workload, as asked and as its server
-counted it, whether the workload fits its limits, and how its count was calibrated (docs/benchmark.md, "Your
+counted it, whether the workload fits its limits, and how its count was calibrated (docs/traffic.md, "Your
 traffic")."""
 
 from __future__ import annotations

@@ -26,8 +26,8 @@ MAX_TOKENS: Final = {"number": 12, "choice": 10, "instructions": 32}
 """Output cap per grading kind. The system turn asks for the answer alone: a number or a label, or a
 short sentence stating it ("The answer is **-1234**." is about 10 tokens with one token per digit),
 fits; an instruction item needs a sentence or a short list in the asked form. Small on purpose: on the
-local rig every token, read or written, is compute on one CPU thread (docs/benchmark.md, "How long
-it takes"). A reply cut at the cap before it states an answer is unreadable, never guessed at
+local rig every token, read or written, is compute on one CPU thread (docs/timings.md, "How long
+the quality lane takes"). A reply cut at the cap before it states an answer is unreadable, never guessed at
 (:mod:`agent.bench.grading.quality`)."""
 
 PROMPT_TOKEN_LIMIT: Final = 128

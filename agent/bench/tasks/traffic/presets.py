@@ -2,7 +2,7 @@
 
 Lengths are tokens as the server counts them (``usage.prompt_tokens`` and ``usage.completion_tokens``);
 a key given beside a preset replaces the preset's value (``preset=chat,output_tokens_mean=128``). The table
-in docs/benchmark.md ("Your traffic") lists them with their sources.
+in docs/traffic.md ("The presets") lists them with their sources.
 """
 
 from __future__ import annotations

@@ -13,7 +13,7 @@ random stream (so no two requests share a prefix a server could cache), then ban
 stream picks them, the last one cut at the word that reaches the length. Longer texts end with
 :data:`CLOSING`, which asks the model for a long reply (a server that cannot be told to ignore its
 end-of-sequence token then still tends to use the output tokens asked). Making 10,000 prompts of 550 units
-takes well under a second on one core (``python benchmarks/prompt_generator.py``, docs/benchmark.md).
+takes well under a second on one core (``python benchmarks/prompt_generator.py``, docs/traffic.md).
 """
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
 """Like with like: backends serving another model than the comparison's are shown and never chosen, unless
-``--compare-models`` lets them compete with the quality lane as the arbiter (docs/benchmark.md, "Different models").
+``--compare-models`` lets them compete with the quality lane as the arbiter (docs/recommendation.md, "Different models").
 
 Costs at the default workload (100M output tokens a month, peak 3x, 0.2 input per output): g6 at 131.5 tok/s needs
 one instance, $587.50 a month; Bedrock (Nova Micro) 100M x (0.14 + 0.2 x 0.035) / 1e6 = $14.70: the cheaper by far.

@@ -104,7 +104,7 @@ def test_mcnemar_power_matches_a_full_enumeration(n: int) -> None:
 
 
 def test_mcnemar_power_at_the_lanes_sizes() -> None:
-    # 6% of answers changing, a 3-point drop (4.5% right -> wrong, 1.5% back): docs/benchmark.md's figures
+    # 6% of answers changing, a 3-point drop (4.5% right -> wrong, 1.5% back): docs/quality.md's figures
     assert round(stats.mcnemar_power(600, 0.045, 0.015), 3) == 0.830
     assert round(stats.mcnemar_power(300, 0.045, 0.015), 3) == 0.492
     assert round(stats.mcnemar_power(1000, 0.045, 0.015), 3) == 0.973
