@@ -333,7 +333,8 @@ def cmd_preflight(args: argparse.Namespace) -> int:
 
 
 def cmd_up(args: argparse.Namespace) -> int:
-    from rigs.account.doctor import BOOTSTRAP_NOT_IN_POLICY, ignored_checks
+    from rigs.account.checks.bootstrap import BOOTSTRAP_NOT_IN_POLICY
+    from rigs.account.doctor import ignored_checks
     from rigs.deploy.cdk_cli import CdkCli, default_method
     from rigs.deploy.sequence import DeploySequence
     from rigs.deploy.up import Up, UpSettings

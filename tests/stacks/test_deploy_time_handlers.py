@@ -16,7 +16,8 @@ from moto.ec2.models import ec2_backends
 
 from rigs import aws
 
-from rigs.account import doctor
+from rigs.account.checks import zones as zones_check
+from rigs.account.checks.base import Scope
 from rigs.catalog.model import load_catalog
 from rigs.contract import base_stack_name
 from stacks.parts.handlers import launch_watch, root_volume, usable_zones
@@ -102,7 +103,7 @@ def deployed_usable_zones(template: dict) -> tuple[dict, dict]:
 
 
 def doctors_zones(region: str, clients) -> str:
-    return ",".join(doctor.zones(doctor.Scope(clients, ACCOUNT, CATALOG.deployable(), CATALOG), region).given)
+    return ",".join(zones_check.zones(Scope(clients, ACCOUNT, CATALOG.deployable(), CATALOG), region).given)
 
 
 @pytest.mark.parametrize("region", CATALOG.rig_regions())

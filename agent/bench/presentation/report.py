@@ -11,10 +11,10 @@ from __future__ import annotations
 from pathlib import Path
 
 from ..results.summary import Summary
-from . import open_loop, provenance, traffic
 from .plots import cost_volume, figures, slo_latency
 from .plots import traffic as traffic_plot
-from .sections import bfcl, chat, cost, counting, methods, orchestrator, precision, scoreboard, settings, slo, which_one
+from .sections import bfcl, chat, cost, counting, methods, open_loop, orchestrator, precision, provenance, \
+    scoreboard, settings, slo, traffic, which_one
 
 SECTIONS = (which_one, scoreboard, traffic, counting, bfcl, precision, orchestrator, chat, slo, open_loop, cost,
             provenance)

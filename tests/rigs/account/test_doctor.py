@@ -19,7 +19,11 @@ import pytest
 from rigs import aws
 
 from rigs.account import doctor
-from rigs.account.doctor import DOCTOR_CONFIG, FAIL, OK, WARN, G5G_BUILD_QUOTA, run_doctor
+from rigs.account.checks.account_plan import account_plan as check_account_plan
+from rigs.account.checks.bedrock_model import bedrock_model
+from rigs.account.checks.bootstrap import BOOTSTRAP_VERSION_PARAMETER
+from rigs.account.checks.codebuild_quota import G5G_BUILD_QUOTA
+from rigs.account.doctor import DOCTOR_CONFIG, FAIL, OK, WARN, run_doctor
 from rigs.account.preflight import EC2_QUOTAS
 from rigs.catalog.model import load_catalog
 from rigs.cli import main
@@ -98,7 +102,7 @@ def dlc_image(answers: CannedAnswers, region: str, present: bool = True, tag: st
 def bootstrap(region: str, version: int = 30) -> None:
     boto3.client("cloudformation", region_name=region).create_stack(StackName="CDKToolkit", TemplateBody=json.dumps(
         {"Resources": {"Handle": {"Type": "AWS::CloudFormation::WaitConditionHandle"}}}))
-    boto3.client("ssm", region_name=region).put_parameter(Name=doctor.BOOTSTRAP_VERSION_PARAMETER, Type="String",
+    boto3.client("ssm", region_name=region).put_parameter(Name=BOOTSTRAP_VERSION_PARAMETER, Type="String",
                                                           Value=str(version))
 
 
@@ -187,13 +191,13 @@ def test_bedrock_model_not_listed_or_refused_warns_without_blocking(bedrock_endp
     scope = doctor.Scope(aws.Clients(session, DOCTOR_CONFIG), ACCOUNT, [G6], CATALOG, session=session)
     mantle = CATALOG.get("bedrock-mantle")
     bedrock_endpoint.pages["/v1/models"] = {"object": "list", "data": [{"id": "openai.gpt-oss-20b"}]}
-    (missing,) = doctor.bedrock_model(scope, mantle, "us-east-2")
+    (missing,) = bedrock_model(scope, mantle, "us-east-2")
     assert missing.status == WARN and not missing.blocks
     assert missing.detail == ("bedrock-mantle: google.gemma-4-e2b is not among the 1 models its endpoint lists here: "
                               "the benchmark's bedrock-mantle fails in this region")
     assert verify(bedrock_endpoint.received[0], "doctor-secret").region == "us-east-2"
     bedrock_endpoint.pages["/v1/models"] = 403
-    (refused,) = doctor.bedrock_model(scope, mantle, "us-east-2")
+    (refused,) = bedrock_model(scope, mantle, "us-east-2")
     assert refused.denied == "bedrock-mantle:CreateInference" and "'InvokeBedrockOpenAIEndpoint'" in refused.fix
 
 
@@ -352,7 +356,7 @@ def test_a_free_plan_account_blocks_every_rig_everywhere_with_the_upgrade_as_the
 def plan_finding(answers: CannedAnswers) -> doctor.Finding:
     """The account-plan check alone, for g6 (its one call is canned: no server needed)."""
     scope = doctor.Scope(RecordingClients(aws.make_session(), answers), ACCOUNT, [G6], CATALOG)
-    [finding] = doctor.account_plan(scope)
+    [finding] = check_account_plan(scope)
     return finding
 
 

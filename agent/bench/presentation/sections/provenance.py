@@ -1,13 +1,13 @@
 """The section "What served each backend": every fact read at run time beside the catalog's expectation, each
-mismatch flagged first. A section like those in ``sections/``, kept here because that folder is full."""
+mismatch flagged first."""
 
 from __future__ import annotations
 
-from ..results.blocks.provenance import FACTS, FactCheck
-from ..results.formatting import MISSING
-from ..results.summary import Summary
-from .labels import backend_label
-from .markdown import table
+from ...results.blocks.provenance import FACTS, FactCheck
+from ...results.formatting import MISSING
+from ...results.summary import Summary
+from ..labels import backend_label
+from ..markdown import table
 
 VERDICTS = {"match": "matches", "mismatch": "**MISMATCH**", "not reported": "not reported",
             "read": "read (nothing to compare)"}

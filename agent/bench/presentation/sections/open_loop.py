@@ -1,14 +1,13 @@
 """The section "Open loop: requests at a rate": each backend under requests sent on a schedule, how closely the
-sender kept it, the p99s over the window and its two halves. A section like those in ``sections/``, kept here
-because that folder is full."""
+sender kept it, the p99s over the window and its two halves."""
 
 from __future__ import annotations
 
-from ..results.blocks.open_loop import OpenLoopBlock, OpenLoopHalf
-from ..results.formatting import cell, number, percent
-from ..results.summary import Summary
-from .labels import backend_label
-from .markdown import table
+from ...results.blocks.open_loop import OpenLoopBlock, OpenLoopHalf
+from ...results.formatting import cell, number, percent
+from ...results.summary import Summary
+from ..labels import backend_label
+from ..markdown import table
 
 VERDICTS = {"holds": "holds", "not_sustaining": "**not sustaining**", "misses": "**misses**",
             "undecided": "undecided"}

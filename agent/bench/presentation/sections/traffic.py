@@ -1,17 +1,16 @@
 """The section "Your traffic": what the chat part sent (the workload, where it came from, every key that took its
 default or followed from others), and per backend what was asked against what its server counted, the share of
-the workload that fits its limits, its calibration, and where asked and counted part. A section like those in
-``sections/``, kept here because that folder is full."""
+the workload that fits its limits, its calibration, and where asked and counted part."""
 
 from __future__ import annotations
 
-from ..results.blocks.recommendation import Workload
-from ..results.blocks.traffic import Lengths, TrafficBlock
-from ..results.formatting import MISSING, percent
-from ..results.summary import Summary
-from .labels import backend_label
-from .markdown import table
-from .plots import traffic as plot
+from ...results.blocks.recommendation import Workload
+from ...results.blocks.traffic import Lengths, TrafficBlock
+from ...results.formatting import MISSING, percent
+from ...results.summary import Summary
+from ..labels import backend_label
+from ..markdown import table
+from ..plots import traffic as plot
 
 TITLE = "## Your traffic"
 SHAPE = ("preset", "prompt_input_tokens_mean", "prompt_input_tokens_stddev", "output_tokens_mean",
