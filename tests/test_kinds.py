@@ -11,7 +11,6 @@ from typing import get_args
 import pytest
 
 from agent import kinds
-from agent.backends import kind_for
 from agent.bench.clients import bedrock, sagemaker
 from agent.bench.clients.registry import CLIENTS
 from agent.bench.results.run import BackendInfo
@@ -114,7 +113,7 @@ def test_an_aws_kinds_transport_is_the_service_its_client_calls():
 
 def test_every_catalog_rig_is_reached_as_the_kind_of_its_runtime():
     assert {r.backend_kind for r in RUNTIMES.values()} <= set(kinds.KINDS)
-    assert {name: kind_for(rig) for name, rig in load_catalog().rigs.items()} == {
+    assert {name: rig.backend_kind for name, rig in load_catalog().rigs.items()} == {
         "g6": "openai", "g5g": "openai", "inf2": "neuron", "trn1": "neuron", "sagemaker": "sagemaker",
         "bedrock": "bedrock", "bedrock-mantle": "bedrock-mantle"}
 
