@@ -8,7 +8,8 @@ tells them apart by ``kind`` and, on EC2, ``runtime`` (the discriminated unions 
 its own model and the code has no switch on either.
 
 A new kind is a module here answering :class:`~rigs.catalog.kinds.base.RigBase`'s questions, its place in
-:data:`AnyRig`, and, when a stack deploys it, its stack in ``stacks/kinds.py``.
+:data:`AnyRig` (and ``__all__``), its runtime in ``rigs/catalog/runtimes.py`` and, when a stack deploys it, its stack
+in ``stacks/kinds.py``.
 """
 
 from __future__ import annotations
