@@ -21,7 +21,7 @@ import aws_cdk as cdk  # noqa: E402
 from rigs import context_keys as keys  # noqa: E402
 from rigs.catalog.images import catalog_image  # noqa: E402
 from rigs.catalog.model import Catalog, load_catalog  # noqa: E402
-from rigs.catalog.model import DeployableRig, Ec2Rig, SageMakerRig  # noqa: E402
+from rigs.catalog.model import DeployableRig  # noqa: E402
 from rigs.context_keys import OptionsError  # noqa: E402
 from rigs.context_keys import unknown_keys  # noqa: E402
 from rigs.contract import MANAGED_BY, TAG_MANAGED_BY, base_stack_name  # noqa: E402
@@ -31,10 +31,9 @@ from rigs.deploy.options import parse_region_zones  # noqa: E402
 from rigs.deploy.options import parse_rig_options, rig_values  # noqa: E402
 from rigs.placement import placement  # noqa: E402
 from stacks.base_stack import InferenceBaseStack  # noqa: E402
-from stacks.endpoint_stack import InferenceEndpointStack  # noqa: E402
 from stacks.g5g_image_stack import InferenceG5gImageStack  # noqa: E402
+from stacks.kinds import stack_for  # noqa: E402
 from stacks.parts.checks import add_nag_checks  # noqa: E402
-from stacks.rig_stack import InferenceRigStack  # noqa: E402
 
 PROJECT_DIR = Path(__file__).resolve().parent
 
@@ -100,7 +99,7 @@ def rig_options(app: cdk.App, rig: DeployableRig, region: str,
     if served.said:
         say(served.said)
     update: dict[str, Any] = {"rig": served.rig, "hf_token_parameter": served.hf_token_parameter}
-    if isinstance(served.rig, Ec2Rig) and served.rig.runtime != options.rig.runtime and \
+    if served.rig.on_instances and served.rig.runtime != options.rig.runtime and \
             context(keys.IMAGE.key(rig=rig.name)) is None:
         update["image"] = catalog_image(served.rig)  # a Neuron rig on AWS's vLLM Neuron image
     return options.model_copy(update=update)
@@ -108,7 +107,8 @@ def rig_options(app: cdk.App, rig: DeployableRig, region: str,
 
 def add_rig_stacks(app: cdk.App, catalog: Catalog, bases: Callable[[str], InferenceBaseStack | None],
                    say: Callable[[str], None]) -> None:
-    """One stack per deployable rig in its chosen region, plus the g5g image build stack.
+    """One stack per deployable rig in its chosen region (its kind's, ``stacks/kinds.py``), plus the image build stack
+    of a rig that builds its own (g5g).
 
     A stack that CloudFormation shows in further regions is synthesized there too, under the
     same stack name (construct id ``<stack>-<region>``), so that ``cdk destroy --all`` removes
@@ -117,15 +117,15 @@ def add_rig_stacks(app: cdk.App, catalog: Catalog, bases: Callable[[str], Infere
     for rig in catalog.deployable():
         if not_deployed(app, rig.stack_name):
             say(f"{rig.stack_name}: not deployed in any region; nothing to destroy")
-            if isinstance(rig, Ec2Rig) and rig.name == "g5g" and not not_deployed(app, f"{rig.stack_name}Image"):
+            if rig.builds_own_image and not not_deployed(app, f"{rig.stack_name}Image"):
                 add_image_stacks(app, rig, region_choice(app, rig).region)
             continue
         choice = region_choice(app, rig)
         say(f"{rig.stack_name} -> {choice.region} ({choice.why})")
         copies = [(rig.stack_name, choice.region)] + [(f"{rig.stack_name}-{r}", r) for r in choice.also_deployed]
         for id_, region in copies:
-            base = bases(region) if isinstance(rig, Ec2Rig) else None
-            if region not in rig.regions or (isinstance(rig, Ec2Rig) and base is None):
+            base = bases(region) if rig.on_instances else None
+            if region not in rig.regions or (rig.on_instances and base is None):
                 say(f"{rig.stack_name} also exists in {region}, outside the catalog's regions for {rig.name}: "
                     "remove it with `python -m rigs sweep --yes`")
                 continue
@@ -135,17 +135,13 @@ def add_rig_stacks(app: cdk.App, catalog: Catalog, bases: Callable[[str], Infere
             options = rig_options(app, rig, region, say)
             env = cdk.Environment(region=region)
             description = f"aws-inference rig {rig.name}: {rig.label} ({rig.instance_type})"
-            if isinstance(rig, Ec2Rig):
-                InferenceRigStack(app, id_, options=options, base=base, env=env, stack_name=rig.stack_name,
-                                  description=description)
-            elif isinstance(rig, SageMakerRig):
-                InferenceEndpointStack(app, id_, options=options, env=env, stack_name=rig.stack_name,
-                                       description=description)
-        if isinstance(rig, Ec2Rig) and rig.name == "g5g" and not not_deployed(app, f"{rig.stack_name}Image"):
+            stack_for(rig)(app, id_, options=options, base=base, env=env, stack_name=rig.stack_name,
+                           description=description)
+        if rig.builds_own_image and not not_deployed(app, f"{rig.stack_name}Image"):
             add_image_stacks(app, rig, choice.region)
 
 
-def add_image_stacks(app: cdk.App, rig: Ec2Rig, region: str) -> None:
+def add_image_stacks(app: cdk.App, rig: DeployableRig, region: str) -> None:
     """The g5g image build stack in the rig's region, and wherever else it exists."""
     name = f"{rig.stack_name}Image"
     deployed = _regions_in(app.node.try_get_context(keys.DEPLOYED_REGIONS.key(stack=name)))

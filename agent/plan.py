@@ -13,12 +13,11 @@ from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, Mapping
 
 from rigs import aws
-from rigs.catalog import model as catalog_model  # the catalog's classes load on first use, not to print --help
 from rigs.catalog.model import weights_for
 from rigs.catalog.pricing import STANDARD_TIER
 
-from .backends import LOCAL, MANTLE, ORDER, Backend, EnvConfig, bedrock_backend, bedrock_card, catalog_expectation, \
-    catalog_limits, catalog_metadata, kind_for, mantle_backend, sort_key
+from .backends import LOCAL, MANTLE, ORDER, Backend, EnvConfig, bedrock_backend, bedrock_card, endpoint_backend, \
+    forwarded_backend, mantle_backend, sort_key
 from .bench.results.constants import WEIGHTS_METADATA_PREFIX
 from .kinds import descriptor
 from .reach.discovery import Discovery, FoundRig, Skipped
@@ -47,16 +46,11 @@ class ForwardTarget:
 
     def backend(self, base_url: str, reached_via: str, extra: Mapping[str, str] | None = None) -> Backend:
         """The Backend once the forward answers at ``base_url``."""
-        metadata = {**catalog_metadata(self.rig, self.found.region, self.model_id), **self.found.metadata,
-                    "reached_via": reached_via, **(extra or {})}
         outputs = self.found.outputs
-        provenance = {"expected": catalog_expectation(self.rig, self.model_id, self.found.region,
-                                                      instance_type=outputs.instance_type,
-                                                      context_tokens=outputs.context_tokens),
-                      "read": instance_facts(self.found.metadata)}
-        return Backend(name=self.rig.name, label=self.rig.label, kind=kind_for(self.rig), model_id=self.model_id,
-                       tool_calls=self.rig.tool_calls, base_url=base_url,
-                       **catalog_limits(self.rig, outputs.context_tokens), metadata=metadata, provenance=provenance)
+        return forwarded_backend(self.rig, self.model_id, self.found.region, base_url,
+                                 metadata={**self.found.metadata, "reached_via": reached_via, **(extra or {})},
+                                 read=instance_facts(self.found.metadata), instance_type=outputs.instance_type,
+                                 context_tokens=outputs.context_tokens)
 
 
 @dataclass(slots=True)
@@ -157,9 +151,9 @@ def make_plan(*, catalog: Catalog, env: EnvConfig, selection: tuple[str, ...] | 
             continue
         rig = _as_deployed(catalog, catalog.get(name), found)
         model_id = model_overrides.get(_MODEL_VARS.get(name, "")) or found.outputs.model_id
-        if isinstance(rig, catalog_model.Ec2Rig):
+        if rig.on_instances:
             plan.forwards.append(ForwardTarget(found=found, rig=rig, model_id=model_id, local_port=rig.local_port))
-        elif isinstance(rig, catalog_model.SageMakerRig):
+        elif rig.on_endpoint:
             plan.ready.append(_endpoint_backend(rig, found, model_id))
     if not env.mantle.model_given:
         _follow_the_rigs(plan, catalog, env, wanted is not None)
@@ -176,8 +170,6 @@ def make_plan(*, catalog: Catalog, env: EnvConfig, selection: tuple[str, ...] | 
 def _as_deployed(catalog: Catalog, rig: Any, found: FoundRig) -> Any:
     """The catalog's rig as its stack serves it (a Neuron rig on AWS's vLLM Neuron image: another runtime, image,
     flags and weights), from the stack's outputs."""
-    if not isinstance(rig, catalog_model.Ec2Rig):
-        return rig
     from rigs.deploy.model_options import as_deployed
 
     return as_deployed(rig, catalog, found.outputs.runtime, found.outputs.model_id, found.outputs.instance_type)
@@ -185,15 +177,10 @@ def _as_deployed(catalog: Catalog, rig: Any, found: FoundRig) -> Any:
 
 def _endpoint_backend(rig: SageMakerRig, found: FoundRig, model_id: str) -> Backend:
     """A discovered SageMaker endpoint, reached through the SageMaker runtime API."""
-    return Backend(
-        name=rig.name, label=rig.label, kind=kind_for(rig), model_id=model_id, tool_calls=rig.tool_calls,
-        region=found.region, endpoint_name=found.outputs.endpoint_name,
-        **catalog_limits(rig, found.outputs.context_tokens),
-        metadata={**catalog_metadata(rig, found.region, model_id), **found.metadata,
-                  "reached_via": f"SageMaker runtime API, endpoint {found.outputs.endpoint_name} in {found.region}"},
-        provenance={"expected": catalog_expectation(rig, model_id, found.region, found.outputs.image_digest,
-                                                    instance_type=found.outputs.instance_type,
-                                                    context_tokens=found.outputs.context_tokens)})
+    outputs = found.outputs
+    return endpoint_backend(rig, model_id, found.region, outputs.endpoint_name, metadata={
+        **found.metadata, "reached_via": f"SageMaker runtime API, endpoint {outputs.endpoint_name} in {found.region}"},
+        image_digest=outputs.image_digest, instance_type=outputs.instance_type, context_tokens=outputs.context_tokens)
 
 
 def _choose_local(plan: Plan, local: bool, wanted: set[str] | None, aws_reason: str) -> None:

@@ -514,7 +514,6 @@ def cmd_prices(args: argparse.Namespace) -> int:
     from rich.table import Table
 
     from rigs.account.preflight import select_rigs
-    from rigs.catalog.model import BedrockBackend
     from rigs.catalog.pricing import PriceBook, PriceError
 
     catalog = load_catalog()
@@ -528,8 +527,7 @@ def cmd_prices(args: argparse.Namespace) -> int:
     for rig in rigs:
         for region in args.regions or rig.regions:
             try:
-                price = (book.bedrock_token_prices(rig.model_id, region) if isinstance(rig, BedrockBackend)
-                         else book.hourly_price(rig, region))
+                price = rig.price(book, region)
                 rows.append((rig.name, region, price))
             except PriceError as exc:
                 rows.append((rig.name, region, str(exc)))

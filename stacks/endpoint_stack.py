@@ -26,7 +26,7 @@ class InferenceEndpointStack(cdk.Stack):
 
     def __init__(self, scope: Construct, id_: str, *, options: RigOptions, **kwargs) -> None:
         rig = options.rig
-        if not isinstance(rig, SageMakerRig):
+        if not rig.on_endpoint:
             raise TypeError(f"InferenceEndpointStack needs a SageMaker rig, got {rig.name} ({rig.kind})")
         super().__init__(scope, id_, tags={TAG_MANAGED_BY: MANAGED_BY, TAG_RIG: rig.name}, **kwargs)
         cdk.Tags.of(self).add(TAG_RIG, rig.name)

@@ -6,7 +6,6 @@ import aws_cdk as cdk
 from aws_cdk import aws_ec2 as ec2
 from constructs import Construct
 
-from rigs.catalog.model import Ec2Rig
 from rigs.contract import MANAGED_BY, TAG_MANAGED_BY, TAG_RIG, OutputKey
 from rigs.deploy.options import RigOptions
 from rigs.userdata import SHEBANG, BootSettings, render_body
@@ -32,7 +31,7 @@ class InferenceRigStack(cdk.Stack):
     def __init__(self, scope: Construct, id_: str, *, options: RigOptions, base: InferenceBaseStack,
                  **kwargs) -> None:
         rig = options.rig
-        if not isinstance(rig, Ec2Rig) or options.image is None:
+        if not rig.on_instances or options.image is None:
             raise TypeError(f"InferenceRigStack needs an EC2 rig, got {rig.name} ({rig.kind})")
         super().__init__(scope, id_, tags={TAG_MANAGED_BY: MANAGED_BY, TAG_RIG: rig.name}, **kwargs)
         cdk.Tags.of(self).add(TAG_RIG, rig.name)

@@ -20,7 +20,6 @@ from botocore.config import Config
 from botocore.exceptions import BotoCoreError, ClientError
 
 from rigs import aws
-from rigs.catalog import model as catalog_model  # the catalog's classes load on first use, not to print --help
 from rigs.contract import MANAGED_BY, REGIONS, TAG_MANAGED_BY, TAG_RIG, ContractError, OutputKey, RigOutputs
 
 if TYPE_CHECKING:
@@ -194,9 +193,9 @@ class Discoverer:
     def _check(self, name: str, stack_name: str, outputs: RigOutputs, result: Discovery) -> FoundRig | None:
         rig = self.catalog.get(name)
         try:
-            if outputs.endpoint_name and isinstance(rig, catalog_model.SageMakerRig):
+            if outputs.endpoint_name and rig.on_endpoint:
                 return self._check_endpoint(name, stack_name, outputs, result)
-            if outputs.auto_scaling_group and isinstance(rig, catalog_model.Ec2Rig):
+            if outputs.auto_scaling_group and rig.on_instances:
                 return self._check_instance(name, stack_name, outputs, result)
         except CallFailed as exc:
             result.skipped.append(Skipped(name, f"{outputs.region}: {exc}"))

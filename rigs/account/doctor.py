@@ -52,7 +52,7 @@ from rigs.account.checks import account_plan, ami, bedrock_model, bootstrap, cod
 from rigs.account.checks.base import DOCTOR_CONFIG, FAIL, OK, WARN, Check, Finding, Outcome, Scope, subject_key
 from rigs.account.checks.tools import LOCAL_CHECKS, check_local_tools
 from rigs.account.preflight import RegionCheck
-from rigs.catalog.model import Catalog, DeployableRig, Ec2Rig, load_catalog
+from rigs.catalog.model import Catalog, DeployableRig, load_catalog
 from rigs.contract import REGIONS
 
 MAX_WORKERS = 16
@@ -146,7 +146,7 @@ def run_doctor(rigs: Sequence[DeployableRig], session: Callable[[], Any], region
     stopped: aws.CredentialsError | aws.UnreachableError | None = None
     with ThreadPoolExecutor(max_workers=1, thread_name_prefix="doctor-tools") as tools_pool:
         # the local tools (a subprocess each) are checked while the identity call waits on the network
-        tools = tools_pool.submit(check_local_tools, which) if any(isinstance(r, Ec2Rig) for r in rigs) else None
+        tools = tools_pool.submit(check_local_tools, which) if any(r.on_instances for r in rigs) else None
         try:
             session = session()
             identity = aws.caller_identity(session)

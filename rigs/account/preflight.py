@@ -30,7 +30,7 @@ from rigs import aws
 
 from rigs.catalog import pins
 
-from rigs.catalog.model import BedrockBackend, Catalog, DeployableRig, Ec2Rig, SageMakerRig, load_catalog
+from rigs.catalog.model import Catalog, DeployableRig, Ec2Rig, SageMakerRig, load_catalog
 from rigs.catalog.pricing import HourlyPrice, PriceBook, PriceError
 from rigs.contract import REGIONS
 from rigs.placement import placement
@@ -336,7 +336,7 @@ def _check_sagemaker(rig: SageMakerRig, region: str, probe: _Probe, images: bool
 
 def check_rig(rig: DeployableRig, region: str, probe: _Probe, images: bool = True) -> RegionCheck:
     """Preflight of one rig in one region (``images``: also whether a SageMaker image's tag is in the registry)."""
-    if isinstance(rig, Ec2Rig):
+    if rig.on_instances:
         return _check_ec2(rig, region, probe)
     return _check_sagemaker(rig, region, probe, images)
 
@@ -400,7 +400,7 @@ def select_rigs(names: Iterable[str], catalog: Catalog | None = None) -> tuple[l
     nothing_to_deploy: list[str] = []
     for name in names:
         rig = catalog.get(name)
-        if isinstance(rig, BedrockBackend):
+        if not rig.deployed:
             nothing_to_deploy.append(name)
         elif rig not in rigs:
             rigs.append(rig)

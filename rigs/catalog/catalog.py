@@ -2,8 +2,8 @@
 families and the models section, validated once.
 
 Every problem in the file is collected and raised together in one CatalogError, each with the field path
-it belongs to, so a broken catalog is fixed in one pass. The rigs are ``rig_models.py``; what they serve (their
-weights, image and variants) ``served.py``; ``model.py`` is the door the rest of the code uses.
+it belongs to, so a broken catalog is fixed in one pass. The rigs are ``kinds/``, one module per kind; what they
+serve (their weights, image and variants) ``served.py``; ``model.py`` is the door the rest of the code uses.
 """
 
 from __future__ import annotations
@@ -16,8 +16,10 @@ from pydantic import StrictBool, StrictInt, StrictStr, ValidationError, field_va
 from rigs.catalog.checks import Frozen, between, checked, located, problems
 from rigs.catalog.errors import CatalogError, UnknownRigError
 from rigs.catalog.served import Architecture, ModelCard, ModelId, NeuronVllm, RegionName, Text, source_page
-from rigs.catalog.rig_models import NAME, NEURON_FAMILIES, AnyRig, DeployableRig, Ec2Rig, NeuronRig, Rig, \
-    SageMakerRig
+from rigs.catalog.kinds import AnyRig, DeployableRig, Rig
+from rigs.catalog.kinds.base import NAME
+from rigs.catalog.kinds.ec2 import NEURON_FAMILIES, Ec2Rig, NeuronRig
+from rigs.catalog.kinds.sagemaker import SageMakerRig
 from rigs.contract import REGIONS
 
 
@@ -128,7 +130,7 @@ class Catalog(Frozen):
         """Every deployable rig runs on an instance type of a listed family, so it can be sized (``rigs fit``)."""
         located("catalog", [(("rigs", name, "instance_type"), f"{rig.instance_type} is in no instance family of "
                              "instance_families: add its family (accelerator, memory, sizes)")
-                            for name, rig in self.rigs.items() if isinstance(rig, (Ec2Rig, SageMakerRig))
+                            for name, rig in self.rigs.items() if rig.deployed
                             and self.family_of(rig.instance_type) is None])
         return self
 
@@ -160,13 +162,13 @@ class Catalog(Frozen):
             raise UnknownRigError(name, list(self.rigs)) from None
 
     def ec2_rigs(self) -> list[Ec2Rig]:
-        return [r for r in self.rigs.values() if isinstance(r, Ec2Rig)]
+        return [r for r in self.rigs.values() if r.on_instances]
 
     def sagemaker_rigs(self) -> list[SageMakerRig]:
-        return [r for r in self.rigs.values() if isinstance(r, SageMakerRig)]
+        return [r for r in self.rigs.values() if r.on_endpoint]
 
     def deployable(self) -> list[DeployableRig]:
-        return [r for r in self.rigs.values() if isinstance(r, (Ec2Rig, SageMakerRig))]
+        return [r for r in self.rigs.values() if r.deployed]
 
     def rig_regions(self) -> list[str]:
         """Regions where at least one EC2 rig may run, in the contract's order."""

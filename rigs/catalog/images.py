@@ -11,7 +11,7 @@ import re
 
 from pydantic import BaseModel, ConfigDict
 
-from rigs.catalog.rig_models import Ec2Rig
+from rigs.catalog.served import PinnedImage
 from rigs.contract import MANAGED_BY
 
 OWN_IMAGE_PREFIX = f"{MANAGED_BY}/"
@@ -62,7 +62,7 @@ def pull_form(reference: str) -> str:
     return f"{path}{slash}{last.partition(':')[0]}@{digest}"
 
 
-def catalog_image(rig: Ec2Rig) -> ServerImage:
+def catalog_image(rig: PinnedImage) -> ServerImage:
     """The catalog's image, as pulled (:meth:`rigs.catalog.served.ContainerImage.pull_reference`): the account's own
     ECR for ``aws-inference/…``, else public."""
     if rig.image.repository.startswith(OWN_IMAGE_PREFIX):

@@ -1,7 +1,7 @@
 """The typed rig catalog: ``catalog.yaml`` loaded and validated once; the door the rest of the code uses.
 
-The catalog is a set of frozen pydantic models (``catalog.py``, ``rig_models.py``, ``served.py``):
-every problem in the file is reported together, each with its field path. Their JSON
+The catalog is a set of frozen pydantic models (``catalog.py``, one module per kind of rig in ``kinds/``,
+``served.py``): every problem in the file is reported together, each with its field path. Their JSON
 Schema is committed beside the file (``python -m rigs.catalog.schema --write``).
 
 This module loads no model until one is asked for (the classes are attributes resolved on first use), so
@@ -17,7 +17,7 @@ from rigs.catalog.errors import CatalogError, UnknownRigError
 
 if TYPE_CHECKING:
     from rigs.catalog.catalog import Catalog, RegionSpec
-    from rigs.catalog.rig_models import BIG_VARIANT, MAX_ROOT_VOLUME_GIB, BedrockBackend, DeployableRig, Ec2Rig, \
+    from rigs.catalog.kinds import BIG_VARIANT, MAX_ROOT_VOLUME_GIB, BedrockBackend, DeployableRig, Ec2Rig, \
         NeuronRig, NeuronVllmRig, Rig, SageMakerRig, VllmRig
     from rigs.catalog.served import REGION_PLACEHOLDER, ContainerImage, NeuronVariant, NeuronVllm, SageMakerVariant, \
         Variant, VllmVariant, Weights
@@ -60,6 +60,6 @@ def __getattr__(name: str) -> Any:
     """The catalog's models and constants, loaded when first asked for."""
     if name not in __all__:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    from rigs.catalog import catalog, rig_models, served
+    from rigs.catalog import catalog, kinds, served
 
-    return next(getattr(m, name) for m in (catalog, rig_models, served) if hasattr(m, name))
+    return next(getattr(m, name) for m in (catalog, kinds, served) if hasattr(m, name))

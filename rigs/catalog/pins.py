@@ -155,7 +155,7 @@ def regional_rigs(names: Sequence[str] = ()) -> list[SageMakerRig]:
     """The rigs whose image lives in a regional registry (named ones, or all of them)."""
     catalog = load_catalog()
     chosen = [catalog.get(name) for name in names] if names else list(catalog.rigs.values())
-    regional = [r for r in chosen if isinstance(r, SageMakerRig) and r.image.regional]
+    regional = [r for r in chosen if r.pinned_per_region]
     if names and len(regional) != len(chosen):
         others = [r.name for r in chosen if r not in regional]
         raise NotRegionalError(f"{', '.join(others)}: not pinned per region (only images in a regional registry are; "

@@ -1,5 +1,6 @@
-"""The names prices are told by: where a price came from, Bedrock's service tiers, the price file's units and
-the Pricing API's locations (no model here, so a command can offer the tiers before any file is loaded)."""
+"""The names prices are told by: where a price came from, Bedrock's service tiers, the price file's units, the
+Pricing API's locations and the id a Bedrock model is priced by (no model here, so a command can offer the tiers
+before any file is loaded, and the rigs' kinds can name a Bedrock model's id)."""
 
 from __future__ import annotations
 
@@ -25,3 +26,9 @@ LOCATIONS = {
 
 UNITS = ("GB-month", "hour", "secret-month")
 HOURS_PER_MONTH = 730.0
+
+
+def base_model_id(model_id: str) -> str:
+    """``us.amazon.nova-micro-v1:0`` -> ``amazon.nova-micro-v1:0`` (strip a cross-region profile prefix)."""
+    head, _, rest = model_id.partition(".")
+    return rest if head in {"us", "eu", "apac", "jp", "au", "ca", "global", "us-gov"} and rest else model_id

@@ -34,7 +34,7 @@ import yaml
 from kit import utc
 from rigs import aws
 from rigs.catalog import model
-from rigs.catalog.price_terms import LOCATIONS, OFFLINE_FILE, PRICING_API, SERVICE_TIERS, STANDARD_TIER
+from rigs.catalog.price_terms import LOCATIONS, OFFLINE_FILE, PRICING_API, SERVICE_TIERS, STANDARD_TIER, base_model_id
 
 if TYPE_CHECKING:
     from rigs.catalog.model import Rig
@@ -172,12 +172,6 @@ BEDROCK_PRICE_NAMES = {"amazon.nova-micro-v1:0": ("Nova Micro", "Amazon Nova Mic
 names it, not yet seen in a price list: a name that does not match leaves the dated offline file's price)."""
 
 
-def base_model_id(model_id: str) -> str:
-    """``us.amazon.nova-micro-v1:0`` -> ``amazon.nova-micro-v1:0`` (strip a cross-region profile prefix)."""
-    head, _, rest = model_id.partition(".")
-    return rest if head in {"us", "eu", "apac", "jp", "au", "ca", "global", "us-gov"} and rest else model_id
-
-
 class PriceBook:
     """Price lookups for one session, cached; ``session=None`` uses the offline file only.
 
@@ -200,11 +194,9 @@ class PriceBook:
 
     def hourly_price(self, rig: Rig | str, region: str) -> HourlyPrice:
         rig = model.load_catalog().get(rig) if isinstance(rig, str) else rig
-        if isinstance(rig, model.BedrockBackend):
+        if rig.priced_per_token:
             raise PriceError(f"rig {rig.name!r} is billed per token: use bedrock_token_prices()")
-        if not isinstance(rig, (model.Ec2Rig, model.SageMakerRig)):
-            raise PriceError(f"cannot price {rig!r}")
-        return self.instance_hourly_price(rig.instance_type, region)
+        return rig.price(self, region)
 
     def instance_hourly_price(self, instance_type: str, region: str) -> HourlyPrice:
         key = ("hourly", instance_type, region)

@@ -31,14 +31,14 @@ a rig before it deploys ask (``rigs up``, ``preflight``, ``doctor``, ``prices``,
 
 from __future__ import annotations
 
-import math
 import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
 
-from rigs.catalog.model import Catalog, DeployableRig, Ec2Rig, NeuronRig, SageMakerRig, Weights
-from rigs.catalog.rig_models import architecture_of
+from rigs.catalog.catalog import SAGEMAKER_PREFIX
+from rigs.catalog.kinds.ec2 import architecture_of
+from rigs.catalog.model import Catalog, DeployableRig, Weights
 from rigs.catalog.runtimes import runtime
 from rigs.catalog.served import Architecture, ModelCard, weights_of
 from rigs.context_keys import HF_TOKEN_PARAMETER, INSTANCE_TYPE, MAX_MODEL_LEN, MODEL, MODEL_CONFIG, RIG_MAX_MODEL_LEN, RIG_MODEL
@@ -47,12 +47,7 @@ from rigs.deploy.options import parse_rig_options, rig_values
 from rigs.sizing.config import ConfigError, read_config
 from rigs.sizing.fit import GIB, InstanceFit, candidates, fit_one, weights_bytes
 
-ROOT_ALLOWANCE_GIB = 30
-"""Free GiB a rig's root volume needs beyond a model's weights: the server image's layers, the swapfile and margin
-(an allowance; the catalog's ``root_free_gib`` stays the floor)."""
 _PARAMETER = re.compile(r"^/?[A-Za-z0-9_.\-]+(/[A-Za-z0-9_.\-]+)*$")
-_SERVE_FLAGS_WITH_VALUE = ("--max-model-len", "--tensor-parallel-size", "--tool-call-parser")
-_SAGEMAKER_TOOL_VARIABLES = ("SM_VLLM_ENABLE_AUTO_TOOL_CHOICE", "SM_VLLM_TOOL_CALL_PARSER")
 
 
 class ModelOptionsError(ValueError):
@@ -144,7 +139,7 @@ def serve(rig: DeployableRig, catalog: Catalog, request: ModelRequest) -> Served
     card = catalog.models.get(model_id)
     arch = _architecture(rig, model_id, card, request.config, key)
     _check_gated(rig, model_id, card, token, key)
-    context = min(asked_length or serve_context(rig) or arch.max_context, arch.max_context)
+    context = min(asked_length or rig.serve_context or arch.max_context, arch.max_context)
     asked = f"{key}={model_id}" if request.model or request.instance_type else f"{key}={request.max_model_len}"
     chosen = _size(rig, catalog, arch, card, context, request.instance_type, asked)
     served = _served_as(rig, model_id, card, arch, chosen, context)
@@ -172,7 +167,7 @@ def _on_neuron(rig: DeployableRig, catalog: Catalog, request: ModelRequest, key:
         if request.for_all_only:
             return Served(rig, token, f"{rig.stack_name}: keeps {rig.weights.model}: {reason} (at its compiled shapes)")
         raise ModelOptionsError(f"{key}: {rig.name} cannot be given another context: {reason}")
-    if not isinstance(rig, NeuronRig) or section is None or own:
+    if section is None or own:
         raise ModelOptionsError(f"{key}: {rig.name} cannot be given another model or size: {reason}")
     model_id = str(request.model)
     card = catalog.models.get(model_id)
@@ -208,8 +203,7 @@ def as_deployed(rig: DeployableRig, catalog: Catalog, runtime_name: str, model_i
     whose stack runs AWS's vLLM Neuron image is rebuilt as the deploy made it (for a model the catalog does not list,
     whose config the deploy read, with the image and what the outputs say); any other rig unchanged."""
     section = catalog.neuron_vllm
-    if rig.runtime == runtime_name or runtime(rig.runtime).other_models_runtime != runtime_name \
-            or not isinstance(rig, NeuronRig) or section is None:
+    if rig.runtime == runtime_name or runtime(rig.runtime).other_models_runtime != runtime_name or section is None:
         return rig
     card = catalog.models.get(model_id)
     if card is not None:
@@ -251,7 +245,7 @@ def _token_parameter(rig: DeployableRig, name: str | None) -> str | None:
     if not _PARAMETER.match(name) or len(name) > 2048:
         raise ModelOptionsError(f"-c hf_token_parameter={name}: give an SSM parameter name (letters, digits, "
                                 "_ . - and / between levels), e.g. /aws-inference/hf-token")
-    return name if isinstance(rig, Ec2Rig) else None
+    return name if rig.hf_token_refusal is None else None
 
 
 def _architecture(rig: DeployableRig, model_id: str, card: ModelCard | None, config: str | None,
@@ -270,31 +264,18 @@ def _architecture(rig: DeployableRig, model_id: str, card: ModelCard | None, con
 def _check_gated(rig: DeployableRig, model_id: str, card: ModelCard | None, token: str | None, key: str) -> None:
     if card is None or not card.gated:
         return
-    if isinstance(rig, SageMakerRig):
-        raise ModelOptionsError(f"{key}={model_id}: gated on the Hugging Face Hub, and the SageMaker container would "
-                                "read the token from its environment, which the template holds: serve it on an EC2 "
-                                "rig with -c hf_token_parameter=NAME")
+    if rig.hf_token_refusal is not None:
+        raise ModelOptionsError(f"{key}={model_id}: gated on the Hugging Face Hub, and {rig.hf_token_refusal}")
     if token is None:
         raise ModelOptionsError(f"{key}={model_id}: gated on the Hugging Face Hub: give -c hf_token_parameter=NAME, "
                                 "an SSM SecureString parameter holding your token (the rig reads it at boot)")
-
-
-def serve_context(rig: DeployableRig) -> int | None:
-    """The context the rig serves (``--max-model-len``, or the SageMaker container's variable; None where its flags
-    name none): the stack's ``ContextTokens`` output (:data:`rigs.contract.OutputKey.CONTEXT_TOKENS`)."""
-    if isinstance(rig, SageMakerRig):
-        value = rig.container_env.get("SM_VLLM_MAX_MODEL_LEN")
-    else:
-        flags = list(rig.serve_flags)
-        value = flags[flags.index("--max-model-len") + 1] if "--max-model-len" in flags[:-1] else None
-    return int(value) if value and value.isdigit() else None
 
 
 def _size(rig: DeployableRig, catalog: Catalog, arch: Architecture, card: ModelCard | None, context: int,
           instance_type: str | None, asked: str, sequences: int = 1) -> InstanceFit:
     """The rig's own size where the model fits it (``sequences`` of ``context`` at once), else the smallest of its
     family that does; or the one asked."""
-    twin = isinstance(rig, SageMakerRig)
+    twin = rig.instance_type.startswith(SAGEMAKER_PREFIX)
     sizes = [c for c in candidates(catalog, card.name if card else None, arch)
              if c.instance_type.startswith("ml.") == twin and c.why_not is None]
     if instance_type is not None:
@@ -337,28 +318,7 @@ def _served_as(rig: DeployableRig, model_id: str, card: ModelCard | None, arch: 
     parser = card.tool_call_parser if card else None
     update: dict[str, Any] = {"model_id": model_id, "tool_calls": parser is not None,
                               "weights": _weights(rig, model_id, card, arch), "instance_type": chosen.instance_type}
-    if isinstance(rig, SageMakerRig):
-        env = {k: v for k, v in rig.container_env.items() if k not in _SAGEMAKER_TOOL_VARIABLES}
-        env.update({"SM_VLLM_MAX_MODEL_LEN": str(context), "SM_VLLM_TENSOR_PARALLEL_SIZE": str(chosen.tensor_parallel)})
-        if parser:
-            env.update({"SM_VLLM_ENABLE_AUTO_TOOL_CHOICE": "true", "SM_VLLM_TOOL_CALL_PARSER": parser})
-        update["container_env"] = env
-    else:
-        flags: list[str] = []
-        rest = list(rig.serve_flags)
-        while rest:
-            flag = rest.pop(0)
-            if flag in _SERVE_FLAGS_WITH_VALUE and rest:
-                rest.pop(0)
-            elif flag != "--enable-auto-tool-choice":
-                flags.append(flag)
-        flags += ["--max-model-len", str(context)]
-        if chosen.tensor_parallel > 1:
-            flags += ["--tensor-parallel-size", str(chosen.tensor_parallel)]
-        if parser:
-            flags += ["--enable-auto-tool-choice", "--tool-call-parser", parser]
-        update["serve_flags"] = tuple(flags)
-        update["root_free_gib"] = max(rig.root_free_gib, math.ceil(weights_bytes(arch) / GIB) + ROOT_ALLOWANCE_GIB)
+    update.update(rig.serving(context, chosen.tensor_parallel, parser, weights_bytes(arch)))
     return rig.model_copy(update=update)
 
 

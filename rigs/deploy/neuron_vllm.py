@@ -18,7 +18,7 @@ from __future__ import annotations
 import math
 
 from rigs.catalog.catalog import Catalog, InstanceFamily
-from rigs.catalog.rig_models import NeuronRig, NeuronVllmRig
+from rigs.catalog.kinds.ec2 import NeuronRig, NeuronVllmRig
 from rigs.catalog.runtimes import NEURON_VLLM
 from rigs.catalog.served import Architecture, ModelCard, NeuronVllm, weights_of
 from rigs.sizing.fit import GIB, InstanceFit
@@ -47,7 +47,7 @@ def devices(family: InstanceFamily, accelerators: int) -> tuple[str, ...]:
 def on_neuron_vllm(rig: NeuronRig, catalog: Catalog, model_id: str, card: ModelCard | None, arch: Architecture,
                    chosen: InstanceFit, context: int, compile_minutes: int) -> NeuronVllmRig:
     """``rig`` serving ``model_id`` with AWS's vLLM Neuron image on ``chosen`` (validated as a
-    :class:`~rigs.catalog.rig_models.NeuronVllmRig`)."""
+    :class:`~rigs.catalog.kinds.ec2.NeuronVllmRig`)."""
     section = catalog.neuron_vllm
     found = catalog.family_of(chosen.instance_type)
     assert section is not None and found is not None  # the caller sized it on the family with the section

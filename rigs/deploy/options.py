@@ -13,7 +13,7 @@ from typing import Any, Callable, Iterable, Mapping, Sequence
 from pydantic import BaseModel, ConfigDict, SkipValidation
 
 from rigs.catalog.images import ServerImage, catalog_image, ecr_image, pull_form
-from rigs.catalog.model import DeployableRig, Ec2Rig
+from rigs.catalog.model import DeployableRig
 from rigs.context_keys import AMI, AZ_COUNT, IMAGE, MAX_HOURS, MAX_LIFETIME_HOURS, MAX_ZONES, REGION, REGION_ZONES, \
     RIG_MAX_HOURS, VARIANT, ZONES, OptionsError, unknown_keys
 from rigs.contract import REGIONS
@@ -181,7 +181,7 @@ def parse_rig_options(rig: DeployableRig, *, region: Any = None, zones: Any = No
     server_image: ServerImage | None = None
     ami_id = _text(ami)
     image_text = _text(image)
-    if isinstance(rig, Ec2Rig):
+    if rig.on_instances:
         server_image = catalog_image(rig)
         if image_text is not None:
             if image_text.endswith(":latest") or not _IMAGE.match(image_text) or (

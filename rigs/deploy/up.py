@@ -42,7 +42,7 @@ from typing import Any, Callable, Mapping, Sequence
 from kit import utc
 from rigs import aws
 
-from rigs.catalog.model import DeployableRig, Ec2Rig, SageMakerRig
+from rigs.catalog.model import DeployableRig
 from rigs.contract import BOOTSTRAP_STACK, OutputKey
 from rigs.deploy.cdk_cli import CdkRunner, cli_failure, stack_dependencies
 from rigs.deploy.diagnosis import FAILOVER_KINDS, RELEASED, Diagnosis
@@ -113,7 +113,7 @@ class Up:
     def _context(self, rig: DeployableRig, candidate: placement.Candidate) -> dict[str, str]:
         context = dict(self.settings.context)
         context[f"region.{rig.name}"] = candidate.region
-        if candidate.zones and isinstance(rig, Ec2Rig):
+        if candidate.zones and rig.on_instances:
             context[f"zones.{rig.name}"] = ",".join(candidate.zones)
         if self.settings.max_hours is not None:
             context["max_hours"] = f"{self.settings.max_hours:g}"
@@ -229,7 +229,7 @@ class Up:
         outputs_file = self.evidence.directory / f"outputs-{rig.name}.json"
         timeline.deploy_start = utc.iso_seconds()
         monitor = None
-        if isinstance(rig, Ec2Rig):
+        if rig.on_instances:
             monitor = DeployMonitor(self.diagnosis, candidate.region, cfn_name, candidate.zones,
                                     self.settings.watch.capacity_grace, self.settings.watch.poll).start()
         try:
@@ -247,7 +247,7 @@ class Up:
             return self.diagnosis.stack_failure(candidate.region, cfn_name), {}
         timeline.stack_complete = utc.iso_seconds()
         outputs = self._outputs(outputs_file, rig.stack_name) or self._stack_outputs(candidate.region, cfn_name)
-        if isinstance(rig, SageMakerRig):
+        if rig.on_endpoint:
             endpoint = outputs.get(OutputKey.ENDPOINT_NAME)
             if not endpoint:
                 return aws.AwsFailure("NoEndpointOutput", aws.OTHER, f"{rig.stack_name} has no EndpointName output"), outputs

@@ -172,14 +172,15 @@ def locate(
 
 
 def app_stacks() -> list[str]:
-    """Every stack name the CDK app can create: the base stacks, the rigs and the g5g image build."""
+    """Every stack name the CDK app can create: the base stacks, the rigs and the image build of a rig that builds its
+    own (g5g)."""
     from rigs.catalog.model import load_catalog
     from rigs.contract import base_stack_name
 
     catalog = load_catalog()
     names = [base_stack_name(region) for region in catalog.rig_regions()]
     names += [rig.stack_name for rig in catalog.deployable()]
-    names += [f"{rig.stack_name}Image" for rig in catalog.ec2_rigs() if rig.name == "g5g"]
+    names += [f"{rig.stack_name}Image" for rig in catalog.deployable() if rig.builds_own_image]
     return names
 
 

@@ -47,7 +47,7 @@ from typing import Any, Callable, Mapping, Sequence, TextIO
 from kit import utc
 from kit.command import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, UsageError
 from rigs import aws
-from rigs.catalog.model import BIG_VARIANT, BedrockBackend, load_catalog
+from rigs.catalog.model import BIG_VARIANT, load_catalog
 from rigs.catalog.pricing import PriceBook
 from rigs.rehearsal import bench_options, bring_up, cleanup, prepare, timeline
 from rigs.rehearsal import estimate as estimating
@@ -83,7 +83,7 @@ def _cost_refusal(options: Options, selected: Sequence[Any], max_usd: float) -> 
     variants, each in the priciest region it may use until its lifetime limit (offline, the dated price file's
     prices; else the Pricing API's, without credentials the file's). The plan's estimate, which prices each rig in the
     first region it tries and leaves out the rigs already deployed, is never above this bound."""
-    rigs = [rig for rig in selected if not isinstance(rig, BedrockBackend)]
+    rigs = [rig for rig in selected if rig.deployed]
     big = [rig.with_variant(BIG_VARIANT) for rig in rigs if options.big and BIG_VARIANT in rig.variants]
     book = PriceBook(None if options.offline else aws.make_session(options.profile, options.region))
     return estimating.cost_refusal(book, max_usd, options.max_hours, rigs, big)

@@ -21,7 +21,7 @@ from typing import Any, Sequence
 from kit.command import UsageError
 from rigs import aws, local_tools
 from rigs.account.doctor import SKIPPABLE, ignored_checks
-from rigs.catalog.model import BIG_VARIANT, BedrockBackend, Catalog, DeployableRig, Ec2Rig
+from rigs.catalog.model import BIG_VARIANT, BedrockBackend, Catalog, DeployableRig
 from rigs.catalog.pricing import PriceError
 from rigs.catalog.runtimes import BEDROCK_MANTLE, runtime
 from rigs.catalog.served import ModelCard
@@ -73,7 +73,7 @@ def choose(options: Options, catalog: Catalog, selected: Sequence[Any], context_
     context = {HF_TOKEN_PARAMETER.key(): options.hf_token_parameter} if options.hf_token_parameter else {}
     chosen = Chosen([], context=context)
     for rig in selected:
-        if isinstance(rig, BedrockBackend):
+        if not rig.deployed:
             reason = _bedrock_left_out(rig, card, options) if options.model is not None else None
             if reason is None:
                 chosen.rigs.append(rig)
@@ -204,7 +204,7 @@ def _deployable(state: State, selected: Sequence[Any]) -> list[DeployableRig] | 
     regions could not all be asked where the app's stacks are."""
     rigs: list[DeployableRig] = []
     for rig in selected:
-        if not isinstance(rig, BedrockBackend):
+        if rig.deployed:
             rigs.append(rig)
         elif state.options.offline:
             state.skipped[rig.name] = NO_OFFLINE_BEDROCK
@@ -240,7 +240,7 @@ def regions_to_try(state: State, rigs: list[DeployableRig]) -> dict[str, list[pl
             state.skipped[rig.name] = (f"doctor: cannot deploy anywhere: {', '.join(sequence.blockers(rig.name))} "
                                        "(see its table)")
             rigs.remove(rig)
-    if rigs and not state.options.offline and any(isinstance(r, Ec2Rig) for r in rigs):
+    if rigs and not state.options.offline and any(r.on_instances for r in rigs):
         missing = [t for t in local_tools.ssm_tools() if not t.ok]
         if missing:
             state.say("error: the benchmark reaches the EC2 rigs through SSM port forwards, which need "

@@ -115,13 +115,12 @@ def candidates(catalog: "Catalog", model: str | None, arch: Architecture | None 
     (its card's when None): on a family whose rigs serve one compiled-in model (the Neuron rigs), a model AWS's vLLM
     Neuron image does not serve either has their reason why not."""
     from rigs.catalog.catalog import SAGEMAKER_PREFIX
-    from rigs.catalog.rig_models import NeuronRig
 
     if arch is None:
         arch = next((c.architecture for c in catalog.models.values() if c.name == model), None)
     out: list[Candidate] = []
     for name, family in catalog.instance_families.items():
-        owner = next((r for r in catalog.rigs.values() if isinstance(r, NeuronRig) and r.instance_family == name), None)
+        owner = next((r for r in catalog.rigs.values() if r.model_compiled_in and r.instance_family == name), None)
         own = owner is None or owner.weights.model == model
         why_ec2 = None if owner is None else catalog.neuron_why_not(owner, model or "a model known by its config",
                                                                     arch)
@@ -229,3 +228,24 @@ def render(model: str, result: Fit) -> list[str]:
     widths = [max(len(r[c]) for r in rows) for c in range(6)]
     return lines + ["  ".join(r[c].ljust(widths[c]) for c in range(6)).rstrip() + ("  " + r[6] if r[6] else "")
                     for r in rows]
+
+
+def expected_cache(model_id: str, instance_type: str, tokens: int) -> dict[str, Any]:
+    """What this fit predicts vLLM logs at start-up ("GPU KV cache size", "Maximum concurrency") for ``model_id`` on
+    ``instance_type`` at a context of ``tokens``, as provenance facts (a vLLM rig's expectation,
+    :meth:`rigs.catalog.kinds.base.RigBase.expected`); nothing for a model the catalog's models section does not
+    list or a size of no family."""
+    from rigs.catalog.facts import fact
+    from rigs.catalog.model import load_catalog
+
+    catalog = load_catalog()
+    card, family = catalog.models.get(model_id), catalog.family_of(instance_type)
+    if card is None or family is None:
+        return {}
+    accelerators = family[1].sizes[instance_type.removeprefix("ml.")]
+    result = fit_one(card.architecture, Candidate(instance_type, accelerators, family[1].memory_bytes,
+                                                  family[1].accelerator), context=tokens)
+    source = (f"python -m rigs fit's prediction: {instance_type}, tensor parallel {result.tensor_parallel}, "
+              f"{tokens:,} tokens, {MEMORY_FRACTION:.0%} of memory less {OVERHEAD_BYTES / GIB:g} GiB per accelerator")
+    return {"kv_cache_tokens": fact(result.kv_tokens, source),
+            "max_concurrency": fact(f"{result.kv_tokens / tokens:.2f}", source)}

@@ -8,14 +8,13 @@ import aws_cdk as cdk
 
 from rigs.catalog.model import Ec2Rig, SageMakerRig
 from rigs.contract import OutputKey
-from rigs.deploy.model_options import serve_context
 
 
 def add_rig_outputs(stack: cdk.Stack, *, rig: Union[Ec2Rig, SageMakerRig], region: str, lifetime_expires_at: str,
                     log_group_name: str, specific: Mapping[str, str]) -> None:
     """Every rig's common outputs plus ``specific`` (how this kind of rig is reached); the context its server is
     told to serve where its flags name one (the agent's token limit and KV prediction follow it)."""
-    context = serve_context(rig)
+    context = rig.serve_context
     outputs = {
         OutputKey.RIG: rig.name,
         OutputKey.REGION: region,

@@ -5,7 +5,7 @@ from __future__ import annotations
 import dataclasses
 from types import MappingProxyType
 
-from agent.backends import catalog_limits, from_env
+from agent.backends import from_env
 from agent.reach.discovery import Discovery, FoundRig, Skipped
 from agent.plan import make_plan, needs_aws
 from rigs.catalog.model import load_catalog
@@ -112,7 +112,7 @@ def test_a_rig_served_at_another_context_is_limited_and_predicted_at_it() -> Non
     assert expected["context_tokens"] == {"value": 31232, "source": "the stack's ContextTokens output (the context it "
                                                                      "was served at)"}
     assert "31,232 tokens" in expected["kv_cache_tokens"]["source"]
-    assert catalog_limits(CATALOG.get("sagemaker"))["max_total_tokens"] == 8192  # the catalog's, without the output
+    assert CATALOG.get("sagemaker").stated_limits()["max_total_tokens"] == 8192  # the catalog's, without the output
 
 
 def test_url_beats_discovery_and_model_variables_apply() -> None:

@@ -11,7 +11,6 @@ import pytest
 
 from rigs.catalog.model import Ec2Rig, load_catalog
 from rigs.contract import ImageOutputKey, OutputKey, RigOutputs
-from rigs.deploy.model_options import serve_context
 from tests.contract.templates import stack_outputs
 
 CATALOG = load_catalog()
@@ -32,7 +31,7 @@ def test_rig_outputs_parse_with_the_agents_reader(templates, stack_regions, rig)
     assert (parsed.runtime, parsed.model_id, parsed.instance_type) == (rig.runtime, rig.model_id, rig.instance_type)
     assert parsed.log_group
     assert parsed.expires_at and parsed.expires_at.endswith("Z")
-    assert parsed.context_tokens == serve_context(rig)  # g6 8,192, g5g 16,384, SageMaker 8,192; Neuron: none
+    assert parsed.context_tokens == rig.serve_context  # g6 8,192, g5g 16,384, SageMaker 8,192; Neuron: none
     if isinstance(rig, Ec2Rig):
         assert parsed.remote_port == rig.port
         assert parsed.auto_scaling_group and parsed.endpoint_name is None

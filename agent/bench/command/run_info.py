@@ -161,7 +161,7 @@ def not_run_prices(book: Any, run_names: Iterable[str], bedrock_tier: str = "sta
     the recommendation uses these prices to say when a backend that was not run could have been
     cheaper, while the summary stays a pure function of ``run.json`` and ``requests.jsonl``.
     """
-    from rigs.catalog.model import BedrockBackend, load_catalog
+    from rigs.catalog.model import load_catalog
     from rigs.catalog.pricing import PriceError
 
     skip, asked = set(run_names), list(asked)
@@ -171,12 +171,12 @@ def not_run_prices(book: Any, run_names: Iterable[str], bedrock_tier: str = "sta
         if rig.name in skip:
             continue
         item: dict[str, Any] = {"label": rig.label, "model": rig.weights.model, "tool_calls": rig.tool_calls}
-        if not isinstance(rig, BedrockBackend) and (refused := cannot_serve(rig, catalog, asked)):
+        if rig.deployed and (refused := cannot_serve(rig, catalog, asked)):
             item["cannot_serve"] = refused
         region = rig.regions[0] if rig.regions else "us-east-1"
         try:
-            if isinstance(rig, BedrockBackend):
-                p = book.bedrock_token_prices(rig.model_id, region, bedrock_tier).model_dump(mode="json")
+            if rig.priced_per_token:
+                p = rig.price(book, region, bedrock_tier).model_dump(mode="json")
                 item["per_token"] = {"service_tier": p["service_tier"], "usd_per_m_input": p["usd_per_million_input"],
                                      "usd_per_m_output": p["usd_per_million_output"], "source": p["source"],
                                      "as_of": p["as_of"]}

@@ -5,7 +5,7 @@ could hold it)."""
 from __future__ import annotations
 
 from rigs import aws
-from rigs.account.checks.base import FAIL, OK, WARN, Check, Finding, Scope, each_rig, unknown
+from rigs.account.checks.base import FAIL, OK, WARN, Check, Finding, Scope, each_rig, on_instances, unknown
 from rigs.catalog.model import MAX_ROOT_VOLUME_GIB, Ec2Rig
 
 
@@ -70,4 +70,4 @@ def _client_error(code: str, message: str) -> Exception:
     return botocore.exceptions.ClientError({"Error": {"Code": code, "Message": message}}, "DescribeImages")
 
 
-CHECK = Check("AMI", each_rig(Ec2Rig), ami)
+CHECK = Check("AMI", each_rig(on_instances), ami)

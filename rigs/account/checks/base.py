@@ -13,7 +13,7 @@ from botocore.config import Config
 
 from rigs import aws
 from rigs.account import permissions
-from rigs.catalog.model import Catalog, DeployableRig, Ec2Rig, SageMakerRig
+from rigs.catalog.model import Catalog, DeployableRig, Rig
 from rigs.contract import REGIONS
 
 OK, WARN, FAIL = "ok", "warn", "FAIL"
@@ -68,6 +68,24 @@ class Check:
     rows: tuple[str, ...] = ()
 
 
+# --- what a check asks of a rig ----------------------------------------------------------------------
+
+def deployed(rig: Rig) -> bool:
+    return rig.deployed
+
+
+def on_instances(rig: Rig) -> bool:
+    return rig.on_instances
+
+
+def on_endpoint(rig: Rig) -> bool:
+    return rig.on_endpoint
+
+
+def builds_own_image(rig: Rig) -> bool:
+    return rig.deployed and rig.builds_own_image
+
+
 class Scope:
     """What every check is given: the clients, the account, the rigs and the regions each may use, the catalog;
     and the outcome of a check that ran before (:meth:`result`)."""
@@ -84,11 +102,12 @@ class Scope:
         self._shared: dict[Any, Future] = {}
         self._lock = threading.Lock()
 
-    def rigs_in(self, region: str, kind: type | tuple[type, ...] = (Ec2Rig, SageMakerRig)) -> list[DeployableRig]:
-        return [r for r in self.rigs if isinstance(r, kind) and region in r.regions]
+    def rigs_in(self, region: str, which: Callable[[Rig], bool] = deployed) -> list[DeployableRig]:
+        """The rigs that answer ``which`` (by default: every rig a stack deploys) and may use ``region``."""
+        return [r for r in self.rigs if which(r) and region in r.regions]
 
-    def names_in(self, region: str, kind: type | tuple[type, ...] = (Ec2Rig, SageMakerRig)) -> tuple[str, ...]:
-        return tuple(r.name for r in self.rigs_in(region, kind))
+    def names_in(self, region: str, which: Callable[[Rig], bool] = deployed) -> tuple[str, ...]:
+        return tuple(r.name for r in self.rigs_in(region, which))
 
     def regions(self) -> list[str]:
         """The regions any rig checked may use, in the project's order."""
@@ -129,10 +148,10 @@ def each_region(scope: Scope) -> list[tuple]:
     return [(region,) for region in scope.regions()]
 
 
-def each_rig(kind: type, only: Callable[[Any], bool] = lambda rig: True) -> Callable[[Scope], list[tuple]]:
-    """Each rig of ``kind`` (and ``only``) in each region it may use."""
-    return lambda scope: [(rig, region) for rig in scope.rigs if isinstance(rig, kind) and only(rig)
-                          for region in scope.rig_regions[rig.name]]
+def each_rig(which: Callable[[Rig], bool]) -> Callable[[Scope], list[tuple]]:
+    """Each rig that answers ``which`` (:func:`on_instances`, :func:`on_endpoint`, ...) in each region it may use."""
+    return lambda scope: [(rig, region) for rig in scope.rigs if which(rig) for region in scope.rig_regions[rig.name]]
+
 
 
 # --- a check that could not be made ------------------------------------------------------------------

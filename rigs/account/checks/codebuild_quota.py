@@ -7,7 +7,7 @@ from typing import Any, Mapping
 
 from rigs import aws
 from rigs.account.checks import g5g_image
-from rigs.account.checks.base import FAIL, OK, WARN, Check, Finding, Scope, each_rig, unknown
+from rigs.account.checks.base import FAIL, OK, WARN, Check, Finding, Scope, builds_own_image, each_rig, unknown
 from rigs.catalog.model import Ec2Rig
 
 G5G_BUILD_QUOTA = "Concurrently running builds for ARM/XLarge environment"
@@ -55,4 +55,4 @@ def _build_size(quota: Mapping[str, Any]) -> str:
     return name.removeprefix("Concurrently running builds for ").removesuffix(" environment") or name
 
 
-CHECK = Check("CodeBuild quota", each_rig(Ec2Rig, g5g_image.builds_own_image), codebuild_quota)
+CHECK = Check("CodeBuild quota", each_rig(builds_own_image), codebuild_quota)

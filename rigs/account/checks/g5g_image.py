@@ -3,8 +3,7 @@
 from __future__ import annotations
 
 from rigs import aws
-from rigs.account.checks.base import FAIL, OK, Check, Finding, Outcome, Scope, each_rig, unknown
-from rigs.catalog.images import OWN_IMAGE_PREFIX
+from rigs.account.checks.base import FAIL, OK, Check, Finding, Outcome, Scope, builds_own_image, each_rig, unknown
 from rigs.catalog.model import Ec2Rig
 
 
@@ -27,9 +26,4 @@ def own_image(scope: Scope, rig: Ec2Rig, region: str) -> Outcome:
     return Outcome([Finding("g5g image", rig.name, region, OK, f"{rig.image.repository}:{rig.image.tag} built")], True)
 
 
-def builds_own_image(rig: Ec2Rig) -> bool:
-    """Whether ``rig`` runs an image of the account's own (the g5g image), not a public one."""
-    return rig.image.repository.startswith(OWN_IMAGE_PREFIX)
-
-
-CHECK = Check("g5g image", each_rig(Ec2Rig, builds_own_image), own_image)
+CHECK = Check("g5g image", each_rig(builds_own_image), own_image)

@@ -3,13 +3,12 @@
 from __future__ import annotations
 
 from rigs import aws
-from rigs.account.checks.base import FAIL, OK, Check, Finding, Scope, each_region, unknown
-from rigs.catalog.model import Ec2Rig
+from rigs.account.checks.base import FAIL, OK, Check, Finding, Scope, each_region, on_instances, unknown
 from rigs.contract import HF_TOKEN_SECRET
 
 
 def hf_secret(scope: Scope, region: str) -> list[Finding]:
-    needing = [r for r in scope.rigs_in(region, Ec2Rig) if getattr(r, "hf_token_required", False)]
+    needing = [r for r in scope.rigs_in(region, on_instances) if getattr(r, "hf_token_required", False)]
     if not needing:
         return []
     names = tuple(r.name for r in needing)

@@ -4,7 +4,7 @@ else the one the tag points to there."""
 from __future__ import annotations
 
 from rigs import aws
-from rigs.account.checks.base import FAIL, OK, WARN, Check, Finding, Scope, each_rig, refused, unknown
+from rigs.account.checks.base import FAIL, OK, WARN, Check, Finding, Scope, each_rig, on_endpoint, refused, unknown
 from rigs.catalog import pins
 from rigs.catalog.images import ecr_image
 from rigs.catalog.model import SageMakerRig
@@ -62,4 +62,4 @@ def _short_digest(digest: str) -> str:
     return digest[:19] + "…"
 
 
-CHECK = Check("SageMaker image", each_rig(SageMakerRig), sagemaker_image)
+CHECK = Check("SageMaker image", each_rig(on_endpoint), sagemaker_image)

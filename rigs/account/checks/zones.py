@@ -4,15 +4,14 @@ network chooses them at deploy time."""
 from __future__ import annotations
 
 from rigs import aws
-from rigs.account.checks.base import FAIL, OK, WARN, Check, Finding, Outcome, Scope, each_region, short, unknown
-from rigs.catalog.model import Ec2Rig
+from rigs.account.checks.base import FAIL, OK, WARN, Check, Finding, Outcome, Scope, each_region, on_instances, short, unknown
 from rigs.placement.zones import choose_zones, offer_counts, usable_zones
 
 
 def zones(scope: Scope, region: str) -> Outcome:
     """The region's zones; gives the zones the base network gets, as its deploy-time custom resource
     chooses them (:mod:`rigs.placement.zones`, which that handler inlines)."""
-    blocks = scope.names_in(region, Ec2Rig)
+    blocks = scope.names_in(region, on_instances)
     if not blocks:
         return Outcome([], ())
     ec2 = scope.clients("ec2", region)

@@ -1,88 +1,30 @@
-"""The catalog's rigs, one model per kind and, on EC2, per runtime: told apart by ``kind`` and ``runtime``
-(discriminated unions), so each shape is checked by its own model and the code has no switch on either."""
+"""The EC2 rigs: a server in a container on one EC2 instance of the app's own, one model per runtime (vLLM on a GPU,
+the hand-ported Neuron server, AWS's vLLM Neuron image), told apart by ``runtime``.
+
+Each answers on EC2's terms: its zones, AMI and image (:attr:`Ec2Rig.on_instances`), its context and the way another
+model is served on it in its serve flags (:meth:`Ec2Rig.serving`), a gated model's token read at boot."""
 
 from __future__ import annotations
 
+import math
 import re
-from typing import Annotated, Any, ClassVar, Literal, Mapping, Union
+from typing import Any, ClassVar, Literal, Mapping
 
-from pydantic import Field, PrivateAttr, StrictBool, StrictFloat, StrictInt, StrictStr, ValidationInfo, \
-    field_validator
+from pydantic import StrictBool, StrictInt, StrictStr, ValidationInfo, field_validator
 
-from rigs.catalog.checks import Frozen, Quoted, Strings, between, checked
-from rigs.catalog.served import ModelId, NeuronVariant, PinnedImage, ReadyMinutes, RootFreeGib, SageMakerVariant, \
-    Variant, VllmVariant, Weights
-from rigs.contract import REGIONS
+from rigs.catalog.checks import Strings, between, checked
+from rigs.catalog.kinds.base import DeployedRig, VariantName
+from rigs.catalog.served import NeuronVariant, RootFreeGib, Variant, VllmVariant
 
 NEURON_FAMILIES = ("inf", "trn")
-NAME = re.compile(r"^[a-z][a-z0-9-]*$")
-_STACK_NAME = re.compile(r"^Inference[A-Z][A-Za-z0-9]*$")
-
 MAX_ROOT_VOLUME_GIB = 16384
 """The largest gp3 volume (16 TiB): the deploy-time root volume handler fails an AMI that would need more."""
-BIG_VARIANT = "big"
-"""The variant ``python -m rigs rehearse --big`` moves a rig to (a bigger model on the same instance)."""
-
-
-def _regions(regions: tuple[str, ...]) -> str | None:
-    outside = [r for r in regions if r not in REGIONS]
-    if not regions:
-        return "must name at least one region"
-    if outside:
-        return f"{', '.join(outside)} outside the four regions {', '.join(REGIONS)}"
-    return "lists a region twice" if len(set(regions)) != len(regions) else None
-
-
-Regions = checked(Strings, _regions, items={"enum": list(REGIONS)}, minItems=1, uniqueItems=True)
-VariantName = checked(StrictStr, lambda n: None if NAME.match(n) else
-                      "variant names are lower-case letters, digits and dashes", pattern=NAME.pattern)
-Hours = between(Union[StrictInt, StrictFloat], 0, 168, "must be between 0 and 168 hours", above=True)
-
-
-class RigBase(Frozen):
-    """What every backend states: its label, model, tool calls, regions, price source and weights.
-
-    Its ``name`` is its key in the catalog (set by the catalog, never written in the rig)."""
-
-    label: StrictStr
-    model_id: ModelId
-    tool_calls: StrictBool
-    regions: Regions
-    weights: Weights
-    """What it serves, as published (:class:`Weights`)."""
-    _name: str = PrivateAttr("")
-
-    @property
-    def name(self) -> str:
-        return self._name
-
-
-class DeployedRig(PinnedImage, RigBase):
-    """A rig the app deploys: its stack, instance, image, lifetime limit and variants."""
-
-    stack_name: checked(StrictStr, lambda s: None if _STACK_NAME.match(s) else
-                        "must look like Inference<Name> (letters and digits)", pattern=_STACK_NAME.pattern)
-    instance_type: StrictStr
-    max_hours: Hours
-    ready_timeout_minutes: ReadyMinutes
-    variants: Mapping[VariantName, Variant] = {}
-    no_big_variant: checked(StrictStr, lambda r: None if r.strip() else
-                            "must say why (a sentence), or be left out") | None = None
-    """Why the rig has no ``big`` variant (no published bigger build), for ``rehearse --big``."""
-
-    @field_validator("no_big_variant")
-    @classmethod
-    def _no_big_beside_big(cls, reason: str | None, info: ValidationInfo) -> str | None:
-        if reason is not None and BIG_VARIANT in (info.data.get("variants") or {}):
-            raise ValueError(f"the rig has a {BIG_VARIANT!r} variant: leave no_big_variant out")
-        return reason
-
-    def with_variant(self, variant: str) -> Any:
-        """This rig with one of its named variants applied."""
-        if variant not in self.variants:
-            raise ValueError(f"rig {self.name!r} has no variant {variant!r}; "
-                             f"variants: {', '.join(sorted(self.variants)) or 'none'}")
-        return self.model_copy(update=self.variants[variant].overrides(self))
+ROOT_ALLOWANCE_GIB = 30
+"""Free GiB a rig's root volume needs beyond a model's weights: the server image's layers, the swapfile and margin
+(an allowance; the catalog's ``root_free_gib`` stays the floor)."""
+_GIB = 1 << 30
+_SERVE_FLAGS_WITH_VALUE = ("--max-model-len", "--tensor-parallel-size", "--tool-call-parser")
+_CONTEXT_FLAG = "--max-model-len"
 
 
 def architecture_of(instance_type: str) -> str:
@@ -117,6 +59,9 @@ class Ec2Rig(DeployedRig):
     hf_token_required: StrictBool = False
     """The model is gated on the Hugging Face Hub: the rig cannot boot without the token secret."""
 
+    on_instances: ClassVar[bool] = True
+    hf_token_refusal: ClassVar[str | None] = None
+
     @field_validator("instance_type")
     @classmethod
     def _ec2_type(cls, instance_type: str) -> str:
@@ -146,6 +91,42 @@ class Ec2Rig(DeployedRig):
         (inline Lambda code cannot import this module); a test keeps the two equal.
         """
         return max(self.root_volume_gib, snapshot_gib + self.root_free_gib)
+
+    def context_setting(self) -> tuple[str | None, str]:
+        """Its serve flag ``--max-model-len``."""
+        flags = list(self.serve_flags)
+        value = flags[flags.index(_CONTEXT_FLAG) + 1] if _CONTEXT_FLAG in flags[:-1] else None
+        return value, f"serve flag {_CONTEXT_FLAG}"
+
+    def serving(self, context: int, tensor_parallel: int, tool_call_parser: str | None,
+                weights_bytes: int) -> dict[str, Any]:
+        """Its serve flags with the context, the tensor parallelism and the tool-call parser replaced, and a root
+        volume with room for the weights."""
+        flags: list[str] = []
+        rest = list(self.serve_flags)
+        while rest:
+            flag = rest.pop(0)
+            if flag in _SERVE_FLAGS_WITH_VALUE and rest:
+                rest.pop(0)
+            elif flag != "--enable-auto-tool-choice":
+                flags.append(flag)
+        flags += [_CONTEXT_FLAG, str(context)]
+        if tensor_parallel > 1:
+            flags += ["--tensor-parallel-size", str(tensor_parallel)]
+        if tool_call_parser:
+            flags += ["--enable-auto-tool-choice", "--tool-call-parser", tool_call_parser]
+        return {"serve_flags": tuple(flags),
+                "root_free_gib": max(self.root_free_gib, math.ceil(weights_bytes / _GIB) + ROOT_ALLOWANCE_GIB)}
+
+    def pinned_metadata(self, region: str | None) -> dict[str, str]:
+        """Its instance type, image and serve flags."""
+        return {**super().pinned_metadata(region), "serve_flags": " ".join(self.serve_flags)}
+
+    def stated_limits(self, deployed_context: int | None = None) -> dict[str, int | None]:
+        """Its own prompt and total limits (a Neuron build's compiled shapes), else its context."""
+        limits = super().stated_limits(deployed_context)
+        return {"max_prompt_tokens": self.max_prompt_tokens,
+                "max_total_tokens": self.max_total_tokens or limits["max_total_tokens"]}
 
 
 class VllmRig(Ec2Rig):
@@ -188,6 +169,8 @@ class NeuronRig(_OnNeuron):
     """Why the rig serves its own model only (its server's graph is compiled in): one line, shown wherever
     another model is asked of it (``python -m rigs fit``, ``-c model.<rig>``, ``agent.run --list``)."""
 
+    model_compiled_in: ClassVar[bool] = True
+
 
 class NeuronVllmRig(_OnNeuron):
     """AWS's vLLM Neuron image on Inferentia2 or Trainium1, serving a model NxD Inference compiles when the server
@@ -202,40 +185,3 @@ class NeuronVllmRig(_OnNeuron):
     ready_timeout_minutes: between(StrictInt, 5, 12 * 60, "must be 5 to 720 minutes (CloudFormation's 12 hours)")
     compile_allowance_minutes: between(StrictInt, 1, 600, "must be 1 to 600 minutes")
     """What the ready timeout allows for NxD Inference's compile (the catalog's ``neuron_vllm.compile_minutes``)."""
-
-
-class SageMakerRig(DeployedRig):
-    """A SageMaker real-time endpoint running a serving container."""
-
-    regional_images: ClassVar[bool] = True
-    kind: Literal["sagemaker"]
-    price_source: Literal["sagemaker-hosting"]
-    runtime: Literal["sagemaker-vllm"]
-    variants: Mapping[VariantName, SageMakerVariant] = {}
-    container_env: Mapping[str, Quoted]
-    startup_timeout_seconds: between(StrictInt, 60, 3600, "must be 60 to 3600")
-
-    @field_validator("instance_type")
-    @classmethod
-    def _ml_type(cls, instance_type: str) -> str:
-        if not instance_type.startswith("ml."):
-            raise ValueError(f"a SageMaker instance type starts with ml., got {instance_type!r}")
-        return instance_type
-
-
-class BedrockBackend(RigBase):
-    """A Bedrock model: nothing to deploy, called by inference profile id through Converse (runtime ``bedrock``), or
-    by its model id through Bedrock's OpenAI-compatible endpoint (runtime ``bedrock-mantle``)."""
-
-    kind: Literal["bedrock"]
-    price_source: Literal["bedrock-on-demand"]
-    runtime: Literal["bedrock", "bedrock-mantle"]
-    context_tokens: StrictInt | None = None
-    """The model's context window in tokens (prompt and output together), from its public model page: what a
-    request of the user's workload must fit (docs/traffic.md, "Your traffic")."""
-
-
-AnyEc2Rig = Annotated[Union[VllmRig, NeuronRig], Field(discriminator="runtime")]
-AnyRig = Annotated[Union[AnyEc2Rig, SageMakerRig, BedrockBackend], Field(discriminator="kind")]
-Rig = Union[Ec2Rig, SageMakerRig, BedrockBackend]
-DeployableRig = Union[Ec2Rig, SageMakerRig]
