@@ -1,9 +1,13 @@
-"""``docs/iam-policy.json`` grants every AWS call of ``rigs/`` and ``agent/``, and nothing they do not make.
+"""``docs/iam-policy.json`` grants every AWS call of ``rigs/`` and ``agent/``, and every ``aws`` command the docs tell
+its user to run, and nothing else.
 
 The calls are read from the source (:mod:`tests.awscalls`), each mapped to its IAM action through
 botocore's models (:func:`rigs.account.permissions.action`). What the code does not call through boto3 but
 still needs is listed in :data:`EXTERNAL` with the tool that calls it. The stacks' deploy-time
-handlers are not the user's: each runs under its own function's role, granted by its stack.
+handlers are not the user's: each runs under its own function's role, granted by its stack. The docs' commands
+(``aws <service> <command>`` in README.md and docs/*.md, in code blocks and inline code) are mapped the same way, the
+CLI's own commands through :data:`CLI_COMMANDS`; a command the policy does not grant (one an administrator or the
+account owner runs, the CLI's own configuration and sign-ins) is in :data:`NOT_GRANTED` with why.
 """
 
 from __future__ import annotations
@@ -16,10 +20,11 @@ from datetime import date
 from pathlib import Path
 
 import pytest
+from markdown_it import MarkdownIt
 
 from rigs.account import permissions
 from rigs.catalog.model import load_catalog
-from tests.awscalls import aws_calls
+from tests.awscalls import aws_calls, operations, services
 from tests.conftest import PROJECT_DIR
 
 CODE = sorted(p for folder in ("rigs", "agent") for p in (PROJECT_DIR / folder).rglob("*.py")
@@ -50,6 +55,91 @@ def code_actions() -> dict[str, list[str]]:
 MANTLE = {action for actions in permissions.MANTLE_CALLS.values() for action in actions}
 """Bedrock's OpenAI-compatible endpoint is called over plain HTTP (no boto3 operation to read from the source)."""
 
+DOCS = [PROJECT_DIR / "README.md", *sorted((PROJECT_DIR / "docs").glob("*.md"))]
+AWS_COMMAND = re.compile(r"(?<![\w./:-])aws(?:[ \t]|\\\n)+(?P<service>[a-z][a-z0-9-]*)"
+                         r"(?:(?:[ \t]|\\\n)+(?P<command>[a-z][a-z0-9-]*))?")
+"""``aws <service> <command>`` (a line continued with a backslash included); ``aws configure`` has no command."""
+CLI_COMMANDS: dict[str, tuple[str, ...]] = {
+    "logs tail": ("logs:FilterLogEvents",),
+}
+"""The AWS CLI's own commands, which are no API operation of their service, with the actions of the calls they make.
+``aws logs tail`` pages FilterLogEvents, and with ``--follow`` polls it (aws-cli v2's
+awscli/customizations/logs/tail.py, https://github.com/aws/aws-cli/blob/v2/awscli/customizations/logs/tail.py)."""
+NOT_GRANTED: dict[str, str] = {
+    "configure": "`aws configure` writes the CLI's own config and credentials files, `aws configure list-profiles` "
+                 "reads them: no AWS call",
+    "sso login": "signs in through IAM Identity Center for the credentials this policy is then checked against; what "
+                 "the sign-in may do is the permission set an administrator assigns, not this policy",
+    "login": "signs in with console credentials for the credentials this policy is then checked against; it needs "
+             "signin:AuthorizeOAuth2Access and signin:CreateOAuth2Token, AWS's managed policy "
+             "SignInLocalDevelopmentAccess, which an administrator attaches",
+    "iam create-policy": "an administrator creates this policy (docs/provisioning.md, Permissions): a user who "
+                         "could would not need it",
+    "iam attach-user-policy": "an administrator attaches this policy to the user (docs/provisioning.md, Permissions)",
+    "iam simulate-custom-policy": "an optional check of EndOwnSessions that, the docs say, needs "
+                                  "iam:SimulateCustomPolicy, which this policy does not grant: an administrator's",
+    "freetier upgrade-account-plan": "moves the account to the Paid plan: the account owner's billing decision, the "
+                                     "Account plan check's fix (docs/doctor.md), also in the Billing console",
+}
+"""Documented commands the policy does not grant, each with why: an administrator's or the account owner's, or the
+CLI's own configuration and sign-ins, which need no action of this policy. The key is ``service command``, or
+``service`` alone for every command of it."""
+MARKDOWN = MarkdownIt("commonmark").enable("table")
+
+
+def quoted_code(markdown: str) -> list[str]:
+    """The code ``markdown`` quotes: each code block, each inline code (in a table too; a line break in it a space)."""
+    code = []
+    for token in MARKDOWN.parse(markdown):
+        if token.type in ("fence", "code_block"):
+            code.append(token.content)
+        elif token.type == "inline":
+            code.extend(child.content for child in token.children or () if child.type == "code_inline")
+    return code
+
+
+def quoted_commands(paths: list[Path]) -> dict[str, list[str]]:
+    """``service command`` (``service`` where none follows) -> the files that quote ``aws service command`` in code."""
+    found: dict[str, list[str]] = {}
+    for path in paths:
+        for code in quoted_code(path.read_text(encoding="utf-8")):
+            for match in AWS_COMMAND.finditer(code):
+                command = " ".join(word for word in match.group("service", "command") if word)
+                where = str(path.relative_to(PROJECT_DIR)) if path.is_relative_to(PROJECT_DIR) else path.name
+                if where not in found.setdefault(command, []):
+                    found[command].append(where)
+    return found
+
+
+def not_granted(command: str) -> str | None:
+    """Why the policy does not grant ``command`` (None: it must)."""
+    return NOT_GRANTED.get(command, NOT_GRANTED.get(command.split()[0]))
+
+
+def cli_actions(command: str) -> tuple[str, ...] | None:
+    """The IAM actions ``service command`` needs (empty: none, as for ``sts get-caller-identity``); None when neither
+    botocore's model of the service nor :data:`CLI_COMMANDS` knows the command."""
+    if command in CLI_COMMANDS:
+        return CLI_COMMANDS[command]
+    service, _, name = command.partition(" ")
+    if service not in services():
+        return None
+    operation = {method.replace("_", "-"): op for method, op in operations(service).items()}.get(name)
+    if operation is None:
+        return None
+    action = permissions.action(service, operation)
+    return () if action is None else (action,)
+
+
+def docs_actions() -> dict[str, list[str]]:
+    """Each action a command the docs give the policy's user needs -> those commands."""
+    actions: dict[str, list[str]] = {}
+    for command in quoted_commands(DOCS):
+        if not_granted(command) is None:
+            for action in cli_actions(command) or ():
+                actions.setdefault(action, []).append(command)
+    return actions
+
 
 def test_every_aws_call_of_the_code_is_granted_by_the_policy() -> None:
     actions = code_actions()
@@ -59,8 +149,61 @@ def test_every_aws_call_of_the_code_is_granted_by_the_policy() -> None:
     assert all(permissions.granting(action, POLICY) for action in (*EXTERNAL, *MANTLE))
 
 
-def test_the_policy_grants_nothing_the_code_does_not_need() -> None:
-    needed = {a.lower() for a in code_actions()} | {a.lower() for a in (*EXTERNAL, *MANTLE)}
+def test_every_aws_command_the_docs_give_their_reader_is_granted_by_the_policy() -> None:
+    commands = quoted_commands(DOCS)
+    assert len(commands) > 15 and "codebuild start-build" in commands  # the walk finds them (the g5g image build's)
+    unknown = {c: where for c, where in commands.items() if not_granted(c) is None and cli_actions(c) is None}
+    assert unknown == {}, f"neither an API operation nor in CLI_COMMANDS (nor in NOT_GRANTED): {unknown}"
+    missing = {c: (cli_actions(c), where) for c, where in commands.items() if not_granted(c) is None
+               and not all(permissions.granting(action, POLICY) for action in cli_actions(c) or ())}
+    assert missing == {}, f"documented for the user, not in docs/iam-policy.json: {missing}"
+
+
+def test_each_command_the_policy_leaves_out_is_documented_and_not_granted() -> None:
+    commands = quoted_commands(DOCS)
+    stale = [key for key in NOT_GRANTED if not any(c == key or c.split()[0] == key for c in commands)]
+    assert stale == [], f"no longer in the docs: remove from NOT_GRANTED: {stale}"
+    theirs = {action for c in commands if not_granted(c) for action in cli_actions(c) or ()}
+    assert theirs >= {"iam:CreatePolicy", "iam:AttachUserPolicy", "iam:SimulateCustomPolicy",
+                      "freetier:UpgradeAccountPlan"}
+    assert [action for action in theirs if permissions.granting(action, POLICY)] == []
+
+
+def test_the_docs_commands_are_read_from_their_code_only(tmp_path: Path) -> None:
+    page = tmp_path / "page.md"
+    page.write_text(textwrap.dedent('''
+        Run the aws account checks first (prose: not a command), then `aws codebuild start-build --project-name p`.
+
+        ```
+        group=$(aws cloudformation describe-stacks --stack-name S \\
+          --query 'Stacks[0].Outputs' --output text)
+        aws logs tail /aws-inference/g6 --follow   # a comment naming aws-inference, arn:aws:iam::1:role/x
+        ```
+
+        | Command | Settles |
+        |---|---|
+        | `aws sts get-caller-identity` | who you are |
+
+        Store it with `aws ssm put-parameter --name /x --type
+        SecureString`, or ask an administrator to run `aws iam create-policy`; sign in with `aws sso login` or
+        `aws configure`.
+
+            aws ec2 describe-vpcs
+    '''), encoding="utf-8")
+    commands = quoted_commands([page])
+    assert sorted(commands) == ["cloudformation describe-stacks", "codebuild start-build", "configure",
+                                "ec2 describe-vpcs", "iam create-policy", "logs tail", "ssm put-parameter", "sso login",
+                                "sts get-caller-identity"]
+    assert [cli_actions(c) for c in ("codebuild start-build", "logs tail", "sts get-caller-identity", "sso login")] == [
+        ("codebuild:StartBuild",), ("logs:FilterLogEvents",), (), None]
+    assert cli_actions("sagemaker-runtime invoke-endpoint") == ("sagemaker:InvokeEndpoint",)
+    assert cli_actions("service-quotas list-service-quotas") == ("servicequotas:ListServiceQuotas",)
+    assert [not_granted(c) is None for c in ("iam create-policy", "configure list-profiles", "iam list-roles")] == [
+        False, False, True]
+
+
+def test_the_policy_grants_nothing_the_code_or_the_docs_reader_does_not_need() -> None:
+    needed = {a.lower() for a in (*code_actions(), *docs_actions(), *EXTERNAL, *MANTLE)}
     granted = {a.lower() for s in POLICY["Statement"] for a in permissions._listed(s["Action"])}
     assert granted - needed == set()
     assert all("*" not in a for a in granted)  # each action by name: no wildcard grants more than is called
@@ -189,7 +332,8 @@ def test_every_action_the_policy_names_is_one_the_service_authorization_referenc
     assert all(entry["page"].startswith("https://docs.aws.amazon.com/service-authorization/latest/reference/list_")
                for entry in reference["services"].values())
     assert permissions.unlisted(POLICY) == []
-    mapped = [a for a in permissions.ACTIONS.values() if a] + list(EXTERNAL)
+    mapped = [a for a in permissions.ACTIONS.values() if a] + list(EXTERNAL) + list(MANTLE) + [
+        a for actions in CLI_COMMANDS.values() for a in actions]
     assert permissions.unlisted({"Statement": [{"Action": mapped}]}) == []
     # what the check catches: a typo, and an API operation that is no action of its service
     assert permissions.unlisted({"Statement": [{"Action": ["ec2:DescribeVolume", "ec2:DescribeVolumes",

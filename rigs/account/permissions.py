@@ -43,16 +43,19 @@ Service Authorization Reference also lists an action of the stream's name; which
 MANTLE_INFERENCE = "bedrock-mantle:CreateInference"
 MANTLE_CALLS: dict[str, tuple[str, ...]] = {
     "bedrock-mantle POST /v1/chat/completions and GET /v1/models, SigV4": (
-        MANTLE_INFERENCE, "bedrock-mantle:ListModels"),
+        MANTLE_INFERENCE, "bedrock-mantle:ListModels", "bedrock-mantle:GetProject", "bedrock-mantle:ListProjects"),
     "bedrock-mantle, a Bedrock API key (AWS_BEARER_TOKEN_BEDROCK)": ("bedrock-mantle:CallWithBearerToken",),
 }
 """The calls to Bedrock's OpenAI-compatible endpoint (plain HTTP, no boto3 operation: the benchmark's requests, what
 served it, the doctor's model check) and the actions AWS names for them in the Service Authorization Reference's page
 for the ``bedrock-mantle`` prefix (docs.aws.amazon.com service-authorization/latest/reference/
 list_amazonbedrockpoweredbyawsmantle.html): ``CreateInference`` ("a chat completion inference request") and
-``ListModels`` ("list all available models in a project"), both on ``project/*``; for a Bedrock API key,
-``CallWithBearerToken``, as the managed policy ``AmazonBedrockMantleInferenceAccess`` grants it
-(docs.aws.amazon.com aws-managed-policy/latest/reference/AmazonBedrockMantleInferenceAccess.html)."""
+``ListModels`` ("list all available models in a project"), both on ``project/*``; ``GetProject`` and ``ListProjects``,
+which AWS's minimal policy for inference on this endpoint lists with ``CreateInference`` (Amazon Bedrock User Guide,
+"Making inference requests", docs.aws.amazon.com bedrock/latest/userguide/inference.html), on ``project/*`` too (the
+reference's resource type for both); for a Bedrock API key, ``CallWithBearerToken``, as the managed policy
+``AmazonBedrockMantleInferenceAccess`` grants it (docs.aws.amazon.com aws-managed-policy/latest/reference/
+AmazonBedrockMantleInferenceAccess.html)."""
 MANTLE_DENIED_STATUS = (401, 403)
 """How the endpoint refuses a caller (HTTP status, there being no AWS error code on this path)."""
 
