@@ -86,8 +86,6 @@ def parsed_options(parser: argparse.ArgumentParser, args: argparse.Namespace,
     parser what ``--bench-options`` say instead of reading them by hand (an abbreviation, ``--opt=value``, a
     default: the parser's own answer), and serves the vLLM rigs at ``server_context_tokens``.
     """
-    from dataclasses import asdict
-
     from .bench.command.options import BenchOptions
     from .bench.tasks.traffic.context import server_context_tokens, workload_context_tokens
 
@@ -98,7 +96,7 @@ def parsed_options(parser: argparse.ArgumentParser, args: argparse.Namespace,
              if action.dest in given and action.option_strings and action.dest != "parsed_options"]
     options = BenchOptions.from_namespace(args)
     shape = options.workload.shape()
-    return {"given": flags, "options": asdict(options), "workload_context_tokens": workload_context_tokens(shape),
+    return {"given": flags, "options": options.as_json(), "workload_context_tokens": workload_context_tokens(shape),
             "server_context_tokens": server_context_tokens(shape, options.demos)}
 
 
