@@ -28,12 +28,11 @@ from rigs.deploy.up import Up, UpSettings
 from rigs.deploy.watch import CAPACITY_GRACE_MINUTES, ENDPOINT_POLL_S, WatchSettings, default_poll_s
 from rigs.placement import placement
 from rigs.rehearsal import timeline
+from rigs.rehearsal.options import OFFLINE_CAPACITY_GRACE_MINUTES
 from rigs.rehearsal.state import Phase, State
 
 BENCH_WAIT_S = 120.0
 """How long the benchmark gets to stop and write its evidence after an interrupt."""
-OFFLINE_CAPACITY_GRACE_MINUTES = 0.0
-"""Offline, a failed launch is the injected one (``--inject-capacity``): the next region at once."""
 
 
 class Cancelled(BaseException):
@@ -89,7 +88,7 @@ def up(state: State, phase: Phase, folder: Path, context: Mapping[str, str]) -> 
     """Bring the phase's rigs up in parallel (Ctrl-C stays with this thread), and start their timelines."""
     if not phase.plans:
         return
-    grace = state.options.capacity_grace_minutes
+    grace = state.options.capacity_grace
     if grace is None:
         grace = OFFLINE_CAPACITY_GRACE_MINUTES if state.options.offline else CAPACITY_GRACE_MINUTES
     poll = ENDPOINT_POLL_S if state.offline is not None else default_poll_s()
