@@ -103,6 +103,8 @@ def context_checked(what: str) -> Option:
                             f"model.<rig>=ID (or -c model=ID) {what} the size the model is served on")
 
 
+INJECT_CAPACITY = Option(("--inject-capacity",), "--offline only: no capacity for that instance type in that region "
+                         "(shows a failover)", default=(), repeated=True, type=type_at_region, metavar="TYPE@REGION")
 MAX_USD = Option(("--max-usd",), "refuse to start (exit 2, nothing deployed), before any other check, when the rigs "
                  "could cost more than this: each rig's hourly price x its lifetime limit", type=usd, metavar="USD")
 BOOTSTRAP = Option(("--bootstrap",), "run `cdk bootstrap` in the candidate regions that lack it", default=False,

@@ -8,8 +8,8 @@ from kit.options import Option
 from rigs.deploy.up_options import CAPACITY_GRACE, MAX_HOURS, SKIP_CHECK
 from rigs.deploy.watch import CAPACITY_GRACE_MINUTES
 from rigs.rehearsal.estimate import BENCHMARK_ALLOWANCE_MINUTES, DESTROY_ALLOWANCE_MINUTES
-from rigs.shared_options import (BOOTSTRAP, EVIDENCE, MAX_USD, MODEL, MODEL_CONFIG, RIG_HELP, WORKLOAD, Global,
-                                 minutes_or_zero, type_at_region)
+from rigs.shared_options import (BOOTSTRAP, EVIDENCE, INJECT_CAPACITY, MAX_USD, MODEL, MODEL_CONFIG, RIG_HELP,
+                                 WORKLOAD, Global, minutes_or_zero)
 
 OFFLINE_CAPACITY_GRACE_MINUTES = 0.0
 """Offline, a failed launch is the injected one (``--inject-capacity``): the next region at once."""
@@ -50,9 +50,7 @@ class Options(Global):
                                         f"before the next region (default {CAPACITY_GRACE_MINUTES:g}; offline "
                                         f"{OFFLINE_CAPACITY_GRACE_MINUTES:g})")
     """None: the default of the rehearsal (online or offline)."""
-    inject_capacity = Option(("--inject-capacity",), "--offline only: no capacity for that instance type in that "
-                             "region (shows a failover)", default=(), repeated=True, type=type_at_region,
-                             metavar="TYPE@REGION")
+    inject_capacity = INJECT_CAPACITY
     bench_minutes = Option(("--bench-minutes",), "the benchmark's time allowance in the estimate (default "
                            f"{BENCHMARK_ALLOWANCE_MINUTES:g})", default=BENCHMARK_ALLOWANCE_MINUTES,
                            type=minutes_or_zero, metavar="MIN")
