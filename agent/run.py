@@ -26,6 +26,7 @@ from types import ModuleType
 from typing import Any, Iterator, Mapping, Sequence
 
 from kit.command import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, Parser, UsageError
+from kit.options import Option, Options
 from rigs import aws
 from rigs.catalog.model import CatalogError, load_catalog
 from rigs.catalog.pricing import STANDARD_TIER, offline_tiers
@@ -47,9 +48,12 @@ from .ui import Ui
 logger = logging.getLogger("agent")
 
 RUNNER_MODULE = "agent.bench.command.runner"
-PARSED_OPTIONS = "--parsed-options"
-"""A hidden option: print the options as parsed (JSON, :func:`parsed_options`) and exit 0, before the check of
-the options that must fit together (the rehearsal adds its own, then has them checked by ``--list``)."""
+class HiddenOptions(Options):
+    """The command's option ``--help`` does not show."""
+
+    parsed_options = Option(("--parsed-options",), argparse.SUPPRESS, default=False, switch=True)
+    """Print the options as parsed (JSON, :func:`parsed_options`) and exit 0, before the check of the options that
+    must fit together (the rehearsal adds its own, then has them checked by ``--list``)."""
 AWS_ALTERNATIVE = " (without AWS: `--backends local`, or the backends' *_URL variables)"
 
 
@@ -70,14 +74,14 @@ def build_parser(runner: ModuleType) -> argparse.ArgumentParser:
                "See docs/agent.md.",
     )
     declared.add_arguments(parser, declared.COMMAND_GROUPS)
-    parser.add_argument(PARSED_OPTIONS, action="store_true", help=argparse.SUPPRESS)
+    HiddenOptions.add_arguments(parser)
     runner.add_arguments(parser)
     return parser
 
 
 def parsed_options(parser: argparse.ArgumentParser, args: argparse.Namespace,
                    argv: Sequence[str] | None) -> dict[str, Any]:
-    """The answer to :data:`PARSED_OPTIONS`: the options given (by their long name), those the run would use, and
+    """The answer to ``--parsed-options`` (:class:`HiddenOptions`): the options given (by their long name), those the run would use, and
     the context a server needs for them (:mod:`agent.bench.tasks.traffic.context`): ``workload_context_tokens``, the
     workload's longest request, and ``server_context_tokens``, that with room for the agent parts that run (both
     None for the reference's one prompt).

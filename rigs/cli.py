@@ -201,7 +201,7 @@ def _deploy_context(args: DoctorOptions | PreflightOptions | UpOptions | PricesO
         if not sep or not key:
             raise UsageError(f"-c {item!r}: give KEY=VALUE")
         context[key] = value
-    hours = getattr(args, "max_hours", None)
+    hours = args.max_hours if isinstance(args, UpOptions) else None
     given = {**context, "max_hours": f"{hours:g}"} if hours is not None else context
     catalog = load_catalog()
     try:

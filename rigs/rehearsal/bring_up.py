@@ -12,7 +12,6 @@ from __future__ import annotations
 import math
 import os
 import signal
-import sys
 import threading
 from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence
@@ -27,7 +26,7 @@ from rigs.deploy.cdk_cli import CdkCli, CdkResult, default_method
 from rigs.deploy.up import Up, UpSettings
 from rigs.deploy.watch import CAPACITY_GRACE_MINUTES, ENDPOINT_POLL_S, WatchSettings, default_poll_s
 from rigs.placement import placement
-from rigs.rehearsal import timeline
+from rigs.rehearsal import bench_options, timeline
 from rigs.rehearsal.options import OFFLINE_CAPACITY_GRACE_MINUTES
 from rigs.rehearsal.state import Phase, State
 
@@ -149,12 +148,8 @@ def benchmark(state: State, phase: Phase, folder: Path, with_bedrock: bool) -> N
         state.say(f"benchmark ({phase.name} model): nothing came up to benchmark")
         return
     state.step = f"the benchmark ({phase.name} model)"
-    command = [sys.executable, "-m", "agent.run", "--backends", ",".join(names), "--out", str(folder)]
-    if state.offline is not None and state.offline.stand_in_url:
-        command += ["--stand-in", state.offline.stand_in_url]
-    if state.options.profile:
-        command += ["--profile", state.options.profile]
-    command += state.bench.words
+    command = bench_options.command(names, folder, state.offline.stand_in_url if state.offline is not None else None,
+                                    state.options.profile, state.bench.words)
     state.say(f"benchmark ({phase.name} model): python {' '.join(command[1:])}")
     process = state.running.add(processes.spawn(command, log=None, stdin=None, cwd=os.getcwd(),
                                                 env=state.command_env()))

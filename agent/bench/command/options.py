@@ -87,7 +87,7 @@ def _check_open_loop(given: Declared, demos: list[str]) -> None:
 
 def _check_quality_floor(given: Declared) -> None:
     """``--min-quality`` and the workload's ``min_quality`` are one floor: two different values are refused."""
-    option, in_workload = given.min_quality, getattr(given.workload, "min_quality", None)
+    option, in_workload = given.min_quality, given.workload.min_quality if given.workload is not None else None
     if option is not None and in_workload is not None and option != in_workload:
         raise OptionError(f"--min-quality {option:g} and the --workload key min_quality={in_workload:g} are the same "
                           "floor with two values: give one of them")
