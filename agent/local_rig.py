@@ -32,11 +32,11 @@ from pathlib import Path
 from typing import IO, Iterator
 
 from kit.command import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, Parser
+from kit.options import Option, Options
 from kit.processes import spawn, stop
 
 from .backends import Backend
 from .backends.local import MODEL_ID, SERVER_PROGRAM, Installation, LocalRigConfig, local_backend
-from .backends.local import serve_flags  # noqa: F401 (agent/run.py reads it here)
 from .reach.probe import NotReadyError, ProbeResult, wait_until_answered
 
 logger = logging.getLogger(__name__)
@@ -244,19 +244,27 @@ def local_rig(config: LocalRigConfig | None = None, log_dir: Path | None = None)
         yield rig.base_url
 
 
+_DEFAULTS = LocalRigConfig()
+
+
+class LocalRigOptions(Options):
+    """The options of ``python -m agent.local_rig``."""
+
+    port = Option(("--port",), "port on 127.0.0.1 (default: a free one)", type=int)
+    threads = Option(("--threads",), "CPU threads", default=_DEFAULTS.threads, shown=str(_DEFAULTS.threads), type=int)
+    parallel = Option(("--parallel",), "request slots", default=_DEFAULTS.parallel, shown=str(_DEFAULTS.parallel),
+                      type=int)
+    context = Option(("--context",), "KV-cache tokens shared by the slots", default=_DEFAULTS.context,
+                     shown=str(_DEFAULTS.context), type=int)
+    check = Option(("--check",), "only check the installation (the library loads, the model is there) and exit",
+                   default=False, switch=True)
+
+
 def main(argv: list[str] | None = None) -> int:
     """``python -m agent.local_rig``: serve the local rig until Ctrl-C (or SIGTERM)."""
     parser = Parser(prog="python -m agent.local_rig", description=main.__doc__)
-    parser.add_argument("--port", type=int, default=None, help="port on 127.0.0.1 (default: a free one)")
-    defaults = LocalRigConfig()
-    parser.add_argument("--threads", type=int, default=defaults.threads, help="CPU threads (default: %(default)s)")
-    parser.add_argument("--parallel", type=int, default=defaults.parallel,
-                        help="request slots (default: %(default)s)")
-    parser.add_argument("--context", type=int, default=defaults.context,
-                        help="KV-cache tokens shared by the slots (default: %(default)s)")
-    parser.add_argument("--check", action="store_true",
-                        help="only check the installation (the library loads, the model is there) and exit")
-    args = parser.parse_args(argv)
+    LocalRigOptions.add_arguments(parser)
+    args = LocalRigOptions.of(parser.parse_args(argv))
     if args.check:
         try:
             install = check_installation()

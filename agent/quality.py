@@ -27,25 +27,38 @@ from typing import Any, Mapping
 
 from kit.command import EXIT_FAILED, EXIT_OK, EXIT_USAGE, Parser, UsageError
 from kit.files import write_atomic
+from kit.options import Option, Options, add_command, parsed
 
 from .bench.command import evidence
-from .bench.command.argtypes import quality_items, quality_seed
+from .bench.command.declared import Declared
 from .bench.parts.quality import DEFAULT_SEED
+
+
+class ExportOptions(Options):
+    """``export``: the lane's items of ``python -m agent.run``'s ``--quality-n`` and ``--quality-seed`` (their
+    declarations, under shorter flags)."""
+
+    quality_n = Declared.quality_n.but(flags=("--n",), help=f"number of items (as {Declared.quality_n.flag})",
+                                       shown="", part=None, required=True)
+    quality_seed = Declared.quality_seed.but(flags=("--seed",), help=f"seed (as {Declared.quality_seed.flag}; "
+                                             f"default: {DEFAULT_SEED})", shown="", part=None)
+    out = Option((), "the file to write", type=Path, metavar="OUT.jsonl")
+    force = Option(("--force",), "replace OUT.jsonl if it exists", default=False, switch=True)
+
+
+class GradeOptions(Options):
+    """``grade``: an evidence folder's quality records, regraded."""
+
+    folder = Option((), "an evidence folder (with requests.jsonl)", type=Path, metavar="DIR")
+    json = Option(("--json",), "print the counts as one JSON object instead", default=False, switch=True)
 
 
 def build_parser() -> argparse.ArgumentParser:
     parser = Parser(prog="python -m agent.quality",
                     description="Export the quality lane's items, or regrade a run's replies.")
     sub = parser.add_subparsers(dest="command", required=True, metavar="{export,grade}")
-    export = sub.add_parser("export", help="write the items a run with the same --n and --seed sends (JSON lines)")
-    export.add_argument("--n", type=quality_items, required=True, metavar="N", help="number of items (as --quality-n)")
-    export.add_argument("--seed", type=quality_seed, default=DEFAULT_SEED, metavar="S",
-                        help=f"seed (as --quality-seed; default: {DEFAULT_SEED})")
-    export.add_argument("out", type=Path, metavar="OUT.jsonl", help="the file to write")
-    export.add_argument("--force", action="store_true", help="replace OUT.jsonl if it exists")
-    grade_cmd = sub.add_parser("grade", help="regrade the quality records of an evidence folder and print accuracy")
-    grade_cmd.add_argument("folder", type=Path, metavar="DIR", help="an evidence folder (with requests.jsonl)")
-    grade_cmd.add_argument("--json", action="store_true", help="print the counts as one JSON object instead")
+    add_command(sub, "export", ExportOptions, "write the items a run with the same --n and --seed sends (JSON lines)")
+    add_command(sub, "grade", GradeOptions, "regrade the quality records of an evidence folder and print accuracy")
     return parser
 
 
@@ -108,11 +121,12 @@ def grade_folder(folder: Path, as_json: bool) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+    options = parsed(build_parser().parse_args(argv))
     try:
-        if args.command == "export":
-            return export(args.n, args.seed, args.out, args.force)
-        return grade_folder(args.folder, args.json)
+        if isinstance(options, ExportOptions):
+            return export(options.quality_n, options.quality_seed, options.out, options.force)
+        assert isinstance(options, GradeOptions)
+        return grade_folder(options.folder, options.json)
     except UsageError as exc:
         print(f"python -m agent.quality: {exc}", file=sys.stderr)
         return EXIT_USAGE

@@ -34,26 +34,44 @@ from kit import utc
 from kit.command import EXIT_OK, EXIT_USAGE, Parser, UsageError
 from kit.files import write_atomic
 
-from .bench.command.declared import OPTION
-from .bench.command.options import recommendation_record
+from kit.options import Option, Options
+
+from .bench.command.declared import Declared
 from .bench.command import evidence
 
 if TYPE_CHECKING:
+    from .bench.results.run import RunFile
     from .bench.results.summary import Summary
 
 PLAIN_WIDTH = 120
 COMPARISONS = Path("results") / "comparisons"
 """Where a comparison goes without ``--out`` (a new folder per comparison, named by its UTC time)."""
-REPRICING = {
-    "workload": "price the evidence for this traffic instead of the run's, in a new folder (the evidence is left as "
-                "measured)",
-    "min_accuracy": "tool-calling accuracy floor instead of the run's, in a new folder like --workload",
-    "min_quality": "answer-quality floor instead of the run's (the workload key min_quality is the same floor), in a "
-                   "new folder like --workload",
-    "compare_models": "let backends serving another model compete, the quality lane the arbiter (the run's choice "
-                      "otherwise), in a new folder like --workload",
-}
-"""The options of ``python -m agent.run`` this command shares (their declarations), with what they do here."""
+
+
+class ReportOptions(Options):
+    """The options of ``python -m agent.report``: the folders, the options of ``python -m agent.run`` it shares
+    (their declarations, with what they do here) and where its output goes."""
+
+    folders = Option((), "evidence folders (results/<time>/)", nargs="+", type=Path, metavar="DIR")
+    workload = Declared.workload.but(shown="", help="price the evidence for this traffic instead of the run's, in a "
+                                                    "new folder (the evidence is left as measured)")
+    min_accuracy = Declared.min_accuracy.but(shown="", help="tool-calling accuracy floor instead of the run's, in a "
+                                                            "new folder like --workload")
+    min_quality = Declared.min_quality.but(shown="", help="answer-quality floor instead of the run's (the workload "
+                                                          "key min_quality is the same floor), in a new folder like "
+                                                          "--workload")
+    compare_models = Declared.compare_models.but(shown="", help="let backends serving another model compete, the "
+                                                                "quality lane the arbiter (the run's choice "
+                                                                "otherwise), in a new folder like --workload")
+    out = Option(("--out",), "with one folder: the new folder for its rebuilt (or re-priced) report, with a copy of "
+                 "its evidence (default with --workload: DIR-repriced/<UTC timestamp>/); with two or more: where "
+                 f"COMPARISON.md and COMPARISON.html go (default: {COMPARISONS}/<UTC timestamp>/; never one of the "
+                 "folders compared)", type=Path, metavar="DIR")
+
+
+REPRICING = (ReportOptions.workload, ReportOptions.min_accuracy, ReportOptions.min_quality,
+             ReportOptions.compare_models)
+"""The options that price the evidence again (recorded in the copy's ``run.json`` under their names)."""
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -61,14 +79,7 @@ def build_parser() -> argparse.ArgumentParser:
         prog="python -m agent.report",
         description="Rebuild REPORT.md, REPORT.html, the plots and summary.json of evidence folders from their "
                     "requests.jsonl and run.json; with two or more folders, compare them with the first.")
-    parser.add_argument("folders", nargs="+", type=Path, metavar="DIR", help="evidence folders (results/<time>/)")
-    for name, help in REPRICING.items():
-        OPTION[name].add_to(parser, help)
-    parser.add_argument("--out", type=Path, metavar="DIR",
-                        help="with one folder: the new folder for its rebuilt (or re-priced) report, with a copy of "
-                             "its evidence (default with --workload: DIR-repriced/<UTC timestamp>/); with two or "
-                             f"more: where COMPARISON.md and COMPARISON.html go (default: {COMPARISONS}/<UTC "
-                             "timestamp>/; never one of the folders compared)")
+    ReportOptions.add_arguments(parser)
     return parser
 
 
@@ -89,23 +100,23 @@ def check_folder(folder: Path) -> dict[str, Any]:
     return run
 
 
-def _run_to_make(run: dict[str, Any]) -> str:
+def _run_to_make(run: RunFile) -> str:
     """The options of ``python -m agent.run`` that measured ``run`` again, besides its workload."""
-    options = run.get("options") or {}
-    names = options.get("backends") or [b.get("name") for b in run.get("backends") or [] if b.get("name")]
-    out = [f"--backends {','.join(names)}"] if names else []
-    levels = options.get("concurrency")
+    options = run.options
+    names = options.backends or [b.name for b in run.backends]
+    out = [f"{Declared.backends.flag} {','.join(names)}"] if names else []
+    levels = options.concurrency
     if levels:
-        out.append(f"--concurrency {levels if isinstance(levels, str) else ','.join(map(str, levels))}")
-    if options.get("slo_source") == "option":
-        limits = ",".join(f"{k}={v:g}" for k, v in (options.get("slo") or {}).items() if v is not None)
-        out.append(f"--slo {limits}")
-    if options.get("rate") is not None:
-        out.append(f"--rate {options['rate']}")
+        out.append(f"{Declared.concurrency.flag} {levels if isinstance(levels, str) else ','.join(map(str, levels))}")
+    if options.slo_source == "option":
+        limits = ",".join(f"{k}={v:g}" for k, v in options.slo.model_dump().items() if v is not None)
+        out.append(f"{Declared.slo.flag} {limits}")
+    if options.rate is not None:
+        out.append(f"{Declared.rate.flag} {options.rate}")
     return "".join(f" {o}" for o in out)
 
 
-def repriced_workload(run: dict[str, Any], asked: Any, folder: Path) -> Any:
+def repriced_workload(run: RunFile, asked: Any, folder: Path) -> Any:
     """The run's traffic with the volume and decision keys of ``--workload`` (:func:`~.bench.analysis.traffic.repriced`).
 
     Raises:
@@ -115,45 +126,54 @@ def repriced_workload(run: dict[str, Any], asked: Any, folder: Path) -> Any:
     from .bench.analysis.traffic import ShapeChanged, Traffic, repriced
 
     try:
-        return repriced(Traffic.from_dict((run.get("options") or {}).get("workload")), asked)
+        return repriced(Traffic.from_dict(run.options.workload), asked)
     except ShapeChanged as exc:
         raise UsageError(f"{folder}: {exc}{_run_to_make(run)}") from None
 
 
-def repricing(args: argparse.Namespace) -> bool:
+def repricing(options: ReportOptions) -> bool:
     """Whether the evidence is priced for other options than its run's (``--workload``, the floors)."""
-    return any(getattr(args, name) not in (None, False) for name in REPRICING)
+    return any(getattr(options, option.name) not in (None, False) for option in REPRICING)
 
 
-def repriced_options(run: dict[str, Any], args: argparse.Namespace, source: Path) -> dict[str, Any]:
-    """``run`` with ``--workload``/``--min-accuracy``/``--min-quality`` in its options and a note saying where
-    from (a workload with ``min_quality`` sets the quality floor too). A ``--workload`` changes only the volume and
-    decision keys: the traffic's shape stays the one measured."""
-    floor_in_workload = args.workload is not None and args.workload.min_quality is not None
-    if args.workload is not None:
-        args = argparse.Namespace(**{**vars(args), "workload": repriced_workload(run, args.workload, source)})
-    record = recommendation_record(args)
-    changed = [OPTION[name].record for name in REPRICING
-               if getattr(args, name) not in (None, False) or (name == "min_quality" and floor_in_workload)]
-    options = {**(run.get("options") or {}), **{key: record[key] for key in changed}}
+def repriced_run(run: RunFile, options: ReportOptions, source: Path) -> RunFile:
+    """``run`` with ``--workload``/``--min-accuracy``/``--min-quality``/``--compare-models`` in its options and a
+    note saying where from (a workload with ``min_quality`` sets the quality floor too). A ``--workload`` changes
+    only the volume and decision keys: the traffic's shape stays the one measured."""
+    from .bench.analysis.traffic import default_traffic
+    from .bench.results.run import RunWorkload
+
+    asked = options.workload
+    traffic = repriced_workload(run, asked, source) if asked is not None else default_traffic()
+    floor = options.min_quality if options.min_quality is not None else traffic.min_quality
+    values: dict[Option, Any] = {ReportOptions.workload: RunWorkload.of(traffic.record()),
+                                 ReportOptions.min_accuracy: options.min_accuracy,
+                                 ReportOptions.min_quality: floor, ReportOptions.compare_models: options.compare_models}
+    changed = [option.name for option in REPRICING if getattr(options, option.name) not in (None, False)
+               or (option is ReportOptions.min_quality and asked is not None and asked.min_quality is not None)]
     note = (f"Recommendation options ({', '.join(changed)}) set afterwards by python -m agent.report on "
             f"{utc.iso_millis()}; the evidence as measured is in {source}.")
-    return {**run, "options": options, "notes": [*(run.get("notes") or []), note]}
+    return run.but(options=run.options.but(**{o.name: v for o, v in values.items() if o.name in changed}),
+                   notes=[*run.notes, note])
 
 
-def copy_evidence(folder: Path, run: dict[str, Any], dest: Path | None) -> Path:
+def checked_run(folder: Path, run: dict[str, Any]) -> RunFile:
+    """``run`` read through its model (:class:`~.bench.results.run.RunFile`); UsageError for a hand-edited one."""
+    from .bench.results.run import RunFile
+
+    try:
+        return RunFile.model_validate(run)
+    except ValueError as exc:
+        raise _not_rebuilt(folder, exc) from None
+
+
+def copy_evidence(folder: Path, run: RunFile, dest: Path | None) -> Path:
     """A new evidence folder (``dest``, else ``<folder>-repriced/<UTC timestamp>/``) holding ``folder``'s
     records and ``run``; ``folder`` is not changed.
 
     Raises:
         UsageError: ``dest`` is a file or already holds a run's evidence.
     """
-    from .bench.results.run import RunFile
-
-    try:
-        checked = RunFile.model_validate(run)  # a hand-edited run.json: refused before a folder is made
-    except ValueError as exc:
-        raise _not_rebuilt(folder, exc) from None
     try:
         target = evidence.claim_folder(dest) if dest is not None else \
             evidence.fresh_results_dir(folder.parent / f"{folder.name}-repriced")
@@ -161,7 +181,7 @@ def copy_evidence(folder: Path, run: dict[str, Any], dest: Path | None) -> Path:
         raise UsageError(f"--out {dest}: {exc}") from None
     try:
         shutil.copyfile(folder / evidence.REQUESTS, target / evidence.REQUESTS)
-        evidence.write_run(target / evidence.RUN, checked.as_json())
+        evidence.write_run(target / evidence.RUN, run)
     finally:
         evidence.end_claim(target)
     return target
@@ -198,18 +218,19 @@ class Copies:
     """The folders this command writes instead of the evidence (``--out``, re-priced copies), removed
     again when the command fails, so a failed command leaves nothing behind."""
 
-    def __init__(self, args: argparse.Namespace) -> None:
-        self.reprice = repricing(args)
-        self.args = args
+    def __init__(self, options: ReportOptions) -> None:
+        self.reprice = repricing(options)
+        self.options = options
         self.made: list[tuple[Path, bool]] = []
 
     def target(self, folder: Path, run: dict[str, Any]) -> Path:
         """Where ``folder``'s report is rebuilt: the folder itself, or a new copy."""
-        out = self.args.out
+        out = self.options.out
         if not self.reprice and out is None:
             return folder
         existed = out is not None and out.exists()
-        target = copy_evidence(folder, repriced_options(run, self.args, folder) if self.reprice else run, out)
+        checked = checked_run(folder, run)  # a hand-edited run.json: refused before a folder is made
+        target = copy_evidence(folder, repriced_run(checked, self.options, folder) if self.reprice else checked, out)
         self.made.append((target, existed))
         return target
 
@@ -223,7 +244,7 @@ class Copies:
                     path.parent.rmdir()
 
 
-def _check_arguments(args: argparse.Namespace) -> None:
+def _check_arguments(args: ReportOptions) -> None:
     """What the arguments say together, before any folder is read."""
     if len(set(f.resolve() for f in args.folders)) != len(args.folders):
         raise UsageError("a folder is named twice")
@@ -239,22 +260,23 @@ def _check_arguments(args: argparse.Namespace) -> None:
                          "inputs: name another folder")
 
 
-def summarized(folder: Path, run: dict[str, Any], args: argparse.Namespace) -> tuple[Summary, list[Any], Any]:
+def summarized(folder: Path, run: dict[str, Any], args: ReportOptions) -> tuple[Summary, list[Any], Any]:
     """``folder``'s summary computed in memory (priced for ``--workload`` and the floors when given), its records
     and its checked ``run.json``; nothing is written. Raises UsageError for records or a ``run.json`` that cannot be
     read."""
     from .bench.analysis import summary
-    from .bench.results.run import RunFile
 
     records = evidence.read_requests(folder / evidence.REQUESTS)
+    checked = checked_run(folder, run)
+    if repricing(args):
+        checked = repriced_run(checked, args, folder)
     try:
-        checked = RunFile.model_validate(repriced_options(run, args, folder) if repricing(args) else run)
         return summary.summarize(records, checked), records, checked
     except (KeyError, TypeError, ValueError) as exc:
         raise _not_rebuilt(folder, exc) from None
 
 
-def compare_folders(args: argparse.Namespace, runs: Sequence[dict[str, Any]]) -> tuple[str, Path]:
+def compare_folders(args: ReportOptions, runs: Sequence[dict[str, Any]]) -> tuple[str, Path]:
     """The comparison as Markdown, and the folder it was written to (``--out``, else a new one under
     :data:`COMPARISONS`): the folders compared are only read."""
     from .bench.analysis.blocks.quality_pairs import between_runs
@@ -296,7 +318,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     from .bench.presentation.terminal import print_end
 
-    args = build_parser().parse_args(argv)
+    args = ReportOptions.of(build_parser().parse_args(argv))
     errors = Console(stderr=True, highlight=False)
     console = Console(highlight=False, width=None if sys.stdout.isatty() else PLAIN_WIDTH)
     copies = Copies(args)

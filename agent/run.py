@@ -26,12 +26,14 @@ from types import ModuleType
 from typing import Any, Iterator, Mapping, Sequence
 
 from kit.command import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, Parser, UsageError
+from kit.options import Option, Options
 from rigs import aws
 from rigs.catalog.model import CatalogError, load_catalog
 from rigs.catalog.pricing import STANDARD_TIER, offline_tiers
 from rigs.contract import REGIONS
 
 from .backends import KNOWN, MANTLE, Backend, EnvConfig, UnknownBackendError, from_env, parse_names, sort_key
+from .backends.local import serve_flags
 from .bench.command import declared, evidence
 from .kinds import descriptor
 from .reach.custom_server import identify, shadow_note
@@ -39,7 +41,7 @@ from .reach.discovery import AwsClients, Discoverer, Discovery
 from .reach.forwarding import ForwardError, ForwardSet, ForwardToolsMissing, PortForward, \
     PortTaken, RelayPortForward, SsmPortForward, check_ssm_tools, preferred_port
 from .reach.provenance import read_all
-from .local_rig import MODEL_ID, LocalRigConfig, LocalRigError, find_installation, local_rig_process, serve_flags
+from .local_rig import MODEL_ID, LocalRigConfig, LocalRigError, find_installation, local_rig_process
 from .plan import ForwardTarget, Plan, make_plan, needs_aws
 from .reach.stand_in import StandIn, StandInError, parse_stand_in
 from .ui import Ui
@@ -47,9 +49,12 @@ from .ui import Ui
 logger = logging.getLogger("agent")
 
 RUNNER_MODULE = "agent.bench.command.runner"
-PARSED_OPTIONS = "--parsed-options"
-"""A hidden option: print the options as parsed (JSON, :func:`parsed_options`) and exit 0, before the check of
-the options that must fit together (the rehearsal adds its own, then has them checked by ``--list``)."""
+class HiddenOptions(Options):
+    """The command's option ``--help`` does not show."""
+
+    parsed_options = Option(("--parsed-options",), argparse.SUPPRESS, default=False, switch=True)
+    """Print the options as parsed (JSON, :func:`parsed_options`) and exit 0, before the check of the options that
+    must fit together (the rehearsal adds its own, then has them checked by ``--list``)."""
 AWS_ALTERNATIVE = " (without AWS: `--backends local`, or the backends' *_URL variables)"
 
 
@@ -70,14 +75,14 @@ def build_parser(runner: ModuleType) -> argparse.ArgumentParser:
                "See docs/agent.md.",
     )
     declared.add_arguments(parser, declared.COMMAND_GROUPS)
-    parser.add_argument(PARSED_OPTIONS, action="store_true", help=argparse.SUPPRESS)
+    HiddenOptions.add_arguments(parser)
     runner.add_arguments(parser)
     return parser
 
 
 def parsed_options(parser: argparse.ArgumentParser, args: argparse.Namespace,
                    argv: Sequence[str] | None) -> dict[str, Any]:
-    """The answer to :data:`PARSED_OPTIONS`: the options given (by their long name), those the run would use, and
+    """The answer to ``--parsed-options`` (:class:`HiddenOptions`): the options given (by their long name), those the run would use, and
     the context a server needs for them (:mod:`agent.bench.tasks.traffic.context`): ``workload_context_tokens``, the
     workload's longest request, and ``server_context_tokens``, that with room for the agent parts that run (both
     None for the reference's one prompt).
@@ -86,8 +91,6 @@ def parsed_options(parser: argparse.ArgumentParser, args: argparse.Namespace,
     parser what ``--bench-options`` say instead of reading them by hand (an abbreviation, ``--opt=value``, a
     default: the parser's own answer), and serves the vLLM rigs at ``server_context_tokens``.
     """
-    from dataclasses import asdict
-
     from .bench.command.options import BenchOptions
     from .bench.tasks.traffic.context import server_context_tokens, workload_context_tokens
 
@@ -98,7 +101,7 @@ def parsed_options(parser: argparse.ArgumentParser, args: argparse.Namespace,
              if action.dest in given and action.option_strings and action.dest != "parsed_options"]
     options = BenchOptions.from_namespace(args)
     shape = options.workload.shape()
-    return {"given": flags, "options": asdict(options), "workload_context_tokens": workload_context_tokens(shape),
+    return {"given": flags, "options": options.as_json(), "workload_context_tokens": workload_context_tokens(shape),
             "server_context_tokens": server_context_tokens(shape, options.demos)}
 
 

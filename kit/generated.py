@@ -16,6 +16,7 @@ from typing import Any, Callable, Sequence
 
 from kit.command import EXIT_FAILED, EXIT_OK, Parser
 from kit.files import write_atomic
+from kit.options import Option, Options, Together
 
 DRAFT = "https://json-schema.org/draft/2020-12/schema"
 
@@ -61,13 +62,22 @@ def stale(files: Sequence[Generated]) -> list[Path]:
     return [f.path for f in files if f.is_stale()]
 
 
+ONE_ACTION = Together(required=True)
+
+
+class GeneratedOptions(Options):
+    """The options of a generated-files command (``python -m agent.bench.results.schema``)."""
+
+    write = Option(("--write",), "write the generated files", default=False, switch=True, together=ONE_ACTION)
+    check = Option(("--check",), "exit 1 when a committed file is stale", default=False, switch=True,
+                   together=ONE_ACTION)
+
+
 def main(files: Sequence[Generated], prog: str, description: str, argv: Sequence[str] | None = None) -> int:
     """``--write`` writes every file; ``--check`` exits 1 naming each stale one."""
     parser = Parser(prog=prog, description=description)
-    action = parser.add_mutually_exclusive_group(required=True)
-    action.add_argument("--write", action="store_true", help="write the generated files")
-    action.add_argument("--check", action="store_true", help="exit 1 when a committed file is stale")
-    args = parser.parse_args(argv)
+    GeneratedOptions.add_arguments(parser)
+    args = GeneratedOptions.of(parser.parse_args(argv))
     if args.write:
         for f in files:
             write_atomic(f.path, f.make())

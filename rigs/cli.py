@@ -11,20 +11,23 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
 import sys
-from pathlib import Path
 from typing import Any, Sequence
 
 from rigs import aws
 
 from kit.command import EXIT_CREDENTIALS, EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, EXIT_UNREACHABLE, EXIT_USAGE, Parser
 from kit.command import UsageError
+from kit.options import add_command, parsed
 from rigs.catalog.model import load_catalog
-from rigs.context_keys import MAX_LIFETIME_HOURS, OptionsError
-from rigs.contract import REGIONS
-from rigs.deploy.options import check_deploy_context, lifetime_hours
+from rigs.catalog.pins import RefreshOptions
+from rigs.cli_options import DoctorOptions, FitOptions, PreflightOptions, PricesOptions, StatusOptions, SweepOptions
+from rigs.context_keys import OptionsError
+from rigs.deploy.options import check_deploy_context
+from rigs.deploy.up_options import UpOptions
 from rigs.placement import placement
+from rigs.rehearsal.options import Options as RehearseOptions
+from rigs.shared_options import Global
 
 
 def _console() -> Any:
@@ -36,253 +39,43 @@ def _console() -> Any:
     return Console(highlight=False, soft_wrap=False, width=width)
 
 
-def _regions(value: str) -> list[str]:
-    regions = [r.strip() for r in value.replace(",", " ").split() if r.strip()]
-    unknown = [r for r in regions if r not in REGIONS]
-    if unknown:
-        raise argparse.ArgumentTypeError(f"{', '.join(unknown)}: not one of the four regions {', '.join(REGIONS)}")
-    return regions
-
-
-def _session(args: argparse.Namespace) -> Any:
+def _session(args: Global) -> Any:
     session = aws.make_session(args.profile, args.region)
     aws.check_credentials(session, args.region or session.region_name or "us-east-1")
     return session
 
 
-def _usd(value: str) -> float:
-    try:
-        usd = float(value)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{value!r} is not an amount in USD, e.g. 20") from None
-    if not usd > 0 or usd == float("inf"):
-        raise argparse.ArgumentTypeError(f"{value!r}: give an amount above 0 in USD, e.g. 20")
-    return usd
-
-
-MAX_USD_HELP = ("refuse to start (exit 2, nothing deployed), before any other check, when the rigs could cost more "
-                "than this: each rig's hourly price x its lifetime limit")
-RIG_HELP = ("a rig of rigs/catalog.yaml: g6, g5g, inf2, trn1 (EC2) or sagemaker (an endpoint); bedrock and "
-            "bedrock-mantle have nothing to deploy")
-
-
-def _hours(value: str) -> float:
-    """``--max-hours``: a lifetime the rigs' stacks take (rigs/deploy/options.py), checked before anything runs."""
-    try:
-        return lifetime_hours(value)
-    except ValueError as exc:
-        raise argparse.ArgumentTypeError(f"{value!r}: {exc}") from None
-
-
-def _minutes(value: str, zero: bool = False) -> float:
-    """A finite number of minutes above 0 (``zero``: or 0)."""
-    try:
-        minutes = float(value)
-    except ValueError:
-        minutes = math.nan
-    if not (0 <= minutes if zero else 0 < minutes) or math.isinf(minutes):
-        raise argparse.ArgumentTypeError(f"{value!r}: give a number of minutes {'from' if zero else 'above'} 0")
-    return minutes
-
-
-def _minutes_or_zero(value: str) -> float:
-    return _minutes(value, zero=True)
-
-
-def _type_at_region(value: str) -> str:
-    instance_type, sep, region = value.partition("@")
-    if not sep or not instance_type or region not in REGIONS:
-        raise argparse.ArgumentTypeError(f"{value!r}: give TYPE@REGION, e.g. g6.xlarge@us-east-2, in one of "
-                                         f"{', '.join(REGIONS)}")
-    return value
+SUBCOMMANDS: tuple[tuple[str, type[Global], str], ...] = (
+    ("doctor", DoctorOptions, "check the account before spending: read-only, one table with the fix for each failure"),
+    ("preflight", PreflightOptions, "zones, quotas and prices per rig and region; records the placement"),
+    ("up", UpOptions, "deploy rigs with region failover; records the timeline"),
+    ("status", StatusOptions, "everything of ours in the four regions, with $/h"),
+    ("sweep", SweepOptions, "find (and with --yes delete) everything tagged ours"),
+    ("prices", PricesOptions, "the prices used for each rig, and where they come from"),
+    ("rehearse", RehearseOptions, "from nothing to a report to nothing: doctor, estimate, up (small model), "
+                                  "benchmark, --big, down, timeline and cost"),
+    ("fit", FitOptions, "what a model's weights and KV cache take, and the instance sizes it fits (offline: the "
+                        "catalog's figures and the model's config.json)"),
+)
+"""Each subcommand, its options (a model of declared options) and its one line of help, in ``--help``'s order."""
 
 
 def build_parser() -> argparse.ArgumentParser:
     parser = Parser(prog="python -m rigs", description=__doc__.split("\n\n")[0])
-    parser.add_argument("--profile", help="AWS profile (default: the standard SDK configuration)")
-    parser.add_argument("--region", help="region for global calls (default: the SDK's)")
+    Global.add_arguments(parser)
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
-    for add in (_add_doctor, _add_preflight, _add_up, _add_status, _add_sweep, _add_prices, _add_rehearse, _add_fit):
-        add(sub)
+    for name, model, help in SUBCOMMANDS:
+        add_command(sub, name, model, help, beside=Global)
     from rigs.catalog.pins import add_parser as add_pins_parser
 
-    add_pins_parser(sub, _regions)
+    add_pins_parser(sub)
     return parser
-
-
-def _add_doctor(sub: Any) -> None:
-    p = sub.add_parser("doctor", help="check the account before spending: read-only, one table with the fix for "
-                       "each failure")
-    p.add_argument("rigs", nargs="*", metavar="RIG", help=f"rigs to check (default: every deployable rig); {RIG_HELP}")
-    p.add_argument("--regions", type=_regions, default=None, metavar="R,R", help="only these regions (default: each "
-                   "rig's catalog regions)")
-    _add_context(p, "its quotas, offerings and root volume are checked for")
-    p.add_argument("--json", action="store_true", help="print JSON instead of the table")
-
-
-def _add_preflight(sub: Any) -> None:
-    p = sub.add_parser("preflight", help="zones, quotas and prices per rig and region; records the placement")
-    p.add_argument("rigs", nargs="*", metavar="RIG", help=f"rigs to check (default: every deployable rig); {RIG_HELP}")
-    p.add_argument("--regions", type=_regions, default=list(REGIONS), metavar="R,R",
-                   help="regions to check (default: all four)")
-    p.add_argument("--no-record", action="store_true", help="do not write the placement file")
-    _add_context(p, "zones, quotas and prices are those of")
-    p.add_argument("--json", action="store_true", help="print JSON instead of the table")
-
-
-def _add_up(sub: Any) -> None:
-    from rigs.deploy.cdk_cli import DEPLOY_METHODS
-    from rigs.deploy.watch import CAPACITY_GRACE_MINUTES
-
-    p = sub.add_parser("up", help="deploy rigs with region failover; records the timeline")
-    p.add_argument("rigs", nargs="+", metavar="RIG", help=f"rigs to deploy, in parallel; {RIG_HELP}")
-    p.add_argument("--max-hours", type=_hours, metavar="HOURS", help="lifetime limit of each rig, above 0 and at most "
-                   f"{MAX_LIFETIME_HOURS}, passed as -c max_hours=N (default: the catalog's)")
-    p.add_argument("--max-usd", type=_usd, metavar="USD", help=MAX_USD_HELP)
-    p.add_argument("--preflight", action="store_true", help="run preflight for these rigs first (always done "
-                   "when nothing is recorded for a rig)")
-    p.add_argument("--doctor", action="store_true", help="run `doctor` for these rigs first: stop before any "
-                   "deploy when one cannot deploy anywhere, and skip the regions it rules out")
-    p.add_argument("--no-wait", action="store_true", help="return once the instance runs; do not await SSM and "
-                   "the server's /health")
-    p.add_argument("--ready-timeout", type=_minutes, metavar="MIN",
-                   help="minutes to wait for /health (default: the catalog's)")
-    p.add_argument("--capacity-grace", type=_minutes_or_zero, default=CAPACITY_GRACE_MINUTES, metavar="MIN",
-                   help="minutes a group that fails to launch for capacity gets before the next region "
-                        f"(default {CAPACITY_GRACE_MINUTES:g})")
-    p.add_argument("--method", choices=DEPLOY_METHODS,
-                   help="cdk deploy --method (default: direct when AWS_ENDPOINT_URL is set, else the CLI's)")
-    p.add_argument("--bootstrap", action="store_true", help="run `cdk bootstrap` in candidate regions that lack it")
-    _add_skip_check(p, "with --doctor, ")
-    p.add_argument("-c", "--context", action="append", default=[], metavar="KEY=VALUE",
-                   help="extra CDK context, passed on (the per-deploy options of docs/rigs.md, e.g. -c "
-                        "inf2_variant=tp2; checked before anything runs); with -c model.<rig>=ID (or -c model=ID) the "
-                        "doctor, preflight and --max-usd check and price the size the model is served on")
-    p.add_argument("--evidence", type=Path, metavar="DIR", help="evidence directory (default: .rigs/runs/<time>-up)")
-
-
-def _add_skip_check(p: Any, when: str = "") -> None:
-    from rigs.account.doctor import SKIPPABLE
-
-    p.add_argument("--skip-check", action="append", default=[], choices=sorted(SKIPPABLE), metavar="CHECK",
-                   help=f"{when}the doctor's rows of this check stop no rig (as --bootstrap does for the bootstrap): "
-                        f"{', '.join(f'{name} ({check!r})' for name, check in sorted(SKIPPABLE.items()))}")
-
-
-def _add_status(sub: Any) -> None:
-    p = sub.add_parser("status", help="everything of ours in the four regions, with $/h")
-    p.add_argument("--regions", type=_regions, default=list(REGIONS), metavar="R,R",
-                   help="only these regions (default: all four)")
-    p.add_argument("--all-resources", action="store_true",
-                   help="list every resource (default: stacks, what bills, and what no stack manages)")
-    p.add_argument("--json", action="store_true")
-
-
-def _add_sweep(sub: Any) -> None:
-    from rigs.estate.sweep import MAX_WAIT_MINUTES
-
-    p = sub.add_parser("sweep", help="find (and with --yes delete) everything tagged ours")
-    p.add_argument("--regions", type=_regions, default=list(REGIONS), metavar="R,R",
-                   help="only these regions (default: all four)")
-    p.add_argument("--yes", action="store_true", help="delete; without it, only list")
-    p.add_argument("--all", action="store_true", dest="everything",
-                   help="also the base stacks, security groups, network, IAM role and instance profile")
-    p.add_argument("--max-wait", type=_minutes_or_zero, default=MAX_WAIT_MINUTES, metavar="MIN",
-                   help="minutes to wait for an endpoint still Creating, and for each deletion "
-                        f"(default {MAX_WAIT_MINUTES:g})")
-    p.add_argument("--all-resources", action="store_true", help="list every resource, not only stacks, what "
-                   "bills and what no stack manages")
-
-
-def _add_prices(sub: Any) -> None:
-    p = sub.add_parser("prices", help="the prices used for each rig, and where they come from")
-    p.add_argument("rigs", nargs="*", metavar="RIG", help=f"rigs to price (default: every one); {RIG_HELP}")
-    p.add_argument("--regions", type=_regions, default=None, metavar="R,R",
-                   help="only these regions (default: each rig's catalog regions)")
-    p.add_argument("--live", action="store_true", help="ask the Pricing API (needs credentials)")
-    _add_context(p, "the price is that of")
-    p.add_argument("--json", action="store_true")
-
-
-def _add_rehearse(sub: Any) -> None:
-    from rigs.deploy.watch import CAPACITY_GRACE_MINUTES
-    from rigs.rehearsal.estimate import BENCHMARK_ALLOWANCE_MINUTES, DESTROY_ALLOWANCE_MINUTES
-    from rigs.rehearsal.bring_up import OFFLINE_CAPACITY_GRACE_MINUTES
-
-    p = sub.add_parser("rehearse", help="from nothing to a report to nothing: doctor, estimate, up (small model), "
-                       "benchmark, --big, down, timeline and cost")
-    p.add_argument("rigs", nargs="*", metavar="RIG", help="rigs to rehearse (default: every one, Bedrock included); "
-                   + RIG_HELP.replace("have nothing to deploy", "are only benchmarked"))
-    p.add_argument("--yes", action="store_true", help="go on without asking after the plan and its estimate")
-    p.add_argument("--offline", action="store_true", help="rehearse the flow against moto's server on loopback, with "
-                   "the local rig playing every rig's server: no AWS account, nothing billed")
-    p.add_argument("--big", action="store_true", help="then move the rigs with a 'big' catalog variant to that "
-                   "bigger model and benchmark again")
-    p.add_argument("--bootstrap", action="store_true", help="run `cdk bootstrap` in the regions that lack it")
-    _add_skip_check(p)
-    p.add_argument("--model", metavar="ID", help="rehearse this model (a Hugging Face id of the catalog's models "
-                   "section, e.g. Qwen/Qwen3-8B) on every rig that can serve it, each on the size it fits (-c "
-                   "model.<rig>=ID); the others are left out with why, in the plan")
-    p.add_argument("--model-config", type=Path, metavar="FILE", help="with --model, the config.json of a model the "
-                   "catalog does not list (read here, never fetched; -c model_config.<rig>=FILE)")
-    p.add_argument("--hf-token-parameter", metavar="NAME", help="with --model, the SSM SecureString parameter holding "
-                   "a Hugging Face token, for a gated model (-c hf_token_parameter=NAME; the EC2 rigs read it at boot)")
-    p.add_argument("--workload", metavar="FILE|KEY=VALUE", help="your traffic, passed to the benchmark as its "
-                   "--workload (checked by it before anything is created); the vLLM rigs are served and sized at its "
-                   "context, its longest request (-c max_model_len.<rig>=N)")
-    p.add_argument("--bench-options", default="", metavar="'OPTIONS'",
-                   help="options passed to python -m agent.run, e.g. --bench-options='--runs 1 --demos chat' "
-                        "(default: its own defaults)")
-    p.add_argument("--evidence", type=Path, metavar="DIR", help="evidence folder (default: "
-                   "results/rehearsal-<UTC time>)")
-    p.add_argument("--max-hours", type=_hours, metavar="HOURS", help="lifetime limit of each rig, the backstop, above 0 "
-                   f"and at most {MAX_LIFETIME_HOURS} (default: the catalog's)")
-    p.add_argument("--max-usd", type=_usd, metavar="USD", help=MAX_USD_HELP)
-    p.add_argument("--capacity-grace", type=_minutes_or_zero, metavar="MIN", help="minutes a group that cannot launch "
-                   f"for capacity gets before the next region (default {CAPACITY_GRACE_MINUTES:g}; offline "
-                   f"{OFFLINE_CAPACITY_GRACE_MINUTES:g})")
-    p.add_argument("--inject-capacity", action="append", default=[], type=_type_at_region, metavar="TYPE@REGION",
-                   help="--offline only: no capacity for that instance type in that region (shows a failover)")
-    p.add_argument("--bench-minutes", type=_minutes_or_zero, default=BENCHMARK_ALLOWANCE_MINUTES, metavar="MIN",
-                   help=f"the benchmark's time allowance in the estimate (default {BENCHMARK_ALLOWANCE_MINUTES:g})")
-    p.add_argument("--destroy-minutes", type=_minutes_or_zero, default=DESTROY_ALLOWANCE_MINUTES, metavar="MIN",
-                   help=f"the destroy's time allowance in the estimate (default {DESTROY_ALLOWANCE_MINUTES:g})")
-
-
-def _positive(value: str) -> int:
-    try:
-        number = int(value)
-    except ValueError:
-        number = 0
-    if number < 1:
-        raise argparse.ArgumentTypeError(f"{value!r}: give a whole number above 0")
-    return number
-
-
-def _add_fit(sub: Any) -> None:
-    p = sub.add_parser("fit", help="what a model's weights and KV cache take, and the instance sizes it fits "
-                       "(offline: the catalog's figures and the model's config.json)")
-    which = p.add_mutually_exclusive_group(required=True)
-    which.add_argument("--model", metavar="ID", help="a model of the catalog's models section, e.g. Qwen/Qwen3-8B")
-    which.add_argument("--config", type=Path, metavar="FILE", help="a model's config.json (read, never fetched)")
-    length = p.add_mutually_exclusive_group()
-    length.add_argument("--context", type=_positive, metavar="N", help="tokens of one sequence (default: the model's "
-                        "longest, max_position_embeddings)")
-    length.add_argument("--workload", metavar="SPEC|FILE", help="your traffic (the benchmark's --workload): the "
-                        "context is its longest request, prompt and output, as the benchmark counts it")
-    p.add_argument("--concurrency", type=_positive, default=1, metavar="C",
-                   help="sequences of --context tokens that must fit at once (default 1)")
-    p.add_argument("--dtype", choices=("auto", "bfloat16", "float16", "float32"), default="auto",
-                   help="the weights' and KV cache's dtype (default auto: the model's; a quantized model's weights "
-                        "stay as published)")
-    p.add_argument("--json", action="store_true", help="print JSON: weights_bytes, kv_bytes_per_token, "
-                   "kv_bytes_per_sequence, instances")
 
 
 # --- commands -------------------------------------------------------------------------
 
 
-def cmd_doctor(args: argparse.Namespace) -> int:
+def cmd_doctor(args: DoctorOptions) -> int:
     from rigs.account.doctor import render, run_doctor
     from rigs.account.preflight import select_rigs
 
@@ -308,7 +101,7 @@ def cmd_doctor(args: argparse.Namespace) -> int:
     return EXIT_OK if report.ok else EXIT_FAILED
 
 
-def cmd_preflight(args: argparse.Namespace) -> int:
+def cmd_preflight(args: PreflightOptions) -> int:
     from rigs.account.preflight import render, render_placement, run_preflight, select_rigs
 
     rigs, nothing = select_rigs(args.rigs)
@@ -332,7 +125,7 @@ def cmd_preflight(args: argparse.Namespace) -> int:
     return EXIT_FAILED if report.unplaceable else EXIT_OK
 
 
-def cmd_up(args: argparse.Namespace) -> int:
+def cmd_up(args: UpOptions) -> int:
     from rigs.account.checks.bootstrap import BOOTSTRAP_NOT_IN_POLICY
     from rigs.account.doctor import ignored_checks
     from rigs.deploy.cdk_cli import CdkCli, default_method
@@ -357,7 +150,7 @@ def cmd_up(args: argparse.Namespace) -> int:
     aws.check_credentials(session, args.region or session.region_name or "us-east-1")
     sequence = DeploySequence(session, _console().print)
     if args.doctor:
-        allowed = sequence.doctor(rigs, ignore=ignored_checks(args.bootstrap, args.skip_check))
+        allowed = sequence.doctor(rigs, ignore=ignored_checks(args.bootstrap, args.skip_checks))
         stuck = [name for name, regions in allowed.items() if not regions]
         if stuck:
             print(f"doctor: {', '.join(stuck)} cannot deploy anywhere (see the FAIL rows); nothing deployed",
@@ -394,7 +187,7 @@ def cmd_up(args: argparse.Namespace) -> int:
     return EXIT_OK if all(r.ok for r in results) else EXIT_FAILED
 
 
-def _deploy_context(args: argparse.Namespace, rigs: Sequence[Any]) -> tuple[dict[str, str], list[Any]]:
+def _deploy_context(args: DoctorOptions | PreflightOptions | UpOptions | PricesOptions, rigs: Sequence[Any]) -> tuple[dict[str, str], list[Any]]:
     """The ``-c KEY=VALUE`` of ``up``, ``preflight``, ``doctor`` and ``prices`` as context, every key and value
     checked as the app checks them at synth (with ``up``'s ``--max-hours`` as ``max_hours``), before anything runs;
     and each rig as it will be served under them (:func:`rigs.deploy.model_options.served_rig`: another model may
@@ -409,7 +202,7 @@ def _deploy_context(args: argparse.Namespace, rigs: Sequence[Any]) -> tuple[dict
         if not sep or not key:
             raise UsageError(f"-c {item!r}: give KEY=VALUE")
         context[key] = value
-    hours = getattr(args, "max_hours", None)
+    hours = args.max_hours if isinstance(args, UpOptions) else None
     given = {**context, "max_hours": f"{hours:g}"} if hours is not None else context
     catalog = load_catalog()
     try:
@@ -423,13 +216,7 @@ def _deploy_context(args: argparse.Namespace, rigs: Sequence[Any]) -> tuple[dict
     return context, [one.rig for one in served]
 
 
-def _add_context(p: Any, what: str) -> None:
-    p.add_argument("-c", "--context", action="append", default=[], metavar="KEY=VALUE",
-                   help=f"the per-deploy options of `up` (docs/rigs.md), checked before anything runs: with -c "
-                        f"model.<rig>=ID (or -c model=ID) {what} the size the model is served on")
-
-
-def cmd_status(args: argparse.Namespace) -> int:
+def cmd_status(args: StatusOptions) -> int:
     from rigs.estate.inventory import discover, render, render_outlasting
     from rigs.catalog.pricing import PriceBook
 
@@ -461,7 +248,7 @@ def cmd_status(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-def cmd_sweep(args: argparse.Namespace) -> int:
+def cmd_sweep(args: SweepOptions) -> int:
     from rigs.estate.inventory import render
     from rigs.estate.sweep import Sweeper, default_poll_s
 
@@ -510,7 +297,7 @@ def cmd_sweep(args: argparse.Namespace) -> int:
     return EXIT_OK if result.clean(args.everything) else EXIT_FAILED
 
 
-def cmd_prices(args: argparse.Namespace) -> int:
+def cmd_prices(args: PricesOptions) -> int:
     from rich.table import Table
 
     from rigs.account.preflight import select_rigs
@@ -553,7 +340,7 @@ def cmd_prices(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-def cmd_pins(args: argparse.Namespace) -> int:
+def cmd_pins(args: RefreshOptions) -> int:
     from rigs.catalog.pins import NotRegionalError, run
 
     try:
@@ -563,21 +350,13 @@ def cmd_pins(args: argparse.Namespace) -> int:
         return EXIT_USAGE
 
 
-def cmd_rehearse(args: argparse.Namespace) -> int:
+def cmd_rehearse(args: RehearseOptions) -> int:
     from rigs.rehearsal import flow
 
-    options = flow.Options(
-        rigs=args.rigs, big=args.big, yes=args.yes, offline=args.offline, bootstrap=args.bootstrap,
-        skip_checks=tuple(args.skip_check),
-        evidence=args.evidence, max_hours=args.max_hours, max_usd=args.max_usd,
-        capacity_grace_minutes=args.capacity_grace,
-        inject_capacity=args.inject_capacity, bench_options=args.bench_options, bench_minutes=args.bench_minutes,
-        destroy_minutes=args.destroy_minutes, profile=args.profile, region=args.region, model=args.model,
-        model_config=args.model_config, hf_token_parameter=args.hf_token_parameter, workload=args.workload)
-    return flow.main(options, console=_console())
+    return flow.main(args, console=_console())
 
 
-def cmd_fit(args: argparse.Namespace) -> int:
+def cmd_fit(args: FitOptions) -> int:
     from kit.command import UsageError
     from rigs.sizing.config import read_config
     from rigs.sizing.fit import candidates, fit, render
@@ -585,9 +364,9 @@ def cmd_fit(args: argparse.Namespace) -> int:
     catalog = load_catalog()
     if args.model is not None and args.model not in catalog.models:
         raise UsageError(f"--model {args.model}: not in the catalog's models section ({', '.join(catalog.models)}); "
-                         "give its config.json with --config FILE")
+                         f"give its config.json with {FitOptions.model_config.usage}")
     card = catalog.models.get(args.model) if args.model else None
-    arch = card.architecture if card else read_config(args.config)
+    arch = card.architecture if card else read_config(args.model_config)
     if args.context is not None and args.context > arch.max_context:
         raise UsageError(f"--context {args.context}: the model takes at most {arch.max_context:,} tokens "
                          "(max_position_embeddings)")
@@ -597,7 +376,7 @@ def cmd_fit(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps(result.as_json(), indent=2))
     else:
-        for line in render(args.model or str(args.config), result):
+        for line in render(args.model or str(args.model_config), result):
             print(line)
     return EXIT_OK
 
@@ -626,7 +405,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     try:
-        return COMMANDS[args.command](args)
+        return COMMANDS[args.command](parsed(args))
     except KeyboardInterrupt:
         hint = {"up": "`python -m rigs status` shows what is up; `python -m rigs up` again resumes, "
                       "`python -m rigs sweep --yes` removes it",

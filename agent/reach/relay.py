@@ -21,6 +21,7 @@ import socket
 import sys
 
 from kit.command import EXIT_FAILED, EXIT_OK, Parser
+from kit.options import Option, Options
 
 
 def _split(address: str) -> tuple[str, int]:
@@ -82,11 +83,17 @@ async def serve(sock: socket.socket, target: tuple[str, int]) -> None:
         await stop.wait()
 
 
+class RelayOptions(Options):
+    """The options of ``python -m agent.reach.relay``."""
+
+    listen = Option(("--listen",), "HOST:PORT to accept on", required=True)
+    target = Option(("--target",), "HOST:PORT to connect to", required=True)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = Parser(prog="python -m agent.reach.relay", description=__doc__.splitlines()[0])
-    parser.add_argument("--listen", required=True, help="HOST:PORT to accept on")
-    parser.add_argument("--target", required=True, help="HOST:PORT to connect to")
-    args = parser.parse_args(argv)
+    RelayOptions.add_arguments(parser)
+    args = RelayOptions.of(parser.parse_args(argv))
     host, port = _split(args.listen)
     try:
         sock = listen((host, port))

@@ -25,9 +25,11 @@ from pathlib import Path
 from typing import Any, Callable, Iterable, Mapping, Sequence
 
 from kit.files import write_atomic
+from kit.options import Option, add_command
 from rigs import aws
 from rigs.catalog.images import ecr_image
 from rigs.catalog.model import CATALOG_PATH, CatalogError, ContainerImage, SageMakerRig, load_catalog, parse_catalog
+from rigs.shared_options import EACH_RIGS_REGIONS, Global
 
 NOT_FOUND_CODES = ("ImageNotFoundException", "RepositoryNotFoundException", "ImageNotFound")
 """DescribeImages' error codes and BatchGetImage's failure code for a tag the registry does not have."""
@@ -188,15 +190,20 @@ def refresh(rigs: Iterable[SageMakerRig], ecr_for: Callable[[str], Any], regions
     return results
 
 
-def add_parser(sub: Any, regions_type: Callable[[str], list[str]]) -> None:
+class RefreshOptions(Global):
+    """``python -m rigs pins refresh``."""
+
+    rigs = Option((), "rigs to pin (default: every rig with a regional image)", default=(), nargs="*", metavar="RIG")
+    regions = EACH_RIGS_REGIONS
+    dry_run = Option(("--dry-run",), "print what would change; write nothing", default=False, switch=True)
+
+
+def add_parser(sub: Any) -> None:
     """``pins refresh`` under ``python -m rigs``."""
     pins = sub.add_parser("pins", help="per-region image pins of regional registries (the SageMaker image)")
     actions = pins.add_subparsers(dest="pins_command", required=True, metavar="ACTION")
-    p = actions.add_parser("refresh", help="read each region's digest of the pinned tag from ECR and rewrite "
-                                           "rigs/catalog.yaml's image_digests")
-    p.add_argument("rigs", nargs="*", metavar="RIG", help="rigs to pin (default: every rig with a regional image)")
-    p.add_argument("--regions", type=regions_type, default=None, help="regions to read (default: each rig's)")
-    p.add_argument("--dry-run", action="store_true", help="print what would change; write nothing")
+    add_command(actions, "refresh", RefreshOptions, "read each region's digest of the pinned tag from ECR and rewrite "
+                "rigs/catalog.yaml's image_digests", beside=Global)
 
 
 def run(args: Any, session: Callable[[], Any], say: Callable[[str], None] = print,

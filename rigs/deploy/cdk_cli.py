@@ -53,6 +53,11 @@ class CdkRunner(Protocol):
     def bootstrap(self, environments: Sequence[str], log: Path) -> CdkResult: ...
 
 
+def context_arg(key: str, value: str) -> list[str]:
+    """One CDK context value on the CDK CLI's command line (``-c KEY=VALUE``, as ``python -m rigs up -c`` takes it)."""
+    return ["-c", f"{key}={value}"]
+
+
 class CdkCli:
     """Runs the project-pinned CDK CLI (``scripts/cdk``); output goes to a log file per call.
 
@@ -68,10 +73,7 @@ class CdkCli:
 
     @staticmethod
     def _context_args(context: Mapping[str, str]) -> list[str]:
-        args: list[str] = []
-        for key, value in sorted(context.items()):
-            args += ["-c", f"{key}={value}"]
-        return args
+        return [arg for key, value in sorted(context.items()) for arg in context_arg(key, value)]
 
     def _run(self, args: list[str], log: Path) -> CdkResult:
         log.parent.mkdir(parents=True, exist_ok=True)

@@ -31,6 +31,7 @@ import boto3
 import botocore.exceptions
 from botocore.config import Config
 
+from kit.options import Option, Options
 from rigs.contract import REGIONS
 
 SKIP_LOOKUP_ENV = "AWS_INFERENCE_PLACED_BY_CALLER"
@@ -184,6 +185,12 @@ def app_stacks() -> list[str]:
     return names
 
 
+class WhereaboutsOptions(Options):
+    """The options of ``python -m rigs.estate.whereabouts``."""
+
+    expect_none = Option(("--expect-none",), "exit 1 when any stack of the app is left", default=False, switch=True)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """``python -m rigs.estate.whereabouts [--expect-none]``: where the app's stacks are, in the regions it deploys to.
 
@@ -195,8 +202,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     from kit.command import EXIT_FAILED, EXIT_NONE_DEPLOYED, EXIT_NOT_VERIFIED, EXIT_OK, Parser
 
     parser = Parser(prog="python -m rigs.estate.whereabouts", description=main.__doc__)
-    parser.add_argument("--expect-none", action="store_true", help="exit 1 when any stack of the app is left")
-    args = parser.parse_args(argv)
+    WhereaboutsOptions.add_arguments(parser)
+    args = WhereaboutsOptions.of(parser.parse_args(argv))
     where = locate(app_stacks())
     print(where.summary())
     if not where.complete:

@@ -88,6 +88,8 @@ import zipfile
 from typing import Any, Callable, Iterable, Iterator
 
 from kit.command import EXIT_OK, Parser
+from kit.options import Option, Options
+from rigs.shared_options import INJECT_CAPACITY
 
 ACCOUNT = "123456789012"
 REGIONS = ("us-east-1", "us-east-2", "us-west-1", "us-west-2")
@@ -643,16 +645,22 @@ def free_port() -> int:
         return sock.getsockname()[1]
 
 
+class ServerOptions(Options):
+    """The options of ``python -m rigs.offline.moto_server``."""
+
+    port = Option(("--port",), "port on 127.0.0.1 (0: a free one)", type=int, required=True)
+    inject_capacity = INJECT_CAPACITY.but(help="groups of that type in that region report "
+                                               "InsufficientInstanceCapacity")
+    stand_in = Option(("--stand-in",), "an OpenAI-compatible server that plays every rig's server (see above)",
+                      metavar="URL")
+    stop_on_stdin_eof = Option(("--stop-on-stdin-eof",), "stop when stdin closes (a parent process holding a pipe)",
+                               default=False, switch=True)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = Parser(prog="python -m rigs.offline.moto_server", description=__doc__.split("\n\n")[0])
-    parser.add_argument("--port", type=int, required=True, help="port on 127.0.0.1 (0: a free one)")
-    parser.add_argument("--inject-capacity", action="append", default=[], metavar="TYPE@REGION",
-                        help="groups of that type in that region report InsufficientInstanceCapacity")
-    parser.add_argument("--stand-in", metavar="URL",
-                        help="an OpenAI-compatible server that plays every rig's server (see above)")
-    parser.add_argument("--stop-on-stdin-eof", action="store_true",
-                        help="stop when stdin closes (a parent process holding a pipe)")
-    args = parser.parse_args(argv)
+    ServerOptions.add_arguments(parser)
+    args = ServerOptions.of(parser.parse_args(argv))
     for key, value in {"AWS_ACCESS_KEY_ID": "testing", "AWS_SECRET_ACCESS_KEY": "testing",
                        "AWS_SESSION_TOKEN": "testing", "AWS_EC2_METADATA_DISABLED": "true"}.items():
         os.environ.setdefault(key, value)

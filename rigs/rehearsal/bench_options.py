@@ -16,6 +16,7 @@ import shlex
 import subprocess
 import sys
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, Sequence
 
 from kit.command import UsageError
@@ -92,6 +93,18 @@ def workload_context(workload: str) -> int | None:
     """The workload's own context as the benchmark counts it (``workload_context_tokens``: its longest request,
     prompt and output, rounded up; None for the reference's one prompt). UsageError for a workload it refuses."""
     return parsed([WORKLOAD, workload], (f"--workload {workload}", "it", ""))["workload_context_tokens"]
+
+
+def command(backends: Sequence[str], out: Path, stand_in: str | None, profile: str | None,
+            words: Sequence[str]) -> list[str]:
+    """``python -m agent.run`` as the rehearsal runs its benchmark: on ``backends``, its evidence in ``out``, the
+    rigs played by ``stand_in`` (offline), with ``profile`` and the benchmark's options (``words``)."""
+    line = [sys.executable, "-m", "agent.run", "--backends", ",".join(backends), "--out", str(out)]
+    if stand_in:
+        line += ["--stand-in", stand_in]
+    if profile:
+        line += ["--profile", profile]
+    return line + list(words)
 
 
 def prepare(text: str, offline: bool, workload: str | None = None) -> BenchOptions:

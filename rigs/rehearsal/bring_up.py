@@ -12,7 +12,6 @@ from __future__ import annotations
 import math
 import os
 import signal
-import sys
 import threading
 from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence
@@ -27,13 +26,12 @@ from rigs.deploy.cdk_cli import CdkCli, CdkResult, default_method
 from rigs.deploy.up import Up, UpSettings
 from rigs.deploy.watch import CAPACITY_GRACE_MINUTES, ENDPOINT_POLL_S, WatchSettings, default_poll_s
 from rigs.placement import placement
-from rigs.rehearsal import timeline
+from rigs.rehearsal import bench_options, timeline
+from rigs.rehearsal.options import OFFLINE_CAPACITY_GRACE_MINUTES
 from rigs.rehearsal.state import Phase, State
 
 BENCH_WAIT_S = 120.0
 """How long the benchmark gets to stop and write its evidence after an interrupt."""
-OFFLINE_CAPACITY_GRACE_MINUTES = 0.0
-"""Offline, a failed launch is the injected one (``--inject-capacity``): the next region at once."""
 
 
 class Cancelled(BaseException):
@@ -89,7 +87,7 @@ def up(state: State, phase: Phase, folder: Path, context: Mapping[str, str]) -> 
     """Bring the phase's rigs up in parallel (Ctrl-C stays with this thread), and start their timelines."""
     if not phase.plans:
         return
-    grace = state.options.capacity_grace_minutes
+    grace = state.options.capacity_grace
     if grace is None:
         grace = OFFLINE_CAPACITY_GRACE_MINUTES if state.options.offline else CAPACITY_GRACE_MINUTES
     poll = ENDPOINT_POLL_S if state.offline is not None else default_poll_s()
@@ -150,12 +148,8 @@ def benchmark(state: State, phase: Phase, folder: Path, with_bedrock: bool) -> N
         state.say(f"benchmark ({phase.name} model): nothing came up to benchmark")
         return
     state.step = f"the benchmark ({phase.name} model)"
-    command = [sys.executable, "-m", "agent.run", "--backends", ",".join(names), "--out", str(folder)]
-    if state.offline is not None and state.offline.stand_in_url:
-        command += ["--stand-in", state.offline.stand_in_url]
-    if state.options.profile:
-        command += ["--profile", state.options.profile]
-    command += state.bench.words
+    command = bench_options.command(names, folder, state.offline.stand_in_url if state.offline is not None else None,
+                                    state.options.profile, state.bench.words)
     state.say(f"benchmark ({phase.name} model): python {' '.join(command[1:])}")
     process = state.running.add(processes.spawn(command, log=None, stdin=None, cwd=os.getcwd(),
                                                 env=state.command_env()))

@@ -24,7 +24,7 @@ from kit import processes, utc
 from rigs import aws
 from rigs.catalog.model import load_catalog
 from rigs.contract import BASE_STACK_PREFIX, REGIONS
-from rigs.deploy.cdk_cli import CDK
+from rigs.deploy.cdk_cli import CDK, context_arg
 from rigs.estate.whereabouts import Whereabouts
 from rigs.placement.placement import PROJECT_DIR
 
@@ -60,7 +60,7 @@ def destroy_commands(stacks: Mapping[str, Sequence[str]], output: Path | None = 
         if rig is None:  # a base stack: one per region, named after it
             bases.append(name)
             continue
-        context += ["-c", f"region.{rig}={regions[0]}"]
+        context += context_arg(f"region.{rig}", regions[0])
         rigs += [name] + [f"{name}-{region}" for region in regions[1:]]
     commands = []
     for index, ids in enumerate((rigs, bases)):

@@ -1,5 +1,5 @@
-"""What the steps of a rehearsal pass on (:mod:`rigs.rehearsal.flow`): its options, where it writes and says
-things, what it created and learnt so far.
+"""What the steps of a rehearsal pass on (:mod:`rigs.rehearsal.flow`): its options (:mod:`rigs.rehearsal.options`),
+where it writes and says things, what it created and learnt so far.
 
 Offline, moto's endpoint is held here and passed down from here: to the sessions (:meth:`State.endpoint`),
 to every command run (:meth:`State.command_env`) and to the placement file of the rehearsal
@@ -14,7 +14,7 @@ import threading
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
-from typing import Any, Sequence, TextIO
+from typing import Any, TextIO
 
 from kit import processes, utc
 from rigs import aws
@@ -28,36 +28,7 @@ from rigs.rehearsal import timeline
 from rigs.rehearsal.bench_options import BenchOptions
 from rigs.rehearsal.down import Destroyer
 from rigs.rehearsal.offline import OfflineAws
-
-
-@dataclass
-class Options:
-    rigs: Sequence[str] = ()
-    big: bool = False
-    yes: bool = False
-    offline: bool = False
-    bootstrap: bool = False
-    skip_checks: Sequence[str] = ()
-    """The doctor's checks passed by name (``--skip-check``, :data:`rigs.account.doctor.SKIPPABLE`)."""
-    evidence: Path | None = None
-    max_hours: float | None = None
-    max_usd: float | None = None
-    capacity_grace_minutes: float | None = None
-    inject_capacity: Sequence[str] = ()
-    bench_options: str = ""
-    bench_minutes: float = estimating.BENCHMARK_ALLOWANCE_MINUTES
-    destroy_minutes: float = estimating.DESTROY_ALLOWANCE_MINUTES
-    profile: str | None = None
-    region: str | None = None
-    model: str | None = None
-    """``--model``: the Hugging Face id every rig that can serves (a catalog model, or one ``model_config`` describes);
-    None: each rig's catalog model."""
-    model_config: Path | None = None
-    """``--model-config``: the ``config.json`` of a model the catalog does not list (read here, never fetched)."""
-    hf_token_parameter: str | None = None
-    """``--hf-token-parameter``: the SSM SecureString holding a Hugging Face token, for a gated model."""
-    workload: str | None = None
-    """``--workload``: passed to the benchmark (its own ``--workload``, a file or KEY=VALUE)."""
+from rigs.rehearsal.options import Options
 
 
 @dataclass

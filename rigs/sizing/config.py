@@ -1,6 +1,6 @@
 """A model's :class:`Architecture` from its Hugging Face ``config.json``: for a model the catalog does not list.
 
-Read from a local file only (``-c model_config.<rig>=PATH``, ``python -m rigs fit --config FILE``): synth stays
+Read from a local file only (``-c model_config.<rig>=PATH``, ``python -m rigs fit --model-config FILE``): synth stays
 offline. A multimodal config's ``text_config`` is the language model's. The parameter count is estimated from the
 config's sizes (embeddings, attention, the MLP or every expert; norms and biases left out), since a config.json
 publishes none; a quantized checkpoint's bytes from its ``quantization_config`` bits where it names them.

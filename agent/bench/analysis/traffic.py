@@ -386,9 +386,12 @@ class Traffic(TrafficKeys):
                      trace=read_trace(Path(self.trace)) if self.trace else ())
 
     @classmethod
-    def from_dict(cls, data: Mapping[str, Any] | None) -> Traffic:
-        """The traffic recorded in ``run.json`` (None or ``{}``: the defaults), as it was resolved then (a file it
-        names is not read again; a record written before a key existed takes that key's default)."""
+    def from_dict(cls, data: Workload | Mapping[str, Any] | None) -> Traffic:
+        """The traffic recorded in ``run.json`` (its model or its keys; None or ``{}``: the defaults), as it was
+        resolved then (a file it names is not read again; a record written before a key existed takes that key's
+        default)."""
+        if isinstance(data, Workload):
+            data = data.model_dump()
         if not data:
             return default_traffic()
         return cls.model_validate({k: v for k, v in data.items() if k in cls.model_fields},

@@ -1,11 +1,14 @@
-"""Every option of ``python -m agent.run``, each declared once (:class:`Option`, the shape of AIPerf's and
-GuideLLM's options): its flag, its one-line parser (:mod:`.argtypes`), its help, the part it belongs to, its
-default and the ``run.json`` key it is recorded under. The parser (:func:`add_arguments`), the part check
-(:data:`PART_OPTIONS`), the defaults of :class:`~.options.BenchOptions` (:func:`value`), the docs' option
-tables (:mod:`.option_table`) and ``python -m agent.report``'s shared options all read these declarations.
+"""Every option of ``python -m agent.run``, each declared once, as a field of the command's options model
+(:class:`kit.options.Option` on :class:`CommandOptions` or :class:`BenchmarkOptions`, the shape of AIPerf's and
+GuideLLM's options): its flag, its one-line parser (:mod:`.argtypes`), its help, its group, the part it belongs to,
+its default and whether ``run.json`` records it (under its name). The parser (:func:`add_arguments`), the part
+check (:data:`PART_OPTIONS`), the typed options a run reads (:class:`~.options.BenchOptions`, a subclass of
+:class:`Declared`), the docs' option tables (:mod:`.option_table`) and ``python -m agent.report``'s shared options
+all read these declarations; the attribute is the option's name (``Declared.max_tokens.flag`` is
+``--max-tokens``).
 
 An option of a part has no parser default, so that "given" can be told from "left at its default"
-(``--bfcl-n 50`` without ``bfcl`` in ``--demos`` is refused, not ignored); :func:`value` puts the declared
+(``--bfcl-n 50`` without ``bfcl`` in ``--demos`` is refused, not ignored); the typed options put the declared
 default in. This module imports no pydantic, strands or aiohttp, so ``--help`` stays fast.
 """
 
@@ -14,8 +17,9 @@ from __future__ import annotations
 import argparse
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Mapping, Sequence
+from typing import Any, Mapping, Sequence
 
+from kit.options import Option, Options
 from rigs.catalog.price_terms import PRICED_TIERS, STANDARD_TIER
 from rigs.contract import REGIONS
 
@@ -35,6 +39,8 @@ DEFAULT_DEMOS = ("counting", "orchestrator", "chat")
 DEFAULT = "default"
 """In ``--demos``, the default parts (``--demos default,quality`` adds the quality lane to them)."""
 AUTO = "auto"
+ALWAYS, GIVEN, PLAN = "always", "given", "plan"
+"""How ``run.json`` records an option (:attr:`RunOption.record`)."""
 
 GROUPS = {
     "backends": "backends",
@@ -52,57 +58,24 @@ COMMAND_GROUPS = ("backends", "run")
 BENCH_GROUPS = ("benchmark", "target", "open_loop", "bfcl", "quality", "recommendation")
 
 
-@dataclass(frozen=True)
-class Option:
-    """One option: what the parser, the part check, the defaults, ``run.json`` and the docs know of it."""
+@dataclass(frozen=True, eq=False)
+class RunOption(Option):
+    """An option of ``python -m agent.run``: with the part that reads it and how ``run.json`` records it."""
 
-    flags: tuple[str, ...]
-    group: str
-    help: str
-    """What it does, one plain sentence (a ``%`` is written as is); help and the docs add the default."""
-    default: Any = None
-    shown: str = ""
-    """The default as ``--help`` and the docs state it (empty: none stated)."""
     part: str | None = None
     """The one part that reads it; given without that part in ``--demos`` it is refused."""
-    type: Callable[[str], Any] | None = None
-    metavar: str | None = None
-    choices: tuple[str, ...] | None = None
-    switch: bool = False
-    """A flag without a value (``store_true``)."""
     record: str | None = None
-    """Its key in ``run.json`` ``options`` (None: not recorded there as given)."""
-    more: str = ""
-    """Markdown the docs' table adds to the help (a link, a detail too long for ``--help``)."""
+    """How ``run.json`` ``options`` records it under its name: :data:`ALWAYS`, :data:`GIVEN` (only when given),
+    :data:`PLAN` (the chat part's plan records it as it resolved it); None: not recorded."""
 
-    @property
-    def flag(self) -> str:
-        return self.flags[-1]
+    def parser_default(self) -> Any:
+        """An option of a part has no parser default, so that "given" can be told from "left at its default"."""
+        return None if self.part else self.default
 
-    @property
-    def name(self) -> str:
-        """Its name in the parsed namespace (``--bfcl-n``: ``bfcl_n``)."""
-        return self.flag.lstrip("-").replace("-", "_")
 
-    @property
-    def usage(self) -> str:
-        """The flag as the docs' table shows it: ``--bfcl-n N``, ``--tools engine|rows``."""
-        flags = ", ".join(self.flags)
-        return flags if self.switch else f"{flags} {self.metavar or '|'.join(self.choices or ()) or self.name.upper()}"
-
-    def full_help(self) -> str:
-        return f"{self.help} (default: {self.shown})" if self.shown else self.help
-
-    def add_to(self, group: Any, help: str | None = None) -> None:
-        """Add it to a parser or group; ``help``: another command's sentence for it (``python -m agent.report``)."""
-        kwargs: dict[str, Any] = {"help": (help or self.full_help()).replace("%", "%%"),
-                                  "default": None if self.part else self.default}
-        if self.switch:
-            kwargs["action"] = "store_true"
-        else:
-            kwargs.update({k: v for k, v in (("type", self.type), ("metavar", self.metavar),
-                                             ("choices", self.choices)) if v is not None})
-        group.add_argument(*self.flags, **kwargs)
+def option(flags: tuple[str, ...], group: str, help: str, **more: Any) -> RunOption:
+    """One option of the command, in ``group`` (a key of :data:`GROUPS`)."""
+    return RunOption(flags, help, group=group, **more)
 
 
 def demos_list(text: str) -> list[str]:
@@ -113,157 +86,202 @@ def demos_list(text: str) -> list[str]:
     return list(dict.fromkeys(out))
 
 
-_COMMAND = (
-    Option(("--backends",), "backends", f"only these backends (known: {', '.join(KNOWN)}); overrides BACKENDS",
-           shown="every one that is up, or the local rig when nothing else is configured", metavar="A,B",
-           record="backends", more="an unknown name is an error that lists the known ones; recorded in `run.json` "
-           "`options.backends` as your choice, so the recommendation chooses among them "
-           "([Which one?](recommendation.md#which-one-cost-at-the-target-and-the-recommendation))"),
-    Option(("--local",), "backends", "also run the local rig (SmolLM2-135M on llama.cpp, CPU), started and stopped "
-           "by this command", default=False, switch=True),
-    Option(("--list",), "backends", "only show the backends found, how each is reached and why others are skipped",
-           default=False, switch=True),
-    Option(("--region",), "backends", "search only this region; also the region for Bedrock and SM_ENDPOINT (beats "
-           "BEDROCK_REGION and SM_REGION)", shown=", ".join(REGIONS), metavar="R"),
-    Option(("--profile",), "backends", "AWS profile", shown="the usual AWS credential chain", metavar="P"),
-    Option(("--bedrock-tier",), "backends", "Bedrock's service tier: what its requests ask for, and the price of "
-           f"Bedrock and of the break-even against it; offered: the tiers rigs/prices.yaml prices "
-           f"({', '.join(PRICED_TIERS)})", default=STANDARD_TIER, shown=STANDARD_TIER, type=service_tier,
-           metavar="|".join(PRICED_TIERS), record="bedrock_tier",
-           more="`standard` sends no `serviceTier` (Bedrock's default); a Flex or Priority tier (`flex`, `priority`) is "
-           "sent with every Bedrock request once `rigs/prices.yaml` has its price, dated and with its source: until "
-           "then it is one line and exit status 2, before anything starts (AWS states Flex as a discount on and "
-           "Priority as a premium over the Standard rate, no per-model price known here) "
-           "([Bedrock's service tier](provenance.md#bedrocks-service-tier))"),
-    Option(("--stand-in",), "backends", "offline rehearsals (python -m rigs rehearse --offline): the "
-           "OpenAI-compatible server at URL plays every discovered rig; EC2 rigs are reached through a local TCP "
-           "relay to its port instead of an SSM port forward, SageMaker endpoints through the SageMaker API as "
-           "usual; each is labelled with the stand-in's model and not priced", metavar="URL",
-           more="[below](#offline-rehearsals-the-stand-in)"),
-    Option(("--ready-timeout",), "backends", "seconds to wait for a port-forwarded server to answer a first request",
-           default=READY_TIMEOUT_S, shown=f"{READY_TIMEOUT_S:.0f}", type=positive_seconds, metavar="S"),
-    Option(("--runs",), "run", "runs per backend: counting runs per question set, timed chat requests, and requests "
-           "per in-flight slot of a chat level", default=5, shown="5", type=positive_int, metavar="N", record="runs"),
-    Option(("--out",), "run", "evidence folder (files written directly in DIR); refused when it is a file or already "
-           "holds a run's evidence", shown="results/<UTC timestamp>/", type=Path, metavar="DIR",
-           more="helper logs go to `DIR/logs/`"),
-    Option(("-v", "--verbose"), "run", "log what is started and stopped", default=False, switch=True),
-)
+class CommandOptions(Options):
+    """The options of the command itself (:mod:`agent.run`): which backends, how they are reached, where the
+    evidence goes."""
 
-_BENCHMARK = (
-    Option(("--demos",), "benchmark", "parts to run, comma-separated: counting (graded tool use, both question "
-           "sets), orchestrator (an agent asks every backend; its summary is checked), chat (streamed timings), bfcl "
-           "(BFCL tool-calling cases through each backend's tool interface), quality (seeded questions with "
-           "checkable answers through each backend's chat interface), open_loop (requests at --rate, which adds it); "
-           "default stands for the default parts (e.g. default,quality)", default=DEFAULT_DEMOS, shown=",".join(DEFAULT_DEMOS), type=demos_list,
-           metavar="LIST", record="demos"),
-    Option(("--tools",), "benchmark", "counting tools: engine = count_ids(op, value) (graded on the filter sent); "
-           "rows = list_ids() and the model counts", default="engine", shown="engine", choices=("engine", "rows"),
-           record="tools"),
-    Option(("--concurrency",), "benchmark", "chat concurrency levels, e.g. 1,4,16: at each level c, c x --runs "
-           "requests with c in flight; aggregate output tok/s and $/M per level; auto: search for the highest level "
-           f"that meets the --slo target, at most {MAX_CONCURRENCY}", default=(1,), shown="1",
-           type=concurrency_levels, metavar="LIST|auto", record="concurrency",
-           more="[the search](capacity.md#capacity-under-a-latency-target-goodput)"),
-    Option(("--max-tokens",), "benchmark", "output tokens requested per chat request of the reference's prompt; "
-           "with any other workload, the workload's output_tokens_mean when that is not given", shown=f"{CHAT_MAX_TOKENS}, "
-           "the reference's (the workload's output_tokens_mean)", type=positive_int, metavar="N", record="max_tokens"),
-    Option(("--ignore-eos",), "benchmark", "ask OpenAI-compatible servers (vLLM, llama.cpp) for exactly "
-           "--max-tokens tokens of the reference's prompt or of a prompts file (a synthetic workload asks for exactly "
-           "its drawn lengths wherever the server allows it)", default=False, switch=True, record="ignore_eos"),
-    Option(("--question",), "benchmark", "the orchestrator's question (not empty)", default=ORCHESTRATOR_QUESTION,
-           shown=repr(ORCHESTRATOR_QUESTION), type=non_empty_text, metavar="TEXT", record="question"),
-    Option(("--request-timeout",), "benchmark", "timeout of one timed request, and of one agent run", default=300.0,
-           shown="300", type=positive_seconds, metavar="S", record="request_timeout_s"),
-    Option(("--max-consecutive-failures",), "benchmark", "stop a backend after N failed requests in a row within a "
-           "part (for agent runs: N timeouts or connection failures), and skip its other parts; 0 never stops",
-           default=DEFAULT_MAX_CONSECUTIVE_FAILURES, shown=str(DEFAULT_MAX_CONSECUTIVE_FAILURES),
-           type=non_negative_int, metavar="N", record="max_consecutive_failures"),
-)
+    backends = option(
+        ("--backends",), "backends", f"only these backends (known: {', '.join(KNOWN)}); overrides BACKENDS",
+        shown="every one that is up, or the local rig when nothing else is configured", metavar="A,B",
+        record=GIVEN, more="an unknown name is an error that lists the known ones; recorded in `run.json` "
+        "`options.backends` as your choice, so the recommendation chooses among them "
+        "([Which one?](recommendation.md#which-one-cost-at-the-target-and-the-recommendation))")
+    local = option(
+        ("--local",), "backends", "also run the local rig (SmolLM2-135M on llama.cpp, CPU), started and stopped "
+        "by this command", default=False, switch=True)
+    list = option(
+        ("--list",), "backends", "only show the backends found, how each is reached and why others are skipped",
+        default=False, switch=True)
+    region = option(
+        ("--region",), "backends", "search only this region; also the region for Bedrock and SM_ENDPOINT (beats "
+        "BEDROCK_REGION and SM_REGION)", shown=", ".join(REGIONS), metavar="R")
+    profile = option(
+        ("--profile",), "backends", "AWS profile", shown="the usual AWS credential chain", metavar="P")
+    bedrock_tier = option(
+        ("--bedrock-tier",), "backends", "Bedrock's service tier: what its requests ask for, and the price of "
+        f"Bedrock and of the break-even against it; offered: the tiers rigs/prices.yaml prices "
+        f"({', '.join(PRICED_TIERS)})", default=STANDARD_TIER, shown=STANDARD_TIER, type=service_tier,
+        metavar="|".join(PRICED_TIERS), record=ALWAYS,
+        more="`standard` sends no `serviceTier` (Bedrock's default); a Flex or Priority tier (`flex`, `priority`) is "
+        "sent with every Bedrock request once `rigs/prices.yaml` has its price, dated and with its source: until "
+        "then it is one line and exit status 2, before anything starts (AWS states Flex as a discount on and "
+        "Priority as a premium over the Standard rate, no per-model price known here) "
+        "([Bedrock's service tier](provenance.md#bedrocks-service-tier))")
+    stand_in = option(
+        ("--stand-in",), "backends", "offline rehearsals (python -m rigs rehearse --offline): the "
+        "OpenAI-compatible server at URL plays every discovered rig; EC2 rigs are reached through a local TCP "
+        "relay to its port instead of an SSM port forward, SageMaker endpoints through the SageMaker API as "
+        "usual; each is labelled with the stand-in's model and not priced", metavar="URL",
+        more="[below](#offline-rehearsals-the-stand-in)")
+    ready_timeout = option(
+        ("--ready-timeout",), "backends", "seconds to wait for a port-forwarded server to answer a first request",
+        default=READY_TIMEOUT_S, shown=f"{READY_TIMEOUT_S:.0f}", type=positive_seconds, metavar="S")
+    runs = option(
+        ("--runs",), "run", "runs per backend: counting runs per question set, timed chat requests, and requests "
+        "per in-flight slot of a chat level", default=5, shown="5", type=positive_int, metavar="N", record=ALWAYS)
+    out = option(
+        ("--out",), "run", "evidence folder (files written directly in DIR); refused when it is a file or already "
+        "holds a run's evidence", shown="results/<UTC timestamp>/", type=Path, metavar="DIR",
+        more="helper logs go to `DIR/logs/`")
+    verbose = option(
+        ("-v", "--verbose"), "run", "log what is started and stopped", default=False, switch=True)
 
-_TARGET = (
-    Option(("--slo",), "target", "the latency target of the chat part: per-request limits in ms that 99% of "
-           "requests must meet, from ttft_p99_ms, itl_p99_ms, e2e_p99_ms "
-           f"({EXAMPLE})", default=Target.default(),
-           shown=f"{Target.default().spec()}, interactive chat; the report says why", part="chat", type=target,
-           metavar="KEY=MS,...", record="slo"),
-    Option(("--repeats",), "target", "run every chat concurrency level N times; each figure gets its 95% interval",
-           shown=f"{DEFAULT_REPEATS_WITH_TARGET} with --slo or --concurrency auto, else 1", part="chat",
-           type=positive_int, metavar="N", record="repeats"),
-    Option(("--max-concurrency",), "target", "highest level --concurrency auto may try",
-           default=DEFAULT_MAX_CONCURRENCY, shown=str(DEFAULT_MAX_CONCURRENCY), part="chat", type=positive_int,
-           metavar="N", record="max_concurrency"),
-    Option(("--slo-budget",), "target", "seconds per backend for its chat requests and the search; no level or "
-           "request starts after it, requests in flight finish", default=DEFAULT_BUDGET_S,
-           shown=f"{DEFAULT_BUDGET_S:.0f}", part="chat", type=positive_seconds, metavar="S", record="slo_budget_s"),
-)
 
-_OPEN_LOOP = (
-    Option(("--rate",), "open_loop", "after the chat part, send R requests per second for --rate-duration seconds, "
-           "as the workload's arrival key says (constant, poisson, gamma), whether or not the ones before were "
-           "answered; peak: the rate one instance must carry at the workload's peak (from the SLO capacity the chat "
-           "part found)", shown="no open loop", type=rate, metavar="R|peak", record="rate",
-           more="the first and second halves of the window are compared: a backend whose second half misses the "
-           "target while its first met it is not sustaining, and the recommendation uses the verdict "
-           "([the open loop](open-loop.md#the-open-loop-requests-at-a-rate))"),
-    Option(("--rate-duration",), "open_loop", "seconds of the open loop's window (with --rate)",
-           shown=f"{open_loop.DEFAULT_DURATION_S:.0f}; a trace: its own length", type=positive_seconds, metavar="S",
-           record="rate_duration_s"),
-)
+class BenchmarkOptions(Options):
+    """The benchmark's options: what it sends and measures, each part's own, and what the recommendation
+    prices."""
 
-_BFCL = (
-    Option(("--bfcl-n",), "bfcl", "cases per backend, drawn evenly from the five categories, at most "
-           f"{ALL_CASES:,}, or 'all' (all {ALL_CASES:,})",
-           default=bfcl.DEFAULT_N, shown=str(bfcl.DEFAULT_N), part="bfcl", type=bfcl_cases, metavar="N",
-           record="bfcl_n"),
-    Option(("--bfcl-seed",), "bfcl", "seed of the case sample; every backend gets the same cases",
-           default=bfcl.DEFAULT_SEED, shown=str(bfcl.DEFAULT_SEED), part="bfcl", type=seed, metavar="S",
-           record="bfcl_seed"),
-    Option(("--bfcl-stream",), "bfcl", "stream the replies (tests the streaming tool parser; ConverseStream on "
-           "Bedrock)", default=False, shown="whole replies", part="bfcl", switch=True, record="bfcl_stream"),
-)
+    # --- benchmark
+    demos = option(
+        ("--demos",), "benchmark", "parts to run, comma-separated: counting (graded tool use, both question "
+        "sets), orchestrator (an agent asks every backend; its summary is checked), chat (streamed timings), bfcl "
+        "(BFCL tool-calling cases through each backend's tool interface), quality (seeded questions with "
+        "checkable answers through each backend's chat interface), open_loop (requests at --rate, which adds it); "
+        "default stands for the default parts (e.g. default,quality)", default=DEFAULT_DEMOS,
+        shown=",".join(DEFAULT_DEMOS), type=demos_list, metavar="LIST", record=ALWAYS)
+    tools = option(
+        ("--tools",), "benchmark", "counting tools: engine = count_ids(op, value) (graded on the filter sent); "
+        "rows = list_ids() and the model counts", default="engine", shown="engine", choices=("engine", "rows"),
+        record=ALWAYS)
+    concurrency = option(
+        ("--concurrency",), "benchmark", "chat concurrency levels, e.g. 1,4,16: at each level c, c x --runs "
+        "requests with c in flight; aggregate output tok/s and $/M per level; auto: search for the highest level "
+        f"that meets the --slo target, at most {MAX_CONCURRENCY}", default=(1,), shown="1",
+        type=concurrency_levels, metavar="LIST|auto", record=PLAN,
+        more="[the search](capacity.md#capacity-under-a-latency-target-goodput)")
+    max_tokens = option(
+        ("--max-tokens",), "benchmark", "output tokens requested per chat request of the reference's prompt; "
+        "with any other workload, the workload's output_tokens_mean when that is not given",
+        shown=f"{CHAT_MAX_TOKENS}, the reference's (the workload's output_tokens_mean)", type=positive_int,
+        metavar="N", record=ALWAYS)
+    ignore_eos = option(
+        ("--ignore-eos",), "benchmark", "ask OpenAI-compatible servers (vLLM, llama.cpp) for exactly "
+        "--max-tokens tokens of the reference's prompt or of a prompts file (a synthetic workload asks for exactly "
+        "its drawn lengths wherever the server allows it)", default=False, switch=True, record=ALWAYS)
+    question = option(
+        ("--question",), "benchmark", "the orchestrator's question (not empty)", default=ORCHESTRATOR_QUESTION,
+        shown=repr(ORCHESTRATOR_QUESTION), type=non_empty_text, metavar="TEXT", record=ALWAYS)
+    request_timeout_s = option(
+        ("--request-timeout",), "benchmark", "timeout of one timed request, and of one agent run", default=300.0,
+        shown="300", type=positive_seconds, metavar="S", record=ALWAYS)
+    max_consecutive_failures = option(
+        ("--max-consecutive-failures",), "benchmark", "stop a backend after N failed requests in a row within a "
+        "part (for agent runs: N timeouts or connection failures), and skip its other parts; 0 never stops",
+        default=DEFAULT_MAX_CONSECUTIVE_FAILURES, shown=str(DEFAULT_MAX_CONSECUTIVE_FAILURES),
+        type=non_negative_int, metavar="N", record=ALWAYS)
 
-_QUALITY = (
-    Option(("--quality-n",), "quality", "items per backend; the first N of the seed, taken in turn from six suites",
-           default=quality.DEFAULT_N, shown=str(quality.DEFAULT_N), part="quality", type=quality_items,
-           metavar="N", record="quality_n", more="[the quality lane](quality.md#precision-the-quality-lane)"),
-    Option(("--quality-seed",), "quality", "seed of the items; every backend and every run with this seed gets the "
-           "same ones", default=quality.DEFAULT_SEED, shown=str(quality.DEFAULT_SEED), part="quality",
-           type=quality_seed, metavar="S", record="quality_seed"),
-    Option(("--quality-concurrency",), "quality", "requests in flight per backend (the Neuron rigs get 1)",
-           default=quality.DEFAULT_CONCURRENCY, shown=str(quality.DEFAULT_CONCURRENCY), part="quality",
-           type=positive_int, metavar="N", record="quality_concurrency"),
-    Option(("--quality-reference",), "quality", "the backend every other one is compared against in the report's "
-           "precision section", shown="the highest-precision backend measured, by the catalog's bytes per weight",
-           part="quality", choices=KNOWN, metavar="NAME", record="quality_reference"),
-)
+    # --- the latency target
+    slo = option(
+        ("--slo",), "target", "the latency target of the chat part: per-request limits in ms that 99% of "
+        "requests must meet, from ttft_p99_ms, itl_p99_ms, e2e_p99_ms "
+        f"({EXAMPLE})", default=Target.default(),
+        shown=f"{Target.default().spec()}, interactive chat; the report says why", part="chat", type=target,
+        metavar="KEY=MS,...", record=PLAN)
+    repeats = option(
+        ("--repeats",), "target", "run every chat concurrency level N times; each figure gets its 95% interval",
+        shown=f"{DEFAULT_REPEATS_WITH_TARGET} with --slo or --concurrency auto, else 1", part="chat",
+        type=positive_int, metavar="N", record=PLAN)
+    max_concurrency = option(
+        ("--max-concurrency",), "target", "highest level --concurrency auto may try",
+        default=DEFAULT_MAX_CONCURRENCY, shown=str(DEFAULT_MAX_CONCURRENCY), part="chat", type=positive_int,
+        metavar="N", record=PLAN)
+    slo_budget_s = option(
+        ("--slo-budget",), "target", "seconds per backend for its chat requests and the search; no level or "
+        "request starts after it, requests in flight finish", default=DEFAULT_BUDGET_S,
+        shown=f"{DEFAULT_BUDGET_S:.0f}", part="chat", type=positive_seconds, metavar="S", record=PLAN)
 
-_RECOMMENDATION = (
-    Option(("--workload",), "recommendation", "your traffic, as KEY=VALUE,... or a YAML file with the same keys: what "
-           "the chat part sends (prompt_input_tokens_mean/stddev, output_tokens_mean/stddev, preset, prompts, trace, "
-           "shared_prefix_tokens, turns, think_time_s, seed), how the open loop's requests arrive (arrival: constant, "
-           "poisson or gamma; burstiness, gamma's shape; request_rate, requests per second at the peak) and what the "
-           "recommendation prices (output_tokens_per_month, e.g. 2B; input_per_output, following from the lengths; "
-           "peak_to_average; tool_calls, yes/no)", shown="the reference's prompt and 100 tokens; 100M, 3, yes (stated in the report)",
-           type=workload, metavar="SPEC|FILE", record="workload",
-           more="[Your traffic](traffic.md#your-traffic-what-the-chat-part-sends) lists every key; for the recommendation "
-           "([Which one?](recommendation.md#which-one-cost-at-the-target-and-the-recommendation))"),
-    Option(("--min-accuracy",), "recommendation", "tool-calling accuracy floor (BFCL part), e.g. 0.8 or 80%; a "
-           "backend below it is disqualified", shown="no floor", type=share, metavar="SHARE",
-           record="min_accuracy"),
-    Option(("--min-quality",), "recommendation", "answer-quality floor (quality part), e.g. 0.7 or 70%; a backend "
-           "whose quality's upper 95% bound is below it is disqualified; the --workload key min_quality is the same "
-           "floor", shown="no floor", type=share, metavar="SHARE", record="min_quality"),
-    Option(("--compare-models",), "recommendation", "let backends serving another model than the one the comparison "
-           "is for (the model most backends serve) compete: each must have quality-lane results, and the lane decides "
-           "whether it may be chosen; without it they are measured and shown, never chosen", default=False,
-           switch=True, record="compare_models",
-           more="the rule: [Different models](recommendation.md#different-models---compare-models)"),
-)
+    # --- the open loop
+    rate = option(
+        ("--rate",), "open_loop", "after the chat part, send R requests per second for --rate-duration seconds, "
+        "as the workload's arrival key says (constant, poisson, gamma), whether or not the ones before were "
+        "answered; peak: the rate one instance must carry at the workload's peak (from the SLO capacity the chat "
+        "part found)", shown="no open loop", type=rate, metavar="R|peak", record=GIVEN,
+        more="the first and second halves of the window are compared: a backend whose second half misses the "
+        "target while its first met it is not sustaining, and the recommendation uses the verdict "
+        "([the open loop](open-loop.md#the-open-loop-requests-at-a-rate))")
+    rate_duration_s = option(
+        ("--rate-duration",), "open_loop", "seconds of the open loop's window (with --rate)",
+        shown=f"{open_loop.DEFAULT_DURATION_S:.0f}; a trace: its own length", type=positive_seconds, metavar="S",
+        record=GIVEN)
 
-OPTIONS: tuple[Option, ...] = (*_COMMAND, *_BENCHMARK, *_TARGET, *_OPEN_LOOP, *_BFCL, *_QUALITY, *_RECOMMENDATION)
-OPTION: Mapping[str, Option] = {o.name: o for o in OPTIONS}
-"""Every option by its name (``bfcl_n``): what a part names in its ``options``."""
+    # --- bfcl
+    bfcl_n = option(
+        ("--bfcl-n",), "bfcl", "cases per backend, drawn evenly from the five categories, at most "
+        f"{ALL_CASES:,}, or 'all' (all {ALL_CASES:,})",
+        default=bfcl.DEFAULT_N, shown=str(bfcl.DEFAULT_N), part="bfcl", type=bfcl_cases, metavar="N",
+        record=ALWAYS)
+    bfcl_seed = option(
+        ("--bfcl-seed",), "bfcl", "seed of the case sample; every backend gets the same cases",
+        default=bfcl.DEFAULT_SEED, shown=str(bfcl.DEFAULT_SEED), part="bfcl", type=seed, metavar="S",
+        record=ALWAYS)
+    bfcl_stream = option(
+        ("--bfcl-stream",), "bfcl", "stream the replies (tests the streaming tool parser; ConverseStream on "
+        "Bedrock)", default=False, shown="whole replies", part="bfcl", switch=True, record=ALWAYS)
+
+    # --- the quality lane
+    quality_n = option(
+        ("--quality-n",), "quality", "items per backend; the first N of the seed, taken in turn from six suites",
+        default=quality.DEFAULT_N, shown=str(quality.DEFAULT_N), part="quality", type=quality_items,
+        metavar="N", record=ALWAYS, more="[the quality lane](quality.md#precision-the-quality-lane)")
+    quality_seed = option(
+        ("--quality-seed",), "quality", "seed of the items; every backend and every run with this seed gets the "
+        "same ones", default=quality.DEFAULT_SEED, shown=str(quality.DEFAULT_SEED), part="quality",
+        type=quality_seed, metavar="S", record=ALWAYS)
+    quality_concurrency = option(
+        ("--quality-concurrency",), "quality", "requests in flight per backend (the Neuron rigs get 1)",
+        default=quality.DEFAULT_CONCURRENCY, shown=str(quality.DEFAULT_CONCURRENCY), part="quality",
+        type=positive_int, metavar="N", record=ALWAYS)
+    quality_reference = option(
+        ("--quality-reference",), "quality", "the backend every other one is compared against in the report's "
+        "precision section", shown="the highest-precision backend measured, by the catalog's bytes per weight",
+        part="quality", choices=KNOWN, metavar="NAME", record=GIVEN)
+
+    # --- the recommendation
+    workload = option(
+        ("--workload",), "recommendation", "your traffic, as KEY=VALUE,... or a YAML file with the same keys: what "
+        "the chat part sends (prompt_input_tokens_mean/stddev, output_tokens_mean/stddev, preset, prompts, trace, "
+        "shared_prefix_tokens, turns, think_time_s, seed), how the open loop's requests arrive (arrival: constant, "
+        "poisson or gamma; burstiness, gamma's shape; request_rate, requests per second at the peak) and what the "
+        "recommendation prices (output_tokens_per_month, e.g. 2B; input_per_output, following from the lengths; "
+        "peak_to_average; tool_calls, yes/no)",
+        shown="the reference's prompt and 100 tokens; 100M, 3, yes (stated in the report)",
+        type=workload, metavar="SPEC|FILE", record=ALWAYS,
+        more="[Your traffic](traffic.md#your-traffic-what-the-chat-part-sends) lists every key; for the recommendation "
+        "([Which one?](recommendation.md#which-one-cost-at-the-target-and-the-recommendation))")
+    min_accuracy = option(
+        ("--min-accuracy",), "recommendation", "tool-calling accuracy floor (BFCL part), e.g. 0.8 or 80%; a "
+        "backend below it is disqualified", shown="no floor", type=share, metavar="SHARE",
+        record=ALWAYS)
+    min_quality = option(
+        ("--min-quality",), "recommendation", "answer-quality floor (quality part), e.g. 0.7 or 70%; a backend "
+        "whose quality's upper 95% bound is below it is disqualified; the --workload key min_quality is the same "
+        "floor", shown="no floor", type=share, metavar="SHARE", record=ALWAYS)
+    compare_models = option(
+        ("--compare-models",), "recommendation", "let backends serving another model than the one the comparison "
+        "is for (the model most backends serve) compete: each must have quality-lane results, and the lane decides "
+        "whether it may be chosen; without it they are measured and shown, never chosen", default=False,
+        switch=True, record=ALWAYS,
+        more="the rule: [Different models](recommendation.md#different-models---compare-models)")
+
+
+class Declared(CommandOptions, BenchmarkOptions):
+    """Every option of ``python -m agent.run``."""
+
+
+OPTIONS: tuple[RunOption, ...] = (*CommandOptions.options(), *BenchmarkOptions.options())  # type: ignore[assignment]
+"""Every option, in ``--help``'s order within each group."""
+OPTION: Mapping[str, RunOption] = {o.name: o for o in OPTIONS}
+"""Every option by its name (``bfcl_n``)."""
 PART_OPTIONS: Mapping[str, tuple[str, ...]] = {
     part: tuple(o.name for o in OPTIONS if o.part == part) for part in dict.fromkeys(o.part for o in OPTIONS if o.part)
 }
@@ -272,19 +290,4 @@ PART_OPTIONS: Mapping[str, tuple[str, ...]] = {
 
 def add_arguments(parser: argparse.ArgumentParser, groups: Sequence[str]) -> None:
     """Add the options of ``groups`` (keys of :data:`GROUPS`), each group under its title."""
-    for key in groups:
-        group = parser.add_argument_group(GROUPS[key])
-        for option in OPTIONS:
-            if option.group == key:
-                option.add_to(group)
-
-
-def value(namespace: argparse.Namespace, name: str) -> Any:
-    """Option ``name`` as given, else its declared default (the one place a default is applied)."""
-    given = getattr(namespace, name, None)
-    return OPTION[name].default if given is None else given
-
-
-def given(namespace: argparse.Namespace, names: Sequence[str]) -> list[str]:
-    """The flags of ``names`` that were given."""
-    return [OPTION[n].flag for n in names if getattr(namespace, n, None) is not None]
+    Declared.add_arguments(parser, {key: GROUPS[key] for key in groups})

@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any, Iterator, Mapping
 
 if TYPE_CHECKING:
     from ..results.records import RequestRecord
+    from ..results.run import RunFile
 
 from kit import utc
 from kit.files import write_atomic
@@ -132,12 +133,10 @@ def write_json(path: Path, obj: Any) -> None:
     write_atomic(path, strict_json(obj, indent=2) + "\n")
 
 
-def write_run(path: Path, run: Mapping[str, Any]) -> None:
-    """``run.json`` written from its model (:class:`~..results.run.RunFile`): a key the model does not know, a
-    missing one or a value of the wrong type raises ``pydantic.ValidationError`` here, before a reader sees it."""
-    from ..results.run import RunFile
-
-    write_json(path, RunFile.model_validate(run).as_json())
+def write_run(path: Path, run: RunFile) -> None:
+    """``run.json`` written from its model (:class:`~..results.run.RunFile`, checked as it was built: a key the
+    model does not know, a missing one or a value of the wrong type failed where it was made)."""
+    write_json(path, run.as_json())
 
 
 class RequestLog:

@@ -9,17 +9,19 @@ An option that only one part reads is refused, with the fix, when that part is n
 from __future__ import annotations
 
 import argparse
-from dataclasses import dataclass
+from dataclasses import asdict, is_dataclass
 from typing import TYPE_CHECKING, Any
 
 from ..results.target import Target
 from ..parts import bfcl, open_loop, quality
 from ..tasks.workload import CHAT_MAX_TOKENS
 from . import declared
-from .declared import AUTO, BENCH_GROUPS, DEFAULT_DEMOS, PART_OPTIONS, given
+from .declared import AUTO, BENCH_GROUPS, DEFAULT_DEMOS, GIVEN, PART_OPTIONS, PLAN, Declared
 
 if TYPE_CHECKING:
     from ..analysis.traffic import Traffic
+    from ..parts.capacity import Plan
+    from ..results.run import RunOptions
 
 
 class OptionError(ValueError):
@@ -38,139 +40,104 @@ def check(namespace: argparse.Namespace) -> None:
     Raises:
         OptionError: one line naming the option, why it does nothing, and the fix.
     """
-    demos = run_demos(namespace)
-    if getattr(namespace, "concurrency", None) == AUTO and "chat" not in demos:
+    given = BenchOptions.of(namespace)
+    demos = run_demos(given)
+    if given.concurrency == AUTO and "chat" not in demos:
         raise OptionError(f"--concurrency auto searches the chat part's capacity, and --demos {','.join(demos)} "
                           "has no chat: add chat to --demos, or leave --concurrency out")
     for part, names in PART_OPTIONS.items():
-        flags = given(namespace, names)
+        flags = [o.flag for o in BenchOptions.given(namespace, (declared.OPTION[n] for n in names))]
         if flags and part not in demos:
             raise OptionError(f"{', '.join(flags)} only change{'s' if len(flags) == 1 else ''} the {part} part, "
                               f"and --demos {','.join(demos)} has no {part}: add {part} to --demos, or leave "
                               f"{'it' if len(flags) == 1 else 'them'} out")
-    _check_open_loop(namespace, demos)
-    _check_quality_floor(namespace)
-    if getattr(namespace, "max_tokens", None) is not None:
+    _check_open_loop(given, demos)
+    _check_quality_floor(given)
+    if given.max_tokens is not None:
         from ..analysis.traffic import default_traffic  # pydantic: loaded only when the option is given
 
-        with_max_tokens(getattr(namespace, "workload", None) or default_traffic(), namespace.max_tokens)
+        with_max_tokens(given.workload or default_traffic(), given.max_tokens)
 
 
-def run_demos(namespace: argparse.Namespace) -> list[str]:
+def run_demos(given: Declared) -> list[str]:
     """The parts a run runs: ``--demos``, and the open loop when ``--rate`` is given (or the workload is a trace)."""
-    demos = list(getattr(namespace, "demos", None) or DEFAULT_DEMOS)
-    if open_loop.wanted(getattr(namespace, "rate", None), getattr(namespace, "workload", None)) and \
-            open_loop.NAME not in demos:
+    demos = list(given.demos or DEFAULT_DEMOS)
+    if open_loop.wanted(given.rate, given.workload) and open_loop.NAME not in demos:
         demos.append(open_loop.NAME)
     return demos
 
 
-def _check_open_loop(namespace: argparse.Namespace, demos: list[str]) -> None:
+def _check_open_loop(given: Declared, demos: list[str]) -> None:
     """The open loop needs a rate or a workload's trace (not both), ``--rate-duration`` an open loop, ``--rate peak``
     the chat part's capacity."""
-    if open_loop.NAME in demos and not open_loop.wanted(getattr(namespace, "rate", None),
-                                                        getattr(namespace, "workload", None)):
+    if open_loop.NAME in demos and not open_loop.wanted(given.rate, given.workload):
         raise OptionError("--demos open_loop sends requests at a rate, and none is given: add --rate R|peak, or take "
                           "open_loop out of --demos")
-    if getattr(namespace, "rate", None) is not None and getattr(getattr(namespace, "workload", None), "trace", None):
+    if given.rate is not None and getattr(given.workload, "trace", None):
         raise OptionError("--rate sends requests at a rate, and the workload's trace sets when its requests go "
                           "(trace_speed scales it): leave --rate out, or the trace")
-    if getattr(namespace, "rate_duration", None) is not None and open_loop.NAME not in demos:
+    if given.rate_duration_s is not None and open_loop.NAME not in demos:
         raise OptionError("--rate-duration sets the open loop's window, and the open loop runs with --rate R|peak: "
                           "give --rate, or leave --rate-duration out")
-    if getattr(namespace, "rate", None) == open_loop.PEAK and "chat" not in demos:
+    if given.rate == open_loop.PEAK and "chat" not in demos:
         raise OptionError(f"--rate peak sizes the rate from the chat part's SLO capacity, and --demos "
                           f"{','.join(d for d in demos if d != open_loop.NAME)} has no chat: add chat to --demos, or "
                           "give --rate R (requests per second)")
 
 
-def _check_quality_floor(namespace: argparse.Namespace) -> None:
+def _check_quality_floor(given: Declared) -> None:
     """``--min-quality`` and the workload's ``min_quality`` are one floor: two different values are refused."""
-    option = getattr(namespace, "min_quality", None)
-    traffic = getattr(namespace, "workload", None)
-    in_workload = getattr(traffic, "min_quality", None)
+    option, in_workload = given.min_quality, given.workload.min_quality if given.workload is not None else None
     if option is not None and in_workload is not None and option != in_workload:
         raise OptionError(f"--min-quality {option:g} and the --workload key min_quality={in_workload:g} are the same "
                           "floor with two values: give one of them")
 
 
-PLANNED = ("concurrency", "slo", "repeats", "max_concurrency", "slo_budget_s")
-"""The ``run.json`` keys the chat part's plan records, as it resolved them (:meth:`~..parts.capacity.Plan.record`)."""
-WHEN_GIVEN = ("quality_reference", "backends", "rate", "rate_duration_s")
-"""Keys ``run.json`` keeps only when the option was given."""
-
-
-@dataclass(frozen=True)
-class BenchOptions:
-    """The options a run reads, with every default in (from the parsed command line and the declarations)."""
-
-    demos: tuple[str, ...]
-    runs: int
-    tools: str
-    concurrency: tuple[int, ...] | str
-    max_tokens: int
-    ignore_eos: bool
-    question: str
-    request_timeout_s: float
-    max_consecutive_failures: int
-    target: Target
-    repeats: int | None
-    max_concurrency: int
-    slo_budget_s: float
-    bfcl_n: int | None
-    bfcl_seed: int
-    bfcl_stream: bool
-    quality_n: int
-    quality_seed: int
-    quality_concurrency: int
-    workload: Traffic
-    min_accuracy: float | None
-    min_quality: float | None
-    quality_reference: str | None
-    backends: tuple[str, ...] | None
-    """The backends the user chose (``--backends`` or ``BACKENDS``); None: every one found."""
-    bedrock_tier: str
-    """``--bedrock-tier`` (the command's option): Bedrock's service tier, for its price and the break-even."""
-    compare_models: bool = False
-    """``--compare-models``: backends serving another model compete, the quality lane the arbiter."""
-    rate: float | str | None = None
-    """``--rate``: the open loop's requests per second, or ``peak``; None: no open loop at a rate."""
-    rate_duration_s: float | None = None
-    """``--rate-duration`` as given (None: the default window, or a trace's own length)."""
+class BenchOptions(Declared):
+    """The options a run reads (every option of the command, :class:`~.declared.Declared`), with every default
+    in and each resolved (:meth:`from_namespace`): the workload with ``--max-tokens`` in it, the output tokens a
+    request asks for, the quality floor, the parts the run runs."""
 
     @classmethod
     def from_namespace(cls, ns: argparse.Namespace) -> BenchOptions:
-        def get(name: str) -> Any:
-            return declared.value(ns, name)
-
         from ..analysis.traffic import default_traffic  # pydantic: loaded when a run starts, not for --help
 
-        bfcl_n, levels, chosen = get("bfcl_n"), get("concurrency"), get("backends")
-        traffic = with_max_tokens(get("workload") or default_traffic(), get("max_tokens"))
-        floor = get("min_quality")
-        return cls(
-            demos=tuple(run_demos(ns)), runs=int(get("runs")), tools=get("tools"),
-            concurrency=levels if levels == AUTO else tuple(levels),
-            max_tokens=int(get("max_tokens") or traffic.output_tokens_mean or CHAT_MAX_TOKENS),
-            ignore_eos=bool(get("ignore_eos")), question=get("question"),
-            request_timeout_s=float(get("request_timeout")),
-            max_consecutive_failures=int(get("max_consecutive_failures")), target=get("slo"), repeats=get("repeats"),
-            max_concurrency=int(get("max_concurrency")), slo_budget_s=float(get("slo_budget")),
-            bfcl_n=None if bfcl_n == bfcl.ALL else int(bfcl_n), bfcl_seed=int(get("bfcl_seed")),
-            bfcl_stream=bool(get("bfcl_stream")), quality_n=int(get("quality_n")),
-            quality_seed=int(get("quality_seed")),
-            quality_concurrency=int(get("quality_concurrency")), workload=traffic, min_accuracy=get("min_accuracy"),
-            min_quality=floor if floor is not None else traffic.min_quality,
-            quality_reference=get("quality_reference"),
+        given = cls.of(ns)
+        traffic = with_max_tokens(given.workload or default_traffic(), given.max_tokens)
+        chosen = given.backends
+        return given.replace(
+            demos=tuple(run_demos(given)),
+            concurrency=given.concurrency if given.concurrency == AUTO else tuple(given.concurrency),
+            max_tokens=int(given.max_tokens or traffic.output_tokens_mean or CHAT_MAX_TOKENS),
+            bfcl_n=None if given.bfcl_n == bfcl.ALL else int(given.bfcl_n), workload=traffic,
+            min_quality=given.min_quality if given.min_quality is not None else traffic.min_quality,
             backends=tuple(n.strip() for n in chosen.split(",") if n.strip()) if isinstance(chosen, str) else chosen,
-            bedrock_tier=get("bedrock_tier"), compare_models=bool(get("compare_models")), rate=getattr(ns, "rate", None),
-            rate_duration_s=getattr(ns, "rate_duration", None),
         )  # fmt: skip
 
-    def record(self, bfcl_concurrency: int) -> dict[str, Any]:
-        """What ``run.json`` ``options`` keeps of these options, under each one's declared key (the chat
-        part's plan adds the keys of :data:`PLANNED`; the bfcl and quality parts record their own options with what
-        else they used, :func:`~..parts.bfcl.options_record`)."""
+    @property
+    def target(self) -> Target:
+        """The latency target (``--slo``, or the default)."""
+        return self.slo
+
+    def as_json(self) -> dict[str, Any]:
+        """The options as ``--parsed-options`` prints them (a target as its limits, a workload as its keys)."""
+        return {name: asdict(value) if is_dataclass(value) and not isinstance(value, type) else value
+                for name, value in self.as_dict().items()}
+
+    def chat_plan(self) -> Plan:
+        """How the chat part measures its levels under these options (the target, the levels, the search)."""
+        from ..parts.capacity import Plan
+
+        return Plan.of(target=self.target, concurrency=self.concurrency, repeats=self.repeats,
+                       max_concurrency=self.max_concurrency, budget_s=self.slo_budget_s)
+
+    def record(self, bfcl_concurrency: int, plan: Plan | None = None) -> RunOptions:
+        """What ``run.json`` ``options`` keeps of these options, each under its name: those declared to be
+        recorded (:attr:`~.declared.RunOption.record`), the chat part's plan (:meth:`chat_plan`) as it resolved
+        its own, and the bfcl and quality parts' options with what else they used
+        (:func:`~..parts.bfcl.options_record`)."""
+        from ..results.run import RunOptions, RunWorkload
+
         own: dict[str, Any] = {}
         if "bfcl" in self.demos:
             own.update(bfcl.options_record(n=self.bfcl_n, seed=self.bfcl_seed, stream=self.bfcl_stream,
@@ -178,18 +145,15 @@ class BenchOptions:
         if "quality" in self.demos:
             own.update(quality.options_record(n=self.quality_n, seed=self.quality_seed,
                                               concurrency=self.quality_concurrency))
-        from ..analysis.traffic import Traffic
-
         out: dict[str, Any] = {}
         for option in declared.OPTIONS:
-            key = option.record
-            if key is None or key in PLANNED or key in own or option.part not in (None, *self.demos):
+            if option.record in (None, PLAN) or option.name in own or option.part not in (None, *self.demos):
                 continue
-            value = getattr(self, key)
-            if value is not None or key not in WHEN_GIVEN:
-                out[key] = value.record().model_dump() if isinstance(value, Traffic) else \
-                    list(value) if isinstance(value, tuple) else value
-        return {**out, **own}
+            value = getattr(self, option.name)
+            if value is not None or option.record != GIVEN:
+                out[option.name] = list(value) if isinstance(value, tuple) else \
+                    RunWorkload.of(value.record()) if option is Declared.workload else value
+        return RunOptions(**out, **own, **(plan or self.chat_plan()).record())
 
 
 def with_max_tokens(traffic: Traffic, max_tokens: int | None) -> Traffic:
@@ -213,16 +177,3 @@ def with_max_tokens(traffic: Traffic, max_tokens: int | None) -> Traffic:
     out = from_mapping({**given, **kept, "output_tokens_mean": max_tokens}, source=traffic.source)
     return out.model_copy(update={"derived": {**out.derived, "output_tokens_mean": "--max-tokens"},
                                   "defaulted": out.defaulted + tuple(kept)})
-
-
-def recommendation_record(options: Any) -> dict[str, Any]:
-    """What ``run.json`` options keep of ``--workload``, ``--min-accuracy``, ``--min-quality`` and
-    ``--compare-models`` (the command's options, or ``python -m agent.report``'s); the quality floor is the option,
-    else the workload's ``min_quality``."""
-    from ..analysis.traffic import default_traffic  # pydantic: loaded when a run starts, not for --help
-
-    traffic = getattr(options, "workload", None) or default_traffic()
-    floor = getattr(options, "min_quality", None)
-    return {"workload": traffic.record().model_dump(), "min_accuracy": getattr(options, "min_accuracy", None),
-            "min_quality": floor if floor is not None else traffic.min_quality,
-            "compare_models": bool(getattr(options, "compare_models", False))}

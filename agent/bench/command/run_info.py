@@ -18,50 +18,46 @@ from ..analysis.stats import PERCENTILE_METHOD
 
 if TYPE_CHECKING:
     from ...backends import Backend
+    from ..results.run import AgentSettings, BackendInfo, RunFile, RunOptions
 
 PRICES_PENDING = {"offline": True, "offline_reason": "not fetched: the run stopped before its prices were read",
                   "backends": {}}
 """``run.json`` prices until they are read (an interrupt in the first seconds leaves this, said so)."""
 
 
-def describe(backends: Sequence[Backend], options: dict[str, Any], settings: dict[str, Any]) -> dict[str, Any]:
+def describe(backends: Sequence[Backend], options: RunOptions, settings: AgentSettings) -> RunFile:
     """``run.json`` as it stands when the run starts (``finished``, ``interrupted``, the skips and stops are
-    filled as the run goes; the prices by :func:`prices_for`)."""
-    info: dict[str, Any] = {
-        "started": utc.iso_millis(),
-        "finished": None,
-        "git_sha": git_sha(),
-        "versions": versions(),
-        "backends": [backend_info(b) for b in backends],
-        "options": options,
-        "settings": settings,
-        "methods": {"percentiles": PERCENTILE_METHOD},
-        "interrupted": False,
-        "notes": [b.metadata[key] for b in backends for key in ("stand_in", "note") if b.metadata.get(key)],
-        "skipped": {b.name: {} for b in backends},
-        "stopped": {},
-        "prices": dict(PRICES_PENDING),
-    }
-    return info
+    filled as the run goes; the prices by :func:`add_prices`)."""
+    from ..results.run import Prices, RunFile
+
+    return RunFile(
+        started=utc.iso_millis(), finished=None, git_sha=git_sha(), versions=versions(),
+        backends=[backend_info(b) for b in backends], options=options, settings=settings,
+        methods={"percentiles": PERCENTILE_METHOD}, interrupted=False,
+        notes=[b.metadata[key] for b in backends for key in ("stand_in", "note") if b.metadata.get(key)],
+        skipped={b.name: {} for b in backends}, stopped={}, prices=Prices(**PRICES_PENDING),
+    )  # fmt: skip
 
 
-def add_prices(info: dict[str, Any], backends: Sequence[Backend], session: Any, bedrock_tier: str = "standard") -> None:
-    """Read the run's prices into ``info``, with a note when the offline file stood in."""
-    info["prices"] = prices_for(backends, session, bedrock_tier)
-    if info["prices"].get("offline"):
-        info["notes"].append("Prices: the dated offline price file rigs/prices.yaml was used "
-                             f"({info['prices'].get('offline_reason')}).")
+def add_prices(run: RunFile, backends: Sequence[Backend], session: Any, bedrock_tier: str = "standard") -> None:
+    """Read the run's prices into ``run``, with a note when the offline file stood in."""
+    from ..results.run import Prices
+
+    run.prices = Prices.model_validate(prices_for(backends, session, bedrock_tier))
+    if run.prices.offline:
+        run.notes = [*run.notes, "Prices: the dated offline price file rigs/prices.yaml was used "
+                                 f"({run.prices.offline_reason})."]
 
 
+def backend_info(b: Backend) -> BackendInfo:
+    from ..results.run import BackendInfo
 
-def backend_info(b: Backend) -> dict[str, Any]:
-    return {
-        "name": b.name, "label": b.label, "kind": b.kind, "model_id": b.model_id, "tool_calls": b.tool_calls,
-        "constrained_tools": b.constrained_tools, "toy_model": b.toy_model, "base_url": b.base_url,
-        "region": b.region, "endpoint_name": b.endpoint_name, "max_prompt_tokens": b.max_prompt_tokens,
-        "max_total_tokens": b.max_total_tokens, "metadata": dict(b.metadata), "custom": b.custom,
-        **({"provenance": dict(b.provenance)} if b.provenance else {}),
-    }  # fmt: skip
+    return BackendInfo(
+        name=b.name, label=b.label, kind=b.kind, model_id=b.model_id, tool_calls=b.tool_calls,
+        constrained_tools=b.constrained_tools, toy_model=b.toy_model, base_url=b.base_url, region=b.region,
+        endpoint_name=b.endpoint_name, max_prompt_tokens=b.max_prompt_tokens, max_total_tokens=b.max_total_tokens,
+        metadata=dict(b.metadata), custom=b.custom, **({"provenance": dict(b.provenance)} if b.provenance else {}),
+    )  # fmt: skip
 
 
 def git_sha() -> str | None:

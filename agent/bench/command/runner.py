@@ -39,6 +39,7 @@ if TYPE_CHECKING:
     from ..clients.base import BackendClient
     from ..clients.pool import ClientPool
     from ..parts.part import Context
+    from ..results.run import Stopped
     from ..results.summary import Summary
 
 __all__ = ["OptionError", "add_arguments", "check_options", "run", "write_outputs"]
@@ -107,15 +108,13 @@ class Bench:
     def __init__(self, backends: list[Backend], options: BenchOptions, out_dir: Path,
                  session: boto3.Session | None) -> None:
         from ..clients.base import ModelSettings
-        from ..parts.capacity import Plan
 
         self.backends = backends
         self.options = options
         self.out_dir = out_dir
         self.session = session
         self.demos = list(options.demos)
-        self.plan = Plan.of(target=options.target, concurrency=options.concurrency, repeats=options.repeats,
-                            max_concurrency=options.max_concurrency, budget_s=options.slo_budget_s)
+        self.plan = options.chat_plan()
         self.levels = list(self.plan.levels)
         self.timeout_s = options.request_timeout_s
         self.streak = stopping.FailureStreak(options.max_consecutive_failures)
@@ -123,12 +122,12 @@ class Bench:
         self.settings = ModelSettings(max_connections=max(64, self.plan.width))
         self.epoch = time.perf_counter()
         self.interrupted = False
-        recorded = {**options.record(bfcl_concurrency=max(self.levels)), "concurrency": self.levels,
-                    **self.plan.record()}
-        settings = {**self.settings.as_dict(), "timing_retries": 0, "timing_timeout_s": self.timeout_s}
-        self.run_info = run_info.describe(backends, recorded, settings)
-        self.skipped: dict[str, dict[str, str]] = self.run_info["skipped"]
-        self.stopped: dict[str, dict[str, Any]] = self.run_info["stopped"]
+        from ..results.run import AgentSettings
+
+        settings = AgentSettings(**self.settings.as_dict(), timing_retries=0, timing_timeout_s=self.timeout_s)
+        self.run_info = run_info.describe(backends, options.record(max(self.levels), self.plan), settings)
+        self.skipped: dict[str, dict[str, str]] = self.run_info.skipped
+        self.stopped: dict[str, Stopped] = self.run_info.stopped
         self.log: evidence.RequestLog | None = None
         self._kept: dict[tuple[str, str], list[Any]] = {}
         self._begun: set[tuple[str, str]] = set()
@@ -166,7 +165,9 @@ class Bench:
             return
         stop = self.streak.observe(name, record)
         if stop is not None:
-            self.stopped[name] = {"part": part, **stop}
+            from ..results.run import Stopped
+
+            self.stopped[name] = Stopped(part=part, **stop)
             self.say(f"{name}: stopped after {stop['after']} failures in a row in {part} ({stop['reason']}); "
                      "its remaining parts are skipped (--max-consecutive-failures)")
             task.cancel()
@@ -194,7 +195,7 @@ class Bench:
                     await part.run(ctx)
             finally:
                 if pool.notes():
-                    self.run_info["connection_notes"] = pool.notes()
+                    self.run_info.connection_notes = pool.notes()
         if sys.stderr.isatty():
             print("", file=sys.stderr)
 
@@ -254,8 +255,8 @@ class Bench:
         self._finished = True
         if self.log is not None:
             self.log.close()
-        self.run_info["finished"] = utc.iso_millis()
-        self.run_info["interrupted"] = self.interrupted
+        self.run_info.finished = utc.iso_millis()
+        self.run_info.interrupted = self.interrupted
         if self.interrupted:
             self._mark_interrupted()
         evidence.write_run(self.out_dir / evidence.RUN, self.run_info)

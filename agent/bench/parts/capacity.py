@@ -21,11 +21,14 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass
-from typing import Any, Awaitable, Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Awaitable, Callable, Mapping, Sequence
 
 from ..analysis.slo import DEFAULT_REPEATS_WITH_TARGET, LevelTally, Target
 from ..clients.reply import ChatRequest, Reply
 from .sending import Done, Sender, run_level, timing_record
+
+if TYPE_CHECKING:
+    from ..results.run import LevelLog, SearchLog
 
 MAX_LEVELS = 7
 AUTO = "auto"
@@ -104,21 +107,20 @@ class Plan:
         return self.auto or self.repeats > 1
 
     def record(self) -> dict[str, Any]:
-        """The options as ``run.json`` keeps them (the summary reads the target from there)."""
-        out: dict[str, Any] = {
-            "slo": self.target.as_dict(), "slo_source": self.target.source, "repeats": self.repeats,
-            "max_concurrency": self.max_concurrency, "slo_budget_s": self.budget_s,
+        """The options as ``run.json`` keeps them (the summary reads the target from there): the levels measured, or
+        ``auto``."""
+        return {
+            "concurrency": AUTO if self.auto else list(self.levels), "slo": self.target.as_dict(),
+            "slo_source": self.target.source, "repeats": self.repeats, "max_concurrency": self.max_concurrency,
+            "slo_budget_s": self.budget_s,
         }  # fmt: skip
-        if self.auto:
-            out["concurrency"] = AUTO
-        return out
 
 
 class _Search:
     """One backend's chat part under a target: its levels, their repeats, and the budget."""
 
     def __init__(self, *, backend: Any, load: Sender, plan: Plan, runs: int, epoch: float,
-                 emit: Callable[[dict[str, Any]], None], log: dict[str, Any], progress: Callable[..., None],
+                 emit: Callable[[dict[str, Any]], None], log: SearchLog, progress: Callable[..., None],
                  level_one: LevelOne) -> None:
         self.backend, self.load, self.plan = backend, load, plan
         self.send_level_one = level_one
@@ -129,23 +131,25 @@ class _Search:
     def over_budget(self) -> bool:
         return time.perf_counter() >= self.deadline
 
-    def open_level(self, c: int) -> tuple[LevelTally, dict[str, Any]]:
+    def open_level(self, c: int) -> tuple[LevelTally, LevelLog]:
+        from ..results.run import LevelLog
+
         tally = LevelTally(self.plan.target, planned=self.plan.repeats * c * self.runs)
-        entry = {"concurrency": c, "planned_requests": tally.planned, "repeats_planned": self.plan.repeats,
-                 "repeats_run": 0, "stopped": None}  # fmt: skip
-        self.log["order"].append(c)
-        self.log["levels"].append(entry)
+        entry = LevelLog(concurrency=c, planned_requests=tally.planned, repeats_planned=self.plan.repeats,
+                         repeats_run=0, stopped=None)
+        self.log.order = [*self.log.order, c]
+        self.log.levels = [*self.log.levels, entry]
         return tally, entry
 
-    async def measure(self, c: int, tally: LevelTally, entry: dict[str, Any], first_repeat: int) -> None:
-        """The level's repeats from ``first_repeat`` on; ``entry["stopped"]`` says why it ended early."""
+    async def measure(self, c: int, tally: LevelTally, entry: LevelLog, first_repeat: int) -> None:
+        """The level's repeats from ``first_repeat`` on; ``entry.stopped`` says why it ended early."""
         plan = self.plan
         for k in range(first_repeat, plan.repeats + 1):
             if plan.auto and tally.decided_miss:
-                entry["stopped"] = "missed"
+                entry.stopped = "missed"
                 return
             if self.over_budget():
-                entry["stopped"] = "budget"
+                entry.stopped = "budget"
                 return
             total = c * self.runs
             self.progress(f"{self.backend.name} chat concurrency {c}, repeat {k}/{plan.repeats} ({total} requests)", milestone=True)
@@ -163,12 +167,12 @@ class _Search:
                 return not self.over_budget() and not (plan.auto and tally.decided_miss)
 
             sent = await run_level(self.load, c, total, each, keep_going)
-            entry["repeats_run"] = k
+            entry.repeats_run = k
             if sent < total:
-                entry["stopped"] = "budget" if self.over_budget() else "missed"
+                entry.stopped = "budget" if self.over_budget() else "missed"
                 return
 
-    async def level_one(self) -> tuple[LevelTally, dict[str, Any]]:
+    async def level_one(self) -> tuple[LevelTally, LevelLog]:
         """Level 1: the cold request and the timed requests (its repeat 1), then its other repeats."""
         first, entry = self.open_level(1)
 
@@ -178,7 +182,7 @@ class _Search:
                 first.add(record)
 
         await self.send_level_one(emit_timed)
-        entry["repeats_run"] = 1
+        entry.repeats_run = 1
         await self.measure(1, first, entry, first_repeat=2)
         return first, entry
 
@@ -189,7 +193,7 @@ class _Search:
                 return "budget"
             tally, entry = self.open_level(c)
             await self.measure(c, tally, entry, first_repeat=1)
-            if entry["stopped"] == "budget" and not tally.decided_miss:
+            if entry.stopped == "budget" and not tally.decided_miss:
                 return "budget"
             verdicts[c] = tally.holds
         return stop_reason(verdicts, self.plan.max_concurrency)
@@ -214,7 +218,7 @@ async def run_under_target(
     runs: int,
     epoch: float,
     emit: Callable[[dict[str, Any]], None],
-    log: dict[str, Any],
+    log: SearchLog,
     level_one: LevelOne,
     progress: Callable[..., None] = lambda *_, **__: None,
 ) -> None:
@@ -225,17 +229,17 @@ async def run_under_target(
     ``log`` is filled as the run goes (so an interrupted run keeps what happened): the mode, the
     rule, the levels in the order measured with what was planned and why each stopped.
     """
-    log.update({"mode": AUTO if plan.auto else "levels", "rule": RULE if plan.auto else None,
-                "max_concurrency": plan.max_concurrency if plan.auto else None,
-                "max_levels": MAX_LEVELS if plan.auto else None, "budget_s": plan.budget_s,
-                "repeats": plan.repeats, "order": [], "levels": [], "stopped": None, "seconds": None})  # fmt: skip
+    log.mode, log.rule = (AUTO, RULE) if plan.auto else ("levels", None)
+    log.max_concurrency, log.max_levels = (plan.max_concurrency, MAX_LEVELS) if plan.auto else (None, None)
+    log.budget_s, log.repeats, log.order, log.levels, log.stopped, log.seconds = \
+        plan.budget_s, plan.repeats, [], [], None, None
     run = _Search(backend=backend, load=load, plan=plan, runs=runs, epoch=epoch, emit=emit, log=log,
                   progress=progress, level_one=level_one)  # fmt: skip
     first, entry = await run.level_one()
-    if entry["stopped"] == "budget" and not first.decided_miss:
-        log["stopped"] = "budget"
+    if entry.stopped == "budget" and not first.decided_miss:
+        log.stopped = "budget"
     elif plan.auto:
-        log["stopped"] = await run.search({1: first.holds})
+        log.stopped = await run.search({1: first.holds})
     else:
-        log["stopped"] = await run.given_levels()
-    log["seconds"] = round(time.perf_counter() - run.started, 3)
+        log.stopped = await run.given_levels()
+    log.seconds = round(time.perf_counter() - run.started, 3)

@@ -61,8 +61,11 @@ class Load:
     """One backend's share of the workload: the plan's requests in order, fitted to its limits, made for its count."""
 
     def __init__(self, *, backend: Backend, client: BackendClient, plan: Plan, maker: TextMaker | None,
-                 ignore_eos: bool, max_tokens: int, log: dict[str, Any], emit: Callable[[dict[str, Any]], None],
+                 ignore_eos: bool, max_tokens: int, emit: Callable[[dict[str, Any]], None],
                  calibration: Calibration | None = None) -> None:
+        from ..results.blocks.traffic import Fit
+        from ..results.run import TrafficLog
+
         self.backend, self.client, self.plan, self.maker, self.emit = backend, client, plan, maker, emit
         self.shape = plan.shape
         self.max_tokens = max_tokens
@@ -72,12 +75,12 @@ class Load:
         self.fit = fit_of(plan, self.limits.max_prompt_tokens, self.limits.max_total_tokens)
         self.prompts = Prompts(plan, maker, calibration or Calibration()) if maker else None
         self.next_index = 0
-        log.update({"fit": {"max_prompt_tokens": self.limits.max_prompt_tokens,
-                            "max_total_tokens": self.limits.max_total_tokens, "limits_source": self.limits.source,
-                            "requests": self.fit.requests, "fitting": self.fit.fitting,
-                            "share": round(self.fit.share, 4), "reason": self.fit.first_reason},
-                    "ignore_eos": self.exact})
-        self.log = log
+        self.log = TrafficLog(fit=Fit(max_prompt_tokens=self.limits.max_prompt_tokens,
+                                      max_total_tokens=self.limits.max_total_tokens, limits_source=self.limits.source,
+                                      requests=self.fit.requests, fitting=self.fit.fitting,
+                                      share=round(self.fit.share, 4), reason=self.fit.first_reason),
+                              ignore_eos=self.exact)
+        """What ``run.json`` ``traffic`` keeps of this backend's share (the calibration added when it is fitted)."""
 
     @property
     def nothing_fits(self) -> bool:
@@ -177,10 +180,12 @@ class Load:
                            "error": reply.error})
         line = fit([(pt["units"], pt["prompt_tokens"]) for pt in points])
         self.prompts = Prompts(self.plan, self.maker, line)
-        self.log["calibration"] = {"slope": line.slope, "offset": line.offset, "calibrated": line.calibrated,
-                                   "why": line.why, "points": points}
+        from ..results.run import CalibrationLog, CalibrationPoint
+
+        self.log.calibration = CalibrationLog(slope=line.slope, offset=line.offset, calibrated=line.calibrated,
+                                              why=line.why, points=[CalibrationPoint(**pt) for pt in points])
         if self.prompts.system:
-            self.log["shared_prefix"] = self.prompts.system
+            self.log.shared_prefix = self.prompts.system
 
 
 async def run_chat(
@@ -242,6 +247,8 @@ class Chat:
         """The plain levels, or (:attr:`LevelPlan.searched`) the levels under the target, each backend's search
         recorded in ``run.json`` ``slo_search`` as it goes; what each backend was sent of the workload in
         ``run.json`` ``traffic``."""
+        from ..results.run import SearchLog
+
         o, plan = ctx.options, ctx.plan
         shape = o.workload.shape()
         traffic = Plan(shape)
@@ -251,15 +258,16 @@ class Chat:
             if client is None:
                 continue
             load = Load(backend=b, client=client, plan=traffic, maker=maker, ignore_eos=o.ignore_eos,
-                        max_tokens=o.max_tokens, log=ctx.info.setdefault("traffic", {}).setdefault(b.name, {}),
-                        emit=ctx.emit)
+                        max_tokens=o.max_tokens, emit=ctx.emit)
+            ctx.info.traffic = {**ctx.info.traffic, b.name: load.log}
             if load.nothing_fits:
                 ctx.skipped[b.name][self.name] = f"not sent: {NOTHING_FITS} ({load.fit.first_reason})"
                 continue
             if not plan.searched:
                 await ctx.guard(b, self.name, self._plain(ctx, b, load, plan.levels, ctx.emit))
                 continue
-            log = ctx.info.setdefault("slo_search", {}).setdefault(b.name, {})
+            log = SearchLog()
+            ctx.info.slo_search = {**ctx.info.slo_search, b.name: log}
             await ctx.guard(b, self.name, run_under_target(
                 backend=b, load=load, plan=plan, runs=o.runs, epoch=ctx.epoch, emit=ctx.emit,
                 log=log, progress=ctx.progress, level_one=partial(self._plain, ctx, b, load, (1,))))

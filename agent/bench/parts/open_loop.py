@@ -35,6 +35,7 @@ from .sending import timing_record
 if TYPE_CHECKING:
     from ...backends import Backend
     from ..clients.base import BackendClient
+    from ..results.run import OpenLoopLog
     from .capacity import Plan
     from .chat import Load, Session
     from .part import Context
@@ -93,10 +94,12 @@ def workload_requests(ctx: Context, b: Backend, client: BackendClient) -> tuple[
 
     o = ctx.options
     shape = o.workload.shape()
-    line = ctx.info.get("traffic", {}).get(b.name, {}).get("calibration")
-    calibration = Calibration(**{k: line[k] for k in ("slope", "offset", "calibrated", "why")}) if line else None
+    kept = ctx.info.traffic.get(b.name)
+    line = kept.calibration if kept is not None else None
+    calibration = Calibration(slope=line.slope, offset=line.offset, calibrated=line.calibrated, why=line.why) \
+        if line else None
     load = Load(backend=b, client=client, plan=Requests(shape), maker=TextMaker.of(shape.seed) if shape.synthetic else
-                None, ignore_eos=o.ignore_eos, max_tokens=o.max_tokens, log={}, emit=ctx.emit, calibration=calibration)
+                None, ignore_eos=o.ignore_eos, max_tokens=o.max_tokens, emit=ctx.emit, calibration=calibration)
     return load, (f"not sent: {NOTHING_FITS} ({load.fit.first_reason})" if load.nothing_fits else None)
 
 
@@ -123,7 +126,7 @@ class Window:
 
     offsets: Sequence[float]
     request: NextRequest
-    log: dict[str, Any]
+    log: OpenLoopLog
     load: Load
     think_time_s: float = 0.0
 
@@ -174,7 +177,7 @@ async def send_on_schedule(offsets: Sequence[float], send: Callable[[int, float,
 async def run_window(*, backend: Backend, client: BackendClient, window: Window, epoch: float,
                      emit: Callable[[dict[str, Any]], None], progress: Callable[..., None]) -> None:
     """Send ``window`` to ``backend``, one record per request (``scheduled_s`` beside ``sent_s``)."""
-    log, phase = window.log, window.log["mode"]
+    log, phase = window.log, window.log.mode
     in_flight = 0
     started = time.perf_counter()
 
@@ -193,7 +196,7 @@ async def run_window(*, backend: Backend, client: BackendClient, window: Window,
             record = timing_record(reply, epoch=epoch, backend=backend.name, part="open_loop", phase=phase,
                                    concurrency=concurrency, run=i + 1, request=request)
             record.update(fields, scheduled_s=round(due - epoch, 6))
-            log["sent"] = log.get("sent", 0) + 1
+            log.sent += 1
             emit(record)
             window.load.advance(session, reply)
             if session.done:
@@ -201,27 +204,26 @@ async def run_window(*, backend: Backend, client: BackendClient, window: Window,
             due = time.perf_counter() + window.think_time_s
             await asyncio.sleep(window.think_time_s)
 
-    rate = f"{log['rate_req_per_s']:.3g} req/s" if log.get("rate_req_per_s") else "the trace's timing"
-    progress(f"{backend.name} open loop: {log['planned']} requests at {rate} over {log['duration_s']:g} s",
+    rate = f"{log.rate_req_per_s:.3g} req/s" if log.rate_req_per_s else "the trace's timing"
+    progress(f"{backend.name} open loop: {log.planned} requests at {rate} over {log.duration_s:g} s",
              milestone=True)
     try:
-        await send_on_schedule(window.offsets, send, prepare=window.request, max_in_flight=log["max_in_flight"])
+        await send_on_schedule(window.offsets, send, prepare=window.request, max_in_flight=log.max_in_flight)
     finally:
-        log["seconds"] = round(time.perf_counter() - started, 3)
+        log.seconds = round(time.perf_counter() - started, 3)
 
 
 def peak_rate(ctx: Context, b: Backend) -> tuple[float, str] | str:
     """The rate one instance of ``b`` must carry at the workload's peak, and how it was found; or why there is
     none (a rig whose chat part found no SLO capacity)."""
     from ..analysis.open_loop import capacity_level, per_instance_rate
-    from ..results.run import LevelLog
 
     traffic = ctx.options.workload
     peak = traffic.peak_req_per_s
     if descriptor(b.kind).pricing == PER_TOKEN:
         return peak, f"the workload's peak, {peak:.4g} req/s: a per-token service carries all of it"
-    search = ctx.info.get("slo_search", {}).get(b.name, {})
-    logs = {int(e["concurrency"]): LevelLog(**e) for e in search.get("levels", [])}
+    search = ctx.info.slo_search.get(b.name)
+    logs = {e.concurrency: e for e in (search.levels if search is not None else [])}
     level = capacity_level(ctx.recorded(b.name, "chat"), ctx.plan.target, logs)
     if level is None or not level.goodput_output_tok_per_s:
         return (f"--rate peak: no SLO capacity under the target from the chat part, so the rate one instance "
@@ -234,6 +236,8 @@ def peak_rate(ctx: Context, b: Backend) -> tuple[float, str] | str:
 
 def _trace_window(ctx: Context, trace: Trace, load: Load) -> Window | str:
     """The trace's requests that fit, at their timestamps (within ``--rate-duration`` where it is given)."""
+    from ..results.run import OpenLoopLog
+
     o = ctx.options
     offsets = replay_offsets(trace.timestamps_ms, trace.speed)
     kept = [(t, found) for i, t in enumerate(offsets)
@@ -242,14 +246,16 @@ def _trace_window(ctx: Context, trace: Trace, load: Load) -> Window | str:
         return f"no request of the trace that fits is due within --rate-duration {o.rate_duration_s:g} s" \
             if o.rate_duration_s is not None else "no request of the trace fits this backend's limits"
     duration = o.rate_duration_s or max(kept[-1][0], 1e-3)
-    log = {"mode": "trace", "rate_req_per_s": round(len(kept) / duration, 4),
-           "rate_basis": f"the trace's timestamps at speed {trace.speed:g}", "arrival": "trace",
-           "duration_s": duration, "planned": len(kept), "max_in_flight": MAX_IN_FLIGHT}
+    log = OpenLoopLog(mode="trace", rate_req_per_s=round(len(kept) / duration, 4),
+                      rate_basis=f"the trace's timestamps at speed {trace.speed:g}", arrival="trace",
+                      duration_s=duration, planned=len(kept), max_in_flight=MAX_IN_FLIGHT)
     return Window([t for t, _ in kept], lambda i: kept[i][1], log, load)
 
 
 def window_for(ctx: Context, b: Backend, client: BackendClient) -> Window | str:
     """``b``'s schedule, or why it gets none."""
+    from ..results.run import OpenLoopLog
+
     o = ctx.options
     load, nothing = workload_requests(ctx, b, client)
     if nothing:
@@ -266,9 +272,9 @@ def window_for(ctx: Context, b: Backend, client: BackendClient) -> Window | str:
     offsets = arrival_offsets(rate / turns, duration, traffic.arrival, shape or 1.0, DEFAULT_SEED)
     sessions = {"turns": turns, "session_rate_per_s": round(rate / turns, 4), "sessions": len(offsets)} \
         if turns > 1 else {}
-    log = {"mode": "rate", "rate_req_per_s": round(rate, 4), "rate_basis": basis, "arrival": traffic.arrival,
-           **({"burstiness": shape} if shape is not None else {}), "seed": DEFAULT_SEED, "duration_s": duration,
-           "planned": len(offsets) * turns, **sessions, "max_in_flight": MAX_IN_FLIGHT}
+    log = OpenLoopLog(mode="rate", rate_req_per_s=round(rate, 4), rate_basis=basis, arrival=traffic.arrival,
+                      **({"burstiness": shape} if shape is not None else {}), seed=DEFAULT_SEED, duration_s=duration,
+                      planned=len(offsets) * turns, **sessions, max_in_flight=MAX_IN_FLIGHT)
     return Window(offsets, _rate_requests(load.session), log, load, load.shape.think_time_s or 0.0)
 
 
@@ -291,7 +297,7 @@ class OpenLoop:
             if isinstance(window, str):
                 ctx.skipped[b.name][self.name] = window
                 continue
-            ctx.info.setdefault("open_loop", {})[b.name] = window.log
+            ctx.info.open_loop = {**ctx.info.open_loop, b.name: window.log}
             await ctx.guard(b, self.name, run_window(backend=b, client=client, window=window, epoch=ctx.epoch,
                                                      emit=ctx.emit, progress=ctx.progress))
 

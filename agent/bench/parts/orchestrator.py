@@ -186,6 +186,8 @@ class Orchestrator:
 
     async def run(self, ctx: Context) -> None:
         """Why it could not run, when it could not, goes to ``run.json`` ``orchestrator``."""
+        from ..results.run import OrchestratorNote
+
         clients = ctx.clients
         agents = [b for b in ctx.backends if b.name in clients and clients[b.name].can_drive_agent]
         candidates = [b for b in agents if b.name not in ctx.stopped]
@@ -193,20 +195,23 @@ class Orchestrator:
                       candidates[0] if candidates else None)
         if chosen is None:
             stopped = [b.name for b in agents if b.name in ctx.stopped]
-            ctx.info["orchestrator"] = {"reason": "no selected backend can drive an agent (tool calls needed)"
-                                        + (f"; stopped after failures: {', '.join(stopped)}" if stopped else "")}
+            ctx.info.orchestrator = OrchestratorNote(
+                reason="no selected backend can drive an agent (tool calls needed)"
+                + (f"; stopped after failures: {', '.join(stopped)}" if stopped else ""))
             return
         offered = [b for b in ctx.backends if b.name in clients and b.name not in ctx.stopped]
         ctx.progress(f"orchestrator on {chosen.name}, asking {len(offered)} backend(s)", milestone=True)
         await self._drive(ctx, chosen, offered)
 
     async def _drive(self, ctx: Context, chosen: Backend, offered: Sequence[Backend]) -> None:
+        from ..results.run import OrchestratorNote
+
         client = ctx.clients[chosen.name]
         try:
             model = client.agent_model()
         except Exception as exc:
             ctx.skipped[chosen.name][self.name] = f"failed: {exc}"[:300]
-            ctx.info["orchestrator"] = {"reason": f"the orchestrator model failed: {exc}"[:300]}
+            ctx.info.orchestrator = OrchestratorNote(reason=f"the orchestrator model failed: {exc}"[:300])
             return
         if client.constrained and hasattr(model, "set_enums"):
             model.set_enums({})

@@ -19,6 +19,7 @@ if TYPE_CHECKING:
     from ...backends import Backend
     from ..clients.base import BackendClient
     from ..clients.pool import ClientPool
+    from ..results.run import RunFile
     from .capacity import Plan
 
 
@@ -57,8 +58,8 @@ class Context:
     ``skipped``)."""
     epoch: float
     """``time.perf_counter()`` when the run started: what the records' ``sent_s`` count from."""
-    info: dict[str, Any]
-    """``run.json`` as it is filled: a part adds its own block (``slo_search``, ``orchestrator``)."""
+    info: RunFile
+    """``run.json`` as it is filled: a part sets its own block (``slo_search``, ``orchestrator``), as its model."""
     skipped: Mapping[str, dict[str, str]]
     """Per backend, the parts it took no part in and why (``run.json`` ``skipped``)."""
     stopped: Mapping[str, Any]

@@ -2,6 +2,8 @@
 
 * :class:`Frozen`: a block the benchmark computes or writes (``run.json`` too); unknown keys are
   refused, so a misspelt or forgotten field fails where it is made, not in a reader.
+* :class:`Log`: a block a run fills in as it goes (a backend's search under the target, its traffic, its open
+  loop): each value checked where it is set.
 * :class:`Sparse`: a mixin for blocks whose optional keys are written only when they were given
   (a distribution keeps its ``values`` only when asked to, ``run.json`` keys only when present), so
   a file keeps exactly the keys it had.
@@ -9,7 +11,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Self
 
 from pydantic import (BaseModel, ConfigDict, SerializationInfo, SerializerFunctionWrapHandler, ValidationError,
                       model_serializer)
@@ -20,6 +22,18 @@ Interval = tuple[float, float]
 
 class Frozen(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid", use_attribute_docstrings=True)
+
+    def but(self, **changes: Any) -> Self:
+        """This block with ``changes``, checked as it is made (the keys it was given stay given, the changed ones
+        are given)."""
+        return type(self).model_validate({**{k: getattr(self, k) for k in self.model_fields_set}, **changes})
+
+
+class Log(BaseModel):
+    """A block a run fills in as it goes (``run.json``'s logs, and ``run.json`` itself while the run writes it):
+    unknown keys are refused, and each value is checked where it is set, not when the file is written."""
+
+    model_config = ConfigDict(extra="forbid", validate_assignment=True, use_attribute_docstrings=True)
 
 
 class Sparse(BaseModel):

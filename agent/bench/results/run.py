@@ -1,11 +1,14 @@
 """``run.json``: the model the command writes it from and reads it back through, and the ``run`` and
 ``prices`` blocks the summary copies.
 
-``run.json`` is written by the command (``agent/bench/command/runner.py``, through
-:func:`agent.bench.command.evidence.write_run`) from :class:`RunFile`: every block is :class:`~.base.Frozen`,
-so a key it does not know (a misspelt one) fails where it is written and where it is read, and a key the
-command always writes is required. A key written only in some runs (a part's options, a price's provenance)
-is optional and :class:`~.base.Sparse`: absent from the file, absent from the summary's copy. The JSON Schema
+``run.json`` is built by the command (``agent/bench/command/runner.py``, :mod:`agent.bench.command.run_info`)
+as a :class:`RunFile` from the start, each block made as its model where it is made (the options from the typed
+options, :meth:`agent.bench.command.options.BenchOptions.record`), and written from it
+(:func:`agent.bench.command.evidence.write_run`): every block is :class:`~.base.Frozen`, or a
+:class:`~.base.Log` the run fills in as it goes, checked as each value is set; so a key it does not know (a
+misspelt one) fails where it is made and where it is read, and a key the command always writes is required. A
+key written only in some runs (a part's options, a price's provenance) is optional and :class:`~.base.Sparse`:
+absent from the file, absent from the summary's copy. The JSON Schema
 is committed beside this file (``run.schema.json``, :mod:`.schema`).
 """
 
@@ -13,8 +16,11 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from .base import Frozen, Sparse
+from pydantic import ConfigDict
+
+from .base import Frozen, Log, Sparse
 from .blocks.provenance import Provenance
+from .blocks.recommendation import Workload
 from .blocks.slo import TargetLimits
 from .blocks.traffic import Fit
 from .target import Source, Target
@@ -42,6 +48,16 @@ class BackendInfo(Sparse, Frozen):
     """Written when something was read or is expected."""
 
 
+class RunWorkload(Sparse, Workload):
+    """``--workload`` as ``run.json`` records it (:meth:`agent.bench.analysis.traffic.Traffic.record`): the keys of
+    :class:`~.blocks.recommendation.Workload`; one a run wrote before the key existed is absent, as it was."""
+
+    @classmethod
+    def of(cls, workload: Workload) -> RunWorkload:
+        """The workload the run sent and priced, every key of it written."""
+        return cls(**dict(workload))
+
+
 class RunOptions(Sparse, Frozen):
     """The command's options as ``run.json`` records them (the order the report lists them in); a part's
     options only when the part ran."""
@@ -55,7 +71,7 @@ class RunOptions(Sparse, Frozen):
     question: str
     request_timeout_s: float
     max_consecutive_failures: int
-    workload: dict[str, Any]
+    workload: RunWorkload
     min_accuracy: float | None
     slo: TargetLimits
     """``--slo``, or the default target (:attr:`slo_source` says which)."""
@@ -182,7 +198,7 @@ class Stopped(Frozen):
     reason: str
 
 
-class LevelLog(Sparse, Frozen):
+class LevelLog(Sparse, Log):
     """What the run planned for one level under the target and why it stopped."""
 
     concurrency: int
@@ -192,7 +208,7 @@ class LevelLog(Sparse, Frozen):
     stopped: str | None = None
 
 
-class SearchLog(Sparse, Frozen):
+class SearchLog(Sparse, Log):
     """How a backend's chat levels were run under the target (``run.json`` ``slo_search``; empty when the run
     stopped before the backend's chat part began)."""
 
@@ -208,7 +224,7 @@ class SearchLog(Sparse, Frozen):
     seconds: float | None = None
 
 
-class OpenLoopLog(Sparse, Frozen):
+class OpenLoopLog(Sparse, Log):
     """How one backend's open loop was sent (``run.json`` ``open_loop``): its schedule and what happened."""
 
     mode: Literal["rate", "trace"]
@@ -250,7 +266,7 @@ class CalibrationLog(Frozen):
     points: list[CalibrationPoint]
 
 
-class TrafficLog(Sparse, Frozen):
+class TrafficLog(Sparse, Log):
     """What a backend's chat part sent of the workload (``run.json`` ``traffic``): the fit, the calibration, and
     whether exact output lengths could be asked."""
 
@@ -289,7 +305,10 @@ class RunInfo(Sparse, Frozen):
 
 
 class RunFile(RunInfo):
-    """The whole ``run.json``."""
+    """The whole ``run.json``: as a run writes it, filled in as the run goes (each value checked where it is set,
+    :class:`~.base.Log`), and as a reader reads it."""
+
+    model_config = ConfigDict(frozen=False, validate_assignment=True)
 
     skipped: dict[str, dict[str, str]]
     stopped: dict[str, Stopped]

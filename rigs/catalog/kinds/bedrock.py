@@ -24,7 +24,7 @@ class BedrockBackend(RigBase):
     runtime: Literal["bedrock", "bedrock-mantle"]
     context_tokens: StrictInt | None = None
     """The model's context window in tokens (prompt and output together), from its public model page: what a
-    request of the user's workload must fit (docs/benchmark.md, "Your traffic")."""
+    request of the user's workload must fit (docs/traffic.md, "Your traffic")."""
 
     priced_per_token: ClassVar[bool] = True
 

@@ -56,7 +56,7 @@ def g6_backend(url: str, **metadata: str) -> Backend:
 
 def block(backend: Backend):
     """The summary's provenance block for ``backend``, through ``run.json`` as the command writes it."""
-    info = BackendInfo.model_validate(json.loads(json.dumps(run_info.backend_info(backend))))
+    info = BackendInfo.model_validate_json(run_info.backend_info(backend).model_dump_json())
     return provenance_block(info.provenance)
 
 

@@ -97,7 +97,8 @@ def test_help_says_what_every_argument_takes(command: str):
     """``python -m rigs up --help``: the rigs have help naming the catalog's, and no metavar is argparse's DEST."""
     import argparse
 
-    from rigs.cli import RIG_HELP, build_parser
+    from rigs.cli import build_parser
+    from rigs.shared_options import RIG_HELP
 
     (commands,) = [a for a in build_parser()._actions if isinstance(a, argparse._SubParsersAction)]
     for action in commands.choices[command]._actions:

@@ -69,7 +69,7 @@ def test_bedrock_serves_the_same_model_where_the_catalog_names_its_id_and_the_ne
     (Options(model_config=Path("config.json")), "--model-config: for --model ID"),
 ])
 def test_a_bad_model_option_is_one_line_before_anything(options: Options, problem: str, tmp_path: Path):
-    options.yes, options.offline, options.evidence = True, True, tmp_path / "evidence"
+    options = options.replace(yes=True, offline=True, evidence=tmp_path / "evidence")
     with pytest.raises(UsageError) as refused:
         flow.run(options, out=io.StringIO())
     assert str(refused.value).startswith(problem) and "\n" not in str(refused.value)

@@ -153,13 +153,13 @@ def test_dtype_float32_doubles_an_unquantized_model_and_its_kv(capsys):
 def test_a_config_file_is_read_and_bad_input_is_one_line(capsys, tmp_path: Path):
     path = tmp_path / "config.json"
     path.write_text(json.dumps({"text_config": FULL_ATTENTION}))  # a multimodal config's language model
-    code, out, _ = run(capsys, "--config", str(path), "--context", "4096")
+    code, out, _ = run(capsys, "--model-config", str(path), "--context", "4096")
     assert code == 0 and "g6.xlarge" in out and "weights 12.55 GiB" in out
-    code, _, err = run(capsys, "--config", str(path), "--context", "5000")
+    code, _, err = run(capsys, "--model-config", str(path), "--context", "5000")
     assert code == 2 and err.strip() == "error: --context 5000: the model takes at most 4,096 tokens " \
                                         "(max_position_embeddings)"
     code, _, err = run(capsys, "--model", "acme/unknown")
-    assert code == 2 and len(err.strip().splitlines()) == 1 and "give its config.json with --config FILE" in err
+    assert code == 2 and len(err.strip().splitlines()) == 1 and "give its config.json with --model-config FILE" in err
     path.write_text(json.dumps({**FULL_ATTENTION, "layer_types": ["linear_attention"] * 32}))
     with pytest.raises(ConfigError, match="sizing knows full_attention and sliding_attention layers only"):
         read_config(path)

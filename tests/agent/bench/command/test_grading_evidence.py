@@ -13,6 +13,7 @@ from agent.bench.command import evidence, runner
 from agent.bench.presentation import report
 from agent.bench.analysis import summary
 from agent.bench.parts.orchestrator import scoreboard_table
+from agent.bench.results.run import RunFile
 from agent.bench.tasks.workload import SUBMIT_TOOL, tool_name
 
 from tests.agent.bench.conftest import make_options
@@ -78,7 +79,8 @@ def write_evidence(out: Path, records=RECORDS) -> None:
     for r in records:
         log.append(dict(r))
     log.close()
-    evidence.write_run(out / evidence.RUN, run_json(BACKENDS, options={"demos": ["counting", "orchestrator"]}))
+    evidence.write_run(out / evidence.RUN,
+                       RunFile.model_validate(run_json(BACKENDS, options={"demos": ["counting", "orchestrator"]})))
 
 
 def test_crafted_transcripts_are_graded_right_and_recompute(tmp_path):

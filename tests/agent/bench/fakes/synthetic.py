@@ -35,12 +35,8 @@ BACKEND_INFO = {"tool_calls": True, "constrained_tools": False, "toy_model": Fal
 def default_options() -> dict[str, Any]:
     """``run.json`` ``options`` of a run given no option, as the command records them."""
     from agent.bench.command.options import BenchOptions
-    from agent.bench.parts.capacity import Plan
 
-    o = BenchOptions.from_namespace(argparse.Namespace())
-    plan = Plan.of(target=o.target, concurrency=o.concurrency, repeats=o.repeats, max_concurrency=o.max_concurrency,
-                   budget_s=o.slo_budget_s)
-    return {**o.record(bfcl_concurrency=1), "concurrency": list(plan.levels), **plan.record()}
+    return BenchOptions.from_namespace(argparse.Namespace()).record(bfcl_concurrency=1).model_dump(mode="json")
 
 
 def run_json(backends: Sequence[dict[str, Any]], *, options: dict[str, Any] | None = None,
@@ -172,10 +168,14 @@ def summary(backends: dict[str, tuple[BackendSummary, dict]], prices: dict[str, 
             bedrock_reference: dict | None = NOVA_MICRO, min_quality: float | None = None,
             chosen: list[str] | None = None, compare_models: bool = False) -> tuple[dict[str, BackendSummary], RunFile]:
     """``(backends, run)`` ready for :func:`agent.bench.analysis.recommendation.choose.recommend`;
-    ``chosen``: the backends given with ``--backends``."""
+    ``chosen``: the backends given with ``--backends``; ``workload``: its keys as ``--workload`` takes them (in
+    ``run.json`` as the run records it, :meth:`~agent.bench.analysis.traffic.Traffic.record`)."""
+    from agent.bench.analysis.traffic import Traffic
+
+    recorded = Traffic.from_dict(workload).record().model_dump()
     run = RunFile.model_validate(run_json(
         [info for _, info in backends.values()],
-        options={"workload": workload or {}, "min_accuracy": min_accuracy, "min_quality": min_quality,
+        options={"workload": recorded, "min_accuracy": min_accuracy, "min_quality": min_quality,
                  "compare_models": compare_models,
                  **({"backends": chosen} if chosen is not None else {})},
         prices={"backends": prices, "bedrock_reference": bedrock_reference, "not_run": not_run or {}}))

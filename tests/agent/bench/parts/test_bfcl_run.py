@@ -173,7 +173,7 @@ def test_the_part_is_not_in_the_default_run_and_its_options_are_checked(capsys):
     parser = build_parser(runner)
     assert "bfcl" not in parser.parse_args([]).demos
     ns = parser.parse_args(["--demos", "bfcl", "--bfcl-n", "all"])
-    assert BenchOptions.from_namespace(ns).record(8)["bfcl_n"] == "all"
+    assert BenchOptions.from_namespace(ns).record(8).bfcl_n == "all"
     for bad, message in ((["--bfcl-n", "0"], "at least 1 case"), (["--bfcl-n", "many"], "a number of cases or 'all'"),
                          (["--bfcl-seed", "x"], "an integer seed")):  # fmt: skip
         with pytest.raises(SystemExit) as exc:

@@ -11,6 +11,7 @@ import pytest
 
 from agent.bench.command import evidence, runner
 from agent.bench.analysis import summary
+from agent.bench.results.run import Prices, RunFile
 
 from tests.agent.bench.conftest import make_options, openai_backend
 from tests.agent.bench.fakes.openai_fake import FakeOpenAI
@@ -62,8 +63,9 @@ def test_a_server_that_slows_after_half_the_window_is_not_sustaining_and_not_cho
           "workload's peak")
 
 
-def _priced(info: dict, *_: object, **__: object) -> None:
-    info["prices"] = {"offline": True, "offline_reason": "test", "backends": {"g6": {"hourly": G6_PRICE}}}
+def _priced(info: RunFile, *_: object, **__: object) -> None:
+    info.prices = Prices.model_validate({"offline": True, "offline_reason": "test",
+                                         "backends": {"g6": {"hourly": G6_PRICE}}})
 
 
 def test_a_trace_is_sent_at_its_timestamps_scaled_by_its_speed(tmp_path: Path):

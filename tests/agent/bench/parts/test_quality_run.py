@@ -254,7 +254,7 @@ def test_the_part_is_not_in_the_default_run_and_its_options_are_checked(capsys):
     assert "quality" not in parser.parse_args([]).demos
     ns = parser.parse_args(["--demos", "quality", "--quality-n", "12", "--quality-seed", "7"])
     recorded = BenchOptions.from_namespace(ns).record(1)
-    assert recorded["quality_n"] == 12 and recorded["quality_seed"] == 7
+    assert recorded.quality_n == 12 and recorded.quality_seed == 7
     for bad, message in ((["--quality-n", "0"], "0 is too small"), (["--quality-seed", "x"], "an integer seed"),
                          (["--quality-n", "20000"], "20000 is above 10,000 items"),
                          (["--quality-concurrency", "0"], "0 is too small")):  # fmt: skip
@@ -407,9 +407,9 @@ def test_the_recommendation_options_of_the_lane_are_checked(capsys):
     ns = parser.parse_args(["--demos", "default,quality", "--quality-reference", "g5g", "--min-quality", "70%"])
     options = BenchOptions.from_namespace(ns)
     assert options.demos == ("counting", "orchestrator", "chat", "quality") and options.min_quality == 0.7
-    assert options.record(1)["quality_reference"] == "g5g" and options.record(1)["min_quality"] == 0.7
-    assert options.record(1)["compare_models"] is False
-    assert BenchOptions.from_namespace(parser.parse_args(["--compare-models"])).record(1)["compare_models"] is True
+    assert options.record(1).quality_reference == "g5g" and options.record(1).min_quality == 0.7
+    assert options.record(1).compare_models is False
+    assert BenchOptions.from_namespace(parser.parse_args(["--compare-models"])).record(1).compare_models is True
     with pytest.raises(SystemExit):
         parser.parse_args(["--quality-reference", "g7"])
     assert "invalid choice: 'g7'" in capsys.readouterr().err
@@ -420,4 +420,4 @@ def test_the_recommendation_options_of_the_lane_are_checked(capsys):
         runner.check_options(both)
     same = parser.parse_args(["--demos", "quality", "--workload", "min_quality=70%"])
     runner.check_options(same)
-    assert BenchOptions.from_namespace(same).record(1)["min_quality"] == 0.7
+    assert BenchOptions.from_namespace(same).record(1).min_quality == 0.7

@@ -15,6 +15,7 @@ from agent.bench.analysis import stats
 from agent.bench.command import evidence, runner
 from agent.bench.presentation import html_report, terminal
 from agent.bench.presentation.compare import compare, render
+from agent.bench.results.run import RunFile
 from agent.bench.results.summary import Summary
 
 from tests.agent.bench.conftest import make_options
@@ -350,7 +351,7 @@ def with_quality(src: Path, dst: Path, wrong: int, items: int = 40, first: int =
     dst.mkdir(parents=True)
     run = json.loads((src / evidence.RUN).read_text())
     options = {**run["options"], "demos": [*run["options"]["demos"], "quality"], "quality_n": items}
-    evidence.write_run(dst / evidence.RUN, {**run, "options": options})
+    evidence.write_run(dst / evidence.RUN, RunFile.model_validate({**run, "options": options}))
     log = evidence.RequestLog(dst / evidence.REQUESTS)
     for r in evidence.read_requests(src / evidence.REQUESTS):
         r.pop("seq", None)

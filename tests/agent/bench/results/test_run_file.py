@@ -48,8 +48,17 @@ def test_a_misspelt_key_is_refused_by_the_schema():
 
 def test_a_misspelt_key_is_never_written(tmp_path: Path):
     with pytest.raises(ValidationError, match=r"options\.bfcl_stram\n  Extra inputs are not permitted"):
-        evidence.write_run(tmp_path / evidence.RUN, misspelt())
+        evidence.write_run(tmp_path / evidence.RUN, RunFile.model_validate(misspelt()))
     assert not (tmp_path / evidence.RUN).exists()
+
+
+def test_a_wrong_value_is_refused_where_it_is_set_while_the_run_fills_run_json():
+    run = RunFile.model_validate(written())
+    with pytest.raises(ValidationError, match=r"finished\n  Input should be a valid string"):
+        run.finished = 12
+    with pytest.raises(ValidationError, match=r"options\.workload\.tool_calls"):
+        RunFile.model_validate({**written(), "options": {**written()["options"], "workload": {
+            **written()["options"]["workload"], "tool_calls": "often"}}})
 
 
 def test_a_key_the_command_always_writes_is_required(tmp_path: Path):
