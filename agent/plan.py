@@ -54,7 +54,7 @@ class ForwardTarget:
 
 
 @dataclass(slots=True)
-class Plan:
+class BackendPlan:
     """The outcome of :func:`make_plan`."""
 
     ready: list[Backend] = field(default_factory=list)
@@ -93,7 +93,7 @@ def needs_aws(selection: tuple[str, ...] | None, env: EnvConfig) -> bool:
 def make_plan(*, catalog: Catalog, env: EnvConfig, selection: tuple[str, ...] | None, local: bool,
               aws_ok: bool, aws_reason: str = "", discovery: Discovery | None = None,
               model_overrides: Mapping[str, str] = MappingProxyType({}), bedrock_tier: str = STANDARD_TIER,
-              can_sign: bool = False) -> Plan:
+              can_sign: bool = False) -> BackendPlan:
     """Decide the run's backends.
 
     Args:
@@ -109,7 +109,7 @@ def make_plan(*, catalog: Catalog, env: EnvConfig, selection: tuple[str, ...] | 
         can_sign: AWS credentials were found to sign requests with, though not checked with STS (``--backends
             bedrock-mantle`` asks no other AWS endpoint); ``aws_ok`` implies it.
     """
-    plan = Plan()
+    plan = BackendPlan()
     wanted = set(selection) if selection is not None else None
 
     def selected(name: str) -> bool:
@@ -183,7 +183,7 @@ def _endpoint_backend(rig: SageMakerRig, found: FoundRig, model_id: str) -> Back
         image_digest=outputs.image_digest, instance_type=outputs.instance_type, context_tokens=outputs.context_tokens)
 
 
-def _choose_local(plan: Plan, local: bool, wanted: set[str] | None, aws_reason: str) -> None:
+def _choose_local(plan: BackendPlan, local: bool, wanted: set[str] | None, aws_reason: str) -> None:
     """The local rig: when asked for, and when nothing else is configured and nothing was named."""
     if local or (wanted is not None and LOCAL in wanted):
         plan.local = True
@@ -194,7 +194,7 @@ def _choose_local(plan: Plan, local: bool, wanted: set[str] | None, aws_reason: 
                              + ", no *_URL variables)")
 
 
-def _plan_mantle(plan: Plan, catalog: Catalog, env: EnvConfig, can_sign: bool, aws_reason: str, named: bool) -> None:
+def _plan_mantle(plan: BackendPlan, catalog: Catalog, env: EnvConfig, can_sign: bool, aws_reason: str, named: bool) -> None:
     """Bedrock's OpenAI-compatible endpoint: ready with a Bedrock API key, or with credentials to sign with."""
     if env.mantle.auth_mode == aws.BEARER or can_sign:
         plan.ready.append(mantle_backend(catalog, env.mantle))
@@ -205,14 +205,14 @@ def _plan_mantle(plan: Plan, catalog: Catalog, env: EnvConfig, can_sign: bool, a
         plan.missing.append(MANTLE)
 
 
-def _served_models(plan: Plan, catalog: Catalog) -> set[str]:
+def _served_models(plan: BackendPlan, catalog: Catalog) -> set[str]:
     """The models (``weights.model``) the plan's rigs serve, as the catalog states them."""
     models = {w.model for t in plan.forwards if (w := weights_for(t.rig, t.model_id, catalog)) is not None}
     return models | {b.metadata[f"{WEIGHTS_METADATA_PREFIX}model"] for b in plan.ready
                      if not descriptor(b.kind).managed and f"{WEIGHTS_METADATA_PREFIX}model" in b.metadata}
 
 
-def _follow_the_rigs(plan: Plan, catalog: Catalog, env: EnvConfig, named: bool) -> None:
+def _follow_the_rigs(plan: BackendPlan, catalog: Catalog, env: EnvConfig, named: bool) -> None:
     """Bedrock's OpenAI-compatible endpoint serves the model the rigs serve (when they all serve one), by the id
     Bedrock gives it; where Bedrock serves no such model it is left out, and says why."""
     mantle = next((b for b in plan.ready if b.name == MANTLE), None)

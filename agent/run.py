@@ -42,7 +42,7 @@ from .reach.forwarding import ForwardError, ForwardSet, ForwardToolsMissing, Por
     PortTaken, RelayPortForward, SsmPortForward, check_ssm_tools, preferred_port
 from .reach.provenance import read_all
 from .local_rig import MODEL_ID, LocalRigConfig, LocalRigError, find_installation, local_rig_process
-from .plan import ForwardTarget, Plan, make_plan, needs_aws
+from .plan import ForwardTarget, BackendPlan, make_plan, needs_aws
 from .reach.stand_in import StandIn, StandInError, parse_stand_in
 from .ui import Ui
 
@@ -272,7 +272,7 @@ def _evidence_folder(out: Path | None) -> Path:
         raise UsageError(f"--out {out}: cannot create the evidence folder ({exc.strerror or exc})") from None
 
 
-def _run(args: argparse.Namespace, plan: Plan, runner: ModuleType, ui: Ui, out_dir: Path, session: Any,
+def _run(args: argparse.Namespace, plan: BackendPlan, runner: ModuleType, ui: Ui, out_dir: Path, session: Any,
          stand_in: StandIn | None = None) -> int:
     failed = list(plan.missing)
     with _cleanup_shielded() as stack:
@@ -294,7 +294,7 @@ def _run(args: argparse.Namespace, plan: Plan, runner: ModuleType, ui: Ui, out_d
     return code
 
 
-def _report_skips(plan: Plan, selection: tuple[str, ...] | None, ui: Ui) -> None:
+def _report_skips(plan: BackendPlan, selection: tuple[str, ...] | None, ui: Ui) -> None:
     """One line for what is simply not set up; one line each for real problems."""
     unconfigured = [s.name for s in plan.skipped
                     if (selection is None or s.name not in selection)
@@ -319,7 +319,7 @@ def _start_local(stack: ExitStack, out_dir: Path, ui: Ui) -> Backend:
     return rig.backend()
 
 
-def _open_forwards(stack: ExitStack, plan: Plan, args: argparse.Namespace, out_dir: Path, ui: Ui,
+def _open_forwards(stack: ExitStack, plan: BackendPlan, args: argparse.Namespace, out_dir: Path, ui: Ui,
                    failed: list[str], stand_in: StandIn | None = None) -> list[Backend]:
     if not plan.forwards:
         return []
@@ -391,7 +391,7 @@ def _cleanup_shielded() -> Iterator[ExitStack]:
 # --- --list -------------------------------------------------------------------------
 
 
-def print_list(plan: Plan, account: str | None, profile: str | None, discovery: Discovery | None,
+def print_list(plan: BackendPlan, account: str | None, profile: str | None, discovery: Discovery | None,
                out: Any = None, shadows: Mapping[str, str] | None = None, stand_in: StandIn | None = None) -> None:
     """``--list``: what would run, how each is reached, and why anything is skipped."""
     out = out or sys.stdout
@@ -450,7 +450,7 @@ def print_list(plan: Plan, account: str | None, profile: str | None, discovery: 
             write(f"Warning: {exc}")
 
 
-def one_model_notes(plan: Plan) -> list[str]:
+def one_model_notes(plan: BackendPlan) -> list[str]:
     """For each rig whose server has its model compiled in (the Neuron rigs, ``other_models`` in the catalog) beside
     rigs that serve another model: one line per other model saying which it serves, and how it could serve that one
     (AWS's vLLM Neuron image, ``-c model.<rig>=ID``) or why not."""

@@ -39,13 +39,13 @@ COUNTERS = {
 def _speed(prompts: int, mean: float, stddev: float, seed: int) -> dict[str, float]:
     """Run in the fresh, pinned interpreter: the bank, then the prompts."""
     from agent.bench.tasks.traffic.calibration import Calibration
-    from agent.bench.tasks.traffic.plan import Plan, Prompts, Shape
+    from agent.bench.tasks.traffic.plan import Prompts, Shape, TrafficPlan
     from agent.bench.tasks.traffic.text import TextMaker
 
     cpu, wall = time.process_time(), time.perf_counter()
     maker = TextMaker(seed)
     bank_cpu, bank_wall = time.process_time() - cpu, time.perf_counter() - wall
-    plan = Plan(Shape(seed=seed, prompt_mean=mean, prompt_stddev=stddev, output_mean=150.0))
+    plan = TrafficPlan(Shape(seed=seed, prompt_mean=mean, prompt_stddev=stddev, output_mean=150.0))
     made = Prompts(plan, maker, Calibration(slope=1.2, offset=10.0, calibrated=True))
     cpu, wall = time.process_time(), time.perf_counter()
     chars = sum(len(made.first(plan.request(i))[-1]["content"]) for i in range(prompts))
@@ -65,11 +65,11 @@ def speed(prompts: int, mean: float, stddev: float, seed: int) -> dict[str, floa
 def fidelity(mean: float, stddev: float, seed: int, prompts: int = 1000) -> list[tuple[str, float, float]]:
     """Per stand-in counter: the counted mean's error and the counted spread over the asked, after calibrating."""
     from agent.bench.tasks.traffic.calibration import Calibration, exchange_units, fit
-    from agent.bench.tasks.traffic.plan import Plan, Prompts, Shape
+    from agent.bench.tasks.traffic.plan import Prompts, Shape, TrafficPlan
     from agent.bench.tasks.traffic.text import TextMaker, units_of
 
     maker = TextMaker.of(seed)
-    plan = Plan(Shape(seed=seed, prompt_mean=mean, prompt_stddev=stddev, output_mean=150.0))
+    plan = TrafficPlan(Shape(seed=seed, prompt_mean=mean, prompt_stddev=stddev, output_mean=150.0))
     out = []
     for name, count in COUNTERS.items():
         cold = Prompts(plan, maker, Calibration()).first(plan.request(0))[-1]["content"]

@@ -36,7 +36,7 @@ CHECK_S = 60.0
 
 
 @dataclass(frozen=True, slots=True)
-class BenchOptions:
+class RehearsalBench:
     """What the benchmark is run with: its options (the quality lane added), and the lane's items per backend."""
 
     words: tuple[str, ...]
@@ -107,7 +107,7 @@ def command(backends: Sequence[str], out: Path, stand_in: str | None, profile: s
     return line + list(words)
 
 
-def prepare(text: str, offline: bool, workload: str | None = None) -> BenchOptions:
+def prepare(text: str, offline: bool, workload: str | None = None) -> RehearsalBench:
     """The benchmark's options from ``--bench-options`` (and the rehearsal's ``--workload``, passed on as the
     benchmark's own), checked by the benchmark before anything is created.
 
@@ -133,4 +133,4 @@ def prepare(text: str, offline: bool, workload: str | None = None) -> BenchOptio
             words += ["--quality-n", str(OFFLINE_LANE_ITEMS)]
             items = OFFLINE_LANE_ITEMS
     _agent(["--list", "--backends", "local", *words])
-    return BenchOptions(tuple(words), items)
+    return RehearsalBench(tuple(words), items)

@@ -25,7 +25,7 @@ from rigs.estate import whereabouts
 from rigs.placement import placement
 from rigs.rehearsal import estimate as estimating
 from rigs.rehearsal import timeline
-from rigs.rehearsal.bench_options import BenchOptions
+from rigs.rehearsal.bench_options import RehearsalBench
 from rigs.rehearsal.down import Destroyer
 from rigs.rehearsal.offline import OfflineAws
 from rigs.rehearsal.options import Options
@@ -75,7 +75,7 @@ class State:
     catalog: Catalog
     folder: Path
     output: Output = field(default_factory=Output)
-    bench: BenchOptions = BenchOptions((), None)
+    bench: RehearsalBench = RehearsalBench((), None)
     """The options the benchmark is run with (``--bench-options``, the quality lane added)."""
     offline: OfflineAws | None = None
     session: Any = None

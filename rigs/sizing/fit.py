@@ -87,7 +87,7 @@ class InstanceFit:
 
 
 @dataclass(frozen=True, slots=True)
-class Fit:
+class ModelFit:
     """A model's fit on every candidate size (``python -m rigs fit``)."""
 
     weights_bytes: int
@@ -205,17 +205,17 @@ def _host_short(candidate: Candidate, weights: int) -> str | None:
 
 
 def fit(arch: Architecture, candidates: Iterable[Candidate], *, context: int | None = None, sequences: int = 1,
-        dtype: str | None = None) -> Fit:
+        dtype: str | None = None) -> ModelFit:
     """``arch`` on every one of ``candidates`` at ``context`` tokens (the model's longest when None)."""
     tokens = min(context or arch.max_context, arch.max_context)
     per_sequence = kv_bytes_per_sequence(arch, tokens, dtype)
-    return Fit(weights_bytes=weights_bytes(arch, dtype), kv_bytes_per_token=per_sequence / tokens,
+    return ModelFit(weights_bytes=weights_bytes(arch, dtype), kv_bytes_per_token=per_sequence / tokens,
                kv_bytes_per_sequence=per_sequence, context=tokens, sequences=sequences,
                instances=tuple(fit_one(arch, c, context=tokens, sequences=sequences, dtype=dtype)
                                for c in candidates))
 
 
-def render(model: str, result: Fit) -> list[str]:
+def render(model: str, result: ModelFit) -> list[str]:
     """The table ``python -m rigs fit`` prints (one line per size)."""
     lines = [f"{model}: weights {result.weights_bytes / GIB:.2f} GiB; KV {result.kv_bytes_per_token:,.0f} bytes a "
              f"token over {result.context:,} tokens, {result.kv_bytes_per_sequence / GIB:.2f} GiB a sequence; "

@@ -15,7 +15,7 @@ from strands.models.openai import OpenAIModel
 
 from agent.backends import Backend
 from agent.bench.parts.counting import make_tools, transcript
-from agent.bench.tasks.workload import OPS, REFERENCE_SET
+from agent.bench.tasks.reference import OPS, REFERENCE_SET
 from agent.bench.clients.base import ModelSettings, NoAgentModelError
 from agent.bench.clients.constrained import ConstrainedToolModel
 from agent.bench.clients.pool import ClientPool

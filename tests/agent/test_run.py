@@ -291,14 +291,14 @@ def test_list_warns_of_missing_ssm_tools_for_a_forward_unless_a_stand_in_plays_t
         monkeypatch: pytest.MonkeyPatch) -> None:
     """--list with a discovered EC2 rig says when the AWS CLI or its plugin is missing; a stand-in needs neither."""
     from agent.reach.forwarding import ForwardToolsMissing
-    from agent.plan import Plan
+    from agent.plan import BackendPlan
 
     def missing() -> None:
         raise ForwardToolsMissing("the Session Manager plugin is not installed")
 
     monkeypatch.setattr(run_module, "check_ssm_tools", missing)
     found = types.SimpleNamespace(describe=lambda: "SSM port forward to i-0abc in us-east-2")
-    plan = Plan(forwards=[types.SimpleNamespace(name="g6", model_id="m", found=found, local_port=8001)])
+    plan = BackendPlan(forwards=[types.SimpleNamespace(name="g6", model_id="m", found=found, local_port=8001)])
     listed = {}
     for stand_in in (None, types.SimpleNamespace(port=1, host="127.0.0.1")):
         buffer = io.StringIO()
@@ -311,14 +311,14 @@ def test_list_warns_of_missing_ssm_tools_for_a_forward_unless_a_stand_in_plays_t
 
 def test_list_says_why_a_neuron_rig_serves_its_own_model_beside_rigs_serving_another(
         monkeypatch: pytest.MonkeyPatch) -> None:
-    from agent.plan import Plan
+    from agent.plan import BackendPlan
     from rigs.catalog.model import load_catalog
 
     catalog = load_catalog()
     found = types.SimpleNamespace(describe=lambda: "SSM port forward")
     forwards = [types.SimpleNamespace(name=name, model_id=model, found=found, local_port=port, rig=catalog.get(name))
                 for name, model, port in (("g6", "Qwen/Qwen3-8B", 8001), ("inf2", "gemma-4-E2B-it", 8002))]
-    plan = Plan(forwards=forwards)
+    plan = BackendPlan(forwards=forwards)
     assert run_module.one_model_notes(plan) == [
         "inf2: serves Gemma 4 E2B, not Qwen3 8B: deploy it with -c model.inf2=Qwen/Qwen3-8B to serve it with AWS's "
         "vLLM Neuron image"]

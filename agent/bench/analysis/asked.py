@@ -14,7 +14,7 @@ from __future__ import annotations
 import statistics
 from typing import Any, Sequence
 
-from ..results.blocks.traffic import CalibrationBlock, Fit, Lengths, TrafficBlock
+from ..results.blocks.traffic import CalibrationBlock, TrafficFit, Lengths, TrafficBlock
 from ..results.records import NotSentRecord, TimingRecord
 from ..results.run import TrafficLog
 from .traffic import Traffic
@@ -74,7 +74,7 @@ def _differs(b: TrafficBlock) -> list[str]:
     return out
 
 
-def _disqualified(fit: Fit | None) -> str | None:
+def _disqualified(fit: TrafficFit | None) -> str | None:
     if fit is None or fit.fitting >= fit.requests:
         return None
     limits = ", ".join(x for x in (f"{fit.max_prompt_tokens} prompt tokens" if fit.max_prompt_tokens else "",

@@ -2,7 +2,7 @@
 sessions, or the user's own requests or trace), how much output a month, how peaky, and whether it needs
 tool calls.
 
-Not to be confused with :mod:`agent.bench.tasks.workload`, which holds the benchmark's fixed prompts. This
+Not to be confused with :mod:`agent.bench.tasks.reference`, which holds the benchmark's fixed prompts. This
 module describes what the user will send in production; the chat part sends it (:meth:`Traffic.shape`) and
 the recommendation prices each backend for it. Given as ``KEY=VALUE,...`` on the command line or as a YAML
 file with the same keys::
@@ -44,10 +44,10 @@ from pydantic_core import PydanticCustomError
 from ..results.blocks.recommendation import Workload
 from ..results.constants import WORKLOAD_DEFAULTS as DEFAULTS
 from ..tasks.traffic.files import TrafficFileError, read_prompts, read_trace
-from ..tasks.traffic.plan import Plan, Shape
+from ..tasks.traffic.plan import Shape, TrafficPlan
 from ..tasks.arrivals import ARRIVALS
 from ..tasks.traffic.presets import PRESETS, REFERENCE, REFERENCE_PROMPT_TOKENS
-from ..tasks.workload import CHAT_MAX_TOKENS
+from ..tasks.reference import CHAT_MAX_TOKENS
 from .cost import HOURS_PER_MONTH
 
 SECONDS_PER_MONTH = HOURS_PER_MONTH * 3600.0
@@ -435,7 +435,7 @@ def _file_lengths(keys: TrafficKeys) -> dict[str, float]:
         shape = Shape(prompts=read_prompts(Path(keys.prompts)), output_mean=float(CHAT_MAX_TOKENS))
     else:
         shape = Shape(trace=read_trace(Path(keys.trace or "")))
-    plan = Plan(shape)
+    plan = TrafficPlan(shape)
     asked = [plan.request(i) for i in range(plan.sample_size)]
     ins = [float(p.expected_prompt()) for p in asked]
     outs = [float(p.output_tokens) for p in asked]

@@ -28,7 +28,7 @@ from ...reach.forwarding import READY_TIMEOUT_S
 from ..analysis.slo import DEFAULT_BUDGET_S, DEFAULT_MAX_CONCURRENCY, DEFAULT_REPEATS_WITH_TARGET, EXAMPLE, Target
 from ..parts import bfcl, open_loop, quality
 from ..parts.stopping import DEFAULT_MAX_CONSECUTIVE_FAILURES
-from ..tasks.workload import CHAT_MAX_TOKENS, ORCHESTRATOR_QUESTION
+from ..tasks.reference import CHAT_MAX_TOKENS, ORCHESTRATOR_QUESTION
 from ..tasks.bfcl_cases import ALL_CASES
 from .argtypes import (MAX_CONCURRENCY, bfcl_cases, choices_list, concurrency_levels, non_empty_text, non_negative_int,
                        positive_int, positive_seconds, quality_items, quality_seed, rate, seed, service_tier, share,

@@ -14,13 +14,13 @@ from typing import TYPE_CHECKING, Any
 
 from ..results.target import Target
 from ..parts import bfcl, open_loop, quality
-from ..tasks.workload import CHAT_MAX_TOKENS
+from ..tasks.reference import CHAT_MAX_TOKENS
 from . import declared
 from .declared import AUTO, BENCH_GROUPS, DEFAULT_DEMOS, GIVEN, PART_OPTIONS, PLAN, Declared
 
 if TYPE_CHECKING:
     from ..analysis.traffic import Traffic
-    from ..parts.capacity import Plan
+    from ..parts.capacity import LevelPlan
     from ..results.run import RunOptions
 
 
@@ -124,14 +124,14 @@ class BenchOptions(Declared):
         return {name: asdict(value) if is_dataclass(value) and not isinstance(value, type) else value
                 for name, value in self.as_dict().items()}
 
-    def chat_plan(self) -> Plan:
+    def chat_plan(self) -> LevelPlan:
         """How the chat part measures its levels under these options (the target, the levels, the search)."""
-        from ..parts.capacity import Plan
+        from ..parts.capacity import LevelPlan
 
-        return Plan.of(target=self.target, concurrency=self.concurrency, repeats=self.repeats,
+        return LevelPlan.of(target=self.target, concurrency=self.concurrency, repeats=self.repeats,
                        max_concurrency=self.max_concurrency, budget_s=self.slo_budget_s)
 
-    def record(self, bfcl_concurrency: int, plan: Plan | None = None) -> RunOptions:
+    def record(self, bfcl_concurrency: int, plan: LevelPlan | None = None) -> RunOptions:
         """What ``run.json`` ``options`` keeps of these options, each under its name: those declared to be
         recorded (:attr:`~.declared.RunOption.record`), the chat part's plan (:meth:`chat_plan`) as it resolved
         its own, and the bfcl and quality parts' options with what else they used

@@ -35,7 +35,7 @@ import re
 from dataclasses import dataclass
 from typing import Iterable
 
-from ..tasks.workload import QuestionSet
+from ..tasks.reference import QuestionSet
 
 READ, UNREADABLE = "read", "unreadable"
 

@@ -31,7 +31,7 @@ from typing import Any, Mapping, Sequence
 from ..results.blocks.counting import ToolCallVerdict
 from .count_reading import UNREADABLE, read_count
 from .text_calls import TextCall, find_text_calls
-from ..tasks.workload import OPS, QuestionSet, select_ids
+from ..tasks.reference import OPS, QuestionSet, select_ids
 
 TOOL_PARAMETERS = {"count_ids": ("op", "value"), "list_ids": ()}
 """The counting tools and their parameters in order (to read a call written as text)."""

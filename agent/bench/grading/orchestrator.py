@@ -17,7 +17,7 @@ from __future__ import annotations
 import re
 from typing import Any, Mapping, Sequence
 
-from ..tasks.workload import SUBMIT_TOOL
+from ..tasks.reference import SUBMIT_TOOL
 from .counting import run_failure
 from .winner import NAMED, read_winner, resolve_backend
 

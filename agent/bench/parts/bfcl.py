@@ -20,7 +20,7 @@ from .sending import in_flight, reply_fields
 
 if TYPE_CHECKING:
     from ...backends import Backend
-    from .capacity import Plan
+    from .capacity import LevelPlan
     from .part import Context
 
 DEFAULT_N = 200
@@ -101,7 +101,7 @@ class Bfcl:
     records = ("bfcl",)
     across_backends = False
 
-    def width(self, options: Any, plan: Plan) -> int:
+    def width(self, options: Any, plan: LevelPlan) -> int:
         return max(plan.levels)
 
     async def run(self, ctx: Context) -> None:

@@ -75,7 +75,7 @@ LevelOne = Callable[[Callable[[dict[str, Any]], None]], Awaitable[None]]
 
 
 @dataclass(frozen=True)
-class Plan:
+class LevelPlan:
     """How a run measures its chat levels under a target (from the command's options)."""
 
     target: Target
@@ -87,7 +87,7 @@ class Plan:
 
     @classmethod
     def of(cls, *, target: Target, concurrency: Sequence[int] | str, repeats: int | None,
-           max_concurrency: int, budget_s: float) -> Plan:
+           max_concurrency: int, budget_s: float) -> LevelPlan:
         """The plan for the options given (``repeats`` None: 3 with a target set or a search, else 1)."""
         auto = concurrency == AUTO
         if repeats is None:
@@ -119,7 +119,7 @@ class Plan:
 class _Search:
     """One backend's chat part under a target: its levels, their repeats, and the budget."""
 
-    def __init__(self, *, backend: Any, load: Sender, plan: Plan, runs: int, epoch: float,
+    def __init__(self, *, backend: Any, load: Sender, plan: LevelPlan, runs: int, epoch: float,
                  emit: Callable[[dict[str, Any]], None], log: SearchLog, progress: Callable[..., None],
                  level_one: LevelOne) -> None:
         self.backend, self.load, self.plan = backend, load, plan
@@ -214,7 +214,7 @@ async def run_under_target(
     *,
     backend: Any,
     load: Sender,
-    plan: Plan,
+    plan: LevelPlan,
     runs: int,
     epoch: float,
     emit: Callable[[dict[str, Any]], None],

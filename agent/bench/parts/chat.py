@@ -25,9 +25,9 @@ from ...kinds import descriptor
 from ..clients.base import BackendClient
 from ..clients.reply import ChatRequest, Reply, Tool
 from ..tasks.traffic.calibration import Calibration, exchange_units, fit
-from ..tasks.traffic.plan import Plan, Planned, Prompts, fit_of, fitting_turns, given_messages, tools_of
+from ..tasks.traffic.plan import Planned, Prompts, TrafficPlan, fit_of, fitting_turns, given_messages, tools_of
 from ..tasks.traffic.text import TextMaker, units_of
-from .capacity import Plan as LevelPlan, run_under_target
+from .capacity import LevelPlan, run_under_target
 from .sending import Done, run_level, timing_record
 
 if TYPE_CHECKING:
@@ -60,10 +60,10 @@ class Session:
 class Load:
     """One backend's share of the workload: the plan's requests in order, fitted to its limits, made for its count."""
 
-    def __init__(self, *, backend: Backend, client: BackendClient, plan: Plan, maker: TextMaker | None,
+    def __init__(self, *, backend: Backend, client: BackendClient, plan: TrafficPlan, maker: TextMaker | None,
                  ignore_eos: bool, max_tokens: int, emit: Callable[[dict[str, Any]], None],
                  calibration: Calibration | None = None) -> None:
-        from ..results.blocks.traffic import Fit
+        from ..results.blocks.traffic import TrafficFit
         from ..results.run import TrafficLog
 
         self.backend, self.client, self.plan, self.maker, self.emit = backend, client, plan, maker, emit
@@ -75,7 +75,7 @@ class Load:
         self.fit = fit_of(plan, self.limits.max_prompt_tokens, self.limits.max_total_tokens)
         self.prompts = Prompts(plan, maker, calibration or Calibration()) if maker else None
         self.next_index = 0
-        self.log = TrafficLog(fit=Fit(max_prompt_tokens=self.limits.max_prompt_tokens,
+        self.log = TrafficLog(fit=TrafficFit(max_prompt_tokens=self.limits.max_prompt_tokens,
                                       max_total_tokens=self.limits.max_total_tokens, limits_source=self.limits.source,
                                       requests=self.fit.requests, fitting=self.fit.fitting,
                                       share=round(self.fit.share, 4), reason=self.fit.first_reason),
@@ -251,7 +251,7 @@ class Chat:
 
         o, plan = ctx.options, ctx.plan
         shape = o.workload.shape()
-        traffic = Plan(shape)
+        traffic = TrafficPlan(shape)
         maker = TextMaker.of(shape.seed) if shape.synthetic else None
         for b in ctx.backends:
             client = ctx.clients.get(b.name)

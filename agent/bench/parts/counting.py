@@ -14,12 +14,12 @@ from typing import TYPE_CHECKING, Any, Callable
 
 from kit import utc
 
-from ..tasks.workload import COUNTING_SYSTEM_PROMPT, OPS, QUESTION_SETS, QuestionSet, select_ids
+from ..tasks.reference import COUNTING_SYSTEM_PROMPT, OPS, QUESTION_SETS, QuestionSet, select_ids
 
 if TYPE_CHECKING:
     from strands import Agent
 
-    from .capacity import Plan
+    from .capacity import LevelPlan
     from .part import Context
 
 
@@ -176,7 +176,7 @@ class Counting:
     records = tuple(q.name for q in QUESTION_SETS)
     across_backends = False
 
-    def width(self, options: Any, plan: Plan) -> int:
+    def width(self, options: Any, plan: LevelPlan) -> int:
         return 1
 
     async def run(self, ctx: Context) -> None:

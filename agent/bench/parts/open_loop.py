@@ -36,7 +36,7 @@ if TYPE_CHECKING:
     from ...backends import Backend
     from ..clients.base import BackendClient
     from ..results.run import OpenLoopLog
-    from .capacity import Plan
+    from .capacity import LevelPlan
     from .chat import Load, Session
     from .part import Context
 
@@ -88,7 +88,7 @@ def workload_requests(ctx: Context, b: Backend, client: BackendClient) -> tuple[
     on ``b`` (``load.session(index)``: that request to send, or None where it does not fit ``b``'s limits); and why
     nothing can be sent, where nothing fits."""
     from ..tasks.traffic.calibration import Calibration
-    from ..tasks.traffic.plan import Plan as Requests
+    from ..tasks.traffic.plan import TrafficPlan
     from ..tasks.traffic.text import TextMaker
     from .chat import NOTHING_FITS, Load
 
@@ -98,7 +98,7 @@ def workload_requests(ctx: Context, b: Backend, client: BackendClient) -> tuple[
     line = kept.calibration if kept is not None else None
     calibration = Calibration(slope=line.slope, offset=line.offset, calibrated=line.calibrated, why=line.why) \
         if line else None
-    load = Load(backend=b, client=client, plan=Requests(shape), maker=TextMaker.of(shape.seed) if shape.synthetic else
+    load = Load(backend=b, client=client, plan=TrafficPlan(shape), maker=TextMaker.of(shape.seed) if shape.synthetic else
                 None, ignore_eos=o.ignore_eos, max_tokens=o.max_tokens, emit=ctx.emit, calibration=calibration)
     return load, (f"not sent: {NOTHING_FITS} ({load.fit.first_reason})" if load.nothing_fits else None)
 
@@ -285,7 +285,7 @@ class OpenLoop:
     records = (NAME,)
     across_backends = False
 
-    def width(self, options: Any, plan: Plan) -> int:
+    def width(self, options: Any, plan: LevelPlan) -> int:
         return MAX_IN_FLIGHT
 
     async def run(self, ctx: Context) -> None:

@@ -19,7 +19,7 @@ from kit import utc
 from ...kinds import descriptor
 from ..clients.base import BackendClient
 from ..clients.reply import ChatRequest
-from ..tasks.workload import (FOLLOW_UP_SYSTEM_PROMPT, ORCHESTRATOR_ASK_MAX_TOKENS, ORCHESTRATOR_SYSTEM_PROMPT,
+from ..tasks.reference import (FOLLOW_UP_SYSTEM_PROMPT, ORCHESTRATOR_ASK_MAX_TOKENS, ORCHESTRATOR_SYSTEM_PROMPT,
                               SCOREBOARD_HEADER, SUBMIT_TOOL, follow_up_turn, orchestrator_user_turn,
                               submit_instruction, tool_name)
 from .counting import run_agent, transcript, usage_of
@@ -27,7 +27,7 @@ from .sending import timing_record
 
 if TYPE_CHECKING:
     from ...backends import Backend
-    from .capacity import Plan
+    from .capacity import LevelPlan
     from .part import Context
 
 
@@ -181,7 +181,7 @@ class Orchestrator:
     records = ("orchestrator", "orchestrator_ask")
     across_backends = True
 
-    def width(self, options: Any, plan: Plan) -> int:
+    def width(self, options: Any, plan: LevelPlan) -> int:
         return 1
 
     async def run(self, ctx: Context) -> None:

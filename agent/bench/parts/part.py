@@ -20,7 +20,7 @@ if TYPE_CHECKING:
     from ..clients.base import BackendClient
     from ..clients.pool import ClientPool
     from ..results.run import RunFile
-    from .capacity import Plan
+    from .capacity import LevelPlan
 
 
 class Part(Protocol):
@@ -33,7 +33,7 @@ class Part(Protocol):
     across_backends: bool
     """Whether it runs once across the backends (the orchestrator), not on each in turn under its record names."""
 
-    def width(self, options: Any, plan: Plan) -> int:
+    def width(self, options: Any, plan: LevelPlan) -> int:
         """The most requests it has in flight to one backend (the clients are sized for the widest part run)."""
         ...
 
@@ -50,7 +50,7 @@ class Context:
     backends: Sequence[Backend]
     options: Any
     """The run's options (:class:`agent.bench.command.options.BenchOptions`), read by attribute."""
-    plan: Plan
+    plan: LevelPlan
     """How the chat levels are measured (the levels, a target, repeats, the search)."""
     pool: ClientPool
     clients: Mapping[str, BackendClient]

@@ -23,7 +23,7 @@ from .sending import in_flight, reply_fields
 
 if TYPE_CHECKING:
     from ...backends import Backend
-    from .capacity import Plan
+    from .capacity import LevelPlan
     from .part import Context
 
 DEFAULT_N = 600
@@ -113,7 +113,7 @@ class Quality:
     records = ("quality",)
     across_backends = False
 
-    def width(self, options: Any, plan: Plan) -> int:
+    def width(self, options: Any, plan: LevelPlan) -> int:
         return int(options.quality_concurrency)
 
     async def run(self, ctx: Context) -> None:

@@ -11,13 +11,16 @@
 
 from __future__ import annotations
 
-from typing import Any, Self
+from typing import Any, Literal, Self
 
 from pydantic import (BaseModel, ConfigDict, SerializationInfo, SerializerFunctionWrapHandler, ValidationError,
                       model_serializer)
 
 Interval = tuple[float, float]
 """A 95% interval ``[low, high]``."""
+
+BackendKindName = Literal["openai", "neuron", "bedrock", "bedrock-mantle", "sagemaker"]
+"""The backend kinds a result may name: one per descriptor of ``agent/kinds.py`` (``tests/test_kinds.py`` checks)."""
 
 
 class Frozen(BaseModel):

@@ -18,11 +18,11 @@ from typing import Any, Literal
 
 from pydantic import ConfigDict
 
-from .base import Frozen, Log, Sparse
+from .base import BackendKindName, Frozen, Log, Sparse
 from .blocks.provenance import Provenance
 from .blocks.recommendation import Workload
 from .blocks.slo import TargetLimits
-from .blocks.traffic import Fit
+from .blocks.traffic import TrafficFit
 from .target import Source, Target
 
 
@@ -31,7 +31,7 @@ class BackendInfo(Sparse, Frozen):
 
     name: str
     label: str
-    kind: Literal["openai", "neuron", "bedrock", "bedrock-mantle", "sagemaker"]
+    kind: BackendKindName
     model_id: str
     tool_calls: bool | None
     constrained_tools: bool
@@ -270,7 +270,7 @@ class TrafficLog(Sparse, Log):
     """What a backend's chat part sent of the workload (``run.json`` ``traffic``): the fit, the calibration, and
     whether exact output lengths could be asked."""
 
-    fit: Fit
+    fit: TrafficFit
     ignore_eos: bool
     """Exactly the output tokens drawn were asked for (the server's kind allows ``ignore_eos``)."""
     calibration: CalibrationLog | None = None

@@ -7,7 +7,7 @@ import json
 from pathlib import Path
 from typing import Literal
 
-from .base import Frozen
+from .base import BackendKindName, Frozen
 from .blocks.bfcl import BfclPair, BfclSummary
 from .blocks.chat import ChatSummary
 from .blocks.cost import CeilingBlock, CostBlock
@@ -28,7 +28,7 @@ class BackendSummary(Frozen):
     """One backend's figures, and whether it completed every part it takes part in."""
 
     label: str
-    kind: Literal["openai", "neuron", "bedrock", "bedrock-mantle", "sagemaker"]
+    kind: BackendKindName
     model_id: str
     constrained: bool
     toy_model: bool

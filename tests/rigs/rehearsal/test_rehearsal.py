@@ -95,7 +95,7 @@ def test_the_quality_lane_adds_each_rigs_allowance_to_the_phase_every_rig_bills_
     ("--dem chat,quality --quality-n 40", True, ["--dem", "chat,quality", "--quality-n", "40"], 40),  # abbreviated
 ])
 def test_the_rehearsal_runs_the_quality_lane_unless_the_options_name_the_parts(given, offline, words, items):
-    assert bench_options.prepare(given, offline) == bench_options.BenchOptions(tuple(words), items)
+    assert bench_options.prepare(given, offline) == bench_options.RehearsalBench(tuple(words), items)
 
 
 def test_a_rig_without_a_price_is_left_out_and_said():

@@ -8,7 +8,7 @@ from typing import Sequence
 
 from ...results.blocks.counting import CountingRun, CountingSummary, InvalidCall, TextCall
 from ...results.records import CountingRecord
-from ...tasks.workload import QUESTION_SETS, QuestionSet
+from ...tasks.reference import QUESTION_SETS, QuestionSet
 from ...grading.counting import CountingGrade, grade_counting
 from .. import stats
 from .distribution import distribution

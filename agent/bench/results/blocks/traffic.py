@@ -20,7 +20,7 @@ class Lengths(Frozen):
     """Every request's length, in the order sent (the plot's data)."""
 
 
-class Fit(Frozen):
+class TrafficFit(Frozen):
     """The workload against a backend's limits, checked before anything was sent: written to ``run.json``
     (``traffic.fit``) and carried as it is into the summary's ``traffic`` block."""
 
@@ -54,7 +54,7 @@ class TrafficBlock(Frozen):
     """Measured requests sent (timed and at every level; the cold request apart)."""
     not_sent: int
     """Requests of the workload not sent: over the backend's limits (``part: chat_not_sent``)."""
-    fit: Fit | None
+    fit: TrafficFit | None
     disqualified: str | None
     """Why the backend cannot take the workload (some of its requests do not fit), with the limit and the share."""
     calibration: CalibrationBlock | None

@@ -17,7 +17,7 @@ from __future__ import annotations
 import math
 from typing import Iterable
 
-from .plan import Plan, Shape, turn_lengths
+from .plan import TrafficPlan, Shape, turn_lengths
 
 CONTEXT_STEP_TOKENS = 256
 """The context is rounded up to a multiple of this: a readable figure (vLLM allocates KV in blocks of 16 tokens) and a
@@ -30,7 +30,7 @@ AGENT_PARTS_CONTEXT_TOKENS = 4096
 their 512-token replies (an allowance, not a measurement)."""
 
 
-def longest_request_tokens(plan: Plan) -> int:
+def longest_request_tokens(plan: TrafficPlan) -> int:
     """The most prompt and output tokens any turn of the plan's sample asks for together."""
     return max(prompt + output for i in range(plan.sample_size) for prompt, output in turn_lengths(plan.request(i)))
 
@@ -40,7 +40,7 @@ def workload_context_tokens(shape: Shape) -> int | None:
     reference's one prompt."""
     if shape.reference:
         return None
-    return math.ceil(longest_request_tokens(Plan(shape)) / CONTEXT_STEP_TOKENS) * CONTEXT_STEP_TOKENS
+    return math.ceil(longest_request_tokens(TrafficPlan(shape)) / CONTEXT_STEP_TOKENS) * CONTEXT_STEP_TOKENS
 
 
 def server_context_tokens(shape: Shape, parts: Iterable[str]) -> int | None:

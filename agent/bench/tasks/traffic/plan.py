@@ -1,6 +1,6 @@
 """The workload's requests, in the order the chat part sends them, and whether each fits a backend.
 
-:class:`Plan` turns the workload's :class:`Shape` into :class:`Planned` requests: request ``i`` is made from
+:class:`TrafficPlan` turns the workload's :class:`Shape` into :class:`Planned` requests: request ``i`` is made from
 ``(seed, i)`` alone, so every backend is asked the same lengths in the same order, and the first N requests
 of a seed are the same whatever the run's size. Synthetic lengths are drawn from a log-normal with the asked
 mean and standard deviation (positive by construction; a normal clipped at one token would move the mean of
@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from random import Random
 from typing import Any, Mapping
 
-from ..workload import CHAT_PROMPT
+from ..reference import CHAT_PROMPT
 from .calibration import Calibration
 from .files import TRACE_BLOCK_TOKENS, FilePrompt, TraceRequest
 from .text import TextMaker, units_of
@@ -97,7 +97,7 @@ def _draw(rng: Random, mean: float, stddev: float) -> int:
     return max(1, round(rng.lognormvariate(math.log(mean) - sigma2 / 2.0, math.sqrt(sigma2))))
 
 
-class Plan:
+class TrafficPlan:
     """The workload's requests: :meth:`request` ``i`` is the same for every backend."""
 
     def __init__(self, shape: Shape) -> None:
@@ -152,7 +152,7 @@ def fitting_turns(p: Planned, max_prompt: int | None, max_total: int | None) -> 
 
 
 @dataclass(frozen=True, slots=True)
-class Fit:
+class RequestFit:
     """The share of the workload's requests (turns) that fit a backend's limits."""
 
     requests: int
@@ -165,7 +165,7 @@ class Fit:
         return self.fitting / self.requests if self.requests else 1.0
 
 
-def fit_of(plan: Plan, max_prompt: int | None, max_total: int | None) -> Fit:
+def fit_of(plan: TrafficPlan, max_prompt: int | None, max_total: int | None) -> RequestFit:
     """How much of the plan's sample fits the limits (each turn of a session counts as one request)."""
     total = fitting = 0
     reason = None
@@ -175,13 +175,13 @@ def fit_of(plan: Plan, max_prompt: int | None, max_total: int | None) -> Fit:
         total += p.turns
         fitting += n
         reason = reason or why
-    return Fit(total, fitting, reason)
+    return RequestFit(total, fitting, reason)
 
 
 class Prompts:
     """One backend's text for the plan: each request's turns made to its calibration."""
 
-    def __init__(self, plan: Plan, maker: TextMaker, calibration: Calibration) -> None:
+    def __init__(self, plan: TrafficPlan, maker: TextMaker, calibration: Calibration) -> None:
         self.plan, self.maker, self.calibration = plan, maker, calibration
         shape = plan.shape
         self.system = (maker.text(calibration.units_for(shape.shared_prefix_tokens, whole_request=False), "prefix",

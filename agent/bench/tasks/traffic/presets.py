@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Mapping
 
-from ..workload import CHAT_MAX_TOKENS
+from ..reference import CHAT_MAX_TOKENS
 
 
 @dataclass(frozen=True, slots=True)

@@ -86,11 +86,11 @@ def test_bad_options_exit_2_with_a_line_that_says_why(argv, says, capsys):
 
 def test_options_give_the_plan():
     from agent.bench.command.options import BenchOptions
-    from agent.bench.parts.capacity import Plan
+    from agent.bench.parts.capacity import LevelPlan
 
     def plan(argv):
         o = BenchOptions.from_namespace(run.build_parser(runner).parse_args(argv))
-        return Plan.of(target=o.target, concurrency=o.concurrency, repeats=o.repeats,
+        return LevelPlan.of(target=o.target, concurrency=o.concurrency, repeats=o.repeats,
                        max_concurrency=o.max_concurrency, budget_s=o.slo_budget_s)
 
     plain = plan([])

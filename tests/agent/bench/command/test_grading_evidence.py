@@ -14,7 +14,7 @@ from agent.bench.presentation import report
 from agent.bench.analysis import summary
 from agent.bench.parts.orchestrator import scoreboard_table
 from agent.bench.results.run import RunFile
-from agent.bench.tasks.workload import SUBMIT_TOOL, tool_name
+from agent.bench.tasks.reference import SUBMIT_TOOL, tool_name
 
 from tests.agent.bench.conftest import make_options
 

@@ -9,7 +9,7 @@ import pytest
 import yaml
 
 from agent.bench.grading.count_reading import READ, UNREADABLE, normalize, read_count
-from agent.bench.tasks.workload import REFERENCE_SET, STRICT_SET
+from agent.bench.tasks.reference import REFERENCE_SET, STRICT_SET
 
 SETS = {"counting": REFERENCE_SET, "counting_strict": STRICT_SET}
 CORPUS = yaml.safe_load((Path(__file__).parents[1] / "data" / "count_phrasings.yaml").read_text())

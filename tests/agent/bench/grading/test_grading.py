@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from agent.bench.grading.counting import grade_counting, judge_call
-from agent.bench.tasks.workload import OPS, REFERENCE_SET, STRICT_SET, select_ids
+from agent.bench.tasks.reference import OPS, REFERENCE_SET, STRICT_SET, select_ids
 
 REF, STRICT = REFERENCE_SET, STRICT_SET
 

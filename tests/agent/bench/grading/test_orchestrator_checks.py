@@ -7,7 +7,7 @@ import pytest
 
 from agent.bench.grading.orchestrator import check_orchestrator, check_reply, measured_winner, table_quote
 from agent.bench.parts.orchestrator import ask_result, scoreboard_table
-from agent.bench.tasks.workload import SUBMIT_TOOL, tool_name
+from agent.bench.tasks.reference import SUBMIT_TOOL, tool_name
 from agent.bench.grading.winner import read_winner, resolve_backend
 
 BACKENDS = [
