@@ -71,12 +71,21 @@ def test_stop_takes_the_whole_guarded_group():
     assert alive_after(tree) == set()
 
 
-def test_leftovers_of_a_helper_that_exits_are_cleared():
-    """Like the AWS CLI exiting while its session-manager-plugin still runs."""
-    process = spawn(["/bin/sh", "-c", "sleep 300 & sleep 0.3; exit 3"], guard=True)
-    time.sleep(0.1)
+def test_leftovers_of_a_helper_that_exits_are_cleared(tmp_path: Path):
+    """Like the AWS CLI exiting while its session-manager-plugin still runs. The helper leaves a child behind and
+    exits only when told, so the child is known to run when it does (a fixed pause let a slow start exit first,
+    or be looked at before its child existed, and nothing was checked)."""
+    left, go = tmp_path / "left", tmp_path / "go"
+    process = spawn(["/bin/sh", "-c", f"sleep 300 & echo $! > {left}; while [ ! -e {go} ]; do sleep 0.01; done; "
+                                      "exit 3"], guard=True)
+    deadline = time.monotonic() + 30  # generous: a loaded machine starts processes slowly
+    while not (left.exists() and left.read_text().strip()) and time.monotonic() < deadline:
+        time.sleep(0.02)
+    leftover = int(left.read_text())
     tree = descendants(process.pid)
-    assert process.wait(timeout=10) in (3, -9)  # -9: the guard cleared the group, itself included
+    assert leftover in tree  # the sleep, under the shell, under the guard
+    go.touch()
+    assert process.wait(timeout=30) in (3, -9)  # -9: the guard cleared the group, itself included
     assert alive_after(tree) == set()
 
 

@@ -11,6 +11,7 @@ import sys
 import time
 import urllib.error
 from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
 
 import pytest
 
@@ -18,6 +19,7 @@ from agent.reach.forwarding import (ForwardError, ForwardSet, ForwardToolsMissin
                                     SsmPortForward, check_ssm_tools, preferred_port)
 from agent.reach.probe import NotReadyError, chat_once, describe_error, wait_until_answered
 from agent.local_rig import free_port
+from kit.waiting import poll_until
 
 from tests.fake_tools import AWS_CLI_V1
 
@@ -84,9 +86,19 @@ def test_preferred_port_when_free_else_another() -> None:
         assert preferred_port(taken) != taken
 
 
-def test_forward_to_server_not_listening_shows_remote_disconnected() -> None:
+def listening(forward: RelayPortForward, log: Path) -> None:
+    """Start ``forward``'s relay and return once it has said it listens (the line in its log): a short wait timed
+    after this is all the relay's, not partly two Python processes starting on a loaded machine."""
+    forward.start()
+    line = f"relay: listening on 127.0.0.1:{forward.local_port}"
+    poll_until(lambda: True if log.exists() and line in log.read_text() else None, timeout_s=60, interval_s=0.02,
+               what="the relay to listen")
+
+
+def test_forward_to_server_not_listening_shows_remote_disconnected(tmp_path: Path) -> None:
     """What SSM does when the rig's server is not up yet: accepted, then dropped."""
-    with RelayPortForward("g6", target_port=free_port(), local_port=free_port()) as forward:
+    with RelayPortForward("g6", target_port=free_port(), local_port=free_port(), log_dir=tmp_path) as forward:
+        listening(forward, tmp_path / "forward-g6.log")
         with pytest.raises(ForwardError) as caught:
             forward.open("m", timeout_s=1.5)
         assert "RemoteDisconnected" in str(caught.value)
@@ -201,13 +213,15 @@ def test_two_forwards_on_one_port_one_holds_it_the_other_is_told(chat_server: Ch
     other_server.close()
 
 
-def test_a_port_that_answers_is_not_trusted_until_the_helper_says_it_holds_it(chat_server: ChatServer) -> None:
+def test_a_port_that_answers_is_not_trusted_until_the_helper_says_it_holds_it(chat_server: ChatServer,
+                                                                                tmp_path: Path) -> None:
     class Silent(RelayPortForward):
         def ready_marker(self) -> str:
             return "a line this relay never prints"
 
     port = free_port()
-    with Silent("g6", target_port=chat_server.port, local_port=port) as forward:
+    with Silent("g6", target_port=chat_server.port, local_port=port, log_dir=tmp_path) as forward:
+        listening(forward, tmp_path / "forward-g6.log")  # so its line is there to be quoted when the wait ends
         with pytest.raises(ForwardError, match=f"did not report listening on port {port} in time") as caught:
             forward.open("m", timeout_s=1.5)
         assert f"relay: listening on 127.0.0.1:{port}" in str(caught.value)  # the helper's own output, quoted

@@ -60,18 +60,20 @@ class Faults:
         close_reused: Close a kept-alive connection when it is reused, unanswered (like llama.cpp).
         close_after_reply: Close the connection after each streamed reply, with keep-alive announced.
         played: The cases played so far.
-        served_on: Chat requests answered so far on each connection (by the transport's ``id``).
+        served_on: Chat requests answered so far on each connection, by its transport (the object itself, held
+            here: by ``id`` a new connection could take a closed one's, whose memory Python had reused, and be
+            taken for a reused connection).
     """
 
     plan: list[str]
     close_reused: bool = False
     close_after_reply: bool = False
     played: list[str] = field(default_factory=list)
-    served_on: dict[int, int] = field(default_factory=dict)
+    served_on: dict[Any, int] = field(default_factory=dict)
 
     async def answer(self, request: web.Request, body: dict[str, Any], n: int) -> web.StreamResponse:
-        served = self.served_on.get(id(request.transport), 0)
-        self.served_on[id(request.transport)] = served + 1
+        served = self.served_on.get(request.transport, 0)
+        self.served_on[request.transport] = served + 1
         if self.close_reused and served:
             return await send(request, body, Answer(drop=True))
         if body.get("tools"):

@@ -18,9 +18,12 @@ from tests.agent.bench.fakes.openai_fake import FakeOpenAI
 from tests.agent.bench.fakes.paced import SlowsAfter
 from tests.agent.bench.fakes.synthetic import G6_PRICE
 
-LAG_MS = 150.0
+LAG_MS = 300.0
 """A loose bound on one request's lag (actual send after scheduled send) on a loaded test machine, below the gaps
-that tell a schedule kept from answers awaited (benchmarks/open_loop.py measures the real lag)."""
+that tell a schedule kept from answers awaited: a sender that awaited the 400 ms answers of the first test would be
+350 ms later with each of them, one that ignored a trace's speed 500 ms late by its last request
+(benchmarks/open_loop.py measures the real lag). 108 ms was seen beside four busy loops, and over 150 ms,
+the bound before, beside sixteen."""
 
 
 def run(tmp_path: Path, policy: object, *argv: str) -> tuple[int, dict, list[dict]]:
@@ -118,7 +121,9 @@ def test_sessions_start_on_the_schedule_and_each_turn_follows_its_reply_with_the
     for turns in sessions.values():
         for before, after in zip(turns, turns[1:]):
             replied = before["sent_s"] + before["done_ms"] / 1000
-            assert after["scheduled_s"] - replied == pytest.approx(0.05, abs=0.02)  # its think time after the reply
+            # its think time after the reply: due no sooner (its due time is taken once the reply is in), and no
+            # later than a request's lag allows for the sender to take up the reply
+            assert 0.05 - 1e-3 <= after["scheduled_s"] - replied < 0.05 + LAG_MS / 1000
             assert 0 <= after["sent_s"] - after["scheduled_s"] < LAG_MS / 1000
     last_turns = [m for m in (b["messages"] for b in bodies[-6:]) if len(m) >= 5]
     assert last_turns and all(m[-2]["role"] == "assistant" and m[-2]["content"].startswith("t0 t1") for m in last_turns)

@@ -31,19 +31,24 @@ def run_counted(tmp_path: Path, model: Counted, *argv: str) -> tuple[int, dict, 
 
 @pytest.mark.timeout(120)
 def test_long_prompts_cost_ttft_at_c1_and_capacity(tmp_path):
-    """One prefill at a time at 0.05 ms a token: a 2,000-token prompt waits 0.1 s for its first token, and the
-    third of three in flight at least 0.3 s, over the 275 ms target; a 100-token prompt's 5 ms holds at every level."""
+    """One prefill at a time at 0.25 ms a token: a 2,000-token prompt waits about 0.5 s for its first token (its
+    length as the server counts it is calibrated to within a few percent), the second of two in flight about 1 s
+    and the third of three at least 1.5 s, over the 1,250 ms target; a 100-token prompt's 25 ms holds at every
+    level, and its TTFT stays under what 1,000 tokens' prefill would cost. The sleeps are lower bounds, so a level
+    that misses misses on any machine; one that holds, and the short prompt's TTFT, would need a request delayed by
+    a further quarter of a second to fail (at 0.05 ms a token those margins were 75 ms and 15 ms, and a loaded
+    machine took both)."""
     argv = ("--runs", "1", "--concurrency", "auto", "--max-concurrency", "3", "--repeats", "1",
-            "--slo", "ttft_p99_ms=275")
+            "--slo", "ttft_p99_ms=1250")
     found = {}
     for name, mean in (("short", 100), ("long", 2000)):
-        model = Counted(slots=8, prefill_s_per_token=0.00005, one_prefill_at_a_time=True)
+        model = Counted(slots=8, prefill_s_per_token=0.00025, one_prefill_at_a_time=True)
         code, s, records, _ = run_counted(tmp_path / name, model, *argv, "--workload",
                                           f"prompt_input_tokens_mean={mean},output_tokens_mean=4")
         assert code == 0
         found[name] = s["backends"]["g6"]
     short, long = found["short"], found["long"]
-    assert long["chat"]["ttft_ms"]["p50"] >= 100 > 20 >= short["chat"]["ttft_ms"]["p50"]
+    assert long["chat"]["ttft_ms"]["p50"] >= 450 > 250 >= short["chat"]["ttft_ms"]["p50"]
     assert short["slo"]["capacity_concurrency"] == 3
     assert long["slo"]["capacity_concurrency"] == 2 and long["slo"]["search"]["bracket"] == [2, 3]
     assert long["traffic"]["prompt_asked"]["mean"] == 2000 and long["traffic"]["within_goal"] is True
