@@ -5,12 +5,14 @@ whole group stopped and nothing left behind when the helper exits by itself."""
 from __future__ import annotations
 
 import os
+import shlex
 import signal
 import subprocess
 import time
 from pathlib import Path
 
 from kit.processes import Running, spawn, stop
+from kit.waiting import poll_until
 from tests.agent.conftest import alive_after
 from tests.agent.conftest import descendants
 
@@ -76,12 +78,15 @@ def test_leftovers_of_a_helper_that_exits_are_cleared(tmp_path: Path):
     exits only when told, so the child is known to run when it does (a fixed pause let a slow start exit first,
     or be looked at before its child existed, and nothing was checked)."""
     left, go = tmp_path / "left", tmp_path / "go"
-    process = spawn(["/bin/sh", "-c", f"sleep 300 & echo $! > {left}; while [ ! -e {go} ]; do sleep 0.01; done; "
-                                      "exit 3"], guard=True)
-    deadline = time.monotonic() + 30  # generous: a loaded machine starts processes slowly
-    while not (left.exists() and left.read_text().strip()) and time.monotonic() < deadline:
-        time.sleep(0.02)
-    leftover = int(left.read_text())
+    wait_for_go = f"while [ ! -e {shlex.quote(str(go))} ]; do sleep 0.01; done"
+    process = spawn(["/bin/sh", "-c", f"sleep 300 & echo $! > {shlex.quote(str(left))}; {wait_for_go}; exit 3"],
+                    guard=True)
+
+    def written() -> int | None:
+        text = left.read_text().strip() if left.exists() else ""
+        return int(text) if text else None
+
+    leftover = poll_until(written, timeout_s=30, interval_s=0.02, what="the helper's child")  # a slow start: 30 s
     tree = descendants(process.pid)
     assert leftover in tree  # the sleep, under the shell, under the guard
     go.touch()
