@@ -59,12 +59,15 @@ def _others_in_group(group: int) -> bool:
     return not os.path.isdir("/proc")  # elsewhere: assume there may be, and kill the group
 
 
-class _Stop(Exception):
-    pass
+_stop_asked = False
 
 
-def _raise_stop(signum: int, frame: object) -> None:
-    raise _Stop
+def _ask_stop(signum: int, frame: object) -> None:
+    """SIGTERM or SIGINT: noted, and acted on at the next poll. Raising from the handler instead could interrupt
+    the stopping itself (the parent-death signal often lands just after the poll saw the parent gone), and leave
+    the command running after the guard."""
+    global _stop_asked
+    _stop_asked = True
 
 
 def main(argv: list[str]) -> int:
@@ -74,24 +77,19 @@ def main(argv: list[str]) -> int:
         print("usage: python kit/guard.py -- COMMAND [ARG...]", file=sys.stderr)
         return 2
     parent = os.getppid()
-    signal.signal(signal.SIGTERM, _raise_stop)
-    signal.signal(signal.SIGINT, _raise_stop)
-    child: subprocess.Popen | None = None
-    try:
-        child = subprocess.Popen(argv)  # same process group as the guard
-        while True:
-            try:
-                code = child.wait(timeout=POLL_S)
-            except subprocess.TimeoutExpired:
-                if os.getppid() != parent:  # the program that started it is gone
-                    raise _Stop from None
-                continue
-            _stop_group(child)  # the command ended: clear out what it left behind
-            return code if code >= 0 else 128 - code
-    except _Stop:
-        if child is not None:
-            _stop_group(child)
-        return 143
+    signal.signal(signal.SIGTERM, _ask_stop)
+    signal.signal(signal.SIGINT, _ask_stop)
+    child = subprocess.Popen(argv)  # same process group as the guard
+    while True:
+        try:
+            code = child.wait(timeout=POLL_S)
+        except subprocess.TimeoutExpired:
+            if _stop_asked or os.getppid() != parent:  # told to, or the program that started it is gone
+                _stop_group(child)
+                return 143
+            continue
+        _stop_group(child)  # the command ended: clear out what it left behind
+        return code if code >= 0 else 128 - code
 
 
 if __name__ == "__main__":
