@@ -11,8 +11,6 @@ provider beside the shared ``Model``):
 Nothing here talks to the network.
 """
 
-from rigs.catalog.facts import fact
-
 from .backend import KNOWN, LOCAL, MANTLE, ORDER, Backend, UnknownBackendError, normalize_base_url, parse_names, \
     service_tier_args, sort_key, token_limits
 from .bedrock import bedrock_backend
@@ -24,5 +22,5 @@ from .mantle import MantleSettings, bedrock_card, mantle_backend
 
 __all__ = ["KNOWN", "LOCAL", "MANTLE", "ORDER", "Backend", "EnvConfig", "MantleSettings", "UnknownBackendError",
            "bedrock_backend", "bedrock_card", "catalog_expectation", "catalog_metadata", "custom_backend",
-           "endpoint_backend", "fact", "forwarded_backend", "from_env", "mantle_backend", "model_name",
+           "endpoint_backend", "forwarded_backend", "from_env", "mantle_backend", "model_name",
            "normalize_base_url", "parse_names", "service_tier_args", "sort_key", "token_limits"]

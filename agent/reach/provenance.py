@@ -38,9 +38,10 @@ from botocore.config import Config
 
 from kit import utc
 from rigs import aws
+from rigs.catalog.facts import fact
 from rigs.catalog.pricing import STANDARD_TIER
 
-from ..backends import Backend, fact, service_tier_args
+from ..backends import Backend, service_tier_args
 from ..kinds import FROM_ENDPOINT, FROM_MODEL, descriptor
 from .probe import describe_error
 
