@@ -159,11 +159,17 @@ def free_port(host: str = HOST) -> int:
 
 
 def _tail(log_path: Path, lines: int = 15) -> str:
+    """The log's last lines, after the wrapper's own lines that fell before them.
+
+    llama.cpp logs from its own thread, so its clean-up lines can land after the wrapper's
+    "llama_server: the server did not start" and push that line out of the last few.
+    """
     try:
         text = log_path.read_text(errors="replace").splitlines()
     except OSError:
         return ""
-    return "\n".join(text[-lines:])
+    earlier = [line for line in text[:-lines] if line.startswith("llama_server:")]
+    return "\n".join(earlier + (["..."] if earlier else []) + text[-lines:])
 
 
 @dataclass(frozen=True, slots=True)

@@ -27,7 +27,7 @@ import pytest
 
 from agent import local_rig as local_rig_module
 from agent.local_rig import (MODEL_ID, SERVER_PROGRAM, Installation, LocalRigConfig, LocalRigError, RunningRig,
-                             find_model, local_rig, local_rig_process, server_command)
+                             find_model, free_port, local_rig, local_rig_process, server_command)
 from agent.bench.clients.constrained import _tool_choice_schema
 from agent.reach.probe import chat_once
 
@@ -356,6 +356,24 @@ def test_start_failure_shows_the_servers_own_words(monkeypatch: pytest.MonkeyPat
     assert "the llama.cpp server exited with status 1" in message and "last lines of" in message
     assert "llama_server: the server did not start" in message
     assert "failed to load model" in message.lower() or "gguf" in message.lower()
+
+
+def test_the_wrappers_reason_survives_llama_cpps_later_lines(monkeypatch: pytest.MonkeyPatch,
+                                                               tmp_path: Path) -> None:
+    """llama.cpp logs from its own thread: its clean-up lines can come after the wrapper's reason."""
+    script = ("import sys\n"
+              "print('llama_server: the server did not start (bad file)', file=sys.stderr, flush=True)\n"
+              "for n in range(40): print(f'srv operator(): cleaning up {n}', file=sys.stderr)\n"
+              "sys.exit(1)\n")
+    monkeypatch.setattr(local_rig_module, "find_installation",
+                        lambda: Installation(model=tmp_path / "m.gguf", version="test"))
+    monkeypatch.setattr(local_rig_module, "server_command", lambda *_: [sys.executable, "-c", script])
+    with pytest.raises(LocalRigError) as caught:
+        with local_rig(LocalRigConfig(start_timeout_s=30, port=free_port())):
+            pass
+    message = str(caught.value)
+    assert "llama_server: the server did not start (bad file)" in message
+    assert "cleaning up 39" in message and "cleaning up 10" not in message  # the last lines, not all
 
 
 @pytest.mark.local_rig
