@@ -311,14 +311,15 @@ def test_the_neuron_vllm_server_gets_every_device_its_flags_and_a_compile_folder
     rc, out, _ = run_boot_functions(tmp_path, server.server_port, commands)
     assert rc == 0, out
     run = (tmp_path / "docker-args").read_text().split("\n")
-    run = run[run.index("run"):]
+    run = run[run.index("-d") - 1:]  # the server; the download before it: tests/rigs/userdata/test_neuron_vllm_boot.py
     assert [a for a in run if a.startswith("--device=")] == [f"--device=/dev/neuron{i}" for i in range(16)]
     [artifacts] = [a for a in run if a.startswith("NEURON_COMPILED_ARTIFACTS=")]
-    folder = artifacts.split("=/compiled/", 1)[1]
-    assert len(folder) == 16 and f"mkdir -p /var/lib/neuron-compiled/{folder}" in out
-    assert "/var/lib/neuron-compiled:/compiled" in run and f"127.0.0.1:{server.server_port}:8000" in run
+    folder = artifacts.split("=/n/compiled/", 1)[1]
+    assert len(folder) == 16 and f"mkdir -p /var/lib/neuron/compiled/{folder}" in out
+    assert "/var/lib/neuron:/n" in run and f"127.0.0.1:{server.server_port}:8000" in run
     serve_args = run[run.index(rig.image.pull_reference()) + 1:-1]
-    assert serve_args == ["vllm", "serve", "Qwen/Qwen3-32B", *rig.serve_flags]
+    assert serve_args == ["vllm", "serve", "/n/models/Qwen/Qwen3-32B", "--served-model-name", "Qwen/Qwen3-32B",
+                          *rig.serve_flags]
     assert serve_args[serve_args.index("--tensor-parallel-size") + 1] == "8"
 
 
