@@ -11,6 +11,13 @@ are compiled (bucketing is on in the plugin's default config, for context encodi
 buckets would go through ``--additional-config``'s ``override_neuron_config``, which the user data has no room for
 (EC2's 16 KB). The ready timeout is the rig's own plus the compile's allowance for the model's size
 (``neuron_vllm.compile_minutes``).
+
+The boot downloads the checkpoint to the instance's root volume and serves that path (``rigs/userdata/neuron_vllm.sh``):
+given a Hub id, the plugin would load the model in fp32 and save that copy before compiling
+(``vllm_neuron/worker/neuronx_distributed_model_loader.py``), three times the bf16 checkpoint on disk with the Hub's
+cache. So the volume holds the checkpoint once (its weights' bytes in their own dtype), the swapfile and
+:data:`ROOT_ALLOWANCE_GIB`; the compiled artifacts are the graphs alone, NxD Inference sharding the weights as it
+loads them (``save_sharded_checkpoint`` off by default, aws-neuron/neuronx-distributed-inference ``models/config.py``).
 """
 
 from __future__ import annotations
@@ -24,8 +31,8 @@ from rigs.catalog.served import Architecture, ModelCard, NeuronVllm, weights_of
 from rigs.sizing.fit import GIB, InstanceFit
 
 ROOT_ALLOWANCE_GIB = 30
-"""Free GiB beyond the weights: the image's layers (the Neuron SDK, the compiler), the compiled artifacts, margin
-(an allowance)."""
+"""Free GiB beyond the downloaded checkpoint and the swapfile: the image's layers (the Neuron SDK, the compiler), the
+compiled artifacts, margin (an allowance)."""
 
 
 def serve_flags(section: NeuronVllm, chosen: InstanceFit, context: int, parser: str | None) -> tuple[str, ...]:
@@ -65,7 +72,8 @@ def on_neuron_vllm(rig: NeuronRig, catalog: Catalog, model_id: str, card: ModelC
         "instance_type": chosen.instance_type, "image": section.image_reference, "image_digest": section.image_digest,
         "serve_flags": serve_flags(section, chosen, context, parser), "port": section.port,
         "neuron_devices": devices(family, chosen.accelerators),
-        "root_free_gib": max(rig.root_free_gib, math.ceil(arch.weights_bytes() / GIB) + ROOT_ALLOWANCE_GIB),
+        "root_free_gib": max(rig.root_free_gib,
+                             math.ceil(arch.weights_bytes() / GIB) + rig.swap_gib + ROOT_ALLOWANCE_GIB),
         "ready_timeout_minutes": rig.ready_timeout_minutes + compile_minutes,
         "compile_allowance_minutes": compile_minutes})
     served._name = rig.name

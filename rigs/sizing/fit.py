@@ -15,9 +15,16 @@ For one model (its :class:`Architecture`), a context of N tokens and C sequences
   engine's profiling pass, the CUDA context, communication buffers: an allowance, not a measurement) less its
   share of the weights; what is left over all of them is the KV cache.
 
-- **host memory** (Inferentia2 and Trainium1, where the catalog gives it): NxD Inference holds the whole
-  checkpoint on the host while it shards it to the NeuronCores, so the weights must fit the host's memory less
-  :data:`HOST_RESERVED_BYTES`.
+- **host memory** (Inferentia2 and Trainium1, where the catalog gives it): the checkpoint once, as the load path the
+  boot gives AWS's vLLM Neuron image takes (the checkpoint downloaded first, the server given its local path,
+  ``rigs/userdata/neuron_vllm.sh``): NxD Inference reads the checkpoint's safetensors whole into host memory
+  (``load_state_dict``, aws-neuron/neuronx-distributed-inference ``modules/checkpoint.py``) and cuts each rank's
+  shard from it, mostly as views (``shard_checkpoint``, aws-neuron/neuronx-distributed
+  ``trace/model_builder.py``), so the weights must fit the host's memory less :data:`HOST_RESERVED_BYTES`. Given a
+  Hub id instead, vLLM's Neuron plugin would first load the model with transformers' default dtype (fp32 under the
+  transformers 4.5x NxD Inference pins) and save that copy (vllm-project/vllm-neuron,
+  ``vllm_neuron/worker/neuronx_distributed_model_loader.py``): twice the bf16 checkpoint on the host, which this
+  term does not allow for and the boot avoids.
 
 On a Neuron size, a model AWS's vLLM Neuron image does not serve (its class, ``neuron_vllm.model_classes``) has the
 one-line reason why not (:meth:`rigs.catalog.catalog.Catalog.neuron_why_not`); their SageMaker twins keep the Neuron

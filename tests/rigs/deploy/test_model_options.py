@@ -136,6 +136,13 @@ def test_a_bigger_model_gets_room_on_the_root_volume_for_its_weights():
     assert served.instance_type == "g6.12xlarge" and served.root_free_gib == 62 + 30  # 61.1 GiB of weights, + 30
 
 
+def test_a_neuron_rig_gets_room_for_the_checkpoint_it_downloads_once_and_its_swapfile():
+    """The boot downloads the bf16 checkpoint and serves that path (the plugin's fp32 copy of a Hub id never made):
+    Qwen3 32B's 61.1 GiB once, the 16 GiB swapfile, 30 GiB for the image and the compiled graphs."""
+    served = serve(CATALOG.get("trn1"), CATALOG, ModelRequest(model="Qwen/Qwen3-32B")).rig
+    assert served.instance_type == "trn1.32xlarge" and served.root_free_gib == 62 + 16 + 30
+
+
 def max_model_len(served) -> int:
     flags = list(served.rig.serve_flags)
     return int(flags[flags.index("--max-model-len") + 1])
