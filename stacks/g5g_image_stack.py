@@ -15,8 +15,14 @@ from .parts.images.build import ImageBuild
 RECIPE_DIR = Path(__file__).resolve().parent.parent / "rigs" / "g5g"
 VLLM_REF = "v0.27.2rc0"
 """The vLLM version the reference built, the floor for Gemma 4 (docs/reference-run.md, "The g5g image")."""
-MAX_JOBS = "16"
-"""Parallel compile jobs on a 32-vCPU, 64 GiB arm64 build host (nvcc needs ~2-3 GiB each)."""
+GIB_PER_JOB = "6"
+"""Memory one compile job may take, GiB (an estimate): the buildspec runs as many jobs as the build machine's
+memory, less 4 GiB for the system and Docker, holds at this size, at most one a vCPU; on CodeBuild's ARM XLarge
+(64 GB, 32 vCPUs: https://docs.aws.amazon.com/codebuild/latest/userguide/build-env-ref-compute-types.html) 9 or 10,
+where a fixed 16 left 4 GB a job. The reference's vLLM build ran 12 jobs in a g5g.4xlarge's 32 GiB (about 2.7 GiB a
+job, docs/reference-run.md); nvcc on CUTLASS-heavy units (torch's memory-efficient attention, vLLM's scaled-mm
+kernels) takes several GiB each, and machines of 64 GB run out of memory at high MAX_JOBS in
+vllm-project/vllm#14452, so 6 leaves room; a build killed for memory costs hours."""
 
 
 class InferenceG5gImageStack(cdk.Stack):
@@ -35,7 +41,7 @@ class InferenceG5gImageStack(cdk.Stack):
             repository_name=rig.image.repository,
             image_tag=rig.image.tag,
             recipe_dir=recipe_dir,
-            build_args={"VLLM_REF": vllm_ref, "MAX_JOBS": MAX_JOBS},
+            build_args={"VLLM_REF": vllm_ref, "GIB_PER_JOB": GIB_PER_JOB, "MODEL_ID": rig.model_id},
         )
         cdk.CfnOutput(self, ImageOutputKey.IMAGE_URI, value=build.image_uri)
         cdk.CfnOutput(self, ImageOutputKey.BUILD_PROJECT, value=build.project.project_name)

@@ -11,7 +11,7 @@ import yaml
 
 from rigs.catalog.model import load_catalog
 from rigs.contract import ImageOutputKey
-from stacks.g5g_image_stack import MAX_JOBS, RECIPE_DIR, VLLM_REF
+from stacks.g5g_image_stack import GIB_PER_JOB, RECIPE_DIR, VLLM_REF
 from tests.contract.templates import one
 from tests.contract.templates import resources_of
 from tests.contract.templates import stack_outputs
@@ -47,7 +47,9 @@ def test_project_builds_on_arm64_with_docker_and_the_catalog_tag(template):
     assert environment["PrivilegedMode"] is True
     variables = {v["Name"]: v["Value"] for v in environment["EnvironmentVariables"]}
     assert variables["IMAGE_TAG"] == RIG.image.tag
-    assert variables["VLLM_REF"] == VLLM_REF and variables["MAX_JOBS"] == MAX_JOBS
+    assert variables["VLLM_REF"] == VLLM_REF and variables["GIB_PER_JOB"] == GIB_PER_JOB
+    assert "MAX_JOBS" not in variables  # the buildspec sets it from the build machine's memory
+    assert variables["MODEL_ID"] == RIG.model_id  # the model whose processor the image must load
     assert project["Source"]["Type"] == "S3" and project["Source"]["BuildSpec"] == "buildspec.yml"
     assert project["TimeoutInMinutes"] <= 480
 
@@ -71,6 +73,7 @@ def test_dockerfile_builds_the_stacks_vllm_ref_with_the_patch():
     """The stage order, torch's sm_75 check and the runtime's toolchain: tests/rigs/g5g/test_recipe.py."""
     dockerfile = (RECIPE_DIR / "Dockerfile").read_text()
     assert f"ARG VLLM_REF={VLLM_REF}" in dockerfile
+    assert f"ARG MODEL_ID={RIG.model_id}" in dockerfile  # a build by hand checks the same model's processor
     assert "COPY turing-shared-memory.patch" in dockerfile and "git apply" in dockerfile
     assert "aws-inference Turing patch" in dockerfile, "the build checks the patch landed"
     assert not re.search(r"^FROM\s+\S+:latest", dockerfile, re.M)

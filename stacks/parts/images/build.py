@@ -28,7 +28,7 @@ class ImageBuild(Construct):
         repository_name: the ECR repository, named as the catalog names the image.
         image_tag: the tag the build pushes.
         recipe_dir: the folder with the Dockerfile, the patch and buildspec.yml.
-        build_args: extra environment for the build (e.g. VLLM_REF, MAX_JOBS).
+        build_args: extra environment for the build (e.g. VLLM_REF, GIB_PER_JOB).
         compute_type: the CodeBuild size (arm64 XLARGE: 32 vCPU, 64 GiB).
         timeout: the build's time limit.
 

@@ -69,7 +69,7 @@ def test_torch_is_built_for_sm75_and_checked_before_vllm_compiles():
     without sm_75 stops the build before vLLM's hour-long compile."""
     assert ("ARG", "CUDA_ARCH=7.5") in BUILD
     assert not any("download.pytorch.org" in arguments for _, arguments in BUILD + RUNTIME)
-    torch_build = index(BUILD, r'TORCH_CUDA_ARCH_LIST="\$\{CUDA_ARCH\}" .*pip wheel .* \. -w /src/wheels')
+    torch_build = index(BUILD, r'TORCH_CUDA_ARCH_LIST="\$\{CUDA_ARCH\}" USE_CUDA=1 .*pip wheel .* \. -w /src/wheels')
     assert "USE_CUDA=1" in BUILD[torch_build][1] and "pip install /src/wheels/torch-" in BUILD[torch_build][1]
     check = index(BUILD, r'^RUN image-checks torch-arch "\$\{CUDA_ARCH\}"$')
     vllm_clone = index(BUILD, r"git clone .*VLLM_REPO")
@@ -85,9 +85,27 @@ def test_the_runtime_stage_has_what_triton_compiles_with_and_checks_it():
     copied = index(RUNTIME, r"^COPY --from=build /opt/venv /opt/venv$")
     checks = index(RUNTIME, r"^RUN image-checks triton-toolchain")
     assert copied < checks and RUNTIME[checks][1] == (
-        'image-checks triton-toolchain && image-checks imports && image-checks torch-arch "${CUDA_ARCH}"')
+        'image-checks triton-toolchain && image-checks imports && image-checks torch-arch "${CUDA_ARCH}"   '
+        '&& image-checks torchvision "${TORCHVISION_VERSION}" && image-checks processor "${MODEL_ID}"')
     assert ("ARG", "CUDA_ARCH=7.5") in RUNTIME  # an ARG is per stage: the runtime stage declares its own
+    assert {("ARG", "TORCHVISION_VERSION"), ("ARG", "MODEL_ID")} <= set(RUNTIME)  # the defaults before FROM
     assert RUNTIME[-1][0] == "ENTRYPOINT" and "vllm.entrypoints.openai.api_server" in RUNTIME[-1][1]
+
+
+def test_torchvision_is_built_against_the_torch_built_here_at_its_paired_release_and_checked_before_vllm():
+    """vLLM's use_existing_torch.py drops torchvision from vLLM's requirements, and transformers' multimodal
+    processors (Gemma 4's) import it: it is built from its release tag against the source-built torch (no wheel
+    index, no isolated build that would fetch another torch), for the T4G, and checked before vLLM is cloned."""
+    assert (DEFAULTS["TORCHVISION_VERSION"], BUILD[index(BUILD, r"^ARG TORCH_VERSION=")][1]) == (
+        "0.27.0", "TORCH_VERSION=2.12.0")  # torch 2.12 pairs with torchvision 0.27 (pytorch/vision README)
+    torch_build = index(BUILD, r"pip install /src/wheels/torch-")
+    vision = BUILD[index(BUILD, r"git clone .*TORCHVISION_REPO")][1]
+    assert '--branch "v${TORCHVISION_VERSION}"' in vision and 'TORCH_CUDA_ARCH_LIST="${CUDA_ARCH}"' in vision
+    assert "FORCE_CUDA=1" in vision and "pip wheel --no-build-isolation --no-deps" in vision
+    assert "pip install /src/wheels/torchvision-" in vision
+    check = index(BUILD, r'^RUN image-checks torchvision "\$\{TORCHVISION_VERSION\}"$')
+    assert torch_build < index(BUILD, r"git clone .*TORCHVISION_REPO") < check < index(BUILD, r"git clone .*VLLM_REPO")
+    assert ("ARG", "TORCHVISION_VERSION") in BUILD
 
 
 def test_every_file_the_recipe_copies_is_in_the_recipe():
@@ -171,4 +189,116 @@ def test_the_toolchain_check_names_a_missing_compiler_or_missing_headers(tmp_pat
 def test_an_unknown_check_is_one_line(fake_torch):
     result = run_check(fake_torch("sm_75"), "gpu")
     assert result.returncode == 1 and result.stderr.strip() == (
-        "image check failed: unknown check 'gpu': give torch-arch CAPABILITY, triton-toolchain or imports")
+        "image check failed: unknown check 'gpu': give torch-arch CAPABILITY, triton-toolchain, imports, "
+        "torchvision VERSION or processor MODEL")
+
+
+def fake_package(site: Path, name: str, source: str) -> None:
+    (site / name).mkdir(parents=True, exist_ok=True)
+    (site / name / "__init__.py").write_text(source)
+
+
+@pytest.mark.parametrize(("vision", "ok", "line"), [
+    ('__version__ = "0.27.0"', True, "torchvision 0.27.0 with its ops, on torch 2.12.0"),
+    ('__version__ = "0.26.0"', False,
+     "image check failed: torchvision 0.26.0 is not 0.27.0, the release paired with this torch"),
+    ('__version__ = "0.27.0"\nOPS = False', False,
+     "image check failed: torchvision 0.27.0 has no compiled ops: its C++ extension did not load against torch "
+     "2.12.0; build it from source against this torch"),
+    (None, False, "image check failed: torchvision does not import beside torch: ModuleNotFoundError: No module "
+                  "named 'torchvision'"),
+])
+def test_the_torchvision_check_wants_the_paired_release_with_its_ops(fake_torch, tmp_path, vision, ok, line):
+    env = fake_torch("sm_75")
+    if vision is not None:
+        fake_package(tmp_path / "site", "torchvision", vision + "\n")
+        (tmp_path / "site" / "torchvision" / "extension.py").write_text(
+            "import torchvision\ndef _has_ops():\n    return getattr(torchvision, 'OPS', True)\n")
+    result = run_check(env, "torchvision", "0.27.0")
+    assert (result.returncode == 0) is ok
+    assert (result.stdout if ok else result.stderr).strip() == line
+
+
+HUB = """\
+import os
+def snapshot_download(repo_id, local_dir, allow_patterns):
+    assert allow_patterns == ["*.json", "*.jinja", "*.model", "*.txt"]  # the weights are never fetched
+    for name in ("processor_config.json", "tokenizer.json", "chat_template.jinja"):
+        open(os.path.join(local_dir, name), "w").write(repo_id)
+    return local_dir
+"""
+TRANSFORMERS = """\
+import os
+class Gemma4ImageProcessor: pass
+class GemmaTokenizerFast: pass
+class Gemma4Processor:
+    def __init__(self):
+        self.image_processor, self.tokenizer = Gemma4ImageProcessor(), GemmaTokenizerFast()
+class AutoProcessor:
+    @staticmethod
+    def from_pretrained(folder):
+        assert sorted(os.listdir(folder)) == ["chat_template.jinja", "processor_config.json", "tokenizer.json"]
+        try:
+            import torchvision
+        except ImportError:
+            raise ImportError("Gemma4ImageProcessor requires the Torchvision library but it was not found in your "
+                              "environment. Check out the instructions on the\\ninstallation page.")
+        return Gemma4Processor()
+"""
+
+
+@pytest.mark.parametrize(("with_torchvision", "ok", "line"), [
+    (True, True, "google/gemma-4-E2B-it: Gemma4Processor (Gemma4ImageProcessor, GemmaTokenizerFast)"),
+    (False, False, "image check failed: google/gemma-4-E2B-it's processor does not load: ImportError: "
+                   "Gemma4ImageProcessor requires the Torchvision library but it was not found in your environment. "
+                   "Check out the instructions on the"),
+])
+def test_the_processor_check_loads_the_models_processor_from_its_files_as_vllm_will(fake_torch, tmp_path,
+                                                                                   with_torchvision, ok, line):
+    """A transformers whose Gemma 4 processor needs torchvision, as transformers 5.4 on: without it the build stops
+    with transformers' own first line, instead of the rig at its first boot."""
+    env = fake_torch("sm_75")
+    fake_package(tmp_path / "site", "huggingface_hub", HUB)
+    fake_package(tmp_path / "site", "transformers", TRANSFORMERS)
+    if with_torchvision:
+        fake_package(tmp_path / "site", "torchvision", '__version__ = "0.27.0"\n')
+    result = run_check(env, "processor", "google/gemma-4-E2B-it")
+    assert (result.returncode == 0) is ok
+    assert (result.stdout if ok else result.stderr).strip() == line
+
+
+BUILDSPEC = yaml.safe_load((RECIPE / "buildspec.yml").read_text())
+
+
+def test_the_buildspec_commands_are_shellcheck_clean_for_codebuilds_sh(tmp_path: Path):
+    script = tmp_path / "buildspec.sh"
+    script.write_text("#!/bin/sh\n" + "\n".join(c for phase in BUILDSPEC["phases"].values()
+                                                 for c in phase["commands"]) + "\n")
+    result = subprocess.run([str(SHELLCHECK), "--severity=style", str(script)], capture_output=True, text=True)
+    assert result.returncode == 0, result.stdout
+
+
+@pytest.mark.parametrize(("memory_kib", "vcpus", "jobs"), [
+    (64 * 1024 * 1024, 32, 10),  # CodeBuild's ARM XLarge as AWS lists it: 64 GB, 32 vCPUs
+    (63 * 1024 * 1024, 32, 9),  # the same less what the kernel keeps
+    (16 * 1024 * 1024, 8, 2),  # ARM Large
+    (4 * 1024 * 1024, 2, 1),  # never none
+    (512 * 1024 * 1024, 32, 32),  # never more than one a vCPU
+])
+def test_max_jobs_comes_from_the_build_machines_memory(tmp_path: Path, memory_kib, vcpus, jobs):
+    """The buildspec's own command, on a machine of that memory and vCPU count, at the stack's GIB_PER_JOB."""
+    from stacks.g5g_image_stack import GIB_PER_JOB
+
+    [command] = [c for c in BUILDSPEC["phases"]["pre_build"]["commands"] if c.startswith("MAX_JOBS=")]
+    meminfo = tmp_path / "meminfo"
+    meminfo.write_text(f"MemTotal:       {memory_kib} kB\nMemFree:        1024 kB\n")
+    (tmp_path / "nproc").write_text(f"#!/bin/sh\necho {vcpus}\n")
+    (tmp_path / "nproc").chmod(0o755)
+    result = subprocess.run(["sh", "-c", command.replace("/proc/meminfo", str(meminfo)) + '\necho "jobs=$MAX_JOBS"'],
+                            capture_output=True, text=True, env={**os.environ, "GIB_PER_JOB": GIB_PER_JOB,
+                                                                 "PATH": f"{tmp_path}:{os.environ['PATH']}"})
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.splitlines() == [
+        f"MAX_JOBS={jobs}: {memory_kib} kB of memory at {GIB_PER_JOB} GiB a job, {vcpus} vCPUs", f"jobs={jobs}"]
+    build = " ".join(BUILDSPEC["phases"]["build"]["commands"])
+    assert '--build-arg "MAX_JOBS=${MAX_JOBS}"' in build and '--build-arg "MODEL_ID=${MODEL_ID}"' in build
