@@ -1,11 +1,12 @@
 """The Neuron boot against a stand-in for AWS's vLLM Neuron image: it downloads the checkpoint, then serves the local
 path under the model's name.
 
-The stand-in ``docker`` parses what the boot asks of the image as the image's own tools would: ``hf download`` with the
-arguments of huggingface_hub's CLI in the line the image pins (< 1.0, under transformers 4.5x; argparse, ``--exclude``
-taking several patterns: ``src/huggingface_hub/cli/download.py``), with the token only from the ``--env-file``, and
-``vllm serve`` (its first argument the model, ``--served-model-name`` the name clients use). Host folders are kept
-under the test's own root.
+The stand-in ``docker`` runs ``--entrypoint hf IMAGE download ...`` as the image's own ``hf`` would: the arguments
+parsed as huggingface_hub's CLI parses them in the line the image pins (< 1.0, under transformers 4.5x: argparse,
+``--exclude`` taking several patterns, ``src/huggingface_hub/cli/download.py``), the token read only from the
+``--env-file``, the files written under ``--local-dir`` through the ``-v`` mount. The server's ``vllm serve`` line is
+recorded and read back by the tests (its first argument the model's path, ``--served-model-name`` the id clients
+use). Host folders are kept under the test's own root.
 """
 
 from __future__ import annotations
