@@ -68,6 +68,17 @@ def _failures(parts: set[str], blocks: Mapping[str, Any], skipped: Mapping[str, 
     return out + bfcl.failures(blocks["bfcl"], parts, skipped) + quality.failures(blocks["quality"], parts, skipped)
 
 
+def _open_loop_failure(judged: bool, recorded: int) -> str:
+    """Why the open loop gave no result: every request failed, none was recorded, or (a run stopped before run.json
+    kept the open loop's window) records without the window they were sent in."""
+    if judged:
+        return "every request failed"
+    if recorded:
+        return (f"{recorded} request{'' if recorded == 1 else 's'} recorded, but run.json has no open-loop window "
+                "for them (the run stopped before writing it), so they cannot be judged")
+    return "no requests recorded"
+
+
 def backend_summary(b: BackendInfo, by_part: Mapping[str, Sequence[RequestRecord]], run: RunFile,
                     parts: set[str]) -> BackendSummary:
     """One backend's entry of ``backends`` (before the recommendation adds its costs)."""
@@ -92,7 +103,7 @@ def backend_summary(b: BackendInfo, by_part: Mapping[str, Sequence[RequestRecord
     open_loop = open_loop_block(records, log, run.options.target()) if log else None  # type: ignore[arg-type]
     failures = _failures(parts, blocks, skipped)
     if "open_loop" in parts and "open_loop" not in skipped and (not open_loop or open_loop.errors == open_loop.sent):
-        failures.append("open_loop: " + ("every request failed" if open_loop else "no requests recorded"))
+        failures.append("open_loop: " + _open_loop_failure(open_loop is not None, len(records)))
     if stopped:
         failures = [f for f in failures if not f.startswith(f"{stopped.part}: every")]
         failures.append(f"{stopped.part}: stopped after {stopped.after} consecutive failures ({stopped.reason}); "
