@@ -10,7 +10,8 @@ ones before were answered, for ``--rate-duration`` seconds on every backend in t
   (:func:`workload_trace`); a trace runs the open loop without ``--rate``.
 
 What each request asks is the workload's traffic as the chat part sends it to that backend
-(:func:`workload_requests`): the same plan, made to the calibration the chat part fitted on that server, each
+(:func:`workload_requests`): the same plan, made to the calibration the chat part fitted on that server in text of
+its own (:data:`DRAW`: nothing the chat part sent, so no request finds its prompt in the server's prefix cache), each
 request checked against the backend's token limits (one that does not fit is passed over). A workload of sessions
 (``turns`` > 1) starts sessions on the schedule, at the rate over the turns (the rate counts every turn sent, as the
 workload's peak does): each session sends its turns one after another, each with the conversation so far and the
@@ -51,8 +52,14 @@ EARLY_S = 0.001
 the 2-core development machine). The yielding costs about 6% of a core at 200 req/s."""
 
 FIRST_INDEX = 1_000_000
-"""The workload's request the open loop starts from at a rate: past any the chat part sent, so that no synthetic
-prompt repeats one the server may still hold in its prefix cache."""
+"""The workload's request the open loop starts from at a rate: past any the chat part sent (its lengths are new
+draws too)."""
+DRAW = NAME
+"""The open loop's draw of the synthetic text (:class:`~agent.bench.tasks.traffic.text.TextMaker`): text of the
+same statistics and calibration as the chat part's, none of it the same, so that a trace replayed after the chat
+part sent its first requests, or a shared prefix, is cold: no prompt repeats one the server may still hold in its
+prefix cache. A prompts file's requests are the user's own text and are sent as they are: the open loop reports
+their cached prompt tokens."""
 
 MAX_PASSED_OVER = 100_000
 """Requests in a row that do not fit before the open loop gives up on a backend (the chat part found some that do)."""
@@ -98,8 +105,9 @@ def workload_requests(ctx: Context, b: Backend, client: BackendClient) -> tuple[
     line = kept.calibration if kept is not None else None
     calibration = Calibration(slope=line.slope, offset=line.offset, calibrated=line.calibrated, why=line.why) \
         if line else None
-    load = Load(backend=b, client=client, plan=TrafficPlan(shape), maker=TextMaker.of(shape.seed) if shape.synthetic else
-                None, ignore_eos=o.ignore_eos, max_tokens=o.max_tokens, emit=ctx.emit, calibration=calibration)
+    load = Load(backend=b, client=client, plan=TrafficPlan(shape),
+                maker=TextMaker.of(shape.seed, DRAW) if shape.synthetic else None, ignore_eos=o.ignore_eos,
+                max_tokens=o.max_tokens, emit=ctx.emit, calibration=calibration)
     return load, (f"not sent: {NOTHING_FITS} ({load.fit.first_reason})" if load.nothing_fits else None)
 
 

@@ -15,7 +15,7 @@ from agent.bench.results.run import Prices, RunFile
 
 from tests.agent.bench.conftest import make_options, openai_backend
 from tests.agent.bench.fakes.openai_fake import FakeOpenAI
-from tests.agent.bench.fakes.paced import SlowsAfter
+from tests.agent.bench.fakes.paced import PrefixCached, SlowsAfter
 from tests.agent.bench.fakes.synthetic import G6_PRICE
 
 LAG_MS = 300.0
@@ -183,3 +183,20 @@ def test_two_ctrl_c_during_a_rate_leave_the_partial_report_and_a_rebuild_counts_
     assert not any("no requests recorded" in f for f in s["backends"]["g6"]["failures"])
     said = "requests.jsonl line 3 is not a JSON record: left out of every figure"
     assert said in capfd.readouterr().err and said in s["run"]["notes"]
+
+
+def test_a_trace_replayed_after_the_chat_part_is_cold_and_its_cache_is_reported(tmp_path: Path):
+    """The chat part sends the trace's first requests (cold, timed); the open loop then replays the whole trace in
+    text of its own, so a server with a prefix cache reads none of its prompts from it, and the report says so
+    (a replay of the same text found 546 of 547 prompt tokens cached on llama.cpp)."""
+    trace = tmp_path / "trace.jsonl"
+    trace.write_text("".join(json.dumps({"timestamp": t, "input_length": 120, "output_length": 8}) + "\n"
+                             for t in (0, 100, 200, 300)))
+    code, s, records = run(tmp_path, PrefixCached(), "--workload", f"trace={trace}", "--runs", "2")
+    chat = s["backends"]["g6"]["chat"]["prompt_cache"]
+    ol = s["backends"]["g6"]["open_loop"]
+    assert code == 0 and chat["requests"] == 3 and len(records) == 4
+    assert [r["cached_prompt_tokens"] for r in records] == [0, 0, 0, 0] and all(r["prompt_tokens"] > 100 for r in records)
+    assert ol["prompt_cache"] == {"requests": 4, "cached_prompt_tokens": 0, "prompt_tokens": sum(
+        r["prompt_tokens"] for r in records), "cached_share": 0.0}
+    assert "0 of" in (tmp_path / "out" / "REPORT.md").read_text().split("## Open loop", 1)[1].split("prefix cache")[0]
