@@ -223,6 +223,35 @@ def test_another_traffic_shape_is_not_repriced_but_named_as_the_run_to_make(befo
     assert (workload["peak_to_average"], workload["input_per_output"]) == (2.0, 0.2)  # the reference's prompt
 
 
+@pytest.mark.parametrize("measured, asked, sent", [
+    ("prompt_input_tokens_mean=64,output_tokens_mean=16,seed=3", "preset=rag", {"preset": "rag", "seed": 3, "prompt_input_tokens_mean": 4096.0}),
+    ("input_per_output=5", "prompt_input_tokens_mean=300", {"prompt_input_tokens_mean": 300.0}),
+    ("preset=chat,turns=2,think_time_s=1", "preset=rag,output_tokens_per_month=2B", {"preset": "rag", "turns": 1}),
+])
+def test_the_run_to_make_is_one_agent_run_accepts_and_it_sends_the_traffic_asked(
+        before: Path, tmp_path: Path, capsys, measured: str, asked: str, sent: dict):
+    """The hint for another shape is a command python -m agent.run's own parser and checks accept, whose workload
+    is the one asked (a run's lengths left beside preset=rag would win over it and send no rag traffic)."""
+    import shlex
+
+    from agent import run as run_cli
+    from agent.bench.analysis.traffic import parse_spec
+
+    copy = tmp_path / "copy"
+    shutil.copytree(before, copy)
+    run = json.loads((copy / "run.json").read_text())
+    run["options"]["workload"] = parse_spec(measured).record().model_dump(mode="json")
+    (copy / "run.json").write_text(json.dumps(run))
+    assert report_cli.main([str(copy), "--workload", asked]) == 2
+    command = capsys.readouterr().err.split("To measure that traffic, run: ", 1)[1].strip()
+    argv = shlex.split(command)
+    assert argv[:3] == ["python", "-m", "agent.run"]
+    runner_module = run_cli._runner()
+    args = run_cli.build_parser(runner_module).parse_args(argv[3:])
+    runner_module.check_options(args)
+    assert {k: getattr(args.workload, k) for k in sent} == sent and args.backends == "g6"
+
+
 def test_a_bad_workload_is_one_line_and_exit_2(before: Path, capsys):
     with pytest.raises(SystemExit) as done:
         report_cli.main([str(before), "--workload", "peak_to_average=0.5"])
