@@ -97,6 +97,33 @@ def test_two_folders_compared_with_real_differences_marked(before: Path, tmp_pat
     assert "Comparison" in shown and "higher (worse)" in shown
 
 
+def test_runs_of_other_traffic_say_so_first_and_compare_only_the_fixed_tasks(before: Path, tmp_path: Path):
+    """A default run against a preset=chat one (its replies 300 ms later too): the comparison opens with the workloads
+    differing, and shows TTFT without calling it worse; one priced for another volume leaves only $/month out."""
+    from agent.bench.analysis.traffic import parse_spec
+
+    def with_workload(folder: Path, spec: str) -> Path:
+        run = json.loads((folder / "run.json").read_text())
+        run["options"]["workload"] = parse_spec(spec).record().model_dump(mode="json")
+        (folder / "run.json").write_text(json.dumps(run))
+        return folder
+
+    chat = with_workload(shifted_copy(before, tmp_path / "chat", TTFT_SHIFT_MS), "preset=chat")
+    assert report_cli.main([str(before), str(chat), "--out", str(tmp_path / "cmp")]) == 0
+    text = (tmp_path / "cmp" / "COMPARISON.md").read_text()
+    rows = {line.split(" | ")[0].strip("| "): line for line in text.splitlines() if line.startswith("| ")}
+    said = (f"The workloads differ: `{chat}` sent preset chat: prompts of 512 +- 128 and outputs of 256 +- 64 tokens, "
+            f"`{before}` sent the reference's prompt and outputs of 100 tokens.")
+    assert said in text and text.index(said) < text.index("## Recommendations")
+    assert rows["TTFT ms, mean at c=1"].endswith("| not compared (other traffic) |") and "worse" not in text
+    volume = with_workload(shifted_copy(before, tmp_path / "volume", 0.0), "output_tokens_per_month=9B")
+    assert report_cli.main([str(before), str(volume), "--out", str(tmp_path / "cmp2")]) == 0
+    text = (tmp_path / "cmp2" / "COMPARISON.md").read_text()
+    rows = {line.split(" | ")[0].strip("| "): line for line in text.splitlines() if line.startswith("| ")}
+    assert "The workloads differ" not in text and "is priced for another volume" in text
+    assert not rows["TTFT ms, mean at c=1"].endswith("not compared (other traffic) |")
+
+
 def test_backends_in_only_one_folder_are_named_not_compared(before: Path, tmp_path: Path):
     other = tmp_path / "other"
     with FakeOpenAI(Script(chunk_delay_s=0.001)) as fake:
