@@ -52,8 +52,9 @@ def _stated(b: TrafficBlock, traffic: Traffic) -> list[str]:
             f"{traffic.input_per_output:g} priced"]
 
 
-def _differs(b: TrafficBlock) -> list[str]:
-    """Where the server's count parts from what was asked, one line each."""
+def _differs(b: TrafficBlock, can_ignore_eos: bool) -> list[str]:
+    """Where the server's count parts from what was asked, one line each (``can_ignore_eos``: its server can be asked
+    for exactly ``max_tokens`` tokens, :attr:`agent.kinds.BackendKind.ignore_eos`)."""
     out = []
     if b.prompt_mean_error is not None and abs(b.prompt_mean_error) > MEAN_GOAL:
         out.append(f"prompt tokens: the server counted {b.prompt_counted.mean:,.1f} on average, {b.prompt_mean_error:+.1%} "
@@ -64,6 +65,8 @@ def _differs(b: TrafficBlock) -> list[str]:
                    f"{STDDEV_GOAL:.0%})")
     if b.output_mean_error is not None and abs(b.output_mean_error) > MEAN_GOAL:
         how = ("though exactly that many were asked for" if b.ignore_eos else
+               "exactly that many were not asked for (`--ignore-eos` asks this server for them with the reference's "
+               "prompt or a prompts file), so a reply ends where the model stops" if can_ignore_eos else
                "this server cannot be told to ignore its end of sequence, so a reply ends where the model stops")
         out.append(f"output tokens: {b.output_counted.mean:,.1f} on average came back of the {b.output_asked.mean:,.1f} "
                    f"asked ({b.output_mean_error:+.1%}): {how}")
@@ -85,8 +88,9 @@ def _disqualified(fit: TrafficFit | None) -> str | None:
 
 
 def traffic_block(records: Sequence[TimingRecord], not_sent: Sequence[NotSentRecord], log: TrafficLog | None,
-                  traffic: Traffic) -> TrafficBlock | None:
-    """One backend's block, or None when its chat part sent nothing and checked nothing."""
+                  traffic: Traffic, can_ignore_eos: bool) -> TrafficBlock | None:
+    """One backend's block, or None when its chat part sent nothing and checked nothing (``can_ignore_eos``: its
+    server can be asked for exactly ``max_tokens`` tokens)."""
     measured = [r for r in records if r.phase in ("timed", "sweep") and not r.error]
     if not measured and log is None and not not_sent:
         return None
@@ -114,4 +118,4 @@ def traffic_block(records: Sequence[TimingRecord], not_sent: Sequence[NotSentRec
         within_goal=None if mean_error is None else
         abs(mean_error) <= MEAN_GOAL and (ratio is None or abs(ratio - 1.0) <= STDDEV_GOAL),
         differs=[])
-    return block.model_copy(update={"differs": _stated(block, traffic) + _differs(block)})
+    return block.model_copy(update={"differs": _stated(block, traffic) + _differs(block, can_ignore_eos)})

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from typing import Any, Iterable, Mapping, Sequence
 
+from ...kinds import descriptor
 from ..results.records import OrchestratorRecord, RequestRecord, parse_record
 from ..results.blocks.chat import ChatSummary
 from ..results.blocks.cost import CeilingBlock
@@ -117,7 +118,7 @@ def backend_summary(b: BackendInfo, by_part: Mapping[str, Sequence[RequestRecord
         slo=slo_block(chat_records, run, b.name, b.kind), skipped=skipped, stopped=stopped, failures=failures,  # type: ignore[arg-type]
         completed=not failures, provenance=provenance_block(b.provenance), open_loop=open_loop,
         traffic=traffic_block(chat_records, by_part.get("chat_not_sent", []), run.traffic.get(b.name),  # type: ignore[arg-type]
-                              Traffic.from_dict(run.options.workload)))
+                              Traffic.from_dict(run.options.workload), descriptor(b.kind).ignore_eos))
 
 
 def summarize(records: Iterable[RequestRecord | Mapping[str, Any]], run: RunFile | Mapping[str, Any]) -> Summary:

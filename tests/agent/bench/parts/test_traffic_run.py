@@ -136,3 +136,12 @@ def test_a_session_carries_the_real_replies_and_grows(tmp_path):
     assert third[1]["content"] == timed[0]["text"] and third[3]["content"] == timed[1]["text"]
     assert timed[0]["text"] != timed[1]["text"]  # the model's real replies, not a stand-in
     assert s["recommendation"]["workload"]["turns"] == 3
+
+
+def test_short_replies_of_a_server_that_can_ignore_its_end_of_sequence_name_the_option_not_the_server(tmp_path):
+    """llama.cpp and vLLM can be asked for exactly max_tokens (--ignore-eos): a run that did not ask, with the
+    reference's prompt, says so, never that the server cannot be told."""
+    code, s, _, _ = run_counted(tmp_path, Counted(natural_tokens=5), "--runs", "2")
+    said = " ".join(s["backends"]["g6"]["traffic"]["differs"])
+    assert code == 0 and "output tokens: 5.0 on average came back of the 100.0 asked" in said
+    assert "exactly that many were not asked for (`--ignore-eos` asks this server" in said and "cannot" not in said

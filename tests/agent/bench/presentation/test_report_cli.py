@@ -401,6 +401,20 @@ def test_the_cost_plot_subtitle_names_only_the_marks_it_draws():
     assert cost_volume.subtitle(listed).endswith("\ndotted: list prices, lower bounds (not measured)")
 
 
+def test_the_cost_plot_draws_every_per_token_backend_not_run_at_its_list_price():
+    """Bedrock's OpenAI-compatible endpoint (bedrock-mantle), not run, is drawn at its list price beside Bedrock's
+    reference and an hourly rig not run."""
+    alone = backend("g6", slo_block=slo(1, [level(1, 131.5)]))
+    mantle = {"label": "mantle", "per_token": {"usd_per_m_input": 0.05, "usd_per_m_output": 0.2, "source": "offline"}}
+    s = full_summary(*synthetic_summary({"g6": alone}, {"g6": {"hourly": G6_PRICE}},
+                                        not_run={"g5g": {"label": "g5g", "hourly": G5G_PRICE},
+                                                 "bedrock-mantle": mantle}))
+    curves = {c.label: c for c in s.recommendation.curves}
+    assert list(curves) == ["g6", "bedrock (list price; not run)", "g5g (not run: at least 1 instance)",
+                            "bedrock-mantle (list price; not run)"]
+    assert curves["bedrock-mantle (list price; not run)"].usd_per_m_output is not None
+
+
 def with_quality(src: Path, dst: Path, wrong: int, items: int = 40, first: int = 0) -> Path:
     """``src``'s evidence with the quality lane's records added: ``items`` arithmetic items from number ``first``,
     the first ``wrong`` of them answered wrong ("8" for 7)."""
