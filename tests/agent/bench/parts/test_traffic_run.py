@@ -140,8 +140,11 @@ def test_a_session_carries_the_real_replies_and_grows(tmp_path):
 
 def test_short_replies_of_a_server_that_can_ignore_its_end_of_sequence_name_the_option_not_the_server(tmp_path):
     """llama.cpp and vLLM can be asked for exactly max_tokens (--ignore-eos): a run that did not ask, with the
-    reference's prompt, says so, never that the server cannot be told."""
+    reference's prompt, says so, never that the server cannot be told; and "Your traffic" says its lengths include the
+    chat template where the peers' do not."""
     code, s, _, _ = run_counted(tmp_path, Counted(natural_tokens=5), "--runs", "2")
     said = " ".join(s["backends"]["g6"]["traffic"]["differs"])
     assert code == 0 and "output tokens: 5.0 on average came back of the 100.0 asked" in said
     assert "exactly that many were not asked for (`--ignore-eos` asks this server" in said and "cannot" not in said
+    report = (tmp_path / "out" / "REPORT.md").read_text()
+    assert "the chat template included (AIPerf and GuideLLM ask lengths of the user text alone" in report
