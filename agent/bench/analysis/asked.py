@@ -40,16 +40,16 @@ def _error(counted: float | None, asked: float | None) -> float | None:
     return None if counted is None or not asked else round(counted / asked - 1.0, 4)
 
 
-def _stated(b: TrafficBlock, traffic: Traffic) -> list[str]:
-    """A given prompt (the reference's, a prompts file's) against the length the workload states for it."""
+def _stated(b: TrafficBlock, traffic: Traffic, mix: float | None) -> list[str]:
+    """A given prompt (the reference's, a prompts file's) against the length the workload states for it, with the
+    backend's one measured mix (:func:`~.blocks.cost.measured_mix`) it is priced at."""
     stated, counted = traffic.prompt_input_tokens_mean, b.prompt_counted.mean
     if b.prompt_asked is not None or not stated or counted is None or abs(counted / stated - 1.0) <= MEAN_GOAL:
         return []
     what = "the reference's prompt" if b.source == "reference" else "the prompts file's requests"
-    measured = (traffic.shared_prefix_tokens or 0) + counted
-    return [f"{what}: the server counted {counted:,.1f} prompt tokens where {stated:,.1f} are stated, so it sends "
-            f"{measured / (traffic.output_tokens_mean or 1):.3g} input tokens per output token against the "
-            f"{traffic.input_per_output:g} priced"]
+    sends = "" if mix is None else (f", so it sends {mix:.3g} input tokens per output token as the server counts "
+                                    f"them (its price is at that mix) against the {traffic.input_per_output:g} stated")
+    return [f"{what}: the server counted {counted:,.1f} prompt tokens where {stated:,.1f} are stated{sends}"]
 
 
 def _differs(b: TrafficBlock, can_ignore_eos: bool) -> list[str]:
@@ -88,9 +88,9 @@ def _disqualified(fit: TrafficFit | None) -> str | None:
 
 
 def traffic_block(records: Sequence[TimingRecord], not_sent: Sequence[NotSentRecord], log: TrafficLog | None,
-                  traffic: Traffic, can_ignore_eos: bool) -> TrafficBlock | None:
+                  traffic: Traffic, can_ignore_eos: bool, mix: float | None) -> TrafficBlock | None:
     """One backend's block, or None when its chat part sent nothing and checked nothing (``can_ignore_eos``: its
-    server can be asked for exactly ``max_tokens`` tokens)."""
+    server can be asked for exactly ``max_tokens`` tokens; ``mix``: its one measured input:output mix)."""
     measured = [r for r in records if r.phase in ("timed", "sweep") and not r.error]
     if not measured and log is None and not not_sent:
         return None
@@ -118,4 +118,4 @@ def traffic_block(records: Sequence[TimingRecord], not_sent: Sequence[NotSentRec
         within_goal=None if mean_error is None else
         abs(mean_error) <= MEAN_GOAL and (ratio is None or abs(ratio - 1.0) <= STDDEV_GOAL),
         differs=[])
-    return block.model_copy(update={"differs": _stated(block, traffic) + _differs(block, can_ignore_eos)})
+    return block.model_copy(update={"differs": _stated(block, traffic, mix) + _differs(block, can_ignore_eos)})

@@ -19,7 +19,7 @@ from ..results.summary import SCHEMA_VERSION, BackendSummary, Summary
 from .blocks import bfcl, quality, quality_pairs
 from .blocks.capacity import slo_block, slo_pairs
 from .blocks.chat import summarize_chat
-from .blocks.cost import cost_block
+from .blocks.cost import cost_block, measured_mix
 from .blocks.counting import summarize_counting
 from .blocks.orchestrator import summarize_orchestrator
 from .blocks.provenance import provenance_block
@@ -93,8 +93,10 @@ def backend_summary(b: BackendInfo, by_part: Mapping[str, Sequence[RequestRecord
     }
     chat = blocks["chat"]
     price = run.prices.of(b.name)
+    slo = slo_block(chat_records, run, b.name, b.kind)  # type: ignore[arg-type]
+    mix = measured_mix(slo, chat)
     cost = cost_block(hourly=price.hourly, per_token=price.per_token, levels=chat.levels if chat else [],
-                      bedrock_price=run.prices.bedrock_reference, input_per_output=chat.input_per_output if chat else None)
+                      bedrock_price=run.prices.bedrock_reference, input_per_output=mix)
     if cost.reason and b.toy_model:
         cost = cost.model_copy(update={"reason": "CPU-served local rig: no hourly price applies"})
     skipped = dict(run.skipped.get(b.name, {}))
@@ -115,10 +117,10 @@ def backend_summary(b: BackendInfo, by_part: Mapping[str, Sequence[RequestRecord
         label=b.label, kind=b.kind, model_id=b.model_id, constrained=bool(b.constrained_tools),
         toy_model=bool(b.toy_model), custom=bool(b.custom), **blocks, weights=quality_pairs.weights_of(b), cost=cost,
         ceiling=_ceiling(b, chat),
-        slo=slo_block(chat_records, run, b.name, b.kind), skipped=skipped, stopped=stopped, failures=failures,  # type: ignore[arg-type]
+        slo=slo, skipped=skipped, stopped=stopped, failures=failures,
         completed=not failures, provenance=provenance_block(b.provenance), open_loop=open_loop,
         traffic=traffic_block(chat_records, by_part.get("chat_not_sent", []), run.traffic.get(b.name),  # type: ignore[arg-type]
-                              Traffic.from_dict(run.options.workload), descriptor(b.kind).ignore_eos))
+                              Traffic.from_dict(run.options.workload), descriptor(b.kind).ignore_eos, mix))
 
 
 def summarize(records: Iterable[RequestRecord | Mapping[str, Any]], run: RunFile | Mapping[str, Any]) -> Summary:

@@ -11,6 +11,7 @@ from ...results.blocks.recommendation import CostCurve
 from ...results.run import Prices
 from ...results.summary import BackendSummary
 from ..cost import monthly_24x7
+from ..blocks.cost import measured_mix
 from ..traffic import Traffic
 from .offers import Offer
 
@@ -39,8 +40,8 @@ def cost_curves(backends: Mapping[str, BackendSummary], prices: Prices, disquali
         if not goodput or goodput <= 0:
             continue
         offer = (Offer.priced(name, price.hourly, None, traffic, goodput_output_tok_per_s=goodput) if price.hourly
-                 else Offer.priced(name, None, price.per_token, traffic, input_per_output=level.met_input_per_output
-                                   if level else None))
+                 else Offer.priced(name, None, price.per_token, traffic, input_per_output=measured_mix(entry.slo,
+                                                                                                     entry.chat)))
         if offer is not None:
             why = disqualified.get(name)
             curves.append(_curve(offer, f"{name} (disqualified)" if why else name,

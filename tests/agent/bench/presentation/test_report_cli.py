@@ -298,7 +298,8 @@ def test_a_bad_argument_is_one_line_naming_it_and_exit_2(before: Path, capsys):
 
 
 def terminal_summary() -> Summary:
-    br = backend("bedrock", kind="bedrock", slo_block=slo(8, [level(1, 100.0), level(8, 700.0)]), ttft_p50=120.0)
+    br = backend("bedrock", kind="bedrock", input_per_output=None, slo_block=slo(8, [level(1, 100.0), level(8, 700.0)]),
+                 ttft_p50=120.0)
     g6 = backend("g6", slo_block=slo(16, [level(1, 131.5), level(16, 2000.0, ci=(1990.0, 2010.0))]), ttft_p50=120.0)
     inf2 = backend("inf2", kind="neuron", tool_calls=False, slo_block=slo(1, [level(1, 36.4)]), ttft_p50=120.0)
     return full_summary(*synthetic_summary(
