@@ -1,10 +1,11 @@
 """The ``traffic`` block of one backend: the lengths its chat part asked against the lengths its server counted,
-the workload's fit to its limits, and its calibration (pure: records and ``run.json``).
+the workload's fit to its limits, and its calibration (pure: records and ``run.json``), over the chat part's and the
+open loop's requests.
 
 The goal (docs/traffic.md, "Your traffic"): the mean prompt tokens the server reports within 2% of the mean
 asked, and their standard deviation within 10% of the asked one. Asked and counted are compared over the same
-requests: the measured ones (timed and at every level) that succeeded and carry the server's usage; the cold
-request, made before the calibration, is left out. A backend whose limits some of the workload's requests do
+requests: the measured ones (timed, at every level, in the open loop) that succeeded and carry the server's usage;
+the cold request, made before the calibration, is left out. A backend whose limits some of the workload's requests do
 not fit cannot take the workload: it is disqualified with the limit and the share (the recommendation reads
 :attr:`~agent.bench.results.blocks.traffic.TrafficBlock.disqualified`).
 """
@@ -19,6 +20,8 @@ from ..results.records import NotSentRecord, TimingRecord
 from ..results.run import TrafficLog
 from .traffic import Traffic
 
+MEASURED = ("timed", "sweep", "rate", "trace")
+"""The phases whose requests are compared: the chat part's timed and level requests, the open loop's."""
 MEAN_GOAL = 0.02
 STDDEV_GOAL = 0.10
 
@@ -91,7 +94,7 @@ def traffic_block(records: Sequence[TimingRecord], not_sent: Sequence[NotSentRec
                   traffic: Traffic, can_ignore_eos: bool, mix: float | None) -> TrafficBlock | None:
     """One backend's block, or None when its chat part sent nothing and checked nothing (``can_ignore_eos``: its
     server can be asked for exactly ``max_tokens`` tokens; ``mix``: its one measured input:output mix)."""
-    measured = [r for r in records if r.phase in ("timed", "sweep") and not r.error]
+    measured = [r for r in records if r.phase in MEASURED and not r.error]
     if not measured and log is None and not not_sent:
         return None
     counted_in = [r for r in measured if r.prompt_tokens is not None]

@@ -119,7 +119,8 @@ def backend_summary(b: BackendInfo, by_part: Mapping[str, Sequence[RequestRecord
         ceiling=_ceiling(b, chat),
         slo=slo, skipped=skipped, stopped=stopped, failures=failures,
         completed=not failures, provenance=provenance_block(b.provenance), open_loop=open_loop,
-        traffic=traffic_block(chat_records, by_part.get("chat_not_sent", []), run.traffic.get(b.name),  # type: ignore[arg-type]
+        traffic=traffic_block([*chat_records, *records], by_part.get("chat_not_sent", []),  # type: ignore[arg-type]
+                              run.traffic.get(b.name),
                               Traffic.from_dict(run.options.workload), descriptor(b.kind).ignore_eos, mix))
 
 

@@ -203,5 +203,5 @@ def read_evidence(path: Path) -> tuple[list[dict[str, Any]], list[str]]:
             records.append(record)
         else:
             broken.append(number)
-    return records, [f"{path.name} line {n} is {'torn (the run stopped while writing it)' if n == last else 'not a JSON record'}"
-                     ": left out of every figure" for n in broken]
+    why = {True: "torn (the run stopped while writing it)", False: "not a JSON record"}
+    return records, [f"{path.name} line {n} is {why[n == last]}: left out of every figure" for n in broken]

@@ -10,7 +10,8 @@ ones before were answered, for ``--rate-duration`` seconds on every backend in t
   (:func:`workload_trace`); a trace runs the open loop without ``--rate``.
 
 What each request asks is the workload's traffic as the chat part sends it to that backend
-(:func:`workload_requests`): the same plan, made to the calibration the chat part fitted on that server in text of
+(:func:`workload_requests`): the same plan, made to the calibration the chat part fitted on that server (the open
+loop's own, :func:`calibrate_alone`, where the chat part did not run) in text of
 its own (:data:`DRAW`: nothing the chat part sent, so no request finds its prompt in the server's prefix cache), each
 request checked against the backend's token limits (one that does not fit is passed over). A workload of sessions
 (``turns`` > 1) starts sessions on the schedule, at the rate over the turns (the rate counts every turn sent, as the
@@ -286,6 +287,18 @@ def window_for(ctx: Context, b: Backend, client: BackendClient) -> Window | str:
     return Window(offsets, _rate_requests(load.session), log, load, load.shape.think_time_s or 0.0)
 
 
+async def calibrate_alone(ctx: Context, b: Backend, client: BackendClient) -> None:
+    """Fit the synthetic text to ``b``'s count as the chat part does, where the chat part did not (``--demos
+    open_loop`` alone): its two short requests (untimed, unrecorded), kept in ``run.json`` ``traffic`` as the chat
+    part keeps its own, so that the lengths asked are the lengths the server sees and "Your traffic" says so."""
+    if b.name in ctx.info.traffic or not ctx.options.workload.shape().synthetic:
+        return
+    load, nothing = workload_requests(ctx, b, client)
+    ctx.info.traffic = {**ctx.info.traffic, b.name: load.log}
+    if nothing is None:
+        await load.calibrate(None, None)
+
+
 class OpenLoop:
     """The part: every backend whose client could be made, in turn."""
 
@@ -301,6 +314,7 @@ class OpenLoop:
             client = ctx.clients.get(b.name)
             if client is None:
                 continue
+            await calibrate_alone(ctx, b, client)
             window = window_for(ctx, b, client)
             if isinstance(window, str):
                 ctx.skipped[b.name][self.name] = window

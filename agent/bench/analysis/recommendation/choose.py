@@ -289,7 +289,8 @@ def recommend(backends: Mapping[str, BackendSummary], run: RunFile, quality_pair
         "choice": None, "runner_up": None, "leader": None, "ranking": [], "switch_points": [], "reasons": [],
         "disqualified": disqualified, "not_run": not_run,
         "backends": {n: {"accuracy": b.accuracy, "quality": b.quality, "thin": b.thin, "caveats": b.caveats,
-                         "input_per_output_measured": measured_mix(backends[n].slo, backends[n].chat), "open_loop": b.open_loop}
+                         "input_per_output_measured": measured_mix(backends[n].slo, backends[n].chat),
+                         "open_loop": b.open_loop}
                      for n, b in assessed.items()},
         "volume_range": (volume / VOLUME_SPAN, volume * VOLUME_SPAN),
         "curves": cost_curves(backends, run.prices, disqualified, traffic), "caveats": caveats(backends, traffic),

@@ -1,6 +1,6 @@
-"""The section "Your traffic": what the chat part sent (the workload, where it came from, every key that took its
-default or followed from others), and per backend what was asked against what its server counted, the share of
-the workload that fits its limits, its calibration, and where asked and counted part."""
+"""The section "Your traffic": what the chat part and the open loop sent (the workload, where it came from, every
+key that took its default or followed from others), and per backend what was asked against what its server
+counted, the share of the workload that fits its limits, its calibration, and where asked and counted part."""
 
 from __future__ import annotations
 

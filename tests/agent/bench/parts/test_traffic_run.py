@@ -177,3 +177,15 @@ def test_a_prompts_file_is_priced_at_the_servers_count_with_one_measured_mix_per
     assert rec["workload"]["input_per_output"] == mix and rec["workload"]["derived"]["input_per_output"] == FILE_COUNT
     bedrock = next(c for c in rec["curves"] if c["name"] == "bedrock")
     assert bedrock["usd_per_m_output"] == pytest.approx(0.14 + mix * 0.035)
+
+
+def test_the_open_loop_alone_is_calibrated_and_its_requests_are_your_traffic(tmp_path):
+    """--demos open_loop without the chat part: the open loop fits the text to the server's count itself (asked 60,
+    the server counts 60), and "Your traffic" compares asked and counted over its requests."""
+    code, s, records, _ = run_counted(tmp_path, Counted(natural_tokens=8), "--demos", "open_loop", "--rate", "20",
+                                      "--rate-duration", "0.5", "--workload",
+                                      "prompt_input_tokens_mean=60,output_tokens_mean=8,arrival=constant")
+    t = s["backends"]["g6"]["traffic"]
+    sent = [r for r in records if r["part"] == "open_loop"]
+    assert code == 0 and t["calibration"]["calibrated"] is True and t["requests"] == len(sent) == 10
+    assert t["prompt_asked"]["mean"] == 60 and abs(t["prompt_mean_error"]) <= 0.02 and t["within_goal"] is True
