@@ -1,10 +1,11 @@
 """The ``traffic`` block of one backend: the lengths its chat part asked against the lengths its server counted,
-the workload's fit to its limits, and its calibration (pure: records and ``run.json``).
+the workload's fit to its limits, and its calibration (pure: records and ``run.json``), over the chat part's and the
+open loop's requests.
 
 The goal (docs/traffic.md, "Your traffic"): the mean prompt tokens the server reports within 2% of the mean
 asked, and their standard deviation within 10% of the asked one. Asked and counted are compared over the same
-requests: the measured ones (timed and at every level) that succeeded and carry the server's usage; the cold
-request, made before the calibration, is left out. A backend whose limits some of the workload's requests do
+requests: the measured ones (timed, at every level, in the open loop) that succeeded and carry the server's usage;
+the cold request, made before the calibration, is left out. A backend whose limits some of the workload's requests do
 not fit cannot take the workload: it is disqualified with the limit and the share (the recommendation reads
 :attr:`~agent.bench.results.blocks.traffic.TrafficBlock.disqualified`).
 """
@@ -19,6 +20,8 @@ from ..results.records import NotSentRecord, TimingRecord
 from ..results.run import TrafficLog
 from .traffic import Traffic
 
+MEASURED = ("timed", "sweep", "rate", "trace")
+"""The phases whose requests are compared: the chat part's timed and level requests, the open loop's."""
 MEAN_GOAL = 0.02
 STDDEV_GOAL = 0.10
 
@@ -40,20 +43,21 @@ def _error(counted: float | None, asked: float | None) -> float | None:
     return None if counted is None or not asked else round(counted / asked - 1.0, 4)
 
 
-def _stated(b: TrafficBlock, traffic: Traffic) -> list[str]:
-    """A given prompt (the reference's, a prompts file's) against the length the workload states for it."""
+def _stated(b: TrafficBlock, traffic: Traffic, mix: float | None) -> list[str]:
+    """A given prompt (the reference's, a prompts file's) against the length the workload states for it, with the
+    backend's one measured mix (:func:`~.blocks.cost.measured_mix`) it is priced at."""
     stated, counted = traffic.prompt_input_tokens_mean, b.prompt_counted.mean
     if b.prompt_asked is not None or not stated or counted is None or abs(counted / stated - 1.0) <= MEAN_GOAL:
         return []
     what = "the reference's prompt" if b.source == "reference" else "the prompts file's requests"
-    measured = (traffic.shared_prefix_tokens or 0) + counted
-    return [f"{what}: the server counted {counted:,.1f} prompt tokens where {stated:,.1f} are stated, so it sends "
-            f"{measured / (traffic.output_tokens_mean or 1):.3g} input tokens per output token against the "
-            f"{traffic.input_per_output:g} priced"]
+    sends = "" if mix is None else (f", so it sends {mix:.3g} input tokens per output token as the server counts "
+                                    f"them (its price is at that mix) against the {traffic.input_per_output:g} stated")
+    return [f"{what}: the server counted {counted:,.1f} prompt tokens where {stated:,.1f} are stated{sends}"]
 
 
-def _differs(b: TrafficBlock) -> list[str]:
-    """Where the server's count parts from what was asked, one line each."""
+def _differs(b: TrafficBlock, can_ignore_eos: bool) -> list[str]:
+    """Where the server's count parts from what was asked, one line each (``can_ignore_eos``: its server can be asked
+    for exactly ``max_tokens`` tokens, :attr:`agent.kinds.BackendKind.ignore_eos`)."""
     out = []
     if b.prompt_mean_error is not None and abs(b.prompt_mean_error) > MEAN_GOAL:
         out.append(f"prompt tokens: the server counted {b.prompt_counted.mean:,.1f} on average, {b.prompt_mean_error:+.1%} "
@@ -64,6 +68,8 @@ def _differs(b: TrafficBlock) -> list[str]:
                    f"{STDDEV_GOAL:.0%})")
     if b.output_mean_error is not None and abs(b.output_mean_error) > MEAN_GOAL:
         how = ("though exactly that many were asked for" if b.ignore_eos else
+               "exactly that many were not asked for (`--ignore-eos` asks this server for them with the reference's "
+               "prompt or a prompts file), so a reply ends where the model stops" if can_ignore_eos else
                "this server cannot be told to ignore its end of sequence, so a reply ends where the model stops")
         out.append(f"output tokens: {b.output_counted.mean:,.1f} on average came back of the {b.output_asked.mean:,.1f} "
                    f"asked ({b.output_mean_error:+.1%}): {how}")
@@ -85,9 +91,10 @@ def _disqualified(fit: TrafficFit | None) -> str | None:
 
 
 def traffic_block(records: Sequence[TimingRecord], not_sent: Sequence[NotSentRecord], log: TrafficLog | None,
-                  traffic: Traffic) -> TrafficBlock | None:
-    """One backend's block, or None when its chat part sent nothing and checked nothing."""
-    measured = [r for r in records if r.phase in ("timed", "sweep") and not r.error]
+                  traffic: Traffic, can_ignore_eos: bool, mix: float | None) -> TrafficBlock | None:
+    """One backend's block, or None when its chat part sent nothing and checked nothing (``can_ignore_eos``: its
+    server can be asked for exactly ``max_tokens`` tokens; ``mix``: its one measured input:output mix)."""
+    measured = [r for r in records if r.phase in MEASURED and not r.error]
     if not measured and log is None and not not_sent:
         return None
     counted_in = [r for r in measured if r.prompt_tokens is not None]
@@ -114,4 +121,4 @@ def traffic_block(records: Sequence[TimingRecord], not_sent: Sequence[NotSentRec
         within_goal=None if mean_error is None else
         abs(mean_error) <= MEAN_GOAL and (ratio is None or abs(ratio - 1.0) <= STDDEV_GOAL),
         differs=[])
-    return block.model_copy(update={"differs": _stated(block, traffic) + _differs(block)})
+    return block.model_copy(update={"differs": _stated(block, traffic, mix) + _differs(block, can_ignore_eos)})

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from typing import Any, Iterable, Mapping, Sequence
 
+from ...kinds import descriptor
 from ..results.records import OrchestratorRecord, RequestRecord, parse_record
 from ..results.blocks.chat import ChatSummary
 from ..results.blocks.cost import CeilingBlock
@@ -18,7 +19,7 @@ from ..results.summary import SCHEMA_VERSION, BackendSummary, Summary
 from .blocks import bfcl, quality, quality_pairs
 from .blocks.capacity import slo_block, slo_pairs
 from .blocks.chat import summarize_chat
-from .blocks.cost import cost_block
+from .blocks.cost import cost_block, measured_mix
 from .blocks.counting import summarize_counting
 from .blocks.orchestrator import summarize_orchestrator
 from .blocks.provenance import provenance_block
@@ -68,6 +69,17 @@ def _failures(parts: set[str], blocks: Mapping[str, Any], skipped: Mapping[str, 
     return out + bfcl.failures(blocks["bfcl"], parts, skipped) + quality.failures(blocks["quality"], parts, skipped)
 
 
+def _open_loop_failure(judged: bool, recorded: int) -> str:
+    """Why the open loop gave no result: every request failed, none was recorded, or (a run stopped before run.json
+    kept the open loop's window) records without the window they were sent in."""
+    if judged:
+        return "every request failed"
+    if recorded:
+        return (f"{recorded} request{'' if recorded == 1 else 's'} recorded, but run.json has no open-loop window "
+                "for them (the run stopped before writing it), so they cannot be judged")
+    return "no requests recorded"
+
+
 def backend_summary(b: BackendInfo, by_part: Mapping[str, Sequence[RequestRecord]], run: RunFile,
                     parts: set[str]) -> BackendSummary:
     """One backend's entry of ``backends`` (before the recommendation adds its costs)."""
@@ -81,8 +93,10 @@ def backend_summary(b: BackendInfo, by_part: Mapping[str, Sequence[RequestRecord
     }
     chat = blocks["chat"]
     price = run.prices.of(b.name)
+    slo = slo_block(chat_records, run, b.name, b.kind)  # type: ignore[arg-type]
+    mix = measured_mix(slo, chat)
     cost = cost_block(hourly=price.hourly, per_token=price.per_token, levels=chat.levels if chat else [],
-                      bedrock_price=run.prices.bedrock_reference, input_per_output=chat.input_per_output if chat else None)
+                      bedrock_price=run.prices.bedrock_reference, input_per_output=mix)
     if cost.reason and b.toy_model:
         cost = cost.model_copy(update={"reason": "CPU-served local rig: no hourly price applies"})
     skipped = dict(run.skipped.get(b.name, {}))
@@ -92,7 +106,7 @@ def backend_summary(b: BackendInfo, by_part: Mapping[str, Sequence[RequestRecord
     open_loop = open_loop_block(records, log, run.options.target()) if log else None  # type: ignore[arg-type]
     failures = _failures(parts, blocks, skipped)
     if "open_loop" in parts and "open_loop" not in skipped and (not open_loop or open_loop.errors == open_loop.sent):
-        failures.append("open_loop: " + ("every request failed" if open_loop else "no requests recorded"))
+        failures.append("open_loop: " + _open_loop_failure(open_loop is not None, len(records)))
     if stopped:
         failures = [f for f in failures if not f.startswith(f"{stopped.part}: every")]
         failures.append(f"{stopped.part}: stopped after {stopped.after} consecutive failures ({stopped.reason}); "
@@ -103,10 +117,11 @@ def backend_summary(b: BackendInfo, by_part: Mapping[str, Sequence[RequestRecord
         label=b.label, kind=b.kind, model_id=b.model_id, constrained=bool(b.constrained_tools),
         toy_model=bool(b.toy_model), custom=bool(b.custom), **blocks, weights=quality_pairs.weights_of(b), cost=cost,
         ceiling=_ceiling(b, chat),
-        slo=slo_block(chat_records, run, b.name, b.kind), skipped=skipped, stopped=stopped, failures=failures,  # type: ignore[arg-type]
+        slo=slo, skipped=skipped, stopped=stopped, failures=failures,
         completed=not failures, provenance=provenance_block(b.provenance), open_loop=open_loop,
-        traffic=traffic_block(chat_records, by_part.get("chat_not_sent", []), run.traffic.get(b.name),  # type: ignore[arg-type]
-                              Traffic.from_dict(run.options.workload)))
+        traffic=traffic_block([*chat_records, *records], by_part.get("chat_not_sent", []),  # type: ignore[arg-type]
+                              run.traffic.get(b.name),
+                              Traffic.from_dict(run.options.workload), descriptor(b.kind).ignore_eos, mix))
 
 
 def summarize(records: Iterable[RequestRecord | Mapping[str, Any]], run: RunFile | Mapping[str, Any]) -> Summary:

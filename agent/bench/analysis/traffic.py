@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import math
 import re
+import shlex
 import statistics
 from pathlib import Path
 from typing import Annotated, Any, Callable, Mapping
@@ -589,18 +590,39 @@ def repriced(measured: Traffic, asked: Traffic) -> Traffic:
         ShapeChanged: ``asked`` gives a key that shapes the traffic another value than the run sent; the message
             names each and the run that would measure it.
     """
-    given, kept = given_keys(asked), given_keys(measured)
+    given = given_keys(asked)
     changed = [k for k, v in given.items() if k not in REPRICING_KEYS and v != getattr(measured, k)]
     if changed:
         shape = ", ".join(f"{k}={_spec_value(getattr(measured, k))}" for k in changed)
-        spec = ",".join(f"{k}={_spec_value(v)}" for k, v in {**kept, **given}.items())
+        spec = ",".join(f"{k}={_spec_value(v)}" for k, v in to_measure(measured, asked).items())
         raise ShapeChanged(f"--workload: {', '.join(changed)} shape{'s' if len(changed) == 1 else ''} the traffic, "
                            f"and this evidence's latency was measured for {shape}; re-pricing changes only "
                            f"{', '.join(REPRICING_KEYS)}. To measure that traffic, run: python -m agent.run "
-                           f"--workload {spec}")
+                           f"--workload {shlex.quote(spec)}")
     return measured.model_copy(update={
         **{k: v for k, v in given.items() if k in REPRICING_KEYS}, "source": asked.source,
         "defaulted": tuple(k for k in measured.defaulted if k not in given)})
+
+
+REQUEST_KEYS = (*SHAPE_KEYS, "preset", "prompts", "trace", "trace_speed", "input_per_output", "think_time_s")
+"""The keys that say what a request is: where ``--workload`` gives one, a run measuring it takes the run's others
+only where they do not clash with it."""
+
+
+def to_measure(measured: Traffic, asked: Traffic) -> dict[str, Any]:
+    """The keys of a run that sends ``asked``'s traffic: ``asked``'s, with the run's others that do not clash. A
+    preset or a file ``asked`` names replaces what the run said a request is (the run's lengths beside a preset
+    would win over it, and no length goes beside a file); lengths ``asked`` gives replace the run's file and its
+    ``input_per_output``; ``turns`` or a preset replaces its ``think_time_s``."""
+    given, kept = given_keys(asked), given_keys(measured)
+    drop: set[str] = set()
+    if given.keys() & {"preset", "prompts", "trace"}:
+        drop |= set(REQUEST_KEYS)
+    if given.keys() & {*SHAPE_KEYS, "input_per_output"}:
+        drop |= {"prompts", "trace", "trace_speed", "input_per_output"}
+    if given.keys() & {"turns", "preset"}:
+        drop.add("think_time_s")
+    return {**{k: v for k, v in kept.items() if k not in drop}, **given}
 
 
 def _spec_value(value: Any) -> str:

@@ -3,7 +3,8 @@
 Writes survive interruption: every request is appended to ``requests.jsonl`` as one complete
 line and flushed at once; JSON and Markdown files are written to a temporary file in the same
 folder and renamed over the target, so a reader never sees half a file. A reader of
-``requests.jsonl`` skips a torn last line (a process killed in the middle of a write).
+``requests.jsonl`` leaves out a line that is not a record (a torn last line: a process killed in the middle of a
+write; a broken line anywhere else) and says which, by its number (:func:`read_evidence`).
 
 One folder holds one run: :func:`claim_folder` creates ``requests.jsonl`` exclusively (``O_EXCL``),
 so a second run into the same folder, or two runs started in the same second, can never append
@@ -19,7 +20,7 @@ import math
 import os
 from datetime import datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Iterator, Mapping
+from typing import TYPE_CHECKING, Any, Mapping
 
 if TYPE_CHECKING:
     from ..results.records import RequestRecord
@@ -175,19 +176,32 @@ class RequestLog:
 
 
 def read_requests(path: Path) -> list[dict[str, Any]]:
-    """Every complete record of a ``requests.jsonl`` (a torn last line is skipped)."""
-    return list(iter_requests(path))
+    """Every complete record of a ``requests.jsonl`` (a line that is not one is left out: :func:`read_evidence`
+    says which)."""
+    return read_evidence(path)[0]
 
 
-def iter_requests(path: Path) -> Iterator[dict[str, Any]]:
+def read_evidence(path: Path) -> tuple[list[dict[str, Any]], list[str]]:
+    """Every complete record of a ``requests.jsonl``, and one line for each line that is not one, with its number:
+    a torn last line (a process killed while writing it) or a broken line in the middle (a file edited or
+    damaged), each left out of every figure."""
+    records: list[dict[str, Any]] = []
+    broken: list[int] = []
     if not path.exists():
-        return
-    with open(path, encoding="utf-8") as fh:
-        for line in fh:
-            line = line.strip()
-            if not line:
-                continue
-            try:
-                yield json.loads(line)
-            except ValueError:
-                continue
+        return records, []
+    with open(path, encoding="utf-8", errors="replace") as fh:
+        lines = fh.read().splitlines()
+    last = max((n for n, line in enumerate(lines, 1) if line.strip()), default=0)
+    for number, line in enumerate(lines, 1):
+        if not line.strip():
+            continue
+        try:
+            record = json.loads(line)
+        except ValueError:
+            record = None
+        if isinstance(record, dict):
+            records.append(record)
+        else:
+            broken.append(number)
+    why = {True: "torn (the run stopped while writing it)", False: "not a JSON record"}
+    return records, [f"{path.name} line {n} is {why[n == last]}: left out of every figure" for n in broken]

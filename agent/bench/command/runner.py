@@ -15,10 +15,14 @@ from __future__ import annotations
 import argparse
 import asyncio
 import logging
+import os
+import signal
 import sys
+import threading
 import time
+from contextlib import contextmanager, suppress
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Sequence
+from typing import TYPE_CHECKING, Any, Iterator, Sequence
 
 from kit import utc
 from kit.command import EXIT_FAILED, EXIT_OK
@@ -225,6 +229,9 @@ class Bench:
             return
         self.streak.start(b.name)
         self.progress(f"{b.name}: {part}", milestone=True)
+        # What the part set in run.json before it starts (the open loop's window) is on disk before its first
+        # record: a run killed outright is still rebuilt with every record counted.
+        evidence.write_run(self.out_dir / evidence.RUN, self.run_info)
         task = asyncio.ensure_future(coro)
         self._running[b.name] = (part, task)
         self._begun.add((b.name, part))
@@ -249,7 +256,12 @@ class Bench:
     # --- the end --------------------------------------------------------------------------
 
     def finish(self) -> Summary | None:
-        """Write run.json, summary.json, the plots and REPORT.md from what was recorded."""
+        """Write run.json, summary.json, the plots and REPORT.md from what was recorded; a Ctrl-C or SIGTERM
+        meanwhile (the second of an interrupted run) waits until they are written."""
+        with _interrupts_held():
+            return self._finish()
+
+    def _finish(self) -> Summary | None:
         if self._finished:
             return self._result
         self._finished = True
@@ -282,15 +294,43 @@ class Bench:
                     self.skipped[b.name][part] = NOT_RUN_INTERRUPTED
 
 
+@contextmanager
+def _interrupts_held() -> Iterator[None]:
+    """SIGINT and SIGTERM are held while the body runs (in the main thread; elsewhere no signal arrives): one that
+    arrives is said on stderr, and the body goes on, so the evidence is written whole however often Ctrl-C is
+    pressed. The line is written straight to the file descriptor: a handler printing through ``sys.stderr`` while
+    the body is printing would be a reentrant call."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def hold(signum: int, frame: object) -> None:
+        with suppress(OSError):
+            os.write(2, b"\ninterrupted again: the partial report is being written first (a few seconds)\n")
+
+    previous = {sig: signal.signal(sig, hold) for sig in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        yield
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+
+
 def write_outputs(out_dir: Path) -> Summary:
-    """(Re)compute summary.json, the plots, REPORT.md and REPORT.html from requests.jsonl and run.json."""
+    """(Re)compute summary.json, the plots, REPORT.md and REPORT.html from requests.jsonl and run.json. A line of
+    requests.jsonl that is not a record is said on stderr and in the report's notes, with its number."""
     import json
 
     from ..analysis import summary
     from ..presentation import html_report, report
 
-    result = summary.summarize(evidence.read_requests(out_dir / evidence.REQUESTS),
-                               json.loads((out_dir / evidence.RUN).read_text()))
+    records, unreadable = evidence.read_evidence(out_dir / evidence.REQUESTS)
+    run = json.loads((out_dir / evidence.RUN).read_text())
+    for line in unreadable:
+        print(f"{out_dir}: {line}", file=sys.stderr, flush=True)
+    if unreadable and isinstance(run, dict):
+        run["notes"] = [*run.get("notes", []), *unreadable]
+    result = summary.summarize(records, run)
     evidence.write_json(out_dir / evidence.SUMMARY, result.as_json())
     report.make_plots(result, out_dir)
     text = report.render(result)

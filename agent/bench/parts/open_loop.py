@@ -10,7 +10,9 @@ ones before were answered, for ``--rate-duration`` seconds on every backend in t
   (:func:`workload_trace`); a trace runs the open loop without ``--rate``.
 
 What each request asks is the workload's traffic as the chat part sends it to that backend
-(:func:`workload_requests`): the same plan, made to the calibration the chat part fitted on that server, each
+(:func:`workload_requests`): the same plan, made to the calibration the chat part fitted on that server (the open
+loop's own, :func:`calibrate_alone`, where the chat part did not run) in text of
+its own (:data:`DRAW`: nothing the chat part sent, so no request finds its prompt in the server's prefix cache), each
 request checked against the backend's token limits (one that does not fit is passed over). A workload of sessions
 (``turns`` > 1) starts sessions on the schedule, at the rate over the turns (the rate counts every turn sent, as the
 workload's peak does): each session sends its turns one after another, each with the conversation so far and the
@@ -51,8 +53,14 @@ EARLY_S = 0.001
 the 2-core development machine). The yielding costs about 6% of a core at 200 req/s."""
 
 FIRST_INDEX = 1_000_000
-"""The workload's request the open loop starts from at a rate: past any the chat part sent, so that no synthetic
-prompt repeats one the server may still hold in its prefix cache."""
+"""The workload's request the open loop starts from at a rate: past any the chat part sent (its lengths are new
+draws too)."""
+DRAW = NAME
+"""The open loop's draw of the synthetic text (:class:`~agent.bench.tasks.traffic.text.TextMaker`): text of the
+same statistics and calibration as the chat part's, none of it the same, so that a trace replayed after the chat
+part sent its first requests, or a shared prefix, is cold: no prompt repeats one the server may still hold in its
+prefix cache. A prompts file's requests are the user's own text and are sent as they are: the open loop reports
+their cached prompt tokens."""
 
 MAX_PASSED_OVER = 100_000
 """Requests in a row that do not fit before the open loop gives up on a backend (the chat part found some that do)."""
@@ -98,8 +106,9 @@ def workload_requests(ctx: Context, b: Backend, client: BackendClient) -> tuple[
     line = kept.calibration if kept is not None else None
     calibration = Calibration(slope=line.slope, offset=line.offset, calibrated=line.calibrated, why=line.why) \
         if line else None
-    load = Load(backend=b, client=client, plan=TrafficPlan(shape), maker=TextMaker.of(shape.seed) if shape.synthetic else
-                None, ignore_eos=o.ignore_eos, max_tokens=o.max_tokens, emit=ctx.emit, calibration=calibration)
+    load = Load(backend=b, client=client, plan=TrafficPlan(shape),
+                maker=TextMaker.of(shape.seed, DRAW) if shape.synthetic else None, ignore_eos=o.ignore_eos,
+                max_tokens=o.max_tokens, emit=ctx.emit, calibration=calibration)
     return load, (f"not sent: {NOTHING_FITS} ({load.fit.first_reason})" if load.nothing_fits else None)
 
 
@@ -278,6 +287,18 @@ def window_for(ctx: Context, b: Backend, client: BackendClient) -> Window | str:
     return Window(offsets, _rate_requests(load.session), log, load, load.shape.think_time_s or 0.0)
 
 
+async def calibrate_alone(ctx: Context, b: Backend, client: BackendClient) -> None:
+    """Fit the synthetic text to ``b``'s count as the chat part does, where the chat part did not (``--demos
+    open_loop`` alone): its two short requests (untimed, unrecorded), kept in ``run.json`` ``traffic`` as the chat
+    part keeps its own, so that the lengths asked are the lengths the server sees and "Your traffic" says so."""
+    if b.name in ctx.info.traffic or not ctx.options.workload.shape().synthetic:
+        return
+    load, nothing = workload_requests(ctx, b, client)
+    ctx.info.traffic = {**ctx.info.traffic, b.name: load.log}
+    if nothing is None:
+        await load.calibrate(None, None)
+
+
 class OpenLoop:
     """The part: every backend whose client could be made, in turn."""
 
@@ -293,6 +314,7 @@ class OpenLoop:
             client = ctx.clients.get(b.name)
             if client is None:
                 continue
+            await calibrate_alone(ctx, b, client)
             window = window_for(ctx, b, client)
             if isinstance(window, str):
                 ctx.skipped[b.name][self.name] = window

@@ -7,16 +7,21 @@ A difference is **marked** when both figures carry an interval and the intervals
 figure measured once (one repeat, one request), or a count without an interval, is shown but never
 marked. Answer quality has a second row where the runs graded the same items: the paired difference
 with its 95% interval, marked when McNemar's test on the items that flipped says it is one. Runs measured
-under different latency targets, and interrupted runs, are compared with a warning first.
+under different latency targets, and interrupted runs, are compared with a warning first. Runs that sent other
+traffic (``--workload``: other lengths, a preset, a file, sessions) say so before anything else, and their
+latency, capacity and cost figures are shown but not compared: only the fixed tasks' (counting, BFCL, answer
+quality) are; a run priced for another volume has its monthly cost not compared.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Callable, Mapping, Sequence
 
 from ..results.blocks.chat import Distribution
 from ..results.blocks.quality import QualityPair
+from ..results.blocks.recommendation import Workload
 from ..results.blocks.slo import SloLevel
 from ..results.formatting import target, with_interval
 from ..results.summary import BackendSummary, Summary
@@ -136,20 +141,83 @@ def _monthly(b: BackendSummary) -> Figure:
     return Figure(m.at_workload, _estimated(_level(b), m.at_workload_ci95))
 
 
-FIGURES: Sequence[tuple[str, Reader, bool, int]] = (
-    ("TTFT ms, mean at c=1", _mean("ttft_ms"), False, 1),
-    ("e2e ms, mean at c=1", _mean("e2e_ms"), False, 0),
-    ("decode tok/s, mean at c=1", _mean("decode_tok_per_s"), True, 1),
-    ("counting correct", _share("counting"), True, 2),
-    ("strict counting correct", _share("counting_strict"), True, 2),
-    ("BFCL accuracy", _bfcl, True, 3),
-    ("answer quality (accuracy)", _quality, True, 3),
-    ("SLO capacity (concurrency)", _capacity, True, 0),
-    ("goodput output tok/s at capacity", _goodput, True, 1),
-    ("$/M output at the target", _usd_per_m, False, 3),
-    ("$/month at the workload", _monthly, False, 2),
+TASKS, TRAFFIC, VOLUME = "tasks", "traffic", "volume"
+"""What a figure measures: the fixed tasks (the same for every run), the traffic sent (``--workload``'s shape), or
+that traffic priced at the workload's volume."""
+
+FIGURES: Sequence[tuple[str, Reader, bool, int, str]] = (
+    ("TTFT ms, mean at c=1", _mean("ttft_ms"), False, 1, TRAFFIC),
+    ("e2e ms, mean at c=1", _mean("e2e_ms"), False, 0, TRAFFIC),
+    ("decode tok/s, mean at c=1", _mean("decode_tok_per_s"), True, 1, TRAFFIC),
+    ("counting correct", _share("counting"), True, 2, TASKS),
+    ("strict counting correct", _share("counting_strict"), True, 2, TASKS),
+    ("BFCL accuracy", _bfcl, True, 3, TASKS),
+    ("answer quality (accuracy)", _quality, True, 3, TASKS),
+    ("SLO capacity (concurrency)", _capacity, True, 0, TRAFFIC),
+    ("goodput output tok/s at capacity", _goodput, True, 1, TRAFFIC),
+    ("$/M output at the target", _usd_per_m, False, 3, TRAFFIC),
+    ("$/month at the workload", _monthly, False, 2, VOLUME),
 )
-"""(name, reader, higher is better, digits)."""
+"""(name, reader, higher is better, digits, what it measures)."""
+
+SHAPE = ("preset", "prompt_input_tokens_mean", "prompt_input_tokens_stddev", "output_tokens_mean",
+         "output_tokens_stddev", "shared_prefix_tokens", "turns", "think_time_s", "prompts", "trace", "trace_speed")
+"""The workload's keys that say what a request is (:data:`agent.bench.analysis.traffic.REQUEST_KEYS`, as the
+summary keeps them)."""
+PRICING = ("output_tokens_per_month", "peak_to_average")
+
+
+def traffic_text(w: Workload) -> str:
+    """What a run sent, in a few words."""
+    if w.prompts or w.trace:
+        return f"the {'prompts' if w.prompts else 'trace'} file {Path(w.prompts or w.trace or '').name}"
+    prompts = "the reference's prompt" if w.preset == "reference" else \
+        f"prompts of {_tokens(w.prompt_input_tokens_mean, w.prompt_input_tokens_stddev)}"
+    lengths = f"{prompts} and outputs of {_tokens(w.output_tokens_mean, w.output_tokens_stddev)} tokens"
+    extra = []
+    if w.shared_prefix_tokens:
+        extra.append(f"a shared prefix of {w.shared_prefix_tokens}")
+    if (w.turns or 1) > 1:
+        extra.append(f"sessions of {w.turns} turns")
+    named = f"preset {w.preset}: " if w.preset and w.preset != "reference" and "preset" not in w.defaulted else ""
+    return named + lengths + "".join(f", {e}" for e in extra)
+
+
+def _tokens(mean: float | None, stddev: float | None) -> str:
+    return f"{mean or 0:,.0f}" + (f" +- {stddev:,.0f}" if stddev else "")
+
+
+def differs(base: Workload, other: Workload) -> str | None:
+    """What ``other``'s traffic is apart from ``base``'s: :data:`TRAFFIC` (another shape), :data:`VOLUME` (the same
+    shape priced for another volume), or None."""
+    if any(getattr(base, k) != getattr(other, k) for k in SHAPE):
+        return TRAFFIC
+    return VOLUME if any(getattr(base, k) != getattr(other, k) for k in PRICING) else None
+
+
+def _comparable(measures: str, apart: str | None) -> bool:
+    """Whether a figure that measures ``measures`` compares across runs ``apart`` (:func:`differs`)."""
+    return apart is None or measures == TASKS or (apart == VOLUME and measures == TRAFFIC)
+
+
+def _traffic_warnings(folders: Sequence[tuple[str, Summary]]) -> list[str]:
+    """The runs that sent other traffic than the baseline, or priced it for another volume: first, as they decide
+    what is compared."""
+    base_label, base = folders[0]
+    w = base.recommendation.workload
+    out = []
+    for label, s in folders[1:]:
+        other = s.recommendation.workload
+        kind = differs(w, other)
+        if kind == TRAFFIC:
+            out.append(f"The workloads differ: `{label}` sent {traffic_text(other)}, `{base_label}` sent "
+                       f"{traffic_text(w)}. Latency, capacity and cost measure different requests, so they are "
+                       "shown but not compared; only the fixed tasks (counting, BFCL, answer quality) are")
+        elif kind == VOLUME:
+            out.append(f"`{label}` is priced for another volume ({other.output_tokens_per_month:,.0f} output "
+                       f"tokens a month at peak/average {other.peak_to_average:g}) than `{base_label}` "
+                       f"({w.output_tokens_per_month:,.0f} at {w.peak_to_average:g}): its $/month is not compared")
+    return out
 
 
 def _warnings(folders: Sequence[tuple[str, Summary]]) -> list[str]:
@@ -181,6 +249,8 @@ def _change(base: Figure, new: Figure, higher_better: bool) -> Change:
 
 
 PAIRED = "answer quality, paired difference on the same items"
+NOT_COMPARED = {TRAFFIC: Change(False, "not compared (other traffic)"),
+                VOLUME: Change(False, "not compared (another volume)")}
 
 
 def _paired(pairs: Sequence[QualityPair | None]) -> Row | None:
@@ -213,14 +283,18 @@ def compare(folders: Sequence[tuple[str, Summary]],
         folders=[label for label, _ in folders], common=common,
         only_in={label: sorted(set(s.backends) - set(common)) for label, s in folders},
         recommendations=[s.recommendation.headline or "no recommendation" for _, s in folders],
-        warnings=_warnings(folders))
+        warnings=_traffic_warnings(folders) + _warnings(folders))
+    base_workload = folders[0][1].recommendation.workload
+    apart = [differs(base_workload, s.recommendation.workload) for _, s in folders[1:]]
     for name in common:
         rows = []
-        for figure, read, higher_better, digits in FIGURES:
+        for figure, read, higher_better, digits, measures in FIGURES:
             values = [read(s.backends[name]) for _, s in folders]
             if all(v.value is None for v in values):
                 continue
-            rows.append(Row(figure, digits, values, [_change(values[0], v, higher_better) for v in values[1:]]))
+            rows.append(Row(figure, digits, values, [
+                _change(values[0], v, higher_better) if _comparable(measures, kind) else NOT_COMPARED[kind]
+                for v, kind in zip(values[1:], apart)]))
             if read is _quality:
                 paired = _paired([pairs.get(name) for pairs in quality])
                 rows += [paired] if paired else []

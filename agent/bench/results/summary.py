@@ -52,7 +52,8 @@ class BackendSummary(Frozen):
     open_loop: OpenLoopBlock | None = None
     """Under requests sent on a schedule (``--rate``, a trace); None when the open loop did not run."""
     traffic: TrafficBlock | None = None
-    """What its chat part was sent of the workload, asked against counted (None: the chat part sent nothing)."""
+    """What its chat part and open loop were sent of the workload, asked against counted (None: neither sent
+    anything)."""
 
     def tags(self) -> list[str]:
         """What a reader must know beside the name: ``constrained``, ``CPU toy model``, ``custom server``."""

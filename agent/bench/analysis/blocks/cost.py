@@ -6,11 +6,22 @@ from __future__ import annotations
 import math
 from typing import Sequence
 
-from ...results.blocks.chat import ChatLevel
+from ...results.blocks.chat import ChatLevel, ChatSummary
 from ...results.blocks.cost import BreakEven, BreakEvenRow, CostAtLevel, CostBlock
+from ...results.blocks.slo import SloBlock
 from ...results.run import HourlyPrice, TokenPrice
 from ..cost import bedrock_usd_per_million_output, break_even_tok_per_s, monthly_24x7, monthly_tokens, \
     usd_per_million_output
+
+
+def measured_mix(slo: SloBlock | None, chat: ChatSummary | None) -> float | None:
+    """The backend's one measured input:output mix, prompt tokens per output token as its server counted them: of
+    the requests that met the target at its SLO capacity, else of its timed chat requests (None: no usage). Every
+    figure priced at a measured mix (a per-token price, the break-even, "Your traffic") uses this one."""
+    level = slo.at_capacity() if slo else None
+    if level is not None and level.met_input_per_output is not None:
+        return level.met_input_per_output
+    return chat.input_per_output if chat else None
 
 
 def _at_level(level: ChatLevel, hourly: HourlyPrice | None, per_token: TokenPrice | None,
@@ -49,7 +60,7 @@ def cost_block(*, hourly: HourlyPrice | None, per_token: TokenPrice | None, leve
         per_token: the per-token price of a per-token backend (Bedrock), else None.
         levels: the chat part's concurrency levels with their aggregate output rate.
         bedrock_price: Bedrock's per-token price to break even against (None: no break-even).
-        input_per_output: the measured input:output token mix of this backend's chat requests.
+        input_per_output: the backend's measured input:output token mix (:func:`measured_mix`).
     """
     price = hourly or per_token
     priced = hourly is not None or per_token is not None

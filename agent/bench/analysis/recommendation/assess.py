@@ -15,6 +15,7 @@ from ...results.blocks.slo import SloBlock, SloLevel
 from ...results.run import BackendInfo, Prices
 from ...results.summary import BackendSummary
 from ..open_loop import per_instance_rate
+from ..blocks.cost import measured_mix
 from ..traffic import Traffic
 from .offers import Offer
 
@@ -149,7 +150,8 @@ def _offer(b: Assessed, slo: SloBlock, prices: Prices, traffic: Traffic) -> None
     ci = level.ci95.goodput_output_tok_per_s
     price = prices.of(b.name)
     b.offer = Offer.priced(b.name, price.hourly, price.per_token, traffic, goodput_output_tok_per_s=goodput,
-                           goodput_ci95=ci, capacity_lower_bound=lower_bound, input_per_output=level.met_input_per_output)
+                           goodput_ci95=ci, capacity_lower_bound=lower_bound,
+                           input_per_output=measured_mix(slo, b.entry.chat))
     if b.offer is None:
         b.disqualified = ("no price: a CPU-served local toy model, not a way to serve production traffic"
                           if b.entry.toy_model else "no price: " + (price.reason or b.entry.cost.reason or "none on file"))

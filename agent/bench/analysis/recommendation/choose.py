@@ -21,6 +21,7 @@ from ...results.run import Prices, RunFile
 from ...results.summary import BackendSummary
 from ..cost import monthly_24x7
 from ..stats import intervals_overlap
+from ..blocks.cost import measured_mix
 from ..traffic import SECONDS_PER_MONTH, Traffic
 from .assess import Assessed, assess
 from .costs import money_line, slo_costs
@@ -58,7 +59,7 @@ def _bedrock_offer(assessed: Mapping[str, Assessed], prices: Prices, traffic: Tr
     for b in sorted(assessed.values(), key=lambda a: a.name in models.different):
         per_token = prices.of(b.name).per_token
         if descriptor(b.entry.kind).pricing == PER_TOKEN and per_token:
-            mix = b.level.met_input_per_output if b.level else None
+            mix = measured_mix(b.entry.slo, b.entry.chat)
             return Offer.priced(b.name, None, per_token, traffic, input_per_output=mix), b.met_target
     ref = prices.bedrock_reference
     if ref:
@@ -164,14 +165,6 @@ def _mix_reason(offers: Mapping[str, Assessed], traffic: Traffic) -> list[str]:
     return out
 
 
-def _measured_mix(b: Assessed, entry: BackendSummary) -> float | None:
-    """Prompt tokens per output token of what was sent: of the requests that met the target at its capacity,
-    else of its timed chat requests."""
-    if b.level is not None and b.level.met_input_per_output is not None:
-        return b.level.met_input_per_output
-    return entry.chat.input_per_output if entry.chat else None
-
-
 def caveats(backends: Mapping[str, BackendSummary], traffic: Traffic) -> list[str]:
     """What the answer must be read with, whichever backend it names: each capacity that is only a floor,
     and a workload whose prompts are much heavier than those capacity was measured with."""
@@ -257,10 +250,24 @@ def quality_reasons(pairs: Sequence[QualityPair], reference: str | None) -> list
     return out
 
 
+FILE_COUNT = "the servers' count of the prompts file's requests (their usage, the mean over the backends measured)"
+
+
+def counted(traffic: Traffic, backends: Mapping[str, BackendSummary]) -> Traffic:
+    """A prompts file's input tokens per output token as the servers counted them, where they did: the workload's is
+    an estimate from its words (:func:`agent.bench.analysis.traffic.from_mapping`), and a price at it (Bedrock's
+    list price, a backend not run) would be off by the tokenizer's ratio. Any other traffic as it is."""
+    mixes = [m for e in backends.values() if (m := measured_mix(e.slo, e.chat)) is not None]
+    if not traffic.prompts or not mixes:
+        return traffic
+    return traffic.model_copy(update={"input_per_output": round(sum(mixes) / len(mixes), 4),
+                                      "derived": {**traffic.derived, "input_per_output": FILE_COUNT}})
+
+
 def recommend(backends: Mapping[str, BackendSummary], run: RunFile, quality_pairs: Sequence[QualityPair] = (),
               quality_reference: str | None = None) -> tuple[Recommendation, dict[str, dict]]:
     """The ``recommendation`` block and the per-backend ``slo`` additions (``{name: {...}}``)."""
-    traffic = Traffic.from_dict(run.options.workload)
+    traffic = counted(Traffic.from_dict(run.options.workload), backends)
     min_accuracy = run.options.min_accuracy
     min_quality = run.options.min_quality if run.options.min_quality is not None else traffic.min_quality
     chosen = run.options.backends
@@ -282,7 +289,8 @@ def recommend(backends: Mapping[str, BackendSummary], run: RunFile, quality_pair
         "choice": None, "runner_up": None, "leader": None, "ranking": [], "switch_points": [], "reasons": [],
         "disqualified": disqualified, "not_run": not_run,
         "backends": {n: {"accuracy": b.accuracy, "quality": b.quality, "thin": b.thin, "caveats": b.caveats,
-                         "input_per_output_measured": _measured_mix(b, backends[n]), "open_loop": b.open_loop}
+                         "input_per_output_measured": measured_mix(backends[n].slo, backends[n].chat),
+                         "open_loop": b.open_loop}
                      for n, b in assessed.items()},
         "volume_range": (volume / VOLUME_SPAN, volume * VOLUME_SPAN),
         "curves": cost_curves(backends, run.prices, disqualified, traffic), "caveats": caveats(backends, traffic),

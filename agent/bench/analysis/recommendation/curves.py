@@ -11,6 +11,7 @@ from ...results.blocks.recommendation import CostCurve
 from ...results.run import Prices
 from ...results.summary import BackendSummary
 from ..cost import monthly_24x7
+from ..blocks.cost import measured_mix
 from ..traffic import Traffic
 from .offers import Offer
 
@@ -29,7 +30,8 @@ def _curve(offer: Offer, label: str, style: str, traffic: Traffic) -> CostCurve:
 def cost_curves(backends: Mapping[str, BackendSummary], prices: Prices, disqualified: Mapping[str, str],
                 traffic: Traffic) -> list[CostCurve]:
     """A measured backend with goodput within the target (dashed when disqualified), Bedrock at its
-    list price when it was not run, and each hourly backend not run at one instance (dotted)."""
+    list price when it was not run, each other per-token backend not run (Bedrock's OpenAI-compatible endpoint) at
+    its list price, and each hourly backend not run at one instance (dotted)."""
     curves: list[CostCurve] = []
     for name, entry in backends.items():
         level = entry.slo.at_capacity() if entry.slo else None
@@ -38,8 +40,8 @@ def cost_curves(backends: Mapping[str, BackendSummary], prices: Prices, disquali
         if not goodput or goodput <= 0:
             continue
         offer = (Offer.priced(name, price.hourly, None, traffic, goodput_output_tok_per_s=goodput) if price.hourly
-                 else Offer.priced(name, None, price.per_token, traffic, input_per_output=level.met_input_per_output
-                                   if level else None))
+                 else Offer.priced(name, None, price.per_token, traffic, input_per_output=measured_mix(entry.slo,
+                                                                                                     entry.chat)))
         if offer is not None:
             why = disqualified.get(name)
             curves.append(_curve(offer, f"{name} (disqualified)" if why else name,
@@ -49,10 +51,12 @@ def cost_curves(backends: Mapping[str, BackendSummary], prices: Prices, disquali
         offer = Offer.priced("bedrock", None, ref, traffic, measured=False)
         assert offer is not None
         curves.append(_curve(offer, "bedrock (list price; not run)", "list_price", traffic))
+    drawn = {c.name for c in curves}
     for name, entry in prices.not_run.items():
-        if name in backends or not entry.hourly:
+        if name in backends or name in drawn or not (entry.hourly or entry.per_token):
             continue
-        offer = Offer.priced(name, entry.hourly, None, traffic, measured=False)
+        offer = Offer.priced(name, entry.hourly, None if entry.hourly else entry.per_token, traffic, measured=False)
         assert offer is not None
-        curves.append(_curve(offer, f"{name} (not run: at least 1 instance)", "list_price", traffic))
+        label = f"{name} (not run: at least 1 instance)" if entry.hourly else f"{name} (list price; not run)"
+        curves.append(_curve(offer, label, "list_price", traffic))
     return curves

@@ -41,6 +41,15 @@ def _row(summary: Summary, name: str, o: OpenLoopBlock) -> list[str]:
             number(o.itl_p99_ms, 1), number(o.e2e_p99_ms, 0), _half(o.first_half), _half(o.second_half)]
 
 
+def _cache(o: OpenLoopBlock) -> str:
+    """The prompt tokens the server answered from its prefix cache, where it says."""
+    c = o.prompt_cache
+    if c is None:
+        return "; the server does not say how many prompt tokens it read from its prefix cache"
+    return (f"; {c.cached_prompt_tokens:,} of {c.prompt_tokens:,} prompt tokens read from the server's prefix cache "
+            f"({percent(c.cached_share, 1)}, {c.requests} requests)")
+
+
 def section(summary: Summary) -> list[str]:
     blocks = {n: b.open_loop for n, b in summary.backends.items() if b.open_loop}
     skipped = {n: b.skipped["open_loop"] for n, b in summary.backends.items() if "open_loop" in b.skipped}
@@ -54,6 +63,6 @@ def section(summary: Summary) -> list[str]:
         out += table(header, [_row(summary, n, o) for n, o in blocks.items()]) + [""]
     out += [f"- {backend_label(summary, n)}: {o.reason}; rate: {o.rate_basis}; goodput "
             f"{number(o.goodput_output_tok_per_s, 1)} output tok/s within the target over the window"
-            + (f". **Note**: {o.behind}" if o.behind else "") for n, o in blocks.items()]
+            + _cache(o) + (f". **Note**: {o.behind}" if o.behind else "") for n, o in blocks.items()]
     out += [f"- {backend_label(summary, n)}: not run: {why}" for n, why in skipped.items()]
     return out + [""]

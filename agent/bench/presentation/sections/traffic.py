@@ -1,6 +1,6 @@
-"""The section "Your traffic": what the chat part sent (the workload, where it came from, every key that took its
-default or followed from others), and per backend what was asked against what its server counted, the share of
-the workload that fits its limits, its calibration, and where asked and counted part."""
+"""The section "Your traffic": what the chat part and the open loop sent (the workload, where it came from, every
+key that took its default or followed from others), and per backend what was asked against what its server
+counted, the share of the workload that fits its limits, its calibration, and where asked and counted part."""
 
 from __future__ import annotations
 
@@ -17,6 +17,9 @@ SHAPE = ("preset", "prompt_input_tokens_mean", "prompt_input_tokens_stddev", "ou
          "output_tokens_stddev", "shared_prefix_tokens", "turns", "think_time_s", "prompts", "trace", "trace_speed",
          "seed", "input_per_output")
 
+PEERS = ("AIPerf and GuideLLM ask lengths of the user text alone, so the same length asked is that many tokens of "
+         "text there and fewer here, by what the chat template adds")
+
 
 def _mark(w: Workload, key: str) -> str:
     if key in w.defaulted:
@@ -32,7 +35,7 @@ def workload_lines(w: Workload) -> list[str]:
     rows = [(f"`{k}`", f"{getattr(w, k):g}" if isinstance(getattr(w, k), float) else str(getattr(w, k)), _mark(w, k))
             for k in SHAPE if getattr(w, k, None) is not None]
     return [f"The workload's source: {what}. Lengths are tokens as each server counts them (`usage`), the chat "
-            "template included; the input tokens per output token priced are those the lengths send.", "",
+            f"template included ({PEERS}); the input tokens per output token priced are those the lengths send.", "",
             *table(["key", "value", "where it came from"], rows), ""]
 
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 from typing import Literal
 
 from ..base import Frozen
+from .chat import PromptCache
 
 
 class OpenLoopHalf(Frozen):
@@ -68,3 +69,7 @@ class OpenLoopBlock(Frozen):
     reason: str
     behind: str | None = None
     """Why the sender's lag matters, when it fell behind its schedule."""
+    prompt_cache: PromptCache | None = None
+    """The prompt tokens the server read from its prefix cache (``usage.prompt_tokens_details.cached_tokens``) over
+    the window's successful requests, where it says: none of a synthetic prompt or trace, whose text the open loop
+    makes afresh; a prompts file's own repeats may be."""

@@ -90,27 +90,34 @@ def _shuffled(s: _Sentence, rng: Random) -> _Sentence:
     return _Sentence(tuple(words), ends, " ".join(words) + ".", s.units)
 
 
+@lru_cache(maxsize=4)
+def _bank(seed: int) -> tuple[_Sentence, ...]:
+    rng = Random(f"traffic-bank:{seed}")
+    return tuple(_sentence(rng) for _ in range(BANK_SIZE))
+
+
 class TextMaker:
-    """The text of one seed: :meth:`text` gives any length, the same for the same ``(seed, key, units)``; made once
-    per seed and process (:meth:`of`)."""
+    """The text of one seed and draw: :meth:`text` gives any length, the same for the same ``(seed, draw, key,
+    units)``; made once per seed, draw and process (:meth:`of`). Another ``draw`` of the same seed makes other text
+    of the same statistics (the bank is the seed's): the open loop's, so that it sends nothing the chat part just
+    sent and the server could answer from its prefix cache."""
 
     @classmethod
     @lru_cache(maxsize=4)
-    def of(cls, seed: int) -> TextMaker:
-        """The seed's maker, its bank made on first use."""
-        return cls(seed)
+    def of(cls, seed: int, draw: str = "") -> TextMaker:
+        """The seed's maker for ``draw``, its bank made on first use."""
+        return cls(seed, draw)
 
-    def __init__(self, seed: int) -> None:
-        self.seed = seed
-        rng = Random(f"traffic-bank:{seed}")
-        self.bank = tuple(_sentence(rng) for _ in range(BANK_SIZE))
+    def __init__(self, seed: int, draw: str = "") -> None:
+        self.seed, self.draw = seed, draw
+        self.bank = _bank(seed)
         self.closing_units = units_of(CLOSING)
         self.indexes = range(BANK_SIZE)
         self.mean_units = max(1, sum(s.units for s in self.bank) // BANK_SIZE)
 
     def stream(self, key: str | int) -> Random:
         """The random stream of one request (``key``: its index, or a name such as ``prefix``)."""
-        return Random(f"traffic:{self.seed}:{key}")
+        return Random(f"traffic:{self.seed}:{self.draw}:{key}" if self.draw else f"traffic:{self.seed}:{key}")
 
     def text(self, units: int, key: str | int, *, closing: bool = True) -> str:
         """About ``units`` units of text (exactly, unless the last word is a long one), distinct for each ``key``;

@@ -93,7 +93,7 @@ def test_instances_and_monthly_cost_at_the_workload():
 def test_bedrock_cost_at_the_workload_and_at_the_target():
     # 1 B tokens x (0.14 + 5 x 0.035) = 1e9 x $0.315/M = $315 a month. 90% of its output tokens met
     # the target: $0.315 x 100/90 = $0.35 per M output tokens that met it.
-    br = backend("bedrock", kind="bedrock",
+    br = backend("bedrock", kind="bedrock", input_per_output=None,
                  slo_block=slo(8, [level(1, 100.0), level(8, 720.0, output_tok_per_s=800.0, met_share=0.9)]))
     _, add = run_rec({"bedrock": br}, {"bedrock": per_token()}, workload={"output_tokens_per_month": 1e9,
                                                                             "input_per_output": 5})
@@ -136,7 +136,8 @@ def test_an_hourly_rig_breaks_even_against_bedrock_at_bedrocks_measured_mix():
 def test_cheapest_qualifying_backend_is_chosen_with_runner_up_and_switch_point():
     # Flat load, output only: Bedrock costs V x $0.14/M; g6 one instance (2,000 tok/s serves
     # 5.256 B a month) costs $587.50. They cross at 587.504 / 0.14e-6 = 4.196 B tokens a month.
-    br = backend("bedrock", kind="bedrock", slo_block=slo(8, [level(1, 100.0), level(8, 700.0)]))
+    br = backend("bedrock", kind="bedrock", input_per_output=None,
+                 slo_block=slo(8, [level(1, 100.0), level(8, 700.0)]))
     g6 = backend("g6", slo_block=slo(16, [level(1, 131.5), level(16, 2000.0), level(32, 2100.0, holds=False)]))
     prices = {"bedrock": per_token(), "g6": hourly(G6_PRICE)}
     wl = {"output_tokens_per_month": "1B", "input_per_output": 0, "peak_to_average": 1}

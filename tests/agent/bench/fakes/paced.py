@@ -72,3 +72,28 @@ class SlowsAfter:
         return await send(request, body, Answer(
             chunks=[f"t{i} " for i in range(self.tokens)], finish="length", usage=usage,
             first_delay_s=0.0 if n <= self.fast else self.slow_s, id=f"chatcmpl-slows-{n}", model="slows"))
+
+
+@dataclass
+class PrefixCached:
+    """A server with a prefix cache of blocks of ``block`` words, as vLLM's and llama.cpp's: a prompt's cached
+    tokens are the whole blocks its words share, from the start, with a prompt it was sent before (a word is a
+    token here); it answers ``tokens`` tokens at once."""
+
+    block: int = 8
+    tokens: int = 4
+    seen: list[list[str]] = field(default_factory=list)
+
+    def cached(self, words: list[str]) -> int:
+        common = max((next((i for i, (a, b) in enumerate(zip(words, old)) if a != b), min(len(words), len(old)))
+                      for old in self.seen), default=0)
+        return common // self.block * self.block
+
+    async def answer(self, request: web.Request, body: dict[str, Any], n: int) -> web.StreamResponse:
+        words = " ".join(str(m.get("content") or "") for m in body.get("messages", [])).split()
+        usage = {"prompt_tokens": len(words), "completion_tokens": self.tokens,
+                 "total_tokens": len(words) + self.tokens,
+                 "prompt_tokens_details": {"cached_tokens": self.cached(words)}}
+        self.seen.append(words)
+        return await send(request, body, Answer(chunks=[f"t{i} " for i in range(self.tokens)], finish="length",
+                                                usage=usage, id=f"chatcmpl-cached-{n}", model="cached"))

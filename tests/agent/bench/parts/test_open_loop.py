@@ -15,7 +15,7 @@ from agent.bench.results.run import Prices, RunFile
 
 from tests.agent.bench.conftest import make_options, openai_backend
 from tests.agent.bench.fakes.openai_fake import FakeOpenAI
-from tests.agent.bench.fakes.paced import SlowsAfter
+from tests.agent.bench.fakes.paced import PrefixCached, SlowsAfter
 from tests.agent.bench.fakes.synthetic import G6_PRICE
 
 LAG_MS = 300.0
@@ -138,3 +138,65 @@ def test_rate_peak_without_a_capacity_is_not_sent_and_the_report_says_why(tmp_pa
     section = (tmp_path / "out" / "REPORT.md").read_text().split("## Open loop: requests at a rate", 1)[1]
     section = section.split("\n## ", 1)[0]
     assert "- g6" in section and ": not run: --rate peak: no SLO capacity" in section and "| backend |" not in section
+
+
+def test_two_ctrl_c_during_a_rate_leave_the_partial_report_and_a_rebuild_counts_every_record(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capfd: pytest.CaptureFixture[str]):
+    """The first SIGINT at the open loop's third record, the second as the run starts writing its evidence: the
+    partial report is written all the same, run.json says interrupted and keeps the open loop's window, and
+    python -m agent.report rebuilds the folder counting every record; a broken line in the middle of
+    requests.jsonl is said with its number."""
+    import os
+    import signal
+
+    from agent import report as report_cli
+
+    append, close = evidence.RequestLog.append, evidence.RequestLog.close
+
+    def interrupting_append(self: evidence.RequestLog, record: dict) -> object:
+        model = append(self, record)
+        if record.get("part") == "open_loop" and sum(1 for _ in open(self.path)) - 2 == 3:
+            os.kill(os.getpid(), signal.SIGINT)  # the chat part's two records, then the open loop's third
+        return model
+
+    def interrupting_close(self: evidence.RequestLog) -> None:
+        close(self)
+        os.kill(os.getpid(), signal.SIGINT)
+
+    monkeypatch.setattr(evidence.RequestLog, "append", interrupting_append)
+    monkeypatch.setattr(evidence.RequestLog, "close", interrupting_close)
+    out = tmp_path / "out"
+    with FakeOpenAI(SlowsAfter(fast=100, slow_s=0.0)) as server, pytest.raises(KeyboardInterrupt):
+        runner.run([openai_backend("g6", server.base_url)],
+                   make_options("--demos", "chat", "--runs", "1", "--max-tokens", "8", "--rate", "20",
+                                "--rate-duration", "5"), out, None)
+    monkeypatch.undo()
+    run = json.loads((out / "run.json").read_text())
+    records = [r for r in evidence.read_requests(out / "requests.jsonl") if r["part"] == "open_loop"]
+    assert run["interrupted"] is True and "g6" in run["open_loop"] and len(records) >= 3
+    assert (out / "REPORT.md").is_file() and "interrupted again" in capfd.readouterr().err
+    lines = (out / "requests.jsonl").read_text().splitlines()
+    (out / "requests.jsonl").write_text("\n".join([*lines[:2], '{"seq": 3, "part": "ch', *lines[2:]]) + "\n")
+    assert report_cli.main([str(out)]) == 0
+    s = json.loads((out / "summary.json").read_text())
+    assert s["backends"]["g6"]["open_loop"]["sent"] == len(records)
+    assert not any("no requests recorded" in f for f in s["backends"]["g6"]["failures"])
+    said = "requests.jsonl line 3 is not a JSON record: left out of every figure"
+    assert said in capfd.readouterr().err and said in s["run"]["notes"]
+
+
+def test_a_trace_replayed_after_the_chat_part_is_cold_and_its_cache_is_reported(tmp_path: Path):
+    """The chat part sends the trace's first requests (cold, timed); the open loop then replays the whole trace in
+    text of its own, so a server with a prefix cache reads none of its prompts from it, and the report says so
+    (a replay of the same text found 546 of 547 prompt tokens cached on llama.cpp)."""
+    trace = tmp_path / "trace.jsonl"
+    trace.write_text("".join(json.dumps({"timestamp": t, "input_length": 120, "output_length": 8}) + "\n"
+                             for t in (0, 100, 200, 300)))
+    code, s, records = run(tmp_path, PrefixCached(), "--workload", f"trace={trace}", "--runs", "2")
+    chat = s["backends"]["g6"]["chat"]["prompt_cache"]
+    ol = s["backends"]["g6"]["open_loop"]
+    assert code == 0 and chat["requests"] == 3 and len(records) == 4
+    assert [r["cached_prompt_tokens"] for r in records] == [0, 0, 0, 0] and all(r["prompt_tokens"] > 100 for r in records)
+    assert ol["prompt_cache"] == {"requests": 4, "cached_prompt_tokens": 0, "prompt_tokens": sum(
+        r["prompt_tokens"] for r in records), "cached_share": 0.0}
+    assert "0 of" in (tmp_path / "out" / "REPORT.md").read_text().split("## Open loop", 1)[1].split("prefix cache")[0]

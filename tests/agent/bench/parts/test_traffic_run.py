@@ -136,3 +136,56 @@ def test_a_session_carries_the_real_replies_and_grows(tmp_path):
     assert third[1]["content"] == timed[0]["text"] and third[3]["content"] == timed[1]["text"]
     assert timed[0]["text"] != timed[1]["text"]  # the model's real replies, not a stand-in
     assert s["recommendation"]["workload"]["turns"] == 3
+
+
+def test_short_replies_of_a_server_that_can_ignore_its_end_of_sequence_name_the_option_not_the_server(tmp_path):
+    """llama.cpp and vLLM can be asked for exactly max_tokens (--ignore-eos): a run that did not ask, with the
+    reference's prompt, says so, never that the server cannot be told; and "Your traffic" says its lengths include the
+    chat template where the peers' do not."""
+    code, s, _, _ = run_counted(tmp_path, Counted(natural_tokens=5), "--runs", "2")
+    said = " ".join(s["backends"]["g6"]["traffic"]["differs"])
+    assert code == 0 and "output tokens: 5.0 on average came back of the 100.0 asked" in said
+    assert "exactly that many were not asked for (`--ignore-eos` asks this server" in said and "cannot" not in said
+    report = (tmp_path / "out" / "REPORT.md").read_text()
+    assert "the chat template included (AIPerf and GuideLLM ask lengths of the user text alone" in report
+
+
+def test_a_prompts_file_is_priced_at_the_servers_count_with_one_measured_mix_per_backend(tmp_path, monkeypatch):
+    """A prompts file's stated lengths are estimates from its words (here 8 units a prompt); the server counts 35
+    (its template and its tokenizer). The price is at the server's count: Bedrock's list price (not run) at the mix
+    the server measured, and the backend's one measured mix is the same in "Your traffic", its cost block and the
+    recommendation."""
+    from agent.bench.analysis.recommendation.choose import FILE_COUNT
+    from agent.bench.results.run import Prices, RunFile
+
+    def priced(info: RunFile, *_: object, **__: object) -> None:
+        info.prices = Prices.model_validate({
+            "offline": True, "offline_reason": "test", "backends": {"g6": {"hourly": {"usd_per_hour": 0.8048}}},
+            "bedrock_reference": {"model_id": "nova", "usd_per_m_input": 0.035, "usd_per_m_output": 0.14}})
+
+    monkeypatch.setattr("agent.bench.command.run_info.add_prices", priced)
+    prompts = tmp_path / "prompts.jsonl"
+    prompts.write_text("".join(json.dumps({"messages": [{"role": "user", "content": f"Name the capital of country {i}."}],
+                                           "max_tokens": 10}) + "\n" for i in range(4)))
+    code, s, _, _ = run_counted(tmp_path, Counted(natural_tokens=5), "--runs", "3", "--concurrency", "auto",
+                                "--max-concurrency", "1", "--repeats", "1", "--workload", f"prompts={prompts}")
+    b, rec = s["backends"]["g6"], s["recommendation"]
+    mix = rec["backends"]["g6"]["input_per_output_measured"]
+    assert code == 0 and mix == pytest.approx(b["traffic"]["prompt_counted"]["mean"] / 5, rel=0.01)
+    assert b["cost"]["input_per_output"] == mix and f"so it sends {mix:.3g} input tokens per output token" in \
+        " ".join(b["traffic"]["differs"])
+    assert rec["workload"]["input_per_output"] == mix and rec["workload"]["derived"]["input_per_output"] == FILE_COUNT
+    bedrock = next(c for c in rec["curves"] if c["name"] == "bedrock")
+    assert bedrock["usd_per_m_output"] == pytest.approx(0.14 + mix * 0.035)
+
+
+def test_the_open_loop_alone_is_calibrated_and_its_requests_are_your_traffic(tmp_path):
+    """--demos open_loop without the chat part: the open loop fits the text to the server's count itself (asked 60,
+    the server counts 60), and "Your traffic" compares asked and counted over its requests."""
+    code, s, records, _ = run_counted(tmp_path, Counted(natural_tokens=8), "--demos", "open_loop", "--rate", "20",
+                                      "--rate-duration", "0.5", "--workload",
+                                      "prompt_input_tokens_mean=60,output_tokens_mean=8,arrival=constant")
+    t = s["backends"]["g6"]["traffic"]
+    sent = [r for r in records if r["part"] == "open_loop"]
+    assert code == 0 and t["calibration"]["calibrated"] is True and t["requests"] == len(sent) == 10
+    assert t["prompt_asked"]["mean"] == 60 and abs(t["prompt_mean_error"]) <= 0.02 and t["within_goal"] is True

@@ -97,6 +97,33 @@ def test_two_folders_compared_with_real_differences_marked(before: Path, tmp_pat
     assert "Comparison" in shown and "higher (worse)" in shown
 
 
+def test_runs_of_other_traffic_say_so_first_and_compare_only_the_fixed_tasks(before: Path, tmp_path: Path):
+    """A default run against a preset=chat one (its replies 300 ms later too): the comparison opens with the workloads
+    differing, and shows TTFT without calling it worse; one priced for another volume leaves only $/month out."""
+    from agent.bench.analysis.traffic import parse_spec
+
+    def with_workload(folder: Path, spec: str) -> Path:
+        run = json.loads((folder / "run.json").read_text())
+        run["options"]["workload"] = parse_spec(spec).record().model_dump(mode="json")
+        (folder / "run.json").write_text(json.dumps(run))
+        return folder
+
+    chat = with_workload(shifted_copy(before, tmp_path / "chat", TTFT_SHIFT_MS), "preset=chat")
+    assert report_cli.main([str(before), str(chat), "--out", str(tmp_path / "cmp")]) == 0
+    text = (tmp_path / "cmp" / "COMPARISON.md").read_text()
+    rows = {line.split(" | ")[0].strip("| "): line for line in text.splitlines() if line.startswith("| ")}
+    said = (f"The workloads differ: `{chat}` sent preset chat: prompts of 512 +- 128 and outputs of 256 +- 64 tokens, "
+            f"`{before}` sent the reference's prompt and outputs of 100 tokens.")
+    assert said in text and text.index(said) < text.index("## Recommendations")
+    assert rows["TTFT ms, mean at c=1"].endswith("| not compared (other traffic) |") and "worse" not in text
+    volume = with_workload(shifted_copy(before, tmp_path / "volume", 0.0), "output_tokens_per_month=9B")
+    assert report_cli.main([str(before), str(volume), "--out", str(tmp_path / "cmp2")]) == 0
+    text = (tmp_path / "cmp2" / "COMPARISON.md").read_text()
+    rows = {line.split(" | ")[0].strip("| "): line for line in text.splitlines() if line.startswith("| ")}
+    assert "The workloads differ" not in text and "is priced for another volume" in text
+    assert not rows["TTFT ms, mean at c=1"].endswith("not compared (other traffic) |")
+
+
 def test_backends_in_only_one_folder_are_named_not_compared(before: Path, tmp_path: Path):
     other = tmp_path / "other"
     with FakeOpenAI(Script(chunk_delay_s=0.001)) as fake:
@@ -223,6 +250,35 @@ def test_another_traffic_shape_is_not_repriced_but_named_as_the_run_to_make(befo
     assert (workload["peak_to_average"], workload["input_per_output"]) == (2.0, 0.2)  # the reference's prompt
 
 
+@pytest.mark.parametrize("measured, asked, sent", [
+    ("prompt_input_tokens_mean=64,output_tokens_mean=16,seed=3", "preset=rag", {"preset": "rag", "seed": 3, "prompt_input_tokens_mean": 4096.0}),
+    ("input_per_output=5", "prompt_input_tokens_mean=300", {"prompt_input_tokens_mean": 300.0}),
+    ("preset=chat,turns=2,think_time_s=1", "preset=rag,output_tokens_per_month=2B", {"preset": "rag", "turns": 1}),
+])
+def test_the_run_to_make_is_one_agent_run_accepts_and_it_sends_the_traffic_asked(
+        before: Path, tmp_path: Path, capsys, measured: str, asked: str, sent: dict):
+    """The hint for another shape is a command python -m agent.run's own parser and checks accept, whose workload
+    is the one asked (a run's lengths left beside preset=rag would win over it and send no rag traffic)."""
+    import shlex
+
+    from agent import run as run_cli
+    from agent.bench.analysis.traffic import parse_spec
+
+    copy = tmp_path / "copy"
+    shutil.copytree(before, copy)
+    run = json.loads((copy / "run.json").read_text())
+    run["options"]["workload"] = parse_spec(measured).record().model_dump(mode="json")
+    (copy / "run.json").write_text(json.dumps(run))
+    assert report_cli.main([str(copy), "--workload", asked]) == 2
+    command = capsys.readouterr().err.split("To measure that traffic, run: ", 1)[1].strip()
+    argv = shlex.split(command)
+    assert argv[:3] == ["python", "-m", "agent.run"]
+    runner_module = run_cli._runner()
+    args = run_cli.build_parser(runner_module).parse_args(argv[3:])
+    runner_module.check_options(args)
+    assert {k: getattr(args.workload, k) for k in sent} == sent and args.backends == "g6"
+
+
 def test_a_bad_workload_is_one_line_and_exit_2(before: Path, capsys):
     with pytest.raises(SystemExit) as done:
         report_cli.main([str(before), "--workload", "peak_to_average=0.5"])
@@ -242,7 +298,8 @@ def test_a_bad_argument_is_one_line_naming_it_and_exit_2(before: Path, capsys):
 
 
 def terminal_summary() -> Summary:
-    br = backend("bedrock", kind="bedrock", slo_block=slo(8, [level(1, 100.0), level(8, 700.0)]), ttft_p50=120.0)
+    br = backend("bedrock", kind="bedrock", input_per_output=None, slo_block=slo(8, [level(1, 100.0), level(8, 700.0)]),
+                 ttft_p50=120.0)
     g6 = backend("g6", slo_block=slo(16, [level(1, 131.5), level(16, 2000.0, ci=(1990.0, 2010.0))]), ttft_p50=120.0)
     inf2 = backend("inf2", kind="neuron", tool_calls=False, slo_block=slo(1, [level(1, 36.4)]), ttft_p50=120.0)
     return full_summary(*synthetic_summary(
@@ -343,6 +400,20 @@ def test_the_cost_plot_subtitle_names_only_the_marks_it_draws():
     listed = full_summary(*synthetic_summary({"g6": alone}, {"g6": {"hourly": G6_PRICE}}, bedrock_reference=None,
                                              not_run={"g5g": {"label": "g5g", "hourly": G5G_PRICE}}))
     assert cost_volume.subtitle(listed).endswith("\ndotted: list prices, lower bounds (not measured)")
+
+
+def test_the_cost_plot_draws_every_per_token_backend_not_run_at_its_list_price():
+    """Bedrock's OpenAI-compatible endpoint (bedrock-mantle), not run, is drawn at its list price beside Bedrock's
+    reference and an hourly rig not run."""
+    alone = backend("g6", slo_block=slo(1, [level(1, 131.5)]))
+    mantle = {"label": "mantle", "per_token": {"usd_per_m_input": 0.05, "usd_per_m_output": 0.2, "source": "offline"}}
+    s = full_summary(*synthetic_summary({"g6": alone}, {"g6": {"hourly": G6_PRICE}},
+                                        not_run={"g5g": {"label": "g5g", "hourly": G5G_PRICE},
+                                                 "bedrock-mantle": mantle}))
+    curves = {c.label: c for c in s.recommendation.curves}
+    assert list(curves) == ["g6", "bedrock (list price; not run)", "g5g (not run: at least 1 instance)",
+                            "bedrock-mantle (list price; not run)"]
+    assert curves["bedrock-mantle (list price; not run)"].usd_per_m_output is not None
 
 
 def with_quality(src: Path, dst: Path, wrong: int, items: int = 40, first: int = 0) -> Path:
