@@ -603,7 +603,13 @@ MANTLE_BASE_URL_VAR = "AWS_BEDROCK_BASE_URL"
 convention): tests, private endpoints."""
 MANTLE_ENDPOINT_VAR = "AWS_ENDPOINT_URL_BEDROCK_MANTLE"
 """Replaces the endpoint's scheme, host and port only; the model's route is appended (botocore's service-specific
-endpoint variable, ``AWS_ENDPOINT_URL_<SERVICE>``: docs.aws.amazon.com sdkref/latest/guide/feature-ss-endpoints.html)."""
+endpoint variable, ``AWS_ENDPOINT_URL_<SERVICE>``: docs.aws.amazon.com sdkref/latest/guide/
+feature-ss-endpoints.html)."""
+MANTLE_ROUTES: tuple[str, ...] = ("/v1", "/openai/v1")
+"""The path prefixes the endpoint serves models under: "the path prefix varies by model", most under ``/v1``, some
+under ``/openai/v1`` (docs.aws.amazon.com bedrock/latest/userguide/inference-responses-api.html)."""
+DEFAULT_MANTLE_ROUTE = MANTLE_ROUTES[0]
+"""The route of a model the catalog says nothing of: the one most models are served under."""
 ROUTE_REFUSED = "isn't supported on this route"
 """How the endpoint refuses a model asked for under the wrong route: "model `<model-id>` isn't supported on this
 route" (docs.aws.amazon.com bedrock/latest/userguide/inference-responses-api.html)."""
@@ -628,8 +634,14 @@ def endpoint_root(text: str) -> str:
                          "(https://bedrock-mantle.us-east-1.api.aws)")
     if parts.path.strip("/") or parts.query or parts.fragment:
         raise ValueError(f"{MANTLE_ENDPOINT_VAR}={text!r} has a path; it takes scheme, host and port only (the "
-                         f"model's route, /v1 or /openai/v1, is appended): a whole base URL goes in {MANTLE_BASE_URL_VAR}")
+                         "model's route, /v1 or /openai/v1, is appended): a whole base URL goes in "
+                         f"{MANTLE_BASE_URL_VAR}")
     return f"{parts.scheme}://{parts.netloc}"
+
+
+def other_route(route: str) -> str:
+    """The route of :data:`MANTLE_ROUTES` that ``route`` is not (``/v1`` for anything else)."""
+    return next((r for r in MANTLE_ROUTES if r != route), DEFAULT_MANTLE_ROUTE)
 
 
 def route_refused(text: str) -> bool:
@@ -641,11 +653,11 @@ WRONG_ROUTE = "Bedrock's OpenAI-compatible endpoint does not serve "
 """How :func:`wrong_route`'s line begins."""
 
 
-def wrong_route(model_id: str, url: str, route: str, other: str) -> str:
+def wrong_route(model_id: str, url: str, route: str) -> str:
     """The one line for a model refused (or not listed) under ``route`` at ``url``, naming the other route."""
-    return (f"{WRONG_ROUTE}{model_id} under {route} ({url}): its route is "
-            f"another, likely {other}; fix the route in the catalog's models entry (bedrock_endpoint.route) or give "
-            f"the whole base URL in {MANTLE_BASE_URL_VAR}")
+    return (f"{WRONG_ROUTE}{model_id} under {route} ({url}): its route is another, likely {other_route(route)}; fix "
+            f"the route in the catalog's models entry (bedrock_endpoint.route) or give the whole base URL in "
+            f"{MANTLE_BASE_URL_VAR}")
 
 
 def mantle_region(url: str) -> str | None:

@@ -16,7 +16,7 @@ from urllib.parse import urlsplit
 
 from rigs import aws
 from rigs.catalog.price_terms import STANDARD_TIER
-from rigs.catalog.served import DEFAULT_MANTLE_ROUTE
+
 
 from ..bench.results.constants import NOT_OFFERED_PREFIX, WEIGHTS_METADATA_PREFIX
 from .backend import MANTLE, Backend, normalize_base_url
@@ -106,9 +106,9 @@ def route_of(catalog: Catalog, model_id: str) -> tuple[str, str]:
     endpoint = catalog.bedrock_endpoint(model_id)
     if endpoint is not None:
         return endpoint.route, endpoint.source
-    return DEFAULT_MANTLE_ROUTE, (f"not in the catalog's models section: {DEFAULT_MANTLE_ROUTE}, the route most models "
-                                  "are served under (docs.aws.amazon.com bedrock/latest/userguide/"
-                                  "inference-responses-api.html)")
+    default = aws.DEFAULT_MANTLE_ROUTE
+    return default, (f"not in the catalog's models section: {default}, the route most models are served under "
+                     "(docs.aws.amazon.com bedrock/latest/userguide/inference-responses-api.html)")
 
 
 def offered_metadata(catalog: Catalog, model_id: str) -> dict[str, str]:

@@ -14,10 +14,12 @@
   ``/invocations`` to it).
 - **Bedrock**: the foundation model an inference profile routes to (``GetInferenceProfile``) and the service
   tier Bedrock reports serving a one-token ``Converse`` request in (``serviceTier``).
-- **Bedrock's OpenAI-compatible endpoint**: whether its ``GET /v1/models``, authenticated as every request is, lists
-  the model requests name, and the region its host names (requests are signed for the expected one).
+- **Bedrock's OpenAI-compatible endpoint**: whether its ``GET <route>/models`` (the model's route, ``/v1`` or
+  ``/openai/v1``), authenticated as every request is, lists the model requests name, and the region its host names
+  (requests are signed for the expected one). A model its route refuses, or does not list, leaves the backend out of
+  the run with one line naming the other route (:func:`route_refusal`): the one check made before the run.
 
-A fact that is not answered is recorded as not reported, with the reason; reading never fails a run.
+Any other fact that is not answered is recorded as not reported, with the reason; reading never fails a run.
 """
 
 from __future__ import annotations
@@ -41,7 +43,6 @@ from kit import utc
 from rigs import aws
 from rigs.catalog.facts import fact
 from rigs.catalog.pricing import STANDARD_TIER
-from rigs.catalog.served import other_route
 
 from ..backends import Backend, service_tier_args
 from ..kinds import FROM_ENDPOINT, FROM_MODEL, descriptor
@@ -373,7 +374,7 @@ def mantle_facts(backend: Backend, session: Any, timeout_s: float = READ_TIMEOUT
               if isinstance(m, dict) and m.get("id")}
     entry = listed.get(backend.model_id)
     asked = f"GET {route}/models"
-    wrong = aws.wrong_route(backend.model_id, url, route, other_route(route))
+    wrong = aws.wrong_route(backend.model_id, url, route)
     if entry is not None:
         owner = f" (owned_by {entry['owned_by']})" if entry.get("owned_by") else ""
         model = fact(backend.model_id, f"{asked} lists it{owner}")

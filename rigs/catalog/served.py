@@ -12,6 +12,7 @@ from typing import Any, ClassVar, Literal, Mapping, Union
 from pydantic import Field, StrictBool, StrictFloat, StrictInt, StrictStr, ValidationInfo, field_validator, \
     model_validator
 
+from rigs.aws import MANTLE_ROUTES
 from rigs.catalog.checks import Frozen, Quoted, Strings, between, checked, located
 from rigs.contract import REGIONS
 
@@ -376,13 +377,7 @@ class Architecture(Frozen):
         return Attention(kv_heads=self.kv_heads, head_dim=self.head_dim)
 
 
-MANTLE_ROUTES: tuple[str, ...] = ("/v1", "/openai/v1")
-"""The path prefixes Bedrock's OpenAI-compatible endpoint (``bedrock-mantle``) serves models under: "the path prefix
-varies by model", most under ``/v1``, some under ``/openai/v1`` (docs.aws.amazon.com bedrock/latest/userguide/
-inference-responses-api.html)."""
-DEFAULT_MANTLE_ROUTE = MANTLE_ROUTES[0]
-"""The route of a model the catalog says nothing of: the one most models are served under."""
-MantleRoute = Literal["/v1", "/openai/v1"]
+MantleRoute = Literal[MANTLE_ROUTES]  # type: ignore[valid-type]
 Reasoning = Literal["none", "by-default", "on-request"]
 
 
@@ -391,8 +386,8 @@ class BedrockEndpoint(Frozen):
     benchmark acts on (the route it calls, the features it does not ask for) instead of branching on names.
 
     Attributes:
-        route: the path prefix the model is served under (:data:`MANTLE_ROUTES`); a request under the other one is
-            refused with "model `<id>` isn't supported on this route".
+        route: the path prefix the model is served under (:data:`rigs.aws.MANTLE_ROUTES`); a request under the
+            other one is refused with "model `<id>` isn't supported on this route".
         parallel_tool_calls: whether it makes several tool calls in one reply; False: "not offered", and the BFCL
             categories that need it are left out of its accuracy and said so, not counted as its failures; None
             where the source does not say (then they are asked and graded as anywhere).
@@ -411,14 +406,6 @@ class BedrockEndpoint(Frozen):
     def not_offered(self) -> dict[str, str]:
         """The features it does not offer, each with where that is stated."""
         return {"parallel_tool_calls": self.source} if self.parallel_tool_calls is False else {}
-
-    def other_route(self) -> str:
-        return other_route(self.route)
-
-
-def other_route(route: str) -> str:
-    """The route of :data:`MANTLE_ROUTES` that ``route`` is not (``/v1`` for anything else)."""
-    return next((r for r in MANTLE_ROUTES if r != route), DEFAULT_MANTLE_ROUTE)
 
 
 class ModelCard(Frozen):

@@ -25,7 +25,6 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
 from rigs import aws
-from rigs.catalog.served import other_route
 
 from ...kinds import NEURON
 from .base import BackendClient, ClientContext, NoAgentModelError
@@ -141,7 +140,7 @@ class BedrockMantleClient(OpenAIClient):
         reply = await super().send(request)
         if reply.error and aws.route_refused(reply.error):
             route = self.backend.metadata.get("route") or urlsplit(str(self.backend.base_url)).path
-            reply.error = aws.wrong_route(self.backend.model_id, self.transport.url, route, other_route(route))
+            reply.error = aws.wrong_route(self.backend.model_id, self.transport.url, route)
         return reply
 
     def interface(self, request: ChatRequest) -> str:

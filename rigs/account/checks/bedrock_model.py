@@ -20,7 +20,6 @@ from rigs.account import permissions
 from rigs.account.checks.base import DOCTOR_CONFIG, OK, WARN, Check, Finding, Scope
 from rigs.catalog.model import BedrockBackend
 from rigs.catalog.runtimes import BEDROCK_MANTLE, runtime
-from rigs.catalog.served import DEFAULT_MANTLE_ROUTE, other_route
 
 
 def bedrock_model(scope: Scope, rig: BedrockBackend, region: str) -> list[Finding]:
@@ -36,14 +35,14 @@ def bedrock_model(scope: Scope, rig: BedrockBackend, region: str) -> list[Findin
     if not (given or host) and not re.match(r"^https://[^/]*\.amazonaws\.com(/|$)", aws_at):
         return []  # AWS is a custom endpoint (moto's server offline), which has no Bedrock OpenAI-compatible one
     endpoint = scope.catalog.bedrock_endpoint(rig.model_id)
-    route = endpoint.route if endpoint is not None else DEFAULT_MANTLE_ROUTE
+    route = endpoint.route if endpoint is not None else aws.DEFAULT_MANTLE_ROUTE
     try:
         base = given or (aws.endpoint_root(host) if host else aws.mantle_host(region)) + route
     except ValueError as exc:
         return row(WARN, f"not checked: {exc}", f"fix {aws.MANTLE_ENDPOINT_VAR}")
     route = urllib.parse.urlsplit(base).path or route
     url = f"{base}/models"
-    wrong = aws.wrong_route(rig.model_id, url, route, other_route(route))
+    wrong = aws.wrong_route(rig.model_id, url, route)
     try:
         auth = aws.MantleAuth(region, credentials=scope.session.get_credentials())
         request = urllib.request.Request(url, headers=auth.headers("GET", url))
@@ -61,7 +60,7 @@ def bedrock_model(scope: Scope, rig: BedrockBackend, region: str) -> list[Findin
     if rig.model_id in listed:
         return row(OK, f"{rig.model_id} listed by its endpoint", "")
     return row(WARN, f"{rig.model_id} is not among the {len(listed)} models its endpoint lists here under {route} "
-               f"(the other route: {other_route(route)}): the benchmark's {rig.name} fails in this region",
+               f"(the other route: {aws.other_route(route)}): the benchmark's {rig.name} fails in this region",
                f"run the benchmark with --region one of {', '.join(rig.regions)} where it is listed, or fix its "
                "route (bedrock_endpoint.route in rigs/catalog.yaml's models entry)")
 

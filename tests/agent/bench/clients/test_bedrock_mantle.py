@@ -21,6 +21,7 @@ from rigs.catalog.model import load_catalog
 
 from tests.agent.bench.conftest import openai_backend, run_demo
 from tests.agent.bench.fakes.clients import Context
+from tests.agent.bench.fakes.mantle_fake import MantleFake
 from tests.agent.bench.fakes.openai_fake import FakeOpenAI
 from tests.agent.bench.fakes.scripted import Script
 from tests.agent.bench.fakes.sigv4 import verify
@@ -104,6 +105,17 @@ def test_what_served_it_is_read_from_its_signed_model_list_and_its_host():
     assert facts["region"]["not_reported"].endswith("names no region (a private or stand-in endpoint)")
     assert read_back["expected"]["region"] == {"value": "us-east-1", "source": "the region its requests are signed for"}
     assert other["read"]["model"]["not_reported"] == "not among the 2 models it lists"
+
+
+def test_a_request_the_endpoint_refuses_on_its_route_fails_with_one_line_naming_the_other_route():
+    with MantleFake(Script()) as fake:  # Gemma 4 E2B under /openai/v1 only
+        backend = mantle(fake.endpoint + "/v1")
+        [reply] = exchange(BedrockMantleClient(backend, Signing()), ChatRequest.user("Say OK.", 8))
+    assert fake.refused == ["/v1/chat/completions"]
+    assert reply.error == (f"Bedrock's OpenAI-compatible endpoint does not serve {MODEL} under /v1 "
+                           f"({fake.endpoint}/v1/chat/completions): its route is another, likely /openai/v1; fix the "
+                           "route in the catalog's models entry (bedrock_endpoint.route) or give the whole base URL in "
+                           "AWS_BEDROCK_BASE_URL")
 
 
 def test_the_quality_lane_pairs_it_with_g6_as_the_same_model(tmp_path):

@@ -10,7 +10,7 @@ from typing import Any
 
 from aiohttp import web
 
-from rigs.catalog.served import other_route
+from rigs.aws import other_route
 
 from tests.agent.bench.fakes.openai_fake import FakeOpenAI, Policy
 
