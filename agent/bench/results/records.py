@@ -203,6 +203,9 @@ class BfclRecord(ReplyFields):
     ground_truth: list[dict[str, Any]] | None = None
     """BFCL's possible answers (``[{name: {param: [allowed values]}}]``); null for ``irrelevance``."""
     calls: list[BfclCall]
+    not_offered: str | None = None
+    """What the case needs that the backend's endpoint does not offer for its model, and where that is stated: the
+    case was not sent, and is left out of its accuracy (not a failure)."""
 
 
 class QualityRecord(ReplyFields):
