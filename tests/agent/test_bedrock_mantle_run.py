@@ -89,8 +89,9 @@ def test_a_run_with_it_and_the_local_rig_ends_with_both_in_the_report(no_other_a
 def test_its_host_from_aws_endpoint_url_bedrock_mantle_every_request_goes_under_the_models_route(
         no_other_aws: None, tmp_path: Path) -> None:
     """The done-when of the routes: a stand-in serving Gemma 4 E2B only under /openai/v1 (its model card's route)
-    answers every request, none under /v1."""
-    with MantleFake(Script()) as bedrock:
+    answers every request, none under /v1; it reasons by default (30 tokens a reply, as its usage reports them),
+    which the report counts and prices beside the answer tokens."""
+    with MantleFake(Script(reasoning_tokens=30)) as bedrock:
         code = run_module.main(["--backends", "bedrock-mantle", "--demos", "chat", "--runs", "1",
                                 "--out", str(tmp_path / "out")], env={aws.MANTLE_ENDPOINT_VAR: bedrock.endpoint})
     assert code == 0
@@ -99,6 +100,12 @@ def test_its_host_from_aws_endpoint_url_bedrock_mantle_every_request_goes_under_
     summary = json.loads((tmp_path / "out" / "summary.json").read_text())
     chat = summary["backends"]["bedrock-mantle"]["chat"]
     assert chat["requests"] and not chat["errors"]
+    spent = chat["reasoning"]
+    assert spent["reasoning_tokens"] == 30 * spent["requests"] and spent["answer_tokens"] == 12 * spent["requests"]
+    report = (tmp_path / "out" / "REPORT.md").read_text()
+    n = spent["requests"]
+    assert (f"{30 * n:,} reasoning + {12 * n:,} answer tokens = {42 * n:,} output tokens (71.4% reasoning) over {n} "
+            f"requests; at $0.08/M output, $0.28 per million answer tokens") in report
 
 
 def test_a_whole_base_url_is_used_as_given_and_the_wrong_route_is_one_line(

@@ -128,8 +128,14 @@ def test_the_quality_lane_pairs_it_with_g6_as_the_same_model(tmp_path):
     pair = next(p for p in s["quality_pairs"] if {p["a"], p["b"]} == {"bedrock-mantle", "g6"})
     assert pair["relation"] == "same model" and not pair["same_weights"]
     assert s["backends"]["bedrock-mantle"]["weights"]["model"] == s["backends"]["g6"]["weights"]["model"]
+    card = "https://docs.aws.amazon.com/bedrock/latest/userguide/model-card-google-gemma-4-e2b.html"
+    assert pair["differs"] == [  # what is not like for like, from the catalog's bedrock_endpoint
+        f"bedrock-mantle does not offer parallel tool calls ({card})",
+        "bedrock-mantle reasons before it answers (billed as output tokens, not shown) with no documented switch: its "
+        f"reasoning tokens are counted and priced beside the answer tokens ({card})"]
     text = (out / "REPORT.md").read_text()
     assert "| bedrock-mantle | same model |" in text
+    assert f"- bedrock-mantle against g6, besides what they serve: {pair['differs'][0]}; " in text
     assert ("| Gemma 4 E2B | not published | not published | - | Amazon Bedrock (Mantle) |" in text)
     priced = json.loads((out / "run.json").read_text())["prices"]["backends"]["bedrock-mantle"]["per_token"]
     assert (priced["model_id"], priced["usd_per_m_input"], priced["usd_per_m_output"]) == (MODEL, 0.04, 0.08)
