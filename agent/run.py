@@ -286,10 +286,7 @@ def _run(args: argparse.Namespace, plan: BackendPlan, runner: ModuleType, ui: Ui
             return EXIT_FAILED
         with ui.step("reading what serves each backend (engine, model, instance, image)"):
             backends = read_all(backends, session)
-        for backend in [b for b in backends if route_refusal(b)]:
-            ui.error(f"{backend.name}: {route_refusal(backend)}")
-            backends.remove(backend)
-            failed.append(backend.name)
+        backends = _confirmed(backends, ui, failed)
         if not backends:
             ui.error("no backend could be reached")
             return EXIT_FAILED
@@ -299,6 +296,20 @@ def _run(args: argparse.Namespace, plan: BackendPlan, runner: ModuleType, ui: Ui
         ui.error("not run: " + ", ".join(sorted(set(failed), key=sort_key)))
         return code or EXIT_FAILED
     return code
+
+
+def _confirmed(backends: list[Backend], ui: Ui, failed: list[str]) -> list[Backend]:
+    """``backends`` less those whose endpoint said, as what served them was read, that it does not serve their model
+    where they call it (Bedrock's OpenAI-compatible endpoint under another route): one line each, and not run."""
+    kept = []
+    for backend in backends:
+        refusal = route_refusal(backend)
+        if refusal:
+            ui.error(f"{backend.name}: {refusal}")
+            failed.append(backend.name)
+        else:
+            kept.append(backend)
+    return kept
 
 
 def _report_skips(plan: BackendPlan, selection: tuple[str, ...] | None, ui: Ui) -> None:
