@@ -11,12 +11,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Callable
-
 from urllib.parse import urlsplit
 
 from rigs import aws
 from rigs.catalog.price_terms import STANDARD_TIER
-
 
 from ..bench.results.constants import NOT_OFFERED_PREFIX, WEIGHTS_METADATA_PREFIX
 from .backend import MANTLE, Backend, normalize_base_url

@@ -73,7 +73,8 @@ def _not_offered(blocks: Mapping[str, BfclSummary]) -> list[str]:
     """One line per backend whose endpoint does not offer what some cases need: which cases, and why."""
     out = [f"- **{n}: {sum(b.not_offered.values())} cases not offered** "
            f"({', '.join(f'{c} {k}' for c, k in b.not_offered.items())}): {'; '.join(b.not_offered_why)}. Not sent, "
-           "left out of its accuracy and its pairs, not counted as failures." for n, b in blocks.items() if b.not_offered]
+           "left out of its accuracy and its pairs, not counted as failures."
+           for n, b in blocks.items() if b.not_offered]
     return out + [""] if out else []
 
 
