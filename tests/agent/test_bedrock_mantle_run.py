@@ -106,6 +106,9 @@ def test_its_host_from_aws_endpoint_url_bedrock_mantle_every_request_goes_under_
     n = spent["requests"]
     assert (f"{30 * n:,} reasoning + {12 * n:,} answer tokens = {42 * n:,} output tokens (71.4% reasoning) over {n} "
             f"requests; at $0.08/M output, $0.28 per million answer tokens") in report
+    assert ("- **bedrock-mantle: not like for like.** bedrock-mantle does not offer parallel tool calls "
+            "(https://docs.aws.amazon.com/bedrock/latest/userguide/model-card-google-gemma-4-e2b.html); bedrock-mantle "
+            "reasons before it answers") in report  # in "Which one?", above any answer
 
 
 def test_a_whole_base_url_is_used_as_given_and_the_wrong_route_is_one_line(

@@ -29,7 +29,7 @@ from functools import lru_cache
 from typing import Any, Iterable, Mapping, Sequence
 
 from ...results.blocks.quality import QualityLane, QualityPair, QualitySummary, Relation, Weights
-from ...results.constants import NOT_OFFERED_PREFIX, WEIGHTS_METADATA_PREFIX
+from ...results.constants import WEIGHTS_METADATA_PREFIX
 from ...results.records import QualityRecord, RequestRecord, parse_record
 from ...results.run import BackendInfo, RunFile
 from .. import stats
@@ -90,19 +90,6 @@ def reference(run: RunFile, measured: Sequence[str], weights: Mapping[str, Weigh
     if chosen:
         why = f"--quality-reference {chosen} was not measured in this run, so {why}"
     return best, why
-
-
-def differences(infos: Mapping[str, BackendInfo]) -> list[str]:
-    """What sets each backend apart besides its weights, from its metadata (the catalog's ``bedrock_endpoint``): the
-    features its endpoint does not offer, and reasoning it does by default, each with its source."""
-    out = []
-    for name, info in infos.items():
-        meta = info.metadata
-        out += [f"{name} does not offer {key.removeprefix(NOT_OFFERED_PREFIX).replace('_', ' ')} ({source})"
-                for key, source in meta.items() if key.startswith(NOT_OFFERED_PREFIX)]
-        if meta.get("reasoning_note"):
-            out.append(f"{name} {meta['reasoning_note']} ({meta.get('reasoning_source') or 'the catalog'})")
-    return out
 
 
 def _points(x: float) -> str:
@@ -168,7 +155,7 @@ def _pair(a: str, b: str, graded: Mapping[str, Mapping[str, bool]], infos: Mappi
         mcnemar_p=float(f"{p:.4g}"), difference=difference, ci95=ci,
         significant=bool(n) and p < ALPHA and only_a != only_b, same_weights=rel == "same weights and engine",
         relation=rel, power=design_power(n)[0] if n else 0.0, verdict=text, flag=flag,
-        differs=differences({side: infos[side] for side in (a, b) if side in infos}),
+        differs=[d for side in (a, b) if side in infos for d in infos[side].not_like_for_like()],
         flipped=[i.split("\x00", 1)[1] for i in common if ra[i] != rb[i]])
 
 
