@@ -73,15 +73,17 @@ def missing(source: str, reason: str) -> dict[str, Any]:
 # --- an OpenAI-compatible server -----------------------------------------------------------------
 
 
-def _get(url: str, timeout_s: float, headers: Mapping[str, str] | None = None) -> tuple[Any, str | None]:
-    """The JSON at ``url``, or None and a one-line reason (an error answer's own message after its status)."""
+def _get(url: str, timeout_s: float, headers: Mapping[str, str] | None = None, said: bool = False
+         ) -> tuple[Any, str | None]:
+    """The JSON at ``url``, or None and a one-line reason (with ``said``, an error answer's own message after its
+    status: how Bedrock's endpoint says a route does not serve a model)."""
     request = urllib.request.Request(url, method="GET", headers=dict(headers or {}))
     try:
         with urllib.request.urlopen(request, timeout=timeout_s) as reply:  # noqa: S310
             return json.loads(reply.read()), None
     except urllib.error.HTTPError as exc:
-        said = _error_message(exc)
-        return None, f"HTTP {exc.code}" + (f": {said}" if said else "")
+        message = _error_message(exc) if said else ""
+        return None, f"HTTP {exc.code}" + (f": {message}" if message else "")
     except (OSError, http.client.HTTPException) as exc:
         return None, describe_error(exc)
     except ValueError:
@@ -369,7 +371,7 @@ def mantle_facts(backend: Backend, session: Any, timeout_s: float = READ_TIMEOUT
     except aws.CredentialsError as exc:
         models, why = None, exc.cause
     else:
-        models, why = _get(url, timeout_s, auth.headers("GET", url))
+        models, why = _get(url, timeout_s, auth.headers("GET", url), said=True)
     listed = {str(m.get("id")): m for m in (models.get("data") if isinstance(models, dict) else None) or []
               if isinstance(m, dict) and m.get("id")}
     entry = listed.get(backend.model_id)
