@@ -94,9 +94,9 @@ BEDROCK = BackendKind("bedrock", transport=BEDROCK_RUNTIME, needs=("region",), p
                       preferred_orchestrator=True)
 BEDROCK_MANTLE = BackendKind("bedrock-mantle", transport=HTTP, needs=("base_url", "region"), pricing=PER_TOKEN,
                              provenance=FROM_SERVER, native_tool_calls=True, auth=SIGV4, managed=True)
-"""Bedrock's OpenAI-compatible endpoint (``https://bedrock-mantle.<region>.api.aws/v1``, Chat Completions): an
-OpenAI-compatible server whose requests carry AWS's authentication, priced per token; what serves it is read from
-its ``GET /v1/models`` (docs/agent.md, "The same model on Bedrock")."""
+"""Bedrock's OpenAI-compatible endpoint (``https://bedrock-mantle.<region>.api.aws`` + the model's route, ``/v1`` or
+``/openai/v1``, Chat Completions): an OpenAI-compatible server whose requests carry AWS's authentication, priced per
+token; what serves it is read from its ``GET <route>/models`` (docs/agent.md, "The same model on Bedrock")."""
 OPENAI = BackendKind("openai", transport=HTTP, needs=("base_url",), pricing=PER_HOUR, provenance=FROM_SERVER,
                      native_tool_calls=True, ignore_eos=True)
 SAGEMAKER = BackendKind("sagemaker", transport=SAGEMAKER_RUNTIME, needs=("region", "endpoint_name"),

@@ -40,7 +40,7 @@ from .reach.custom_server import identify, shadow_note
 from .reach.discovery import AwsClients, Discoverer, Discovery
 from .reach.forwarding import ForwardError, ForwardSet, ForwardToolsMissing, PortForward, \
     PortTaken, RelayPortForward, SsmPortForward, check_ssm_tools, preferred_port
-from .reach.provenance import read_all
+from .reach.provenance import read_all, route_refusal
 from .local_rig import MODEL_ID, LocalRigConfig, LocalRigError, find_installation, local_rig_process
 from .plan import ForwardTarget, BackendPlan, make_plan, needs_aws
 from .reach.stand_in import StandIn, StandInError, parse_stand_in
@@ -254,7 +254,7 @@ def _main(args: argparse.Namespace, env: Mapping[str, str], runner: ModuleType, 
         return EXIT_FAILED
     out_dir = _evidence_folder(args.out)
     run_session = session if aws_ok else None
-    if signer is not None and not env_config.mantle.base_url_given:
+    if signer is not None and not env_config.mantle.replaced:
         run_session = signer  # Bedrock's endpoint named alone: priced through the Pricing API too, as Bedrock is
     try:
         return _run(args, plan, runner, ui, out_dir, run_session, stand_in)
@@ -286,12 +286,30 @@ def _run(args: argparse.Namespace, plan: BackendPlan, runner: ModuleType, ui: Ui
             return EXIT_FAILED
         with ui.step("reading what serves each backend (engine, model, instance, image)"):
             backends = read_all(backends, session)
+        backends = _confirmed(backends, ui, failed)
+        if not backends:
+            ui.error("no backend could be reached")
+            return EXIT_FAILED
         ui.note("running on " + ", ".join(b.name for b in backends) + f"; evidence in {out_dir}")
         code = runner.run(backends, args, out_dir=out_dir, session=session)
     if failed:
         ui.error("not run: " + ", ".join(sorted(set(failed), key=sort_key)))
         return code or EXIT_FAILED
     return code
+
+
+def _confirmed(backends: list[Backend], ui: Ui, failed: list[str]) -> list[Backend]:
+    """``backends`` less those whose endpoint said, as what served them was read, that it does not serve their model
+    where they call it (Bedrock's OpenAI-compatible endpoint under another route): one line each, and not run."""
+    kept = []
+    for backend in backends:
+        refusal = route_refusal(backend)
+        if refusal:
+            ui.error(f"{backend.name}: {refusal}")
+            failed.append(backend.name)
+        else:
+            kept.append(backend)
+    return kept
 
 
 def _report_skips(plan: BackendPlan, selection: tuple[str, ...] | None, ui: Ui) -> None:

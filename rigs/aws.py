@@ -44,6 +44,7 @@ from __future__ import annotations
 import difflib
 import hashlib
 import html
+import urllib.parse
 import os
 import random
 import re
@@ -598,17 +599,65 @@ MANTLE_SERVICE = "bedrock-mantle"
 """The SigV4 service name (and IAM prefix) of Bedrock's OpenAI-compatible endpoint; the openai SDK's Bedrock provider
 signs with it (``openai/lib/_bedrock_auth.py``)."""
 MANTLE_BASE_URL_VAR = "AWS_BEDROCK_BASE_URL"
-"""Replaces the endpoint (the openai SDK's Bedrock-provider convention): tests, private endpoints."""
+"""Replaces the endpoint with a whole base URL, route included, used as given (the openai SDK's Bedrock-provider
+convention): tests, private endpoints."""
+MANTLE_ENDPOINT_VAR = "AWS_ENDPOINT_URL_BEDROCK_MANTLE"
+"""Replaces the endpoint's scheme, host and port only; the model's route is appended (botocore's service-specific
+endpoint variable, ``AWS_ENDPOINT_URL_<SERVICE>``: docs.aws.amazon.com sdkref/latest/guide/
+feature-ss-endpoints.html)."""
+MANTLE_ROUTES: tuple[str, ...] = ("/v1", "/openai/v1")
+"""The path prefixes the endpoint serves models under: "the path prefix varies by model", most under ``/v1``, some
+under ``/openai/v1`` (docs.aws.amazon.com bedrock/latest/userguide/inference-responses-api.html)."""
+DEFAULT_MANTLE_ROUTE = MANTLE_ROUTES[0]
+"""The route of a model the catalog says nothing of: the one most models are served under."""
+ROUTE_REFUSED = "isn't supported on this route"
+"""How the endpoint refuses a model asked for under the wrong route: "model `<model-id>` isn't supported on this
+route" (docs.aws.amazon.com bedrock/latest/userguide/inference-responses-api.html)."""
 MANTLE_TOKEN_VAR = "AWS_BEARER_TOKEN_BEDROCK"
 """A Bedrock API key, sent as a bearer token instead of a SigV4 signature."""
 BEARER, SIGNED = "bearer", "sigv4"
 _AUTH_HEADERS = ("authorization", "x-amz-date", "x-amz-security-token", "x-amz-content-sha256")
 
 
-def mantle_url(region: str) -> str:
-    """The endpoint's Chat Completions root in ``region`` (its regional endpoints: docs.aws.amazon.com
+def mantle_host(region: str) -> str:
+    """The endpoint's scheme and host in ``region`` (its regional endpoints: docs.aws.amazon.com
     bedrock/latest/userguide/bedrock-mantle.html)."""
-    return f"https://bedrock-mantle.{region}.api.aws/v1"
+    return f"https://bedrock-mantle.{region}.api.aws"
+
+
+def endpoint_root(text: str) -> str:
+    """``text`` as an endpoint's scheme, host and port (``AWS_ENDPOINT_URL_BEDROCK_MANTLE``); ValueError naming the
+    fix for anything more (a path, a query) or less (no scheme or host)."""
+    parts = urllib.parse.urlsplit(text.strip())
+    if parts.scheme not in ("http", "https") or not parts.netloc:
+        raise ValueError(f"{MANTLE_ENDPOINT_VAR}={text!r} is not an http(s) URL; give scheme, host and port "
+                         "(https://bedrock-mantle.us-east-1.api.aws)")
+    if parts.path.strip("/") or parts.query or parts.fragment:
+        raise ValueError(f"{MANTLE_ENDPOINT_VAR}={text!r} has a path; it takes scheme, host and port only (the "
+                         "model's route, /v1 or /openai/v1, is appended): a whole base URL goes in "
+                         f"{MANTLE_BASE_URL_VAR}")
+    return f"{parts.scheme}://{parts.netloc}"
+
+
+def other_route(route: str) -> str:
+    """The route of :data:`MANTLE_ROUTES` that ``route`` is not (``/v1`` for anything else)."""
+    return next((r for r in MANTLE_ROUTES if r != route), DEFAULT_MANTLE_ROUTE)
+
+
+def route_refused(text: str) -> bool:
+    """Whether an answer's text is the endpoint's refusal of a model under the wrong route."""
+    return ROUTE_REFUSED in text
+
+
+WRONG_ROUTE = "Bedrock's OpenAI-compatible endpoint does not serve "
+"""How :func:`wrong_route`'s line begins."""
+
+
+def wrong_route(model_id: str, url: str, route: str) -> str:
+    """The one line for a model refused (or not listed) under ``route`` at ``url``, naming the other route."""
+    return (f"{WRONG_ROUTE}{model_id} under {route} ({url}): its route is another, likely {other_route(route)}; fix "
+            f"the route in the catalog's models entry (bedrock_endpoint.route) or give the whole base URL in "
+            f"{MANTLE_BASE_URL_VAR}")
 
 
 def mantle_region(url: str) -> str | None:

@@ -14,10 +14,12 @@
   ``/invocations`` to it).
 - **Bedrock**: the foundation model an inference profile routes to (``GetInferenceProfile``) and the service
   tier Bedrock reports serving a one-token ``Converse`` request in (``serviceTier``).
-- **Bedrock's OpenAI-compatible endpoint**: whether its ``GET /v1/models``, authenticated as every request is, lists
-  the model requests name, and the region its host names (requests are signed for the expected one).
+- **Bedrock's OpenAI-compatible endpoint**: whether its ``GET <route>/models`` (the model's route, ``/v1`` or
+  ``/openai/v1``), authenticated as every request is, lists the model requests name, and the region its host names
+  (requests are signed for the expected one). A model its route refuses, or does not list, leaves the backend out of
+  the run with one line naming the other route (:func:`route_refusal`): the one check made before the run.
 
-A fact that is not answered is recorded as not reported, with the reason; reading never fails a run.
+Any other fact that is not answered is recorded as not reported, with the reason; reading never fails a run.
 """
 
 from __future__ import annotations
@@ -33,6 +35,7 @@ import urllib.request
 from concurrent.futures import ThreadPoolExecutor
 from datetime import datetime
 from typing import Any, Mapping, Sequence
+from urllib.parse import urlsplit
 
 from botocore.config import Config
 
@@ -70,18 +73,32 @@ def missing(source: str, reason: str) -> dict[str, Any]:
 # --- an OpenAI-compatible server -----------------------------------------------------------------
 
 
-def _get(url: str, timeout_s: float, headers: Mapping[str, str] | None = None) -> tuple[Any, str | None]:
-    """The JSON at ``url``, or None and a one-line reason."""
+def _get(url: str, timeout_s: float, headers: Mapping[str, str] | None = None, said: bool = False
+         ) -> tuple[Any, str | None]:
+    """The JSON at ``url``, or None and a one-line reason (with ``said``, an error answer's own message after its
+    status: how Bedrock's endpoint says a route does not serve a model)."""
     request = urllib.request.Request(url, method="GET", headers=dict(headers or {}))
     try:
         with urllib.request.urlopen(request, timeout=timeout_s) as reply:  # noqa: S310
             return json.loads(reply.read()), None
     except urllib.error.HTTPError as exc:
-        return None, f"HTTP {exc.code}"
+        message = _error_message(exc) if said else ""
+        return None, f"HTTP {exc.code}" + (f": {message}" if message else "")
     except (OSError, http.client.HTTPException) as exc:
         return None, describe_error(exc)
     except ValueError:
         return None, "not JSON"
+
+
+def _error_message(exc: urllib.error.HTTPError) -> str:
+    """The ``error.message`` of an OpenAI-shaped error answer, in 200 characters at most ("" for any other)."""
+    try:
+        body = json.loads(exc.read() or b"null")
+    except (OSError, ValueError):
+        return ""
+    error = body.get("error") if isinstance(body, dict) else None
+    message = error.get("message") if isinstance(error, dict) else None
+    return str(message)[:200] if message else ""
 
 
 def server_facts(base_url: str, model_id: str, timeout_s: float = READ_TIMEOUT_S) -> dict[str, Any]:
@@ -343,27 +360,43 @@ def _served_tier(session: Any, region: str, model_id: str, tier: str) -> dict[st
 
 
 def mantle_facts(backend: Backend, session: Any, timeout_s: float = READ_TIMEOUT_S) -> dict[str, Any]:
-    """Whether the endpoint lists the model requests name, and the region its host names."""
+    """Whether the endpoint lists the model requests name under their route (``GET <route>/models``, signed), that
+    route, and the region its host names. A model the route refuses or does not list has its ``route`` fact missing
+    with :func:`rigs.aws.wrong_route`'s line: the run then leaves the backend out (:func:`route_refusal`)."""
     url = f"{backend.base_url}/models"
+    route = str(backend.metadata.get("route") or urlsplit(str(backend.base_url)).path)
     try:
         auth = aws.MantleAuth.of(backend.metadata.get("auth_mode", aws.SIGNED), str(backend.region),
                                  lambda: session if session is not None else aws.make_session())
     except aws.CredentialsError as exc:
         models, why = None, exc.cause
     else:
-        models, why = _get(url, timeout_s, auth.headers("GET", url))
+        models, why = _get(url, timeout_s, auth.headers("GET", url), said=True)
     listed = {str(m.get("id")): m for m in (models.get("data") if isinstance(models, dict) else None) or []
               if isinstance(m, dict) and m.get("id")}
     entry = listed.get(backend.model_id)
+    asked = f"GET {route}/models"
+    wrong = aws.wrong_route(backend.model_id, url, route)
     if entry is not None:
         owner = f" (owned_by {entry['owned_by']})" if entry.get("owned_by") else ""
-        model = fact(backend.model_id, f"GET /v1/models lists it{owner}")
+        model = fact(backend.model_id, f"{asked} lists it{owner}")
+        served = fact(route, f"{asked} lists {backend.model_id}")
     else:
-        model = missing("GET /v1/models", why or f"not among the {len(listed)} models it lists")
+        model = missing(asked, why or f"not among the {len(listed)} models it lists")
+        refused = isinstance(models, dict) or aws.route_refused(why or "")
+        served = missing(asked, wrong if refused else f"not confirmed: {why}")
     host_region = aws.mantle_region(str(backend.base_url))
     region = (fact(host_region, "the endpoint's host") if host_region else
               missing("the endpoint's host", f"{backend.base_url} names no region (a private or stand-in endpoint)"))
-    return {"model": model, "region": region}
+    return {"model": model, "route": served, "region": region}
+
+
+def route_refusal(backend: Backend) -> str | None:
+    """The one line saying the endpoint does not serve ``backend``'s model under its route, as :func:`mantle_facts`
+    read it before the run; None where the route was confirmed, or could not be read (the run then finds out)."""
+    read = (backend.provenance.get("read") or {}).get("route") or {}
+    reason = str(read.get("not_reported") or "")
+    return reason if reason.startswith(aws.WRONG_ROUTE) else None
 
 
 # --- every backend -------------------------------------------------------------------------------

@@ -22,9 +22,11 @@ with the fix for each failure:
   secret when the rig's model needs one; for g5g, its image in the account's ECR and the
   CodeBuild quota its build needs;
 - per region checked where the catalog's Bedrock OpenAI-compatible entry (``bedrock-mantle``) runs: that its
-  endpoint lists the model (``GET /v1/models``, signed with the caller's credentials; ``AWS_BEDROCK_BASE_URL``
-  names another endpoint; left out where AWS is a custom endpoint, such as moto's server offline, unless that
-  variable names one). A warning only: the benchmark's ``bedrock-mantle`` backend fails there, no rig does.
+  endpoint lists the model under the route the catalog names for it (``GET <route>/models``, ``/v1`` or
+  ``/openai/v1``, signed with the caller's credentials; ``AWS_BEDROCK_BASE_URL`` names another whole base URL,
+  ``AWS_ENDPOINT_URL_BEDROCK_MANTLE`` another host; left out where AWS is a custom endpoint, such as moto's server
+  offline, unless one of those variables names one). A warning only: the benchmark's ``bedrock-mantle`` backend
+  fails there, no rig does.
 
 A failure ``blocks`` the rigs it stops from deploying in its region. A rig *can deploy*
 where nothing blocks it; the exit status is 0 when every rig named can deploy somewhere.

@@ -15,7 +15,8 @@ from pydantic import StrictBool, StrictInt, StrictStr, ValidationError, field_va
 
 from rigs.catalog.checks import Frozen, between, checked, located, problems
 from rigs.catalog.errors import CatalogError, UnknownRigError
-from rigs.catalog.served import Architecture, ModelCard, ModelId, NeuronVllm, RegionName, Text, source_page
+from rigs.catalog.served import Architecture, BedrockEndpoint, ModelCard, ModelId, NeuronVllm, RegionName, Text, \
+    source_page
 from rigs.catalog.kinds import AnyRig, DeployableRig, Rig
 from rigs.catalog.kinds.base import NAME
 from rigs.catalog.kinds.ec2 import NEURON_FAMILIES, Ec2Rig, NeuronRig
@@ -154,6 +155,11 @@ class Catalog(Frozen):
         if self.neuron_vllm.serves(arch):
             return None
         return f"{rig.other_models}; {self.neuron_vllm.refusal(model, arch)}"
+
+    def bedrock_endpoint(self, bedrock_id: str) -> BedrockEndpoint | None:
+        """What Bedrock's OpenAI-compatible endpoint offers for the model it serves as ``bedrock_id``, as the models
+        section states it; None for a model the section does not name."""
+        return next((c.bedrock_endpoint for c in self.models.values() if c.bedrock_id == bedrock_id), None)
 
     def get(self, name: str) -> Rig:
         try:

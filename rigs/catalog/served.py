@@ -12,6 +12,7 @@ from typing import Any, ClassVar, Literal, Mapping, Union
 from pydantic import Field, StrictBool, StrictFloat, StrictInt, StrictStr, ValidationInfo, field_validator, \
     model_validator
 
+from rigs.aws import MANTLE_ROUTES
 from rigs.catalog.checks import Frozen, Quoted, Strings, between, checked, located
 from rigs.contract import REGIONS
 
@@ -376,6 +377,37 @@ class Architecture(Frozen):
         return Attention(kv_heads=self.kv_heads, head_dim=self.head_dim)
 
 
+MantleRoute = Literal[MANTLE_ROUTES]  # type: ignore[valid-type]
+Reasoning = Literal["none", "by-default", "on-request"]
+
+
+class BedrockEndpoint(Frozen):
+    """What Bedrock's OpenAI-compatible endpoint offers for one model, as its public source states it: facts the
+    benchmark acts on (the route it calls, the features it does not ask for) instead of branching on names.
+
+    Attributes:
+        route: the path prefix the model is served under (:data:`rigs.aws.MANTLE_ROUTES`); a request under the
+            other one is refused with "model `<id>` isn't supported on this route".
+        parallel_tool_calls: whether it makes several tool calls in one reply; False: "not offered", and the BFCL
+            categories that need it are left out of its accuracy and said so, not counted as its failures; None
+            where the source does not say (then they are asked and graded as anywhere).
+        reasoning: ``by-default``: it reasons before it answers and the source documents no request field that
+            turns that off (billed as output tokens, not shown in the answer: its reasoning tokens are counted and
+            priced beside the answer tokens); ``on-request``: only when a request asks (the benchmark never does,
+            as it never asks the rigs); ``none``: never.
+        source: the public page these facts are read on (the model card's "Programmatic access").
+    """
+
+    route: MantleRoute
+    parallel_tool_calls: StrictBool | None = None
+    reasoning: Reasoning
+    source: source_page("the model card these facts are read on")
+
+    def not_offered(self) -> dict[str, str]:
+        """The features it does not offer, each with where that is stated."""
+        return {"parallel_tool_calls": self.source} if self.parallel_tool_calls is False else {}
+
+
 class ModelCard(Frozen):
     """One model the rigs can serve: what it is, where it is published, and how vLLM serves it.
 
@@ -391,6 +423,8 @@ class ModelCard(Frozen):
         tool_call_parser: vLLM's ``--tool-call-parser`` for its tool calls; None where it has none.
         bedrock_id: the id Bedrock's OpenAI-compatible endpoint serves it under; None where Bedrock does not.
         bedrock_note: what is known of Bedrock serving it otherwise (another id, another version).
+        bedrock_endpoint: what Bedrock's OpenAI-compatible endpoint offers for it (:class:`BedrockEndpoint`); given
+            with every ``bedrock_id``.
         architecture: its shape (:class:`Architecture`).
     """
 
@@ -403,7 +437,18 @@ class ModelCard(Frozen):
     tool_call_parser: Text | None
     bedrock_id: Text | None = None
     bedrock_note: Text | None = None
+    bedrock_endpoint: BedrockEndpoint | None = None
     architecture: Architecture
+
+    @model_validator(mode="after")
+    def _bedrock_facts(self) -> "ModelCard":
+        if self.bedrock_id and self.bedrock_endpoint is None:
+            located("ModelCard", [(("bedrock_endpoint",), "a model Bedrock serves (bedrock_id) says what its "
+                                  "OpenAI-compatible endpoint offers: route (/v1 or /openai/v1), "
+                                  "parallel_tool_calls, reasoning and the source they are read on")])
+        if self.bedrock_endpoint is not None and not self.bedrock_id:
+            located("ModelCard", [(("bedrock_endpoint",), "only a model with a bedrock_id has endpoint facts")])
+        return self
 
     def weights(self, engine: str) -> Weights:
         """What a rig serving it with ``engine`` serves, as the report shows it (its bytes as sized, not measured)."""

@@ -16,6 +16,7 @@ from agent import run as run_module
 from agent.local_rig import Installation, LocalRigConfig, local_backend
 from rigs import aws
 
+from tests.agent.bench.fakes.mantle_fake import MantleFake
 from tests.agent.bench.fakes.openai_fake import FakeOpenAI
 from tests.agent.bench.fakes.scripted import Script
 from tests.agent.bench.fakes.sigv4 import verify
@@ -83,3 +84,50 @@ def test_a_run_with_it_and_the_local_rig_ends_with_both_in_the_report(no_other_a
     priced = json.loads((out / "run.json").read_text())["prices"]["backends"]["bedrock-mantle"]["per_token"]
     assert priced["source"] == "offline-file" and priced["usd_per_m_output"] == 0.08
     assert all(verify(r, "run-secret").service == "bedrock-mantle" for r in bedrock.received)
+
+
+def test_its_host_from_aws_endpoint_url_bedrock_mantle_every_request_goes_under_the_models_route(
+        no_other_aws: None, tmp_path: Path) -> None:
+    """The done-when of the routes: a stand-in serving Gemma 4 E2B only under /openai/v1 (its model card's route)
+    answers every request, none under /v1; it reasons by default (30 tokens a reply, as its usage reports them),
+    which the report counts and prices beside the answer tokens."""
+    with MantleFake(Script(reasoning_tokens=30)) as bedrock:
+        code = run_module.main(["--backends", "bedrock-mantle", "--demos", "chat", "--runs", "1",
+                                "--out", str(tmp_path / "out")], env={aws.MANTLE_ENDPOINT_VAR: bedrock.endpoint})
+    assert code == 0
+    assert bedrock.requests and bedrock.refused == []
+    assert {r.path_qs.rsplit("/", 1)[0] for r in bedrock.received} == {"/openai/v1", "/openai/v1/chat"}
+    summary = json.loads((tmp_path / "out" / "summary.json").read_text())
+    chat = summary["backends"]["bedrock-mantle"]["chat"]
+    assert chat["requests"] and not chat["errors"]
+    spent = chat["reasoning"]
+    assert spent["reasoning_tokens"] == 30 * spent["requests"] and spent["answer_tokens"] == 12 * spent["requests"]
+    report = (tmp_path / "out" / "REPORT.md").read_text()
+    n = spent["requests"]
+    assert (f"{30 * n:,} reasoning + {12 * n:,} answer tokens = {42 * n:,} output tokens (71.4% reasoning) over {n} "
+            f"requests; at $0.08/M output, $0.28 per million answer tokens") in report
+    assert ("- **bedrock-mantle: not like for like.** bedrock-mantle does not offer parallel tool calls "
+            "(https://docs.aws.amazon.com/bedrock/latest/userguide/model-card-google-gemma-4-e2b.html); bedrock-mantle "
+            "reasons before it answers") in report  # in "Which one?", above any answer
+
+
+def test_a_whole_base_url_is_used_as_given_and_the_wrong_route_is_one_line(
+        no_other_aws: None, tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    with MantleFake(Script()) as bedrock:
+        code = run_module.main(["--backends", "bedrock-mantle", "--demos", "chat", "--runs", "1",
+                                "--out", str(tmp_path / "out")],
+                               env={aws.MANTLE_BASE_URL_VAR: bedrock.endpoint + "/v1"})
+    assert code != 0
+    assert bedrock.refused == ["/v1/models"] and bedrock.requests == []  # asked where told, refused before the run
+    err = capsys.readouterr().err
+    assert (f"bedrock-mantle: Bedrock's OpenAI-compatible endpoint does not serve google.gemma-4-e2b under /v1 "
+            f"({bedrock.endpoint}/v1/models): its route is another, likely /openai/v1") in err
+
+
+def test_a_host_variable_with_a_path_is_one_line(no_other_aws: None, tmp_path: Path,
+                                                 capsys: pytest.CaptureFixture) -> None:
+    code = run_module.main(["--backends", "bedrock-mantle", "--out", str(tmp_path / "out")],
+                           env={aws.MANTLE_ENDPOINT_VAR: "http://127.0.0.1:9/openai/v1"})
+    assert code == 2
+    assert ("AWS_ENDPOINT_URL_BEDROCK_MANTLE='http://127.0.0.1:9/openai/v1' has a path; it takes scheme, host and "
+            "port only") in capsys.readouterr().err

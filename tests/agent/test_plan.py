@@ -76,7 +76,7 @@ def test_credentials_bring_bedrock_and_discovered_rigs() -> None:
     assert not result.local
     bedrock, mantle, sagemaker = result.ready
     assert (mantle.model_id, mantle.region, mantle.base_url) == ("google.gemma-4-e2b", "us-east-1",
-                                                                  "https://bedrock-mantle.us-east-1.api.aws/v1")
+                                                                  "https://bedrock-mantle.us-east-1.api.aws/openai/v1")
     assert bedrock.model_id == "us.amazon.nova-lite-v1:0" and bedrock.region == "us-east-1"
     assert (sagemaker.endpoint_name, sagemaker.region, sagemaker.model_id) == ("ep-1", "us-east-2", "sm-model")
     target = result.forwards[0]

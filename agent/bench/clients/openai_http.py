@@ -22,6 +22,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from urllib.parse import urlsplit
+
 from rigs import aws
 
 from ...kinds import NEURON
@@ -125,12 +127,21 @@ class NeuronClient(OpenAIClient):
 
 
 class BedrockMantleClient(OpenAIClient):
-    """Bedrock's OpenAI-compatible endpoint (``https://bedrock-mantle.<region>.api.aws/v1``): an OpenAI-compatible
-    server whose every request carries AWS's authentication, in the mode the backend was planned with."""
+    """Bedrock's OpenAI-compatible endpoint (``https://bedrock-mantle.<region>.api.aws`` + the model's route): an
+    OpenAI-compatible server whose every request carries AWS's authentication, in the mode the backend was planned
+    with. A request refused because the model is not served under its route fails with one line naming the route
+    tried and the other one."""
 
     def _auth(self) -> aws.MantleAuth:
         mode = self.backend.metadata.get("auth_mode", aws.SIGNED)
         return aws.MantleAuth.of(mode, str(self.backend.region), self.context.session)
+
+    async def send(self, request: ChatRequest) -> Reply:
+        reply = await super().send(request)
+        if reply.error and aws.route_refused(reply.error):
+            route = self.backend.metadata.get("route") or urlsplit(str(self.backend.base_url)).path
+            reply.error = aws.wrong_route(self.backend.model_id, self.transport.url, route)
+        return reply
 
     def interface(self, request: ChatRequest) -> str:
         return "bedrock-mantle-tools" if request.tools else "bedrock-mantle-chat"

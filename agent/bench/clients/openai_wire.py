@@ -44,15 +44,19 @@ def count(value: Any) -> int | None:
 
 
 def apply_usage(reply: Reply, usage: dict[str, Any]) -> None:
-    """Take the prompt and completion counts of an OpenAI ``usage`` object, and the cached prompt tokens
+    """Take the prompt and completion counts of an OpenAI ``usage`` object, the cached prompt tokens
     where the server reports them (``prompt_tokens_details.cached_tokens``, as vLLM does with
-    ``--enable-prompt-tokens-details``)."""
+    ``--enable-prompt-tokens-details``), and the reasoning tokens within the completion tokens where it reports them
+    (``completion_tokens_details.reasoning_tokens``, OpenAI's Chat Completions usage object)."""
     p, c = count(usage.get("prompt_tokens")), count(usage.get("completion_tokens"))
     reply.prompt_tokens = reply.prompt_tokens if p is None else p
     reply.completion_tokens = reply.completion_tokens if c is None else c
     details = usage.get("prompt_tokens_details")
     if isinstance(details, dict) and (cached := count(details.get("cached_tokens"))) is not None:
         reply.cached_prompt_tokens = cached
+    spent = usage.get("completion_tokens_details")
+    if isinstance(spent, dict) and (reasoning := count(spent.get("reasoning_tokens"))) is not None:
+        reply.reasoning_tokens = reasoning
 
 
 def short(value: Any) -> str:

@@ -98,6 +98,9 @@ class Reply:
         completion_tokens: The server's usage count (None when it sent no usage).
         cached_prompt_tokens: Prompt tokens the server read from its prefix cache, where it says (vLLM's
             ``usage.prompt_tokens_details.cached_tokens``, Bedrock's ``cacheReadInputTokens``).
+        reasoning_tokens: Completion tokens the model spent reasoning before its answer, where the server says
+            (``usage.completion_tokens_details.reasoning_tokens`` of OpenAI's Chat Completions usage): part of
+            ``completion_tokens``, billed as output, not in the text.
         finish_reason: As the server reported it (Bedrock: ``stopReason``).
         complete: Whether the reply came to its end: a finish reason or the end marker of a
             stream, or a whole non-streamed body.
@@ -126,6 +129,7 @@ class Reply:
     prompt_tokens: int | None = None
     completion_tokens: int | None = None
     cached_prompt_tokens: int | None = None
+    reasoning_tokens: int | None = None
     finish_reason: str | None = None
     complete: bool = False
     streamed: bool = True

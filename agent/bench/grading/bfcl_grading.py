@@ -51,8 +51,9 @@ class Grade:
     Attributes:
         outcome: ``correct``, ``wrong_call`` (a call was made, the checker refused it),
             ``missed_call`` (no call where one was due), ``spurious_call`` (a call on an
-            irrelevance case) or ``error`` (the request failed: not graded).
-        correct: Whether the answer is right; None for an error.
+            irrelevance case), ``error`` (the request failed: not graded) or ``not_offered`` (the case needs what
+            the backend's endpoint does not offer, so it was not sent: not graded, not a failure).
+        correct: Whether the answer is right; None for an error or a case not offered.
         reason: The checker's reason for a wrong answer, or a note.
         text_call: A snippet of a call written as text instead of made (None when none).
         calls: The decoded calls (``[{name: {param: value}}]``), None when they did not decode.
@@ -125,6 +126,8 @@ def text_call(text: str | None, functions: Sequence[Mapping[str, Any]]) -> str |
 
 def grade(record: Mapping[str, Any]) -> Grade:
     """Grade one ``part: bfcl`` record (a pure function of the record)."""
+    if record.get("not_offered"):
+        return Grade("not_offered", None, str(record["not_offered"]))
     if record.get("error"):
         return Grade("error", None, str(record["error"]))
     category = record["category"]

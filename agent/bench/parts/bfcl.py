@@ -14,7 +14,8 @@ from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence
 
 from ..clients.base import BackendClient
 from ..clients.reply import ChatRequest, Reply, Tool
-from ..tasks.bfcl_cases import PINNED_VERSION, BfclUnavailableError, Case, installed_version, sample_cases
+from ..results.constants import NOT_OFFERED_PREFIX
+from ..tasks.bfcl_cases import NEEDS, PINNED_VERSION, BfclUnavailableError, Case, installed_version, sample_cases
 from ..tasks.bfcl_tools import parameters, tool_name
 from .sending import in_flight, reply_fields
 
@@ -66,6 +67,23 @@ def case_record(b: Backend, client: BackendClient, request: ChatRequest, case: C
     }
 
 
+def not_offered(b: Backend, case: Case) -> str | None:
+    """What ``case`` needs that ``b``'s endpoint does not offer for its model, with where that is stated (the
+    catalog's ``bedrock_endpoint``, carried in its metadata); None where it is offered or not known to be missing."""
+    feature = NEEDS.get(case.category)
+    source = b.metadata.get(NOT_OFFERED_PREFIX + feature) if feature else None
+    if feature is None or source is None:
+        return None
+    return f"{feature.replace('_', ' ')}: not offered by its endpoint for its model ({source})"
+
+
+def not_offered_record(b: Backend, client: BackendClient, case: Case, seed: int, why: str) -> dict[str, Any]:
+    """A case not sent to ``b`` because its endpoint does not offer what it needs: no reply, and why."""
+    return {"part": "bfcl", "backend": b.name, "case": case.id, "category": case.category, "seed": seed,
+            "constrained": client.constrained, "messages": case.messages, "functions": case.functions,
+            "ground_truth": case.ground_truth, "calls": [], "not_offered": why}
+
+
 async def run_bfcl(
     *,
     backend: Backend,
@@ -79,11 +97,16 @@ async def run_bfcl(
 ) -> None:
     """Send every case to ``backend`` with ``concurrency`` in flight; one record per case. A backend that
     keeps failing is stopped by the runner's failure streak (``--max-consecutive-failures``), as in
-    every part."""
+    every part. A case that needs what its endpoint does not offer is recorded as not offered, not sent."""
     done = 0
 
     async def send(case: Case) -> None:
         nonlocal done
+        why = not_offered(backend, case)
+        if why:
+            done += 1
+            emit(not_offered_record(backend, client, case, seed, why))
+            return
         request = ChatRequest(messages=tuple(case.messages), max_tokens=MAX_TOKENS, stream=stream,
                               tools=tools_of(case.functions))  # fmt: skip
         reply = await client.send(request)

@@ -34,6 +34,12 @@ MODEL_NAME_METADATA = "model_name"
 catalog knows the id: no weights are stated for a server the app did not deploy, but the model is still told apart
 from another (:mod:`agent.bench.analysis.recommendation.models`)."""
 
+NOT_OFFERED_PREFIX = "not_offered_"
+"""A managed backend's ``metadata`` names each feature its endpoint does not offer for its model as
+``not_offered_<feature>`` (``not_offered_parallel_tool_calls``), the value the public page that says so (the catalog's
+``bedrock_endpoint``): the cases that need it are left out of its accuracy and said so, not counted as failures."""
+PARALLEL_TOOL_CALLS = "parallel_tool_calls"
+
 WEIGHTS_METADATA_PREFIX = "weights_"
 """A backend's ``metadata`` (``run.json`` ``backends``) carries what the catalog states it serves as
 ``weights_model``, ``weights_precision``, ``weights_bytes_per_weight``, ``weights_memory_gib``,

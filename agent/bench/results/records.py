@@ -62,6 +62,8 @@ class TimingRecord(Frozen):
                                                                 "its lag)")
     cached_prompt_tokens: int | None = Field(default=None, description="prompt tokens the server read from its "
                                                                        "prefix cache, where it reports them")
+    reasoning_tokens: int | None = Field(default=None, description="output tokens spent reasoning before the "
+                                         "answer (within output_tokens), where the server reports them")
 
 class NotSentRecord(Frozen):
     """A request of the workload the chat part did not send to a backend because it does not fit the backend's
@@ -183,6 +185,8 @@ class ReplyFields(Frozen):
     error: str | None = None
     prompt_tokens: int | None = None
     output_tokens: int | None = None
+    reasoning_tokens: int | None = None
+    """Of ``output_tokens``, those spent reasoning before the answer, where the server reports them."""
     seconds: float | None = None
     streamed: bool = False
     resends: int = 0
@@ -203,6 +207,9 @@ class BfclRecord(ReplyFields):
     ground_truth: list[dict[str, Any]] | None = None
     """BFCL's possible answers (``[{name: {param: [allowed values]}}]``); null for ``irrelevance``."""
     calls: list[BfclCall]
+    not_offered: str | None = None
+    """What the case needs that the backend's endpoint does not offer for its model, and where that is stated: the
+    case was not sent, and is left out of its accuracy (not a failure)."""
 
 
 class QualityRecord(ReplyFields):

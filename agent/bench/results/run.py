@@ -19,6 +19,7 @@ from typing import Any, Literal
 from pydantic import ConfigDict
 
 from .base import BackendKindName, Frozen, Log, Sparse
+from .constants import NOT_OFFERED_PREFIX
 from .blocks.provenance import Provenance
 from .blocks.recommendation import Workload
 from .blocks.slo import TargetLimits
@@ -46,6 +47,17 @@ class BackendInfo(Sparse, Frozen):
     custom: bool
     provenance: Provenance | None = None
     """Written when something was read or is expected."""
+
+    def not_like_for_like(self) -> list[str]:
+        """What sets it apart besides its weights, from its metadata (the catalog's ``bedrock_endpoint`` for a managed
+        endpoint's model): each feature its endpoint does not offer, and reasoning it does by default, each with its
+        source."""
+        meta = self.metadata
+        out = [f"{self.name} does not offer {key.removeprefix(NOT_OFFERED_PREFIX).replace('_', ' ')} ({source})"
+               for key, source in meta.items() if key.startswith(NOT_OFFERED_PREFIX)]
+        if meta.get("reasoning_note"):
+            out.append(f"{self.name} {meta['reasoning_note']} ({meta.get('reasoning_source') or 'the catalog'})")
+        return out
 
 
 class RunWorkload(Sparse, Workload):

@@ -25,6 +25,9 @@ PINNED_VERSION: Final = "2026.3.23"
 """The version ``scripts/setup`` installs (with ``--no-deps``); the cases and answers are its files."""
 
 CATEGORIES: Final = ("simple", "multiple", "parallel", "parallel_multiple", "irrelevance")
+NEEDS: Final = {"parallel": "parallel_tool_calls", "parallel_multiple": "parallel_tool_calls"}
+"""What a category asks of a backend beyond one tool call: several calls in one reply. A backend whose endpoint does
+not offer it (``not_offered_<feature>`` in its metadata, from the catalog) is not sent those cases."""
 ALL_CASES: Final = 1240
 """The cases of the five categories in the pinned version (400 + 200 + 200 + 200 + 240): ``--bfcl-n`` is at most
 this, checked before the package is read (a test counts them)."""

@@ -31,7 +31,7 @@ from rigs.placement.zones import choose_zones
 from tests.fake_tools import AWS_CLI_V1
 from tests.fake_tools import tools
 
-from tests.agent.bench.fakes.openai_fake import FakeOpenAI
+from tests.agent.bench.fakes.mantle_fake import MantleFake
 from tests.agent.bench.fakes.scripted import Script
 from tests.agent.bench.fakes.sigv4 import verify
 from tests.rigs.answers import CannedAnswers
@@ -136,16 +136,17 @@ def by_check(report: doctor.DoctorReport, check: str, region: str | None = None,
 
 
 @pytest.fixture
-def bedrock_endpoint(monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeOpenAI]:
-    """Bedrock's OpenAI-compatible endpoint at AWS_BEDROCK_BASE_URL, listing the catalog's model."""
-    listed = {"object": "list", "data": [{"id": CATALOG.get("bedrock-mantle").model_id, "owned_by": "google"}]}
-    with FakeOpenAI(Script(), pages={"/v1/models": listed}) as fake:
-        monkeypatch.setenv(aws.MANTLE_BASE_URL_VAR, fake.base_url)
+def bedrock_endpoint(monkeypatch: pytest.MonkeyPatch) -> Iterator[MantleFake]:
+    """Bedrock's OpenAI-compatible endpoint at AWS_ENDPOINT_URL_BEDROCK_MANTLE, serving the catalog's model under
+    its route (Gemma 4 E2B: /openai/v1) only."""
+    with MantleFake(Script(), model=CATALOG.get("bedrock-mantle").model_id) as fake:
+        monkeypatch.delenv(aws.MANTLE_BASE_URL_VAR, raising=False)
+        monkeypatch.setenv(aws.MANTLE_ENDPOINT_VAR, fake.endpoint)
         yield fake
 
 
 def test_healthy_account_every_check_passes_and_nothing_is_written(endpoint: str, which: Any,
-                                                                   bedrock_endpoint: FakeOpenAI) -> None:
+                                                                   bedrock_endpoint: MantleFake) -> None:
     answers = CannedAnswers()
     account_plan(answers)
     # a root volume floor below the AMI's snapshot: the deploy sizes the volume from the AMI, so it can deploy
@@ -177,28 +178,36 @@ def test_healthy_account_every_check_passes_and_nothing_is_written(endpoint: str
     assert by_check(report, "SageMaker image", "us-west-2", "sagemaker").detail == (
         f"{DLC_DIGEST[:19]}…: pinned, tagged here")
     assert by_check(report, "Bedrock model", "us-east-2").detail == "bedrock-mantle: google.gemma-4-e2b listed by its endpoint"
-    assert [g for g in bedrock_endpoint.gets] == ["/v1/models"] * 3  # one signed GET a region
+    assert [g for g in bedrock_endpoint.gets] == ["/openai/v1/models"] * 3  # one signed GET a region, on its route
     assert verify(bedrock_endpoint.received[0], "testing").service == "bedrock-mantle"
     # read-only: every call is a Describe/Get/List call
     assert clients.operations and all(op.startswith(("Describe", "Get", "List")) for op in clients.operations)
 
 
-def test_bedrock_model_not_listed_or_refused_warns_without_blocking(bedrock_endpoint: FakeOpenAI,
+def test_bedrock_model_not_listed_or_refused_warns_without_blocking(bedrock_endpoint: MantleFake,
                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("AWS_ENDPOINT_URL", raising=False)  # AWS itself: the check is made
     session = boto3.Session(aws_access_key_id="AKIADOCTOR", aws_secret_access_key="doctor-secret",
                             region_name="us-east-2")
     scope = doctor.Scope(aws.Clients(session, DOCTOR_CONFIG), ACCOUNT, [G6], CATALOG, session=session)
     mantle = CATALOG.get("bedrock-mantle")
-    bedrock_endpoint.pages["/v1/models"] = {"object": "list", "data": [{"id": "openai.gpt-oss-20b"}]}
+    bedrock_endpoint.pages["/openai/v1/models"] = {"object": "list", "data": [{"id": "openai.gpt-oss-20b"}]}
     (missing,) = bedrock_model(scope, mantle, "us-east-2")
     assert missing.status == WARN and not missing.blocks
-    assert missing.detail == ("bedrock-mantle: google.gemma-4-e2b is not among the 1 models its endpoint lists here: "
-                              "the benchmark's bedrock-mantle fails in this region")
+    assert missing.detail == ("bedrock-mantle: google.gemma-4-e2b is not among the 1 models its endpoint lists here "
+                              "under /openai/v1 (the other route: /v1): the benchmark's bedrock-mantle fails in this "
+                              "region")
     assert verify(bedrock_endpoint.received[0], "doctor-secret").region == "us-east-2"
-    bedrock_endpoint.pages["/v1/models"] = 403
+    bedrock_endpoint.pages["/openai/v1/models"] = 403
     (refused,) = bedrock_model(scope, mantle, "us-east-2")
     assert refused.denied == "bedrock-mantle:CreateInference" and "'InvokeBedrockOpenAIEndpoint'" in refused.fix
+    monkeypatch.setenv(aws.MANTLE_BASE_URL_VAR, bedrock_endpoint.endpoint + "/v1")  # a whole URL, the wrong route
+    (wrong,) = bedrock_model(scope, mantle, "us-east-2")
+    assert wrong.status == WARN and bedrock_endpoint.refused == ["/v1/models"]
+    assert wrong.detail == (f"bedrock-mantle: Bedrock's OpenAI-compatible endpoint does not serve google.gemma-4-e2b "
+                            f"under /v1 ({bedrock_endpoint.endpoint}/v1/models): its route is another, likely "
+                            "/openai/v1; fix the route in the catalog's models entry (bedrock_endpoint.route) or give "
+                            "the whole base URL in AWS_BEDROCK_BASE_URL")
 
 
 def test_each_check_fails_with_its_fix(endpoint: str, tmp_path: Any) -> None:

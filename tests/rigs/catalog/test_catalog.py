@@ -318,3 +318,17 @@ def test_every_deployable_rig_runs_on_a_listed_family_and_neuron_rigs_say_why_th
                                                                              "required field"]
     catalog = load_catalog()
     assert catalog.family_of("ml.g6.12xlarge")[0] == "g6" and catalog.family_of("ml.g5g.xlarge") is None
+
+
+def test_a_model_bedrock_serves_says_what_its_openai_compatible_endpoint_offers():
+    def mutate(data):
+        del data["models"]["openai/gpt-oss-20b"]["bedrock_endpoint"]
+        data["models"]["Qwen/Qwen3-8B"]["bedrock_endpoint"] = {"route": "/v2", "reasoning": "by-default",
+                                                               "source": "https://docs.aws.amazon.com/x.html"}
+
+    found = problems_for(mutate)
+    assert any(p.startswith("models.openai/gpt-oss-20b.bedrock_endpoint: a model Bedrock serves (bedrock_id) says "
+                            "what its OpenAI-compatible endpoint offers") for p in found), found
+    assert any(p.startswith("models.Qwen/Qwen3-8B.bedrock_endpoint.route:") for p in found), found
+    gemma = load_catalog().bedrock_endpoint("google.gemma-4-e2b")
+    assert (gemma.route, gemma.parallel_tool_calls, gemma.reasoning) == ("/openai/v1", False, "by-default")

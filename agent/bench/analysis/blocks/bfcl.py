@@ -3,7 +3,9 @@
 Per backend: accuracy overall and per category with its 95% Wilson interval and n; how many
 answers wrote a call as text instead of making it, made no call where one was due, or made one
 where none was; how many requests failed. A failed request is an error, never a wrong answer: it
-is left out of every accuracy and counted apart.
+is left out of every accuracy and counted apart. A case the backend's endpoint does not offer what
+it needs for (parallel tool calls) was not sent: it is left out of every accuracy and pair too, and
+counted apart as "not offered", never as a failure.
 
 Between every two backends: McNemar's exact test on the cases both answered (a failed request on
 either side drops the case from that pair).
@@ -46,10 +48,15 @@ def _case(r: BfclRecord) -> BfclCase:
                     reason=g.reason, text_call=g.text_call, calls=g.calls)
 
 
+UNGRADED = ("error", "not_offered")
+"""Outcomes that are not answers: a failed request, a case not sent because its endpoint does not offer what it
+needs."""
+
+
 def _by_category(detail: Sequence[BfclCase]) -> dict[str, CategoryRate]:
     out = {}
     for category in CATEGORIES:
-        mine = [d for d in detail if d.category == category]
+        mine = [d for d in detail if d.category == category and d.outcome != "not_offered"]
         if mine:
             ok = [d for d in mine if d.outcome != "error"]
             out[category] = CategoryRate(**_rate(sum(1 for d in ok if d.correct), len(ok)), errors=len(mine) - len(ok))
@@ -61,17 +68,20 @@ def summarize(records: Sequence[BfclRecord]) -> BfclSummary | None:
     if not records:
         return None
     detail = [_case(r) for r in records]
-    graded = [d for d in detail if d.outcome != "error"]
-    answered = [r for r in records if not r.error]
+    graded = [d for d in detail if d.outcome not in UNGRADED]
+    answered = [r for r in records if not r.error and not r.not_offered]
+    not_offered = [d for d in detail if d.outcome == "not_offered"]
     return BfclSummary(
         **_rate(sum(1 for d in graded if d.correct), len(graded)),
         text_calls=sum(1 for d in graded if d.text_call), missed_calls=sum(1 for d in graded if d.outcome == "missed_call"),
-        spurious_calls=sum(1 for d in graded if d.outcome == "spurious_call"), errors=len(detail) - len(graded),
-        requests=len(detail), relevant_cases=sum(1 for d in graded if d.category != "irrelevance"),
+        spurious_calls=sum(1 for d in graded if d.outcome == "spurious_call"),
+        errors=sum(1 for d in detail if d.outcome == "error"), requests=len(detail) - len(not_offered),
+        relevant_cases=sum(1 for d in graded if d.category != "irrelevance"),
         irrelevance_cases=sum(1 for d in graded if d.category == "irrelevance"),
         outcomes=dict(Counter(d.outcome for d in detail).most_common()),
         error_reasons=dict(Counter(d.reason for d in detail if d.outcome == "error").most_common()),
-        by_category=_by_category(detail), interface=records[0].interface,
+        by_category=_by_category(detail), not_offered=dict(Counter(d.category for d in not_offered)),
+        not_offered_why=sorted({str(d.reason) for d in not_offered}), interface=records[0].interface,
         constrained=any(r.constrained for r in records), streamed=any(r.streamed for r in records),
         seed=records[0].seed,
         output_tokens=distribution([r.output_tokens for r in answered], keep_values=False, digits=0),
@@ -86,7 +96,7 @@ def pairs(backends: Mapping[str, BackendSummary]) -> list[BfclPair]:
     Besides the test, each pair says how often the two agree: the same verdict, and the very same
     decoded calls (two servers with the same weights and tool parser should agree on nearly all).
     """
-    graded = {name: {d.case: d for d in b.bfcl.detail if d.outcome != "error"}
+    graded = {name: {d.case: d for d in b.bfcl.detail if d.outcome not in UNGRADED}
               for name, b in backends.items() if b.bfcl}  # fmt: skip
     names = list(graded)
     out = []

@@ -8,7 +8,8 @@ from collections import Counter
 from dataclasses import dataclass
 from typing import Sequence
 
-from ...results.blocks.chat import ChatLevel, ChatSummary, ColdRequest, PromptCache, Sessions, TurnFigures
+from ...results.blocks.chat import ChatLevel, ChatSummary, ColdRequest, PromptCache, ReasoningTokens, Sessions, \
+    TurnFigures
 from ...results.records import TimingRecord
 from .. import stats
 from ..decode import MULTI_TOKEN, PER_TOKEN, decode_rate
@@ -133,6 +134,17 @@ def prompt_cache(records: Sequence[TimingRecord]) -> PromptCache | None:
                        cached_share=round(cached / prompt, 4) if prompt else None)
 
 
+def reasoning(records: Sequence[TimingRecord]) -> ReasoningTokens | None:
+    """The reasoning share of the output tokens of the successful requests whose server reported it."""
+    reported = [r for r in records if not r.error and r.reasoning_tokens is not None and r.output_tokens]
+    if not reported:
+        return None
+    spent = sum(int(r.reasoning_tokens or 0) for r in reported)
+    output = sum(int(r.output_tokens or 0) for r in reported)
+    return ReasoningTokens(requests=len(reported), output_tokens=output, reasoning_tokens=spent,
+                           answer_tokens=output - spent, reasoning_share=round(spent / output, 4) if output else None)
+
+
 def summarize_chat(records: Sequence[TimingRecord]) -> ChatSummary | None:
     """Chat figures of one backend: steady-state (concurrency 1) distributions, the cold request,
     and the aggregate rate per concurrency level."""
@@ -166,4 +178,4 @@ def summarize_chat(records: Sequence[TimingRecord]) -> ChatSummary | None:
         returned_short=sum(1 for n in returned if requested and n < max(requested)),
         usage_missing=sum(1 for x in ok if x.output_tokens is None), input_per_output=_input_per_output(ok),
         cold=_cold(records), levels=[summarize_level(c, by_level[c]) for c in sorted(by_level)],
-        sessions=sessions(records), prompt_cache=prompt_cache(records))
+        sessions=sessions(records), prompt_cache=prompt_cache(records), reasoning=reasoning(records))

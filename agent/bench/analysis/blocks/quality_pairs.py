@@ -155,6 +155,7 @@ def _pair(a: str, b: str, graded: Mapping[str, Mapping[str, bool]], infos: Mappi
         mcnemar_p=float(f"{p:.4g}"), difference=difference, ci95=ci,
         significant=bool(n) and p < ALPHA and only_a != only_b, same_weights=rel == "same weights and engine",
         relation=rel, power=design_power(n)[0] if n else 0.0, verdict=text, flag=flag,
+        differs=[d for side in (a, b) if side in infos for d in infos[side].not_like_for_like()],
         flipped=[i.split("\x00", 1)[1] for i in common if ra[i] != rb[i]])
 
 

@@ -27,6 +27,9 @@ METHOD = [
     "Grade: BFCL's AST checker on the calls made (not on the text); an irrelevance case is right when "
     "no call is made. Accuracy is over the cases a backend answered; a failed request is an error, "
     "counted apart and never graded.",
+    "Not offered: a case needing what a managed endpoint does not offer for its model (parallel tool calls, "
+    "from the catalog's `bedrock_endpoint` and its public source) is not sent to it, and is left out of its "
+    "accuracy and of its pairs; it is counted apart, never as a failure.",
     "Call written as text: no call made, and the text names an offered function followed by `(`, or "
     "holds a JSON `\"name\": \"<function>\"` or a tool-call marker (the same detector as the counting grade).",
     "Intervals: 95% Wilson score. Pairs: McNemar's exact test on the cases both backends answered; "
@@ -66,10 +69,19 @@ def _pairs(pairs: Sequence[BfclPair]) -> list[str]:
     return out
 
 
+def _not_offered(blocks: Mapping[str, BfclSummary]) -> list[str]:
+    """One line per backend whose endpoint does not offer what some cases need: which cases, and why."""
+    out = [f"- **{n}: {sum(b.not_offered.values())} cases not offered** "
+           f"({', '.join(f'{c} {k}' for c, k in b.not_offered.items())}): {'; '.join(b.not_offered_why)}. Not sent, "
+           "left out of its accuracy and its pairs, not counted as failures."
+           for n, b in blocks.items() if b.not_offered]
+    return out + [""] if out else []
+
+
 def _wrong(blocks: Mapping[str, BfclSummary]) -> list[str]:
     out = []
     for n, b in blocks.items():
-        wrong = [d for d in b.detail if d.outcome not in ("correct", "error")]
+        wrong = [d for d in b.detail if d.outcome not in ("correct", "error", "not_offered")]
         for d in wrong[:LISTED]:
             text = f"; written as text: `{d.text_call[:100]}`" if d.text_call else ""
             out.append(f"- {n} `{d.case}` (record {d.seq}): {d.outcome}: {d.reason or ''}{text}")
@@ -100,10 +112,12 @@ def section(summary: Summary) -> list[str]:
     out += table(["backend", "interface", "cases sent", "accuracy", "call written as text",
                   "no call where one was due", "a call where none was", "errors"], rows)
     out += ["", "By category (right / answered, 95% Wilson interval):", ""]
-    categories = list(dict.fromkeys(c for b in blocks.values() for c in b.by_category))
-    out += table(["backend", *categories], [[backend_label(summary, n)] + [_rate(b.by_category.get(c)) for c in categories]
-                                            for n, b in blocks.items()])
+    categories = list(dict.fromkeys(c for b in blocks.values() for c in (*b.by_category, *b.not_offered)))
+    out += table(["backend", *categories], [[backend_label(summary, n)] + [
+        "not offered" if c in b.not_offered and c not in b.by_category else _rate(b.by_category.get(c))
+        for c in categories] for n, b in blocks.items()])
     out.append("")
+    out += _not_offered(blocks)
     notes = [f"- **{n}: constrained.** Its calls come from a reply held to a JSON schema of the offered functions "
              "by the server's grammar, not from the model's own tool calls." for n, b in blocks.items() if b.constrained]
     out += notes + ([""] if notes else [])

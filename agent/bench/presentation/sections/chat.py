@@ -86,12 +86,33 @@ def _sessions(summary: Summary, blocks: Mapping[str, ChatSummary]) -> list[str]:
     return out
 
 
+def _reasoning(summary: Summary, blocks: Mapping[str, ChatSummary]) -> list[str]:
+    """Reasoning tokens beside the answer tokens, priced where the backend is priced per token."""
+    spent = {n: c.reasoning for n, c in blocks.items() if c.reasoning}
+    if not spent:
+        return []
+    out = ["", "Reasoning tokens (the servers' own count: `usage.completion_tokens_details.reasoning_tokens`): "
+           "output tokens spent thinking before the answer, billed as output, not in the text; every figure "
+           "above counts them as output tokens:", ""]
+    for n, r in spent.items():
+        price = summary.prices.of(n).per_token
+        priced = ""
+        if price is not None and r.answer_tokens:
+            per_m = price.usd_per_m_output * r.output_tokens / r.answer_tokens
+            priced = (f"; at ${price.usd_per_m_output}/M output, ${per_m:.4g} per million answer tokens "
+                      f"(${price.usd_per_m_output * r.reasoning_tokens / 1e6:.4g} of reasoning in these requests)")
+        out.append(f"- {backend_label(summary, n)}: {r.reasoning_tokens:,} reasoning + {r.answer_tokens:,} answer "
+                   f"tokens = {r.output_tokens:,} output tokens ({percent(r.reasoning_share, 1)} reasoning) over "
+                   f"{r.requests} requests{priced}")
+    return out
+
+
 def section(summary: Summary) -> list[str]:
     out = ["## Chat benchmark", ""]
     blocks = {n: b.chat for n, b in summary.backends.items() if b.chat}
     if not blocks:
         return out + [not_run(summary, "chat", "Not run."), ""]
-    out += [NOTE, ""] + _tables(summary, blocks) + _sessions(summary, blocks)
+    out += [NOTE, ""] + _tables(summary, blocks) + _sessions(summary, blocks) + _reasoning(summary, blocks)
     resent = [(n, c) for n, c in blocks.items() if c.resends]
     if resent:
         out += ["", "Resends (a reused connection the server had closed; sent again on a new one, fresh clock):", ""]

@@ -100,7 +100,8 @@ def _against(lane: QualityLane, pairs: Sequence[QualityPair]) -> list[str]:
              percent(p.power), p.verdict] for p in mine]
     out += table(["backend", "what differs", "items graded on both", f"right on {ref} only", "right on it only",
                   "difference, points [95% CI]", "McNemar p", "power at this n", "verdict"], rows)
-    return out + [""]
+    differ = [f"- {p.b} against {ref}, besides what they serve: {'; '.join(p.differs)}." for p in mine if p.differs]
+    return out + ([""] + differ if differ else []) + [""]
 
 
 def _agreement(pairs: Sequence[QualityPair], ref: str | None) -> list[str]:

@@ -35,7 +35,8 @@ def brief_caveats(summary: Summary) -> list[str]:
 
 def caveats(summary: Summary) -> list[str]:
     """What the answer must be read with: an interrupted run, the run's notes, capacities that are only
-    floors, prompts heavier than those measured, toy models, constrained tool use."""
+    floors, prompts heavier than those measured, toy models, constrained tool use, a managed endpoint that is not
+    like for like (features it does not offer, reasoning by default)."""
     out = []
     if summary.run.interrupted:
         out.append("- **Interrupted**: a partial run; every figure covers only what finished, and each section says "
@@ -50,6 +51,8 @@ def caveats(summary: Summary) -> list[str]:
             out.append(f"- **{name}: constrained tool use.** Its first agent turn is a JSON-schema-constrained "
                        "choice among the tools made by the server's grammar, not the model's own tool call. "
                        "The grader still judges the filter it picked.")
+    out += [f"- **{info.name}: not like for like.** {'; '.join(info.not_like_for_like())}."
+            for info in summary.run.backends if info.name in summary.backends and info.not_like_for_like()]
     return out + [""] if out else []
 
 

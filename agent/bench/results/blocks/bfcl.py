@@ -28,7 +28,7 @@ class BfclCase(Frozen):
     seq: int | None
     case: str
     category: str
-    outcome: Literal["correct", "wrong_call", "missed_call", "spurious_call", "error"]
+    outcome: Literal["correct", "wrong_call", "missed_call", "spurious_call", "error", "not_offered"]
     correct: bool | None
     reason: str | None
     text_call: str | None
@@ -46,6 +46,11 @@ class BfclSummary(Rate):
     outcomes: dict[str, int]
     error_reasons: dict[str, int]
     by_category: dict[str, CategoryRate]
+    not_offered: dict[str, int] = {}
+    """Cases per category not sent because they need what the backend's endpoint does not offer for its model
+    (parallel tool calls): left out of every accuracy and every pair, never counted as failures."""
+    not_offered_why: list[str] = []
+    """What was not offered, and where that is stated."""
     interface: str | None
     constrained: bool
     streamed: bool

@@ -80,6 +80,18 @@ class PromptCache(Frozen):
     cached_share: float | None
 
 
+class ReasoningTokens(Frozen):
+    """Output tokens spent reasoning before the answer (billed as output, not in the text), over the successful
+    requests whose server reported them (``usage.completion_tokens_details.reasoning_tokens``)."""
+
+    requests: int
+    output_tokens: int
+    reasoning_tokens: int
+    answer_tokens: int
+    """``output_tokens`` - ``reasoning_tokens``: what the answers themselves took."""
+    reasoning_share: float | None
+
+
 class ChatSummary(Frozen):
     requests: int
     errors: int
@@ -105,3 +117,5 @@ class ChatSummary(Frozen):
     """Per-turn figures, when the requests were turns of sessions (``turn`` in the records)."""
     prompt_cache: PromptCache | None = None
     """Cached prompt tokens, when the server reported them (vLLM's ``cached_tokens``, Bedrock's cache reads)."""
+    reasoning: ReasoningTokens | None = None
+    """Reasoning tokens within the output tokens, when the server reported them."""

@@ -24,6 +24,7 @@ FACTS: dict[str, str] = {
     "driver": "accelerator driver",
     "image_digest": "image digest",
     "service_tier": "service tier",
+    "route": "route (Bedrock's OpenAI-compatible endpoint)",
     "kv_cache_tokens": "KV cache (tokens)",
     "max_concurrency": "sequences of the context at once",
     "compile_seconds": "Neuron compile at boot (s)",

@@ -87,6 +87,9 @@ class QualityPair(Frozen):
     verdict: str
     flag: str | None
     """Set when two backends that serve the same weights with the same engine differ significantly."""
+    differs: list[str] = []
+    """What differs between the two besides what they serve, as the catalog states it for a managed endpoint: the
+    features one does not offer, and reasoning one does by default (the rigs are not asked to reason)."""
     flipped: list[str]
     """The items the two grade differently (right on one side only), in item order."""
 

@@ -21,6 +21,7 @@ from rigs.catalog.model import load_catalog
 
 from tests.agent.bench.conftest import openai_backend, run_demo
 from tests.agent.bench.fakes.clients import Context
+from tests.agent.bench.fakes.mantle_fake import MantleFake
 from tests.agent.bench.fakes.openai_fake import FakeOpenAI
 from tests.agent.bench.fakes.scripted import Script
 from tests.agent.bench.fakes.sigv4 import verify
@@ -106,6 +107,17 @@ def test_what_served_it_is_read_from_its_signed_model_list_and_its_host():
     assert other["read"]["model"]["not_reported"] == "not among the 2 models it lists"
 
 
+def test_a_request_the_endpoint_refuses_on_its_route_fails_with_one_line_naming_the_other_route():
+    with MantleFake(Script()) as fake:  # Gemma 4 E2B under /openai/v1 only
+        backend = mantle(fake.endpoint + "/v1")
+        [reply] = exchange(BedrockMantleClient(backend, Signing()), ChatRequest.user("Say OK.", 8))
+    assert fake.refused == ["/v1/chat/completions"]
+    assert reply.error == (f"Bedrock's OpenAI-compatible endpoint does not serve {MODEL} under /v1 "
+                           f"({fake.endpoint}/v1/chat/completions): its route is another, likely /openai/v1; fix the "
+                           "route in the catalog's models entry (bedrock_endpoint.route) or give the whole base URL in "
+                           "AWS_BEDROCK_BASE_URL")
+
+
 def test_the_quality_lane_pairs_it_with_g6_as_the_same_model(tmp_path):
     g6 = CATALOG.get("g6")
     with FakeOpenAI(Script(text="4")) as bedrock, FakeOpenAI(Script(text="4")) as rig:
@@ -116,8 +128,14 @@ def test_the_quality_lane_pairs_it_with_g6_as_the_same_model(tmp_path):
     pair = next(p for p in s["quality_pairs"] if {p["a"], p["b"]} == {"bedrock-mantle", "g6"})
     assert pair["relation"] == "same model" and not pair["same_weights"]
     assert s["backends"]["bedrock-mantle"]["weights"]["model"] == s["backends"]["g6"]["weights"]["model"]
+    card = "https://docs.aws.amazon.com/bedrock/latest/userguide/model-card-google-gemma-4-e2b.html"
+    assert pair["differs"] == [  # what is not like for like, from the catalog's bedrock_endpoint
+        f"bedrock-mantle does not offer parallel tool calls ({card})",
+        "bedrock-mantle reasons before it answers (billed as output tokens, not shown) with no documented switch: its "
+        f"reasoning tokens are counted and priced beside the answer tokens ({card})"]
     text = (out / "REPORT.md").read_text()
     assert "| bedrock-mantle | same model |" in text
+    assert f"- bedrock-mantle against g6, besides what they serve: {pair['differs'][0]}; " in text
     assert ("| Gemma 4 E2B | not published | not published | - | Amazon Bedrock (Mantle) |" in text)
     priced = json.loads((out / "run.json").read_text())["prices"]["backends"]["bedrock-mantle"]["per_token"]
     assert (priced["model_id"], priced["usd_per_m_input"], priced["usd_per_m_output"]) == (MODEL, 0.04, 0.08)

@@ -187,7 +187,8 @@ class Policy(Protocol):
 
 
 class FakeOpenAI(LoopbackServer):
-    """The server, answering with ``policy``, used as ``with FakeOpenAI(policy) as server: ... server.base_url``.
+    """The server, answering with ``policy``, used as ``with FakeOpenAI(policy) as server: ... server.base_url``
+    (its ``endpoint`` and chat under ``route``, ``/v1`` unless given).
 
     ``requests`` logs every chat request's JSON body, ``gets`` every ``GET`` path. A handler is
     cancelled when its client goes away (a request that hangs until the client times out).
@@ -195,9 +196,10 @@ class FakeOpenAI(LoopbackServer):
 
     runner_options = {"handler_cancellation": True, "shutdown_timeout": 1.0}
 
-    def __init__(self, policy: Policy, pages: dict[str, Any] | None = None) -> None:
+    def __init__(self, policy: Policy, pages: dict[str, Any] | None = None, route: str = "/v1") -> None:
         super().__init__()
         self.policy = policy
+        self.route = route
         self.pages = dict(pages or {})
         self.requests: list[dict[str, Any]] = []
         self.gets: list[str] = []
@@ -209,8 +211,13 @@ class FakeOpenAI(LoopbackServer):
         return body
 
     @property
+    def endpoint(self) -> str:
+        """Scheme, host and port, without a route."""
+        return f"http://127.0.0.1:{self.port}"
+
+    @property
     def base_url(self) -> str:
-        return f"http://127.0.0.1:{self.port}/v1"
+        return self.endpoint + self.route
 
     async def chat(self, request: web.Request) -> web.StreamResponse:
         body = json.loads(await self._keep(request))
@@ -227,9 +234,12 @@ class FakeOpenAI(LoopbackServer):
 
     def app(self) -> web.Application:
         app = web.Application()
-        app.router.add_post("/v1/chat/completions", self.chat)
-        app.router.add_get("/{path:.*}", self.get)
+        self.add_routes(app)
         return app
+
+    def add_routes(self, app: web.Application) -> None:
+        app.router.add_post(f"{self.route}/chat/completions", self.chat)
+        app.router.add_get("/{path:.*}", self.get)
 
 
 def vllm_pages(model: str, version: str = "0.30.0", max_model_len: int = 8192) -> dict[str, Any]:

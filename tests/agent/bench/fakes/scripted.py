@@ -39,6 +39,8 @@ class Script:
         prompt_tokens: Reported prompt tokens.
         call_after_results: Call ``tool_call`` even once a tool result is back.
         finish: The finish reason of a text reply.
+        reasoning_tokens: Tokens it reports spending on reasoning before each reply (in ``completion_tokens`` and
+            ``completion_tokens_details.reasoning_tokens``, as a model that reasons by default is billed), not shown.
         choose: Picks the script for each request from its body, instead of this one.
     """
 
@@ -51,6 +53,7 @@ class Script:
     prompt_tokens: int = 12
     call_after_results: bool = False
     finish: str = "stop"
+    reasoning_tokens: int = 0
     choose: Callable[[dict[str, Any]], "Script"] | None = None
 
     async def answer(self, request: web.Request, body: dict[str, Any], n: int) -> web.StreamResponse:
@@ -74,10 +77,11 @@ class Script:
         if self.mode in ("empty", "zero_tokens"):
             text = ""
         chunks = words(text)
-        n_out = 0 if self.mode == "zero_tokens" else max(len(chunks), 1 if calls else 0)
+        n_out = 0 if self.mode == "zero_tokens" else max(len(chunks), 1 if calls else 0) + self.reasoning_tokens
+        spent = {"reasoning_tokens": self.reasoning_tokens} if self.reasoning_tokens else None
         usage = {"prompt_tokens": self.prompt_tokens, "completion_tokens": n_out,
                  "total_tokens": self.prompt_tokens + n_out,
-                 "completion_tokens_details": None, "prompt_tokens_details": None}  # fmt: skip
+                 "completion_tokens_details": spent, "prompt_tokens_details": None}  # fmt: skip
         return Answer(chunks=chunks, tool_calls=calls, finish="tool_calls" if calls else self.finish,
                       usage=None if self.mode == "no_usage" else usage, first_delay_s=self.first_delay_s,
                       chunk_delay_s=self.chunk_delay_s, sse=self.mode != "no_sse", headers={"x-request-id": "req-fake"})

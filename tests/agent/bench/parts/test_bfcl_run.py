@@ -12,6 +12,7 @@ from pathlib import Path
 import jsonschema
 import pytest
 
+from agent.backends import MantleSettings, mantle_backend
 from agent.bench.parts import bfcl, stopping
 from agent.bench.analysis import stats, summary
 from agent.bench.analysis.blocks import bfcl as bfcl_summary
@@ -22,8 +23,11 @@ from agent.bench.command.options import BenchOptions
 from agent.bench.presentation import report
 from agent.bench.tasks.bfcl_cases import CATEGORIES, BfclUnavailableError
 from agent.run import build_parser
+from rigs import aws
+from rigs.catalog.model import load_catalog
 
 from tests.agent.bench.fakes.bfcl_answers import BfclAnswers
+from tests.agent.bench.fakes.mantle_fake import MantleFake
 from tests.agent.bench.fakes.openai_fake import FakeOpenAI
 from tests.agent.bench.conftest import openai_backend
 from tests.agent.bench.conftest import run_demo
@@ -167,6 +171,35 @@ def test_without_bfcl_eval_the_part_fails_with_the_install_line(tmp_path, truth,
     assert code == 1 and records == []
     g6 = s["backends"]["g6"]
     assert g6["skipped"]["bfcl"].startswith("failed: the bfcl-eval package is not installed") and not g6["completed"]
+
+
+def test_parallel_cases_are_not_offered_on_bedrocks_gemma_4_never_sent_nor_counted_as_failures(tmp_path, truth,
+                                                                                              monkeypatch):
+    """Gemma 4 on Bedrock does not offer parallel tool calls (its model card, the catalog's bedrock_endpoint): its
+    parallel cases are not sent, are left out of its accuracy and its pair with g6, and the report says so."""
+    monkeypatch.setenv(aws.MANTLE_TOKEN_VAR, "bedrock-api-key")
+    catalog = load_catalog()
+    with MantleFake(BfclAnswers("truth")) as bedrock:
+        env = {aws.MANTLE_ENDPOINT_VAR: bedrock.endpoint, aws.MANTLE_TOKEN_VAR: "bedrock-api-key"}
+        mantle = mantle_backend(catalog, MantleSettings.from_env(env.get, catalog, None))
+        code, s, records, out = run(tmp_path, [mantle, openai_backend("g6", truth.base_url)], "--bfcl-n", "10")
+    assert code == 0
+    b = s["backends"]["bedrock-mantle"]["bfcl"]
+    assert b["not_offered"] == {"parallel": 2, "parallel_multiple": 2}
+    assert (b["cases"], b["correct"], b["errors"], b["requests"]) == (6, 6, 0, 6)
+    assert set(b["by_category"]) == {"simple", "multiple", "irrelevance"}
+    mine = [r for r in records if r["backend"] == "bedrock-mantle"]
+    sent = sorted(body["messages"][-1]["content"] for body in bedrock.requests)
+    assert sent == sorted(r["messages"][-1]["content"] for r in mine if not r["category"].startswith("parallel"))
+    assert all(r["not_offered"] and r["calls"] == [] for r in mine if r["category"].startswith("parallel"))
+    assert s["backends"]["g6"]["bfcl"]["cases"] == 10
+    (pair,) = s["bfcl_pairs"]
+    assert pair["cases"] == 6
+    report_text = (out / "REPORT.md").read_text()
+    assert ("**bedrock-mantle: 4 cases not offered** (parallel 2, parallel_multiple 2): parallel tool calls: not "
+            "offered by its endpoint for its model (https://docs.aws.amazon.com/bedrock/latest/userguide/"
+            "model-card-google-gemma-4-e2b.html). Not sent, left out of its accuracy and its pairs, not counted as "
+            "failures.") in report_text
 
 
 def test_the_part_is_not_in_the_default_run_and_its_options_are_checked(capsys):
