@@ -8,8 +8,8 @@ degree that holds it, ``rigs/sizing/fit.py``). The flags follow vLLM's Neuron pl
 README): prefix caching off, so each sequence has one block of the whole context, and ``--num-gpu-blocks-override``
 set to that count (its known issue: ceil(max_model_len / block_size) x max_num_seqs). NxD Inference's own buckets
 are compiled (bucketing is on in the plugin's default config, for context encoding and token generation); other
-buckets would go through ``--additional-config``'s ``override_neuron_config``, which the user data has no room for
-(EC2's 16 KB). The ready timeout is the rig's own plus the compile's allowance for the model's size
+buckets would go through ``--additional-config``'s ``override_neuron_config`` (the flags travel in the boot scripts'
+S3 asset, so their length is no longer bounded by EC2's 16 KB of user data). The ready timeout is the rig's own plus the compile's allowance for the model's size
 (``neuron_vllm.compile_minutes``).
 """
 
