@@ -195,7 +195,7 @@ def render(rig: Ec2Rig, boot: BootSettings) -> str:
 def check_size(rig_name: str, size: int) -> None:
     """Refuse user data of ``size`` bytes over :data:`USER_DATA_LIMIT_BYTES`, in one line with the fix."""
     if size > USER_DATA_LIMIT_BYTES:
-        raise UserDataError(f"rig {rig_name}: its user data would be {size:,} bytes, over the {USER_DATA_LIMIT_BYTES:,} "
-                            f"this project allows (EC2 takes {EC2_USER_DATA_BYTES:,}): what grew belongs in the boot "
+        raise UserDataError(f"rig {rig_name}: its user data would be {size:,} bytes, over the "
+                            f"{USER_DATA_LIMIT_BYTES:,} this project allows (EC2 takes {EC2_USER_DATA_BYTES:,}): what grew belongs in the boot "
                             "scripts (rigs/userdata/*.sh, shipped as an S3 asset), not in the RIG_* settings or "
                             "bootstrap.sh")

@@ -127,4 +127,5 @@ def boot_scripts_text(template: dict, assembly_dir: Path) -> str:
 def rig_environment(template: dict, assembly_dir: Path) -> dict[str, str]:
     """Every ``RIG_*`` variable the rig's boot sees: the user data's (the stack's) and the boot scripts' (the
     catalog entry's)."""
-    return {**boot_environment(user_data_script(template)), **boot_environment(boot_scripts_text(template, assembly_dir))}
+    return {**boot_environment(user_data_script(template)),
+            **boot_environment(boot_scripts_text(template, assembly_dir))}

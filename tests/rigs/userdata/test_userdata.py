@@ -517,7 +517,8 @@ def test_boot_scripts_that_changed_are_refused_in_one_line_and_never_run(server,
 
 
 def test_boot_scripts_that_cannot_be_fetched_fail_the_boot_naming_the_object(server, tmp_path):
-    denied = 'echo \'fatal error: An error occurred (403) when calling the HeadObject operation: "Forbidden"\' >&2; exit 1'
+    denied = ('echo \'fatal error: An error occurred (403) when calling the HeadObject operation: "Forbidden"\' >&2; '
+              'exit 1')
     rc, out = run_bootstrap(tmp_path, server.server_port, SCRIPTS, SCRIPTS, aws=denied)
     assert rc == 1 and "boot scripts ran" not in out
     [signal] = FakeEndpoints.signals
