@@ -30,6 +30,7 @@ from rigs.deploy.options import RigOptions, parse_az_count  # noqa: E402
 from rigs.deploy.options import parse_region_zones  # noqa: E402
 from rigs.deploy.options import parse_rig_options, rig_values  # noqa: E402
 from rigs.placement import placement  # noqa: E402
+from rigs.userdata import UserDataError  # noqa: E402
 from stacks.base_stack import InferenceBaseStack  # noqa: E402
 from stacks.g5g_image_stack import InferenceG5gImageStack  # noqa: E402
 from stacks.kinds import stack_for  # noqa: E402
@@ -274,7 +275,7 @@ def main() -> None:
         raise SystemExit(2) from None
     try:
         app = build_app(context=context, say=say)
-    except (OptionsError, ModelOptionsError) as exc:  # a bad -c key or value: its one line, not a traceback
+    except (OptionsError, ModelOptionsError, UserDataError) as exc:  # a bad -c key or value: its one line
         say(f"error: {exc}")
         raise SystemExit(2) from None
     app.synth()

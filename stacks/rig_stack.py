@@ -11,6 +11,7 @@ from rigs.deploy.options import RigOptions
 from rigs.userdata import SHEBANG, BootSettings, render_body
 
 from .base_stack import InferenceBaseStack
+from .parts.boot_scripts import BootScripts, check_user_data
 from .parts.custom_resources import OfferedSubnets
 from .parts.images.pull import EcrPullGrant, ServerImageLocation
 from .parts.instance_profile import HfTokenGrant
@@ -24,7 +25,8 @@ class InferenceRigStack(cdk.Stack):
     """One EC2 rig in the region of ``base``: its instance group, logs, lifetime and outputs.
 
     ``cdk deploy`` returns when the server has answered a real chat completion (or
-    fails with the boot script's reason). The instance has no inbound rule; the agent
+    fails with the boot script's reason). The boot scripts ship as an S3 asset the user data
+    fetches and checks (``stacks/parts/boot_scripts.py``). The instance has no inbound rule; the agent
     finds it through the outputs (``rigs/contract.py``) and reaches it over SSM.
     """
 
@@ -45,6 +47,7 @@ class InferenceRigStack(cdk.Stack):
         machine_image = (ec2.MachineImage.generic_linux({options.region: options.ami}) if options.ami else
                          ec2.MachineImage.from_ssm_parameter(rig.ami_ssm_parameter, os=ec2.OperatingSystemType.LINUX))
         user_data = ec2.UserData.for_linux(shebang=SHEBANG)
+        scripts = BootScripts(self, "BootScripts", rig=rig, role=base.instance_profile.role)
         group = RigInstanceGroup(
             self,
             "Rig",
@@ -73,7 +76,11 @@ class InferenceRigStack(cdk.Stack):
             registry=image.registry,
             ready_timeout_seconds=rig.ready_timeout_minutes * 60,
             hf_token_parameter=options.hf_token_parameter or "",
+            boot_scripts_url=scripts.url,
+            boot_scripts_sha256=scripts.sha256,
         )))
+        self.user_data_bytes = check_user_data(self, rig.name, user_data)
+        group.group.node.add_dependency(scripts.policy)
         if options.hf_token_parameter:
             token = HfTokenGrant(self, "HfToken", role=base.instance_profile.role,
                                  parameter_name=options.hf_token_parameter)

@@ -46,6 +46,7 @@ from rigs.deploy.neuron_vllm import on_neuron_vllm
 from rigs.deploy.options import parse_rig_options, rig_values
 from rigs.sizing.config import ConfigError, read_config
 from rigs.sizing.fit import GIB, InstanceFit, candidates, fit_one, weights_bytes
+from rigs.sizing.readiness import served_minutes
 
 _PARAMETER = re.compile(r"^/?[A-Za-z0-9_.\-]+(/[A-Za-z0-9_.\-]+)*$")
 
@@ -316,8 +317,10 @@ def _weights(rig: DeployableRig, model_id: str, card: ModelCard | None, arch: Ar
 def _served_as(rig: DeployableRig, model_id: str, card: ModelCard | None, arch: Architecture, chosen: InstanceFit,
                context: int) -> DeployableRig:
     parser = card.tool_call_parser if card else None
-    update: dict[str, Any] = {"model_id": model_id, "tool_calls": parser is not None,
-                              "weights": _weights(rig, model_id, card, arch), "instance_type": chosen.instance_type}
+    weights = _weights(rig, model_id, card, arch)
+    update: dict[str, Any] = {"model_id": model_id, "tool_calls": parser is not None, "weights": weights,
+                              "instance_type": chosen.instance_type,
+                              "ready_timeout_minutes": served_minutes(rig, weights.memory_gib or 0.0)}
     update.update(rig.serving(context, chosen.tensor_parallel, parser, weights_bytes(arch)))
     return rig.model_copy(update=update)
 

@@ -8,9 +8,10 @@ degree that holds it, ``rigs/sizing/fit.py``). The flags follow vLLM's Neuron pl
 README): prefix caching off, so each sequence has one block of the whole context, and ``--num-gpu-blocks-override``
 set to that count (its known issue: ceil(max_model_len / block_size) x max_num_seqs). NxD Inference's own buckets
 are compiled (bucketing is on in the plugin's default config, for context encoding and token generation); other
-buckets would go through ``--additional-config``'s ``override_neuron_config``, which the user data has no room for
-(EC2's 16 KB). The ready timeout is the rig's own plus the compile's allowance for the model's size
-(``neuron_vllm.compile_minutes``).
+buckets would go through ``--additional-config``'s ``override_neuron_config`` (the flags travel in the boot scripts'
+S3 asset, so their length is no longer bounded by EC2's 16 KB of user data). The ready timeout is the rig's boot plus
+the model's download, the compile's allowance for its size (``neuron_vllm.compile_minutes``) and its load
+(``rigs/sizing/readiness.py``).
 
 The boot downloads the checkpoint to the instance's root volume and serves that path (``rigs/userdata/neuron_vllm.sh``):
 given a Hub id, the plugin would load the model in fp32 and save that copy before compiling
@@ -29,6 +30,7 @@ from rigs.catalog.kinds.ec2 import NeuronRig, NeuronVllmRig
 from rigs.catalog.runtimes import NEURON_VLLM
 from rigs.catalog.served import Architecture, ModelCard, NeuronVllm, weights_of
 from rigs.sizing.fit import GIB, InstanceFit
+from rigs.sizing.readiness import served_minutes
 
 ROOT_ALLOWANCE_GIB = 30
 """Free GiB beyond the downloaded checkpoint and the swapfile: the image's layers (the Neuron SDK, the compiler), the
@@ -74,7 +76,7 @@ def on_neuron_vllm(rig: NeuronRig, catalog: Catalog, model_id: str, card: ModelC
         "neuron_devices": devices(family, chosen.accelerators),
         "root_free_gib": max(rig.root_free_gib,
                              math.ceil(arch.weights_bytes() / GIB) + rig.swap_gib + ROOT_ALLOWANCE_GIB),
-        "ready_timeout_minutes": rig.ready_timeout_minutes + compile_minutes,
+        "ready_timeout_minutes": served_minutes(rig, weights.memory_gib or 0.0, compile_minutes),
         "compile_allowance_minutes": compile_minutes})
     served._name = rig.name
     return served

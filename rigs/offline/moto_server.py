@@ -52,22 +52,27 @@ Patches, always on:
 10. **A network stack's deletion.** moto leaves a stack's route tables and internet gateway when it
     deletes the stack, so the VPC's deletion fails (``DependencyViolation``) and the network stays;
     here they are deleted with their stack, as on AWS, and so the VPC is too.
+11. **A rig's boot scripts, fetched and checked.** moto runs no user data. When a rig stack's wait condition is
+    created (on AWS its instance is booting then), the server does what the rig's user data does first
+    (``rigs/userdata/bootstrap.sh``): it fetches the boot scripts the user data names from this server's S3 (where
+    ``cdk deploy`` uploaded the asset) and checks their sha256 against the one baked in at synth. A missing object
+    or another hash fails the stack with the bootstrap's own line as the wait condition's reason, as on AWS.
 
 With ``--stand-in URL`` (what ``python -m rigs rehearse --offline`` runs), an OpenAI-compatible
 server at URL (the local rig) plays every rig's server, and the account is one a rehearsal can
 run in:
 
-11. **SSM agents.** ``DescribeInstanceInformation`` (which moto does not implement) lists every
+12. **SSM agents.** ``DescribeInstanceInformation`` (which moto does not implement) lists every
     running instance of the region as ``Online``.
-12. **Readiness.** A ``SendCommand`` that runs the rigs' readiness check (``curl ... /health``)
+13. **Readiness.** A ``SendCommand`` that runs the rigs' readiness check (``curl ... /health``)
     succeeds only when the stand-in answers ``GET /health``; moto would report every command a
     success without running it.
-13. **SageMaker endpoints answer from the stand-in.** ``InvokeEndpoint`` and
+14. **SageMaker endpoints answer from the stand-in.** ``InvokeEndpoint`` and
     ``InvokeEndpointWithResponseStream`` (which moto does not implement) on an ``InService``
     endpoint send the request body to the stand-in's ``/v1/chat/completions`` and return its
     answer; the stream as the AWS event stream of ``PayloadPart`` events SageMaker sends. An
     endpoint that does not exist is refused as SageMaker refuses it.
-14. **The g5g image present.** The g5g image is in the account's ECR as if ``InferenceG5gImage``
+15. **The g5g image present.** The g5g image is in the account's ECR as if ``InferenceG5gImage``
     had built it, so ``rigs doctor`` passes its image check. The repository does not carry our tag.
 """
 
@@ -182,11 +187,20 @@ def run_handler(function, event: dict, port: int) -> dict:
 
 
 class CustomResourceFailed(Exception):
-    """A custom resource's handler answered FAILED; the stack fails as on CloudFormation."""
+    """A custom resource's handler answered FAILED (or a wait condition received FAILURE); the stack fails as on
+    CloudFormation, with ``event_reason`` (CloudFormation's words for the resource's failure) in its events."""
 
-    def __init__(self, logical_id: str, resource_type: str, reason: str) -> None:
+    def __init__(self, logical_id: str, resource_type: str, reason: str, event_reason: str | None = None) -> None:
         self.logical_id, self.resource_type, self.reason = logical_id, resource_type, reason
+        self.event_reason = event_reason or ("Received response status [FAILED] from custom resource. Message "
+                                             f"returned: {reason} (RequestId: {_request_id()})")
         super().__init__(f"{logical_id} ({resource_type}): {reason}")
+
+
+def _request_id() -> str:
+    from moto.moto_api._internal import mock_random
+
+    return str(mock_random.uuid4())
 
 
 def run_custom_resources_in_process(port: int) -> None:
@@ -232,9 +246,7 @@ def run_custom_resources_in_process(port: int) -> None:
                                          resource_status=status, resource_status_reason=reason,
                                          resource_properties=None))
 
-            add(failed.logical_id, "", failed.resource_type, "CREATE_FAILED",
-                "Received response status [FAILED] from custom resource. Message returned: "
-                f"{failed.reason} (RequestId: {mock_random.uuid4()})")
+            add(failed.logical_id, "", failed.resource_type, "CREATE_FAILED", failed.event_reason)
             add(self.name, self.stack_id, "AWS::CloudFormation::Stack", "ROLLBACK_IN_PROGRESS",
                 f"The following resource(s) failed to create: [{failed.logical_id}]. Rollback requested by user.")
             self.resource_map.delete()
@@ -270,6 +282,67 @@ def resolve_stack_outputs() -> None:
         return original(resource_json, resources_map)
 
     parsing.clean_json = clean_json
+
+
+def check_boot_scripts() -> Callable[[], None]:
+    """Patch 11: a rig stack's wait condition is created only if its boot scripts are in S3 with the sha256 its user
+    data carries; otherwise the stack fails with the bootstrap's line. Returns the function that undoes the patch."""
+    from moto.cloudformation import parsing
+
+    original = parsing.parse_and_create_resource
+
+    def parse_and_create_resource(logical_id, resource_json, resources_map, account_id, region_name):  # noqa: ANN001
+        if resource_json.get("Type") == "AWS::CloudFormation::WaitCondition":
+            refusal = boot_scripts_refusal(resources_map._parsed_resources.values(), account_id)
+            if refusal is not None:
+                raise CustomResourceFailed(logical_id, resource_json["Type"], refusal,
+                                           f"WaitCondition received failed message: '{refusal}' for uniqueId: boot")
+        return original(logical_id, resource_json, resources_map, account_id, region_name)
+
+    parsing.parse_and_create_resource = parse_and_create_resource
+
+    def undo() -> None:
+        parsing.parse_and_create_resource = original
+
+    return undo
+
+
+def boot_scripts_refusal(resources: Iterable[Any], account_id: str) -> str | None:
+    """What the bootstrap of the stack's launch template would refuse with (``<rig>: <line>``), or None: its boot
+    scripts are there with the sha256 it carries (said on stderr), or the stack has no rig."""
+    import hashlib
+    import shlex
+
+    from moto.ec2.models.launch_templates import LaunchTemplate
+    from moto.s3.models import s3_backends
+
+    for resource in resources:
+        if not isinstance(resource, LaunchTemplate) or resource.latest_version().user_data is None:
+            continue
+        settings = {}
+        for line in resource.latest_version().user_data.decode().splitlines():
+            if line.startswith("export RIG_"):
+                name, _, value = shlex.split(line)[1].partition("=")
+                settings[name] = value
+        url, wanted = settings.get("RIG_BOOT_SCRIPTS_URL"), settings.get("RIG_BOOT_SCRIPTS_SHA256")
+        if url is None or wanted is None:
+            continue
+        bucket, _, key = url.removeprefix("s3://").partition("/")
+        try:
+            found = s3_backends[account_id]["aws"].get_object(bucket, key)
+        except Exception as exc:  # noqa: BLE001 - moto's MissingBucket: the bucket is not there
+            found, missing = None, f"{type(exc).__name__}: {exc}"
+        else:
+            missing = "An error occurred (404) when calling the HeadObject operation: Not Found"
+        if found is None:  # as `aws s3 cp` says it, with the bootstrap's words around it
+            return f"{settings['RIG_NAME']}: could not fetch the boot scripts {url}: fatal error: {missing} "
+        data = found.value
+        got = hashlib.sha256(data).hexdigest()
+        if got != wanted:
+            return (f"{settings['RIG_NAME']}: boot scripts {url} have sha256 {got}, not {wanted} as synthesized: "
+                    "not running them")
+        print(f"boot scripts {url}: sha256 {got} as synthesized", file=sys.stderr, flush=True)
+    return None
 
 
 def answer_sagemaker_chat() -> None:
@@ -674,6 +747,7 @@ def main(argv: list[str] | None = None) -> int:
     resolve_stack_outputs()
     run_custom_resources_in_process(port)
     delete_networks_with_their_stacks()
+    check_boot_scripts()
     failing_launches({tuple(spec.split("@", 1)): ("InsufficientInstanceCapacity", "")
                       for spec in args.inject_capacity})
     seeds: list[Callable[[], Any]] = [seed_ssm_parameters, seed_dlc_images]

@@ -33,6 +33,7 @@ from typing import Callable, Sequence
 from rigs.catalog.model import DeployableRig
 from rigs.catalog.pricing import PriceBook, PriceError
 from rigs.catalog.runtimes import runtime as runtime_of
+from rigs.sizing import readiness
 
 BENCHMARK_ALLOWANCE_MINUTES = 20.0
 """Time allowed for the benchmark with its default options, on the rigs of one phase (an allowance)."""
@@ -59,6 +60,9 @@ class PhasePlan:
     """Where the price comes from, one line."""
     lane_minutes: float = 0.0
     """The quality lane's allowance on this rig (0 when the benchmark does not run the lane)."""
+    ready_basis: str = ""
+    """How the ready timeout is made up: boot, the weights' download, the compile and their load
+    (``rigs/sizing/readiness.py``)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -69,6 +73,8 @@ class PhaseEstimate:
     minutes: float
     usd: float
     lane_minutes: float = 0.0
+    ready_basis: str = ""
+    """The longest ready timeout's rig and how it is made up."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -103,11 +109,13 @@ def estimate(plans: Sequence[PhasePlan], benchmark_minutes: float = BENCHMARK_AL
         members = [p for p in plans if p.phase == phase]
         if not members:
             continue
-        ready = max(p.ready_timeout_minutes for p in members)
+        longest = max(members, key=lambda p: p.ready_timeout_minutes)
+        ready = longest.ready_timeout_minutes
         lane = sum(p.lane_minutes for p in members) + (bedrock_lane_minutes if phase == SMALL else 0.0)
         minutes = ready + benchmark_minutes + lane + destroy_minutes
         usd = sum(p.usd_per_hour for p in members if p.usd_per_hour is not None) * minutes / 60.0
-        phases.append(PhaseEstimate(phase, tuple(p.rig for p in members), ready, minutes, usd, lane))
+        basis = f"{longest.rig}, {longest.ready_basis}" if longest.ready_basis else longest.rig
+        phases.append(PhaseEstimate(phase, tuple(p.rig for p in members), ready, minutes, usd, lane, basis))
     backstop = sum(p.usd_per_hour * p.max_hours for p in plans if p.usd_per_hour is not None)
     unpriced = tuple(f"{p.rig} ({p.phase})" for p in plans if p.usd_per_hour is None)
     return Estimate(tuple(phases), benchmark_minutes, destroy_minutes, backstop, unpriced)
@@ -127,7 +135,8 @@ def describe(result: Estimate, model: str | None = None) -> list[str]:
         named = (model or "the catalog's model") if phase.phase == SMALL else "the big variant"
         lane = f", the quality lane {phase.lane_minutes:.0f}" if phase.lane_minutes else ""
         lines.append(f"{phase.phase} model ({named}; {', '.join(phase.rigs)}): up to {duration(phase.minutes)} "
-                     f"(ready within {phase.ready_minutes:g} min, the longest ready timeout; benchmark "
+                     f"(ready within {phase.ready_minutes:g} min, the longest ready timeout ({phase.ready_basis}); "
+                     f"benchmark "
                      f"{result.benchmark_minutes:g}{lane} and destroy {result.destroy_minutes:g} min, allowances), "
                      f"up to ${phase.usd:.2f}")
     if len(result.phases) > 1:
@@ -149,6 +158,7 @@ def lifetime_plans(rigs: Sequence[DeployableRig], hourly: Callable[[DeployableRi
         (usd, where), region = max(priced, key=lambda item: -1.0 if item[0][0] is None else item[0][0])
         plans.append(PhasePlan(rig=rig.name, phase=phase, region=region, instance_type=rig.instance_type,
                                model_id=rig.model_id, ready_timeout_minutes=rig.ready_timeout_minutes,
+                               ready_basis=readiness.describe(rig),
                                max_hours=max_hours or rig.max_hours, usd_per_hour=usd, price=where))
     return plans
 

@@ -52,7 +52,8 @@ def lines(plans: Sequence[PhasePlan], then: Mapping[tuple[str, str], Sequence[st
 
 def _row(plan: PhasePlan, after: Sequence[str]) -> list[str]:
     return [plan.rig, plan.phase, plan.region + (f" (then {', '.join(after)})" if after else ""),
-            plan.instance_type, plan.model_id, f"ready within {plan.ready_timeout_minutes} min",
+            plan.instance_type, plan.model_id,
+            f"ready within {plan.ready_basis or f'{plan.ready_timeout_minutes} min'}",
             f"${plan.usd_per_hour:.4f}/h" if plan.usd_per_hour is not None else "no price"]
 
 

@@ -35,6 +35,7 @@ from rigs.rehearsal import estimate as estimating
 from rigs.rehearsal import plan as planning
 from rigs.rehearsal.bring_up import bootstrap
 from rigs.rehearsal.state import Options, Phase, State
+from rigs.sizing import readiness
 from rigs.sizing.config import ConfigError, read_config
 
 NO_OFFLINE_BEDROCK = "no offline stand-in for Bedrock (moto has no Bedrock runtime): left out of an offline rehearsal"
@@ -273,7 +274,7 @@ def estimate(state: State) -> estimating.Estimate:
                 usd, where = None, str(exc)
             plans.append(estimating.PhasePlan(
                 rig=name, phase=phase.name, region=region, instance_type=rig.instance_type, model_id=rig.model_id,
-                ready_timeout_minutes=rig.ready_timeout_minutes,
+                ready_timeout_minutes=rig.ready_timeout_minutes, ready_basis=readiness.describe(rig),
                 max_hours=state.options.max_hours or rig.max_hours, usd_per_hour=usd, price=where,
                 lane_minutes=estimating.lane_minutes(rig.runtime, items) if items else 0.0))
     state.price_plans = plans

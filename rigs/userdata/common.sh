@@ -1,7 +1,13 @@
 #!/usr/bin/env bash
-# Boot steps shared by every EC2 rig, after the RIG_* preamble and before the runtime's file, which
-# defines check_accelerator, describe_accelerator, describe_engine and start_server, then calls main
-# (rigs/userdata/__init__.py). Never enable `set -x` here: fetch_hf_token handles a secret.
+# Boot steps shared by every EC2 rig. rigs/userdata (__init__.py) renders the boot scripts, an S3 asset, as:
+#   generated RIG_* preamble (the catalog's) + this file + the shared files + the runtime's file (vllm.sh,
+#   neuronx.sh or neuron_vllm.sh);
+# the user data's bootstrap.sh, after its own RIG_* preamble (the stack's), fetches them, checks their sha256 and
+# sources them. The runtime file defines check_accelerator, describe_accelerator, describe_engine and start_server,
+# then calls main.
+#
+# Configuration comes only from the RIG_* variables of the two preambles. Never enable
+# `set -x` here: fetch_hf_token handles a secret.
 set -euo pipefail
 
 readonly STATE_DIR="${RIG_STATE_DIR:-/run/aws-inference}"  # RIG_STATE_DIR: tests only
@@ -22,9 +28,9 @@ imds() {  # imds PATH: one instance-metadata read with an IMDSv2 session token
   curl -fsS -m 5 -H "X-aws-ec2-metadata-token: $token" "http://169.254.169.254/latest/$1"
 }
 
-# --- CloudWatch Logs: the user-data log goes to <instance-id>/user-data
+# --- CloudWatch Logs: the user-data log goes to <instance-id>/user-data --------------
 
-ship_logs() {  # the log's new lines to CloudWatch (best effort)
+ship_logs() {  # send the lines added to the user-data log since the last call (best effort)
   local offset=0 next batch="$STATE_DIR/log-batch.json"
   [[ -f "$STATE_DIR/log-offset" ]] && offset="$(cat "$STATE_DIR/log-offset")"
   next="$(python3 - "$USERDATA_LOG" "$offset" "$batch" <<'PY'
@@ -68,7 +74,7 @@ stop_log_shipper() {
   ship_logs || true
 }
 
-# --- CloudFormation signals
+# --- CloudFormation signals ----------------------------------------------------------
 
 signal_cloudformation() {  # signal_cloudformation SUCCESS|FAILURE REASON
   local status="$1" reason="$2" body="$STATE_DIR/wait-signal.json"
@@ -108,7 +114,7 @@ install_traps() {  # any unexpected failure still signals FAILURE, naming the fa
   trap on_exit EXIT
 }
 
-# --- host preparation
+# --- host preparation ----------------------------------------------------------------
 
 ensure_aws_cli() {
   command -v aws >/dev/null 2>&1 && return 0
@@ -147,7 +153,7 @@ ensure_docker() {
   systemctl enable --now docker
 }
 
-fetch_hf_token() {  # into a root-only env file: the SSM parameter, else the secret
+fetch_hf_token() {  # a gated model's token into a root-only env file: the SSM parameter named, else the secret
   local token
   install -m 600 /dev/null "$STATE_DIR/server.env"
   if [[ -n "$RIG_HF_TOKEN_PARAMETER" ]]; then
@@ -190,21 +196,21 @@ pull_image() {
   fail "could not pull $RIG_IMAGE: $(tail -c 300 "$STATE_DIR/pull.log" | tr '\n' ' ')"
 }
 
-report_rig() {  # what really serves, for agent/reach/provenance.py
+report_rig() {  # one line the agent reads back from this log: what really serves (agent/reach/provenance.py)
   local image
   image="$(docker image inspect -f '{{join .RepoDigests ","}}' "$RIG_IMAGE" 2>/dev/null | cut -d, -f1)" \
     || image=""
   log "rig report: $(describe_accelerator); image=${image:-unknown}"
 }
 
-report_engine() {  # what the engine says it allocated, once it serves
+report_engine() {  # the engine's own lines on what it allocated (describe_engine), once it serves
   local line
   while IFS= read -r line; do
     [[ -z "$line" ]] || log "engine report: ${line:0:300}"
   done < <(describe_engine)
 }
 
-run_server_container() {  # DOCKER_RUN_ARGS...: start RIG_CONTAINER detached
+run_server_container() {  # run_server_container DOCKER_RUN_ARGS...: start RIG_CONTAINER detached
   docker rm -f "$RIG_CONTAINER" >/dev/null 2>&1 || true
   if docker run -d --name "$RIG_CONTAINER" --restart unless-stopped --env-file "$STATE_DIR/server.env" \
       --log-driver awslogs --log-opt "awslogs-region=$RIG_REGION" --log-opt "awslogs-group=$RIG_LOG_GROUP" \
@@ -218,7 +224,7 @@ run_server_container() {  # DOCKER_RUN_ARGS...: start RIG_CONTAINER detached
     "$@" >/dev/null || fail "docker run of $RIG_IMAGE failed"
 }
 
-# --- readiness: a real chat completion with text (and tokens where required)
+# --- readiness: a real chat completion with text (and tokens where required) ----------
 
 chat_probe() {  # one chat completion on the server; sets PROBE_ERROR when it is not good
   local body="$STATE_DIR/probe-response.json" code verdict

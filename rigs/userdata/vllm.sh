@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# vLLM's OpenAI-compatible server in a container on an NVIDIA GPU rig (g6; g5g with its built image).
+# vLLM's OpenAI-compatible server in a container on an NVIDIA GPU rig (g6; g5g with the
+# image built by the InferenceG5gImage stack). Runs after the boot scripts' preamble and common.sh.
 set -euo pipefail
 
 check_accelerator() {
@@ -20,7 +21,7 @@ describe_accelerator() {  # "accelerator=NAME; count=N; driver=VERSION" for the 
   printf 'accelerator=%s; count=%s; driver=%s' "${first%%, *}" "$(grep -c . <<<"$gpus")" "${first##*, }"
 }
 
-describe_engine() {  # vLLM's KV cache lines, for the rig report
+describe_engine() {  # vLLM's KV cache lines, for the rig report (agent/reach/provenance.py reads them)
   local logs
   logs="$(docker logs "$RIG_CONTAINER" 2>&1 || true)"
   grep 'GPU KV cache size: ' <<<"$logs" | tail -n 1 || true
@@ -29,10 +30,10 @@ describe_engine() {  # vLLM's KV cache lines, for the rig report
 
 readonly GPU_PROBE='import torch
 x = torch.ones(1024, device="cuda")
-c = torch.cuda
-print(f"torch {torch.__version__} ran a CUDA op on {c.get_device_name(0)} (sm_%d%d): {float((x + x).sum()):g}" % c.get_device_capability(0))'
+major, minor = torch.cuda.get_device_capability(0)
+print(f"torch {torch.__version__} ran a CUDA op on {torch.cuda.get_device_name(0)} (sm_{major}{minor}): {float((x + x).sum()):g}")'
 
-check_image_on_gpu() {  # one CUDA op in the image before vLLM starts: a missing kernel is one line
+check_image_on_gpu() {  # one CUDA op in the server image before vLLM starts: a missing kernel is one line
   local capability out reason
   capability="$(nvidia-smi --query-gpu=compute_cap --format=csv,noheader 2>/dev/null | head -n 1)" || capability=""
   if out="$(docker run --rm --gpus all --entrypoint python3 "$RIG_IMAGE" -c "$GPU_PROBE" 2>&1)"; then

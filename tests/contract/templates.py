@@ -8,6 +8,7 @@ really boot with (its size, shellcheck) and the outputs the agent would really r
 from __future__ import annotations
 
 import base64
+from pathlib import Path
 from typing import Any
 
 ACCOUNT = "123456789012"
@@ -114,3 +115,17 @@ def boot_environment(script: str) -> dict[str, str]:
     result = subprocess.run(["bash", "-c", f"{preamble}\n{dump}"], capture_output=True, text=True, check=True,
                             env={"PATH": "/usr/bin:/bin"})
     return json.loads(result.stdout)
+
+
+def boot_scripts_text(template: dict, assembly_dir: Path) -> str:
+    """The boot scripts the rig's user data fetches (its ``RIG_BOOT_SCRIPTS_URL``), as staged in the cloud assembly
+    (``asset.<key>``), byte for byte what ``cdk deploy`` uploads."""
+    url = boot_environment(user_data_script(template))["RIG_BOOT_SCRIPTS_URL"]
+    return (assembly_dir / f"asset.{url.rsplit('/', 1)[1]}").read_text(encoding="utf-8")
+
+
+def rig_environment(template: dict, assembly_dir: Path) -> dict[str, str]:
+    """Every ``RIG_*`` variable the rig's boot sees: the user data's (the stack's) and the boot scripts' (the
+    catalog entry's)."""
+    return {**boot_environment(user_data_script(template)),
+            **boot_environment(boot_scripts_text(template, assembly_dir))}

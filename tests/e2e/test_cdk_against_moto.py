@@ -8,7 +8,8 @@ One run, in order:
 3. ``cdk bootstrap``; ``python -m rigs preflight`` records the placement;
 4. ``python -m rigs up g6``: in us-east-2 the stack's launch watch fails the deploy for capacity
    (the code in the stack events), the attempt is cleaned up and g6 comes up in us-east-1,
-   which the placement records;
+   which the placement records; there the server checks the rig's boot scripts, uploaded by the CLI, against
+   the sha256 its user data carries;
 5. ``cdk deploy --all --method=direct``: the other base and rig stacks of the app; g6 is
    synthesized in us-east-1 from the recorded placement (no changes); SageMaker in us-west-2,
    where the catalog pins no digest: its stack reads the tag's digest from the registry there;
@@ -26,6 +27,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import socket
 import subprocess
@@ -195,6 +197,9 @@ def test_everything_against_moto_with_the_real_cdk_cli(moto, env, tmp_path):
     first_attempt = (runs[-1] / "cdk-g6-1.log").read_text()
     assert "CREATE_FAILED" in first_attempt and "Custom::LaunchWatch" in first_attempt
     assert "launch failed in us-east-2" in first_attempt and ": InsufficientInstanceCapacity: " in first_attempt
+    # The boot scripts' asset, uploaded by the CLI to moto's S3, has the sha256 the user data carries (patch 11).
+    assert re.search(r"boot scripts s3://cdk-hnb659fds-assets-123456789012-us-east-1/\w{64}\.sh: sha256 \w{64} as "
+                     "synthesized", server_log.read_text())
 
     # 5. every other stack of the app; g6 stays where up put it (the recorded placement)
     deploy = run([CDK, "deploy", "--all", "--method=direct", "--require-approval", "never", "--concurrency", "4",

