@@ -57,22 +57,28 @@ Patches, always on:
     (``rigs/userdata/bootstrap.sh``): it fetches the boot scripts the user data names from this server's S3 (where
     ``cdk deploy`` uploaded the asset) and checks their sha256 against the one baked in at synth. A missing object
     or another hash fails the stack with the bootstrap's own line as the wait condition's reason, as on AWS.
+12. **Parameters kept on update.** CloudFormation keeps a parameter's previous value when an update says
+    ``UsePreviousValue`` for it; moto looks the value up among the parameters the create call passed, so a
+    parameter the stack took from its default (CDK's ``BootstrapVersion``) fails the update with a ``KeyError``
+    (an HTML error page to the CLI). Here the stack's previous value is used, else the template's default.
+    A rig moving to another region changes the base stacks' ``AWS::CDK::Metadata`` (the constructs that attach
+    policies to their role), so ``cdk deploy --all`` updates a base stack the CLI created earlier.
 
 With ``--stand-in URL`` (what ``python -m rigs rehearse --offline`` runs), an OpenAI-compatible
 server at URL (the local rig) plays every rig's server, and the account is one a rehearsal can
 run in:
 
-12. **SSM agents.** ``DescribeInstanceInformation`` (which moto does not implement) lists every
+13. **SSM agents.** ``DescribeInstanceInformation`` (which moto does not implement) lists every
     running instance of the region as ``Online``.
-13. **Readiness.** A ``SendCommand`` that runs the rigs' readiness check (``curl ... /health``)
+14. **Readiness.** A ``SendCommand`` that runs the rigs' readiness check (``curl ... /health``)
     succeeds only when the stand-in answers ``GET /health``; moto would report every command a
     success without running it.
-14. **SageMaker endpoints answer from the stand-in.** ``InvokeEndpoint`` and
+15. **SageMaker endpoints answer from the stand-in.** ``InvokeEndpoint`` and
     ``InvokeEndpointWithResponseStream`` (which moto does not implement) on an ``InService``
     endpoint send the request body to the stand-in's ``/v1/chat/completions`` and return its
     answer; the stream as the AWS event stream of ``PayloadPart`` events SageMaker sends. An
     endpoint that does not exist is refused as SageMaker refuses it.
-15. **The g5g image present.** The g5g image is in the account's ECR as if ``InferenceG5gImage``
+16. **The g5g image present.** The g5g image is in the account's ECR as if ``InferenceG5gImage``
     had built it, so ``rigs doctor`` passes its image check. The repository does not carry our tag.
 """
 
@@ -282,6 +288,23 @@ def resolve_stack_outputs() -> None:
         return original(resource_json, resources_map)
 
     parsing.clean_json = clean_json
+
+
+def keep_previous_parameters() -> None:
+    """Patch 12: ``UsePreviousValue`` takes the stack's previous value, else the template's default."""
+    from moto.cloudformation.models import CloudFormationBackend
+
+    original = CloudFormationBackend._resolve_update_parameters
+
+    def resolve(self, instance, incoming_params):  # noqa: ANN001 - moto's signature
+        defaults = {key: spec.get("Default") for key, spec in instance.template_dict.get("Parameters", {}).items()}
+        kept = [{"ParameterKey": p["ParameterKey"],
+                 "ParameterValue": instance.parameters.get(p["ParameterKey"], defaults.get(p["ParameterKey"]))}
+                if p.get("UsePreviousValue") and p["ParameterKey"] not in instance.parameters else p
+                for p in incoming_params]
+        return original(self, instance, kept)
+
+    CloudFormationBackend._resolve_update_parameters = resolve
 
 
 def check_boot_scripts() -> Callable[[], None]:
@@ -748,6 +771,7 @@ def main(argv: list[str] | None = None) -> int:
     run_custom_resources_in_process(port)
     delete_networks_with_their_stacks()
     check_boot_scripts()
+    keep_previous_parameters()
     failing_launches({tuple(spec.split("@", 1)): ("InsufficientInstanceCapacity", "")
                       for spec in args.inject_capacity})
     seeds: list[Callable[[], Any]] = [seed_ssm_parameters, seed_dlc_images]

@@ -176,6 +176,18 @@ def test_the_user_data_checks_the_staged_boot_scripts_hash_and_the_role_reads_on
     assert policy_id in one(template, "AWS::AutoScaling::AutoScalingGroup")["DependsOn"]
 
 
+def test_every_policy_on_the_shared_role_has_its_own_name(templates):
+    """The rigs of a region share the base stack's role; two inline policies of one name would be one policy."""
+    def role(stack: str, roles: list) -> str:  # the base stack whose role it is
+        return roles[0]["Fn::GetStackOutput"]["StackName"] if "Fn::GetStackOutput" in roles[0] else stack
+
+    named = [(role(stack, policy["Properties"]["Roles"]), policy["Properties"]["PolicyName"])
+             for stack, template in templates.items()
+             for policy in resources_of(template, "AWS::IAM::Policy").values()
+             if "InstanceRole" in json.dumps(policy["Properties"]["Roles"])]
+    assert len(named) > len(EC2_RIGS) and len(set(named)) == len(named), named
+
+
 @pytest.mark.parametrize("rig", EC2_RIGS, ids=lambda r: r.name)
 def test_hugging_face_token_is_named_never_embedded(templates, assembly_dir, rig):
     template = rig_template(templates, rig.name)
