@@ -330,7 +330,7 @@ def cmd_prices(args: PricesOptions) -> int:
 
     for rig, region, price in rows:
         if isinstance(price, str):
-            table.add_row(rig, region, "?", "", "", escape(price))
+            table.add_row(rig, region, "unpriced", "", "", escape(price))
             continue
         amount = (f"${price.usd_per_hour:.4f}/h ({price.instance_type})" if hasattr(price, "usd_per_hour")
                   else f"${price.usd_per_million_input:g}/M in, ${price.usd_per_million_output:g}/M out")
@@ -358,8 +358,10 @@ def cmd_rehearse(args: RehearseOptions) -> int:
 
 def cmd_fit(args: FitOptions) -> int:
     from kit.command import UsageError
+    from rigs.sizing import compat
     from rigs.sizing.config import read_config
-    from rigs.sizing.fit import candidates, fit, render
+    from rigs.sizing.engine import Settings
+    from rigs.sizing.fit import Ask, candidates, degrees, fit, render
 
     catalog = load_catalog()
     if args.model is not None and args.model not in catalog.models:
@@ -370,15 +372,49 @@ def cmd_fit(args: FitOptions) -> int:
     if args.context is not None and args.context > arch.max_context:
         raise UsageError(f"--context {args.context}: the model takes at most {arch.max_context:,} tokens "
                          "(max_position_embeddings)")
+    sizes = candidates(catalog, card.name if card else None, arch)
+    if args.instance_type is not None:
+        sizes = [c for c in sizes if c.instance_type == args.instance_type]
+        if not sizes:
+            raise UsageError(f"--instance-type {args.instance_type}: not a size of the catalog's instance families "
+                             f"({', '.join(catalog.instance_families)}); python -m rigs fit without it lists them")
+    if args.tensor_parallel is not None and args.tensor_parallel not in degrees(arch, args.tensor_parallel):
+        raise UsageError(f"--tensor-parallel {args.tensor_parallel}: does not divide the model's "
+                         f"{arch.attention_heads} attention heads (or its {arch.kv_heads} KV heads, nor is a multiple "
+                         f"of them); give one of {', '.join(map(str, degrees(arch, arch.attention_heads)))}")
     context = _workload_context(args.workload, arch.max_context) if args.workload is not None else args.context
-    result = fit(arch, candidates(catalog, card.name if card else None, arch), context=context,
-                 sequences=args.concurrency, dtype=None if args.dtype == "auto" else args.dtype)
+    settings = Settings(args.gpu_memory_utilization, args.max_num_seqs, args.max_num_batched_tokens,
+                        args.kv_cache_dtype)
+    ask = Ask(context=min(context or arch.max_context, arch.max_context), sequences=args.concurrency,
+              dtype=None if args.dtype == "auto" else args.dtype, settings=settings, engine=args.vllm,
+              tensor_parallel=args.tensor_parallel)
+    result = fit(arch, sizes, ask).priced(_dated_prices([c.instance_type for c in sizes]))
     if args.json:
         print(json.dumps(result.as_json(), indent=2))
     else:
         for line in render(args.model or str(args.model_config), result):
             print(line)
+    shown = {found[0] for c in sizes if (found := catalog.family_of(c.instance_type))}
+    families = {name: family for name, family in catalog.instance_families.items() if name in shown}
+    for note in compat.family_notes(families, arch, None if args.dtype == "auto" else args.dtype):
+        print(f"note: {note}", file=sys.stderr)  # on stderr: --json stays JSON
     return EXIT_OK
+
+
+def _dated_prices(instance_types: list[str]) -> dict[str, float | None]:
+    """Each size's on-demand $/h in :data:`rigs.sizing.fit.PRICE_REGION` from the dated price file, offline (no
+    session: the Pricing API is not asked); None where the file has none (unpriced, never $0.00)."""
+    from rigs.catalog.pricing import PriceBook, PriceError
+    from rigs.sizing.fit import PRICE_REGION
+
+    book = PriceBook()
+    prices: dict[str, float | None] = {}
+    for instance_type in instance_types:
+        try:
+            prices[instance_type] = book.instance_hourly_price(instance_type, PRICE_REGION).usd_per_hour
+        except PriceError:
+            prices[instance_type] = None
+    return prices
 
 
 def _workload_context(workload: str, longest: int) -> int:

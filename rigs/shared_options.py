@@ -62,6 +62,17 @@ def type_at_region(value: str) -> str:
     return value
 
 
+def fraction(value: str) -> float:
+    """A number above 0 and at most 1."""
+    try:
+        number = float(value)
+    except ValueError:
+        number = 0.0
+    if not 0 < number <= 1:
+        raise argparse.ArgumentTypeError(f"{value!r}: give a fraction above 0 and at most 1, e.g. 0.9")
+    return number
+
+
 def positive(value: str) -> int:
     """A whole number above 0."""
     try:

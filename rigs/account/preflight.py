@@ -437,7 +437,7 @@ def render(report: PreflightReport) -> Any:
             if not check.price.exact_region:
                 price += f", {check.price.region} price"
         else:
-            price = "?"
+            price = "unpriced"
         verdict = check.verdict if not check.reason else f"{check.verdict}: {check.reason}"
         if check.notes and check.verdict == OK:
             verdict += ": " + "; ".join(check.notes)

@@ -8,6 +8,7 @@ serve (their weights, image and variants) ``served.py``; ``model.py`` is the doo
 
 from __future__ import annotations
 
+import re
 from typing import Mapping
 
 import yaml
@@ -19,7 +20,7 @@ from rigs.catalog.served import Architecture, BedrockEndpoint, ModelCard, ModelI
     source_page
 from rigs.catalog.kinds import AnyRig, DeployableRig, Rig
 from rigs.catalog.kinds.base import NAME
-from rigs.catalog.kinds.ec2 import NEURON_FAMILIES, Ec2Rig, NeuronRig
+from rigs.catalog.kinds.ec2 import NEURON_FAMILIES, Ec2Rig, NeuronRig, architecture_of
 from rigs.catalog.kinds.sagemaker import SageMakerRig
 from rigs.contract import REGIONS
 
@@ -38,6 +39,8 @@ class RegionSpec(Frozen):
 RigName = checked(StrictStr, lambda n: None if NAME.match(n) else "rig names are lower-case letters, digits and dashes",
                   pattern=NAME.pattern)
 
+
+_CAPABILITY = re.compile(r"^\d{1,2}\.\d$")
 
 SAGEMAKER_PREFIX = "ml."
 """A SageMaker hosting instance type is its EC2 twin's name after this prefix (``ml.g6.xlarge``)."""
@@ -58,6 +61,8 @@ class InstanceFamily(Frozen):
             holds 2 NeuronCores on Inferentia2 and Trainium1); 1 for a GPU.
         host_memory_gib: each size's host memory, GiB, where it limits what is served: NxD Inference holds the
             whole checkpoint on the host while it shards it to the NeuronCores (``rigs/sizing/fit.py``).
+        compute_capability: an NVIDIA GPU's CUDA compute capability (``8.9``), as NVIDIA's CUDA GPUs page gives
+            it: which formats and kernels vLLM runs on it (``rigs/sizing/compat.py``); None for a Neuron family.
     """
 
     accelerator: Text
@@ -67,12 +72,33 @@ class InstanceFamily(Frozen):
     source: source_page("the family's public page")
     accelerators_per_device: between(StrictInt, 1, 64, "must be 1 to 64 accelerators") = 1
     host_memory_gib: Mapping[StrictStr, between(StrictInt, 1, 1 << 20, "must be GiB of host memory")] = {}
+    compute_capability: checked(StrictStr, lambda c: None if _CAPABILITY.match(c) else
+                                "must be major.minor, as NVIDIA's CUDA GPUs page gives it (8.9)",
+                                pattern=_CAPABILITY.pattern) | None = None
 
     @model_validator(mode="after")
     def _host_memory_of_its_sizes(self) -> "InstanceFamily":
         located("InstanceFamily", [(("host_memory_gib", size), "not one of its sizes")
                                    for size in self.host_memory_gib if size not in self.sizes])
         return self
+
+    @model_validator(mode="after")
+    def _capability_of_gpus(self) -> "InstanceFamily":
+        """A GPU family states its compute capability (the compatibility rules need it); a Neuron family none."""
+        if self.neuron and self.compute_capability is not None:
+            located("InstanceFamily", [(("compute_capability",), "a Neuron family has none: leave it out")])
+        if not self.neuron and self.compute_capability is None:
+            located("InstanceFamily", [(("compute_capability",), "a GPU family needs its CUDA compute capability "
+                                                                 "(NVIDIA's CUDA GPUs page)")])
+        return self
+
+    @property
+    def capability(self) -> tuple[int, int] | None:
+        """:attr:`compute_capability` as (major, minor), to compare; None for a Neuron family."""
+        if self.compute_capability is None:
+            return None
+        major, minor = self.compute_capability.split(".")
+        return int(major), int(minor)
 
     @property
     def neuron(self) -> bool:
@@ -133,6 +159,26 @@ class Catalog(Frozen):
                              "instance_families: add its family (accelerator, memory, sizes)")
                             for name, rig in self.rigs.items() if rig.deployed
                             and self.family_of(rig.instance_type) is None])
+        return self
+
+    @model_validator(mode="after")
+    def _families_listed(self) -> "Catalog":
+        """Every family a rig also deploys on is one of instance_families, of the rig's CPU architecture, offered as
+        an ``ml.`` twin where the rig is a SageMaker endpoint."""
+        found: list[tuple[tuple[str | int, ...], str]] = []
+        for name, rig in self.rigs.items():
+            own = self.family_of(rig.instance_type) if rig.deployed else None
+            for index, family_name in enumerate(getattr(rig, "also_on", ())):
+                family = self.instance_families.get(family_name)
+                where = ("rigs", name, "also_on", index)
+                if family is None:
+                    found.append((where, f"{family_name} is not one of instance_families"))
+                elif own is not None and (family.neuron != own[1].neuron or architecture_of(
+                        next(iter(family.sizes))) != architecture_of(rig.instance_type)):
+                    found.append((where, f"{family_name} is not the same kind of instance as {rig.instance_type}"))
+                elif rig.instance_type.startswith(SAGEMAKER_PREFIX) and not family.sagemaker:
+                    found.append((where, f"SageMaker hosting offers no ml.{family_name} sizes"))
+        located("catalog", found)
         return self
 
     def family_of(self, instance_type: str) -> tuple[str, InstanceFamily] | None:

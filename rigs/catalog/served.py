@@ -320,6 +320,9 @@ class Architecture(Frozen):
         model_class: the class its ``config.json`` names first in ``architectures`` (``LlamaForCausalLM``): what
             an engine loads it as, and what decides whether AWS's vLLM Neuron image serves it (:class:`NeuronVllm`);
             None where it is not known.
+        vocab, hidden, intermediate: ``vocab_size``, ``hidden_size`` and ``intermediate_size`` (a mixture of
+            experts: one expert's, ``moe_intermediate_size`` where given): what vLLM's profile pass holds depends
+            on them (``rigs/sizing/engine.py``); where absent it is sized from the attention's width.
     """
 
     layers: Count
@@ -330,7 +333,7 @@ class Architecture(Frozen):
     sliding_window: Count | None = None
     full_attention: Attention | None = None
     kv_shared_layers: between(StrictInt, 0, 1_000_000, "must be 0 or more") = 0
-    max_context: Count
+    max_context: between(StrictInt, 1, 100_000_000, "must be a whole number from 1")
     dtype: Literal["bfloat16", "float16", "float32"]
     quantization: Text | None = None
     parameters: between(Union[StrictInt, StrictFloat], 0, 1e13, "must be a parameter count", above=True) | None = None
@@ -340,6 +343,9 @@ class Architecture(Frozen):
     experts_per_token: Count | None = None
     model_class: checked(StrictStr, lambda c: None if _CLASS.match(c) else "must be a class name as config.json's "
                          "architectures gives it (LlamaForCausalLM)", pattern=_CLASS.pattern) | None = None
+    vocab: Count | None = None
+    hidden: Count | None = None
+    intermediate: Count | None = None
 
     @model_validator(mode="after")
     def _consistent(self) -> "Architecture":
@@ -421,6 +427,8 @@ class ModelCard(Frozen):
         licence: its licence.
         gated: whether the Hugging Face Hub asks for a token (``-c hf_token_parameter=NAME``).
         tool_call_parser: vLLM's ``--tool-call-parser`` for its tool calls; None where it has none.
+        reasoning_parser: vLLM's ``--reasoning-parser`` for a model that thinks before it answers unasked, so its
+            thinking is returned (and counted) as reasoning, not as the answer; None for one that does not.
         bedrock_id: the id Bedrock's OpenAI-compatible endpoint serves it under; None where Bedrock does not.
         bedrock_note: what is known of Bedrock serving it otherwise (another id, another version).
         bedrock_endpoint: what Bedrock's OpenAI-compatible endpoint offers for it (:class:`BedrockEndpoint`); given
@@ -435,6 +443,7 @@ class ModelCard(Frozen):
     licence: Text
     gated: StrictBool
     tool_call_parser: Text | None
+    reasoning_parser: Text | None = None
     bedrock_id: Text | None = None
     bedrock_note: Text | None = None
     bedrock_endpoint: BedrockEndpoint | None = None

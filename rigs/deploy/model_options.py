@@ -20,11 +20,15 @@ Context keys (all optional; declared with the app's others, :data:`rigs.deploy.o
 
 A model that does not fit the rig's instance type (``rigs/sizing/fit.py``, at the context it serves: ``max_model_len``,
 else the rig's own ``--max-model-len``, never above the model's longest) goes
-to the smallest size of the same family that fits, with vLLM's tensor parallelism across its GPUs; the choice is
-said in one line. One that fits no size is refused in one line naming the family's largest size and the bytes it
-lacks. A Neuron rig (inf2, trn1) serves another model with AWS's vLLM Neuron image where NxD Inference serves its
-class (``rigs/deploy/neuron_vllm.py``), sized the same way over NeuronCores for the sequences it is compiled for;
-for any other model it says why not, in one line. Nothing changes for a rig none of these keys name.
+to the smallest size that fits of the families the rig deploys on (its own first, then the catalog's ``also_on``:
+g6 also on g6e and g5), with vLLM's tensor parallelism across its GPUs and every GPU serving (replicas of that degree
+over the rest, vLLM's ``--data-parallel-size``); the choice is said in one line. One that fits no size is refused in
+one line naming the largest size and the bytes it lacks; one whose weights vLLM cannot run on any of those GPUs
+(``rigs/sizing/compat.py``: MXFP4 or FP8 below compute capability 8.0) in one line naming the rule. A key given empty,
+and ``model_config.<rig>`` with no model named, are refused too. A Neuron rig (inf2, trn1) serves another model with
+AWS's vLLM Neuron image where NxD Inference serves its class (``rigs/deploy/neuron_vllm.py``), sized the same way over
+NeuronCores for the sequences it is compiled for; for any other model it says why not, in one line. Nothing changes
+for a rig none of these keys name.
 :func:`served_rig` is the rig as the ``-c`` values serve it, the one answer the commands that check, price or bound
 a rig before it deploys ask (``rigs up``, ``preflight``, ``doctor``, ``prices``, ``rehearse --model``).
 """
@@ -37,15 +41,16 @@ from pathlib import Path
 from typing import Any, Callable
 
 from rigs.catalog.catalog import SAGEMAKER_PREFIX
-from rigs.catalog.kinds.ec2 import architecture_of
 from rigs.catalog.model import Catalog, DeployableRig, Weights
 from rigs.catalog.runtimes import runtime
 from rigs.catalog.served import Architecture, ModelCard, weights_of
-from rigs.context_keys import HF_TOKEN_PARAMETER, INSTANCE_TYPE, MAX_MODEL_LEN, MODEL, MODEL_CONFIG, RIG_MAX_MODEL_LEN, RIG_MODEL
+from rigs.context_keys import (HF_TOKEN_PARAMETER, INSTANCE_TYPE, MAX_MODEL_LEN, MODEL, MODEL_CONFIG, RIG_MAX_MODEL_LEN,
+                               RIG_MODEL, ContextKey)
 from rigs.deploy.neuron_vllm import on_neuron_vllm
 from rigs.deploy.options import parse_rig_options, rig_values
+from rigs.sizing import compat
 from rigs.sizing.config import ConfigError, read_config
-from rigs.sizing.fit import GIB, InstanceFit, candidates, fit_one, weights_bytes
+from rigs.sizing.fit import GIB, Ask, InstanceFit, candidates, fit_one, weights_bytes
 from rigs.sizing.readiness import served_minutes
 
 _PARAMETER = re.compile(r"^/?[A-Za-z0-9_.\-]+(/[A-Za-z0-9_.\-]+)*$")
@@ -91,22 +96,42 @@ class ModelRequest:
         return "-c max_model_len" if self.max_model_len_for_all else "-c max_model_len.{rig}"
 
 
-def _text(value: Any) -> str | None:
-    text = str(value).strip() if value is not None else ""
-    return text or None
+_EMPTY_FIX = {RIG_MODEL: "a Hugging Face model id", MODEL: "a Hugging Face model id", MODEL_CONFIG: "the path of a "
+              "config.json", INSTANCE_TYPE: "an instance type", HF_TOKEN_PARAMETER: "an SSM parameter name",
+              RIG_MAX_MODEL_LEN: "a number of tokens", MAX_MODEL_LEN: "a number of tokens"}
+"""What each key of :data:`rigs.context_keys.MODEL_KEYS` takes, for the refusal of an empty value."""
+
+
+def _value(context: Callable[[str], Any], key: ContextKey, rig_name: str) -> str | None:
+    """The key's value for ``rig_name`` (None: not given); ModelOptionsError for one given empty (``-c model.g6=``),
+    which would otherwise pass as not given."""
+    name = key.key(rig=rig_name)
+    value = context(name)
+    if value is None:
+        return None
+    text = str(value).strip()
+    if not text:
+        raise ModelOptionsError(f"-c {name}= is empty: give {_EMPTY_FIX[key]}, or leave the key out")
+    return text
 
 
 def model_request(context: Callable[[str], Any], rig_name: str) -> ModelRequest:
     """The keys of :data:`rigs.deploy.options.MODEL_KEYS` for ``rig_name``, read with ``context`` (the app's context
-    getter)."""
-    own = _text(context(RIG_MODEL.key(rig=rig_name)))
-    shared = _text(context(MODEL.key()))
-    own_length = _text(context(RIG_MAX_MODEL_LEN.key(rig=rig_name)))
-    shared_length = _text(context(MAX_MODEL_LEN.key()))
-    return ModelRequest(model=own or shared, for_all=own is None and shared is not None,
-                        config=_text(context(MODEL_CONFIG.key(rig=rig_name))),
-                        instance_type=_text(context(INSTANCE_TYPE.key(rig=rig_name))),
-                        hf_token_parameter=_text(context(HF_TOKEN_PARAMETER.key())),
+    getter).
+
+    Raises:
+        ModelOptionsError: a key given empty; a ``model_config.<rig>`` with no model named for the rig (the rig
+            would keep its own model, sized from another's config).
+    """
+    own, shared = _value(context, RIG_MODEL, rig_name), _value(context, MODEL, rig_name)
+    own_length, shared_length = _value(context, RIG_MAX_MODEL_LEN, rig_name), _value(context, MAX_MODEL_LEN, rig_name)
+    config = _value(context, MODEL_CONFIG, rig_name)
+    if config is not None and own is None and shared is None:
+        raise ModelOptionsError(f"-c {MODEL_CONFIG.key(rig=rig_name)}={config}: names no model: give the id it is "
+                                f"the config of with -c {RIG_MODEL.key(rig=rig_name)}=ID")
+    return ModelRequest(model=own or shared, for_all=own is None and shared is not None, config=config,
+                        instance_type=_value(context, INSTANCE_TYPE, rig_name),
+                        hf_token_parameter=_value(context, HF_TOKEN_PARAMETER, rig_name),
                         max_model_len=own_length or shared_length,
                         max_model_len_for_all=own_length is None and shared_length is not None)
 
@@ -126,8 +151,9 @@ def serve(rig: DeployableRig, catalog: Catalog, request: ModelRequest) -> Served
 
     Raises:
         ModelOptionsError: the rig cannot serve it (a Neuron rig; a model the catalog does not know and no config;
-            a gated model without a token; one that fits no size, or not the size asked for; a ``max_model_len``
-            that is not a positive whole number).
+            a gated model without a token; one whose weights vLLM cannot run on the rig's GPUs,
+            :mod:`rigs.sizing.compat`; one that fits no size, or not the size asked for; a ``max_model_len`` that is
+            not a positive whole number).
     """
     token = _token_parameter(rig, request.hf_token_parameter)
     if not request.given:
@@ -142,15 +168,22 @@ def serve(rig: DeployableRig, catalog: Catalog, request: ModelRequest) -> Served
     _check_gated(rig, model_id, card, token, key)
     context = min(asked_length or rig.serve_context or arch.max_context, arch.max_context)
     asked = f"{key}={model_id}" if request.model or request.instance_type else f"{key}={request.max_model_len}"
+    refusals = [compat.refusal(arch, catalog.instance_families[name]) for name in rig.families]
+    if all(refusals):
+        raise ModelOptionsError(f"{asked}: {rig.name} cannot serve it: {refusals[0]}")
     chosen = _size(rig, catalog, arch, card, context, request.instance_type, asked)
     served = _served_as(rig, model_id, card, arch, chosen, context)
-    parallel = f" (tensor parallel {chosen.tensor_parallel})" if chosen.tensor_parallel > 1 else ""
+    family = catalog.family_of(served.instance_type)
+    notes = "".join(f"; {line}" for line in compat.notes(arch, family[1])) if family else ""
+    replicas = f" x {chosen.data_parallel} replicas" if chosen.data_parallel > 1 else ""
+    parallel = "" if chosen.accelerators == 1 else f" (tensor parallel {chosen.tensor_parallel}{replicas})"
     longest = (f" (the model's longest: {_length_key(request, rig.name)}={asked_length} asks more)"
                if asked_length is not None and asked_length > arch.max_context else "")
     why = (f"-c instance_type.{rig.name}" if request.instance_type else "it fits the rig's own size"
            if served.instance_type == rig.instance_type else f"{rig.instance_type} is too small for it")
     said = (f"{rig.stack_name}: {model_id} on {served.instance_type}{parallel} at {context:,} tokens{longest}, "
-            f"{chosen.kv_tokens:,} tokens of KV cache ({chosen.max_sequences} sequences): {why}")
+            f"{chosen.kv_tokens:,} tokens of KV cache a replica ({chosen.max_sequences} sequences in all): {why}"
+            f"{notes}")
     return Served(served, token, said)
 
 
@@ -275,34 +308,47 @@ def _check_gated(rig: DeployableRig, model_id: str, card: ModelCard | None, toke
 def _size(rig: DeployableRig, catalog: Catalog, arch: Architecture, card: ModelCard | None, context: int,
           instance_type: str | None, asked: str, sequences: int = 1) -> InstanceFit:
     """The rig's own size where the model fits it (``sequences`` of ``context`` at once), else the smallest of its
-    family that does; or the one asked."""
+    families (:attr:`~rigs.catalog.kinds.base.DeployedRig.families`, its own first) that does; or the one asked."""
     twin = rig.instance_type.startswith(SAGEMAKER_PREFIX)
-    sizes = [c for c in candidates(catalog, card.name if card else None, arch)
-             if c.instance_type.startswith("ml.") == twin and c.why_not is None]
+    families = rig.families
+    own = sorted((c for c in candidates(catalog, card.name if card else None, arch)
+                  if c.instance_type.startswith(SAGEMAKER_PREFIX) == twin and _family(c.instance_type) in families),
+                 key=lambda c: families.index(_family(c.instance_type)))
     if instance_type is not None:
-        allowed = [c for c in sizes if architecture_of(c.instance_type) == architecture_of(rig.instance_type)]
-        chosen = next((c for c in allowed if c.instance_type == instance_type), None)
+        chosen = next((c for c in own if c.instance_type == instance_type), None)
         if chosen is None:
             raise ModelOptionsError(f"-c instance_type.{rig.name}={instance_type}: not a size {rig.name} runs on "
-                                    f"({', '.join(c.instance_type for c in allowed)})")
-        result = fit_one(arch, chosen, context=context, sequences=sequences)
+                                    f"({', '.join(c.instance_type for c in own)})")
+        if chosen.why_not is not None:
+            raise ModelOptionsError(f"-c instance_type.{rig.name}={instance_type}: {asked.split('=', 1)[1]} cannot "
+                                    f"run there: {chosen.why_not}")
+        result = fit_one(arch, chosen, Ask(context=context, sequences=sequences))
         if not result.fits:
             raise ModelOptionsError(f"-c instance_type.{rig.name}={instance_type}: {asked.split('=', 1)[1]} does not "
                                     f"fit it at {context:,} tokens: {result.why}")
         return result
-    family = rig.instance_type.removeprefix("ml.").split(".", 1)[0]
-    own = [c for c in sizes if c.instance_type.removeprefix("ml.").split(".", 1)[0] == family]
-    ordered = sorted(own, key=lambda c: c.instance_type != rig.instance_type)
-    results = [fit_one(arch, c, context=context, sequences=sequences) for c in ordered]
+    runnable = [c for c in own if c.why_not is None]
+    ordered = sorted(runnable, key=lambda c: c.instance_type != rig.instance_type)
+    results = [fit_one(arch, c, Ask(context=context, sequences=sequences)) for c in ordered]
     fitting = next((r for r in results if r.fits), None)
     if fitting is not None:
         return fitting
     largest = max(results, key=lambda r: (r.accelerators, -results.index(r)))
     accelerator = next(c for c in own if c.instance_type == largest.instance_type).accelerator
     raise ModelOptionsError(
-        f"{asked}: fits no {family} size at {context:,} tokens: the largest, {largest.instance_type} "
+        f"{asked}: fits no {_either(families)} size at {context:,} tokens: the largest, {largest.instance_type} "
         f"({largest.accelerators} x {accelerator}), is {largest.short_bytes:,} bytes short "
         f"(weights {weights_bytes(arch) / GIB:.1f} GiB); python -m rigs fit shows every family")
+
+
+def _either(names: tuple[str, ...]) -> str:
+    """``g6``, ``g6 or g5``, ``g6, g6e or g5``."""
+    return names[0] if len(names) == 1 else f"{', '.join(names[:-1])} or {names[-1]}"
+
+
+def _family(instance_type: str) -> str:
+    """The instance family of an EC2 type or its ``ml.`` twin (``g6e`` of ``ml.g6e.xlarge``)."""
+    return instance_type.removeprefix(SAGEMAKER_PREFIX).split(".", 1)[0]
 
 
 def _weights(rig: DeployableRig, model_id: str, card: ModelCard | None, arch: Architecture) -> Weights:
@@ -321,7 +367,9 @@ def _served_as(rig: DeployableRig, model_id: str, card: ModelCard | None, arch: 
     update: dict[str, Any] = {"model_id": model_id, "tool_calls": parser is not None, "weights": weights,
                               "instance_type": chosen.instance_type,
                               "ready_timeout_minutes": served_minutes(rig, weights.memory_gib or 0.0)}
-    update.update(rig.serving(context, chosen.tensor_parallel, parser, weights_bytes(arch)))
+    update.update(rig.serving(context, chosen.tensor_parallel, parser, weights_bytes(arch),
+                              data_parallel=chosen.data_parallel,
+                              reasoning_parser=card.reasoning_parser if card else None))
     return rig.model_copy(update=update)
 
 

@@ -37,14 +37,18 @@ ROOT_ALLOWANCE_GIB = 30
 compiled artifacts, margin (an allowance)."""
 
 
-def serve_flags(section: NeuronVllm, chosen: InstanceFit, context: int, parser: str | None) -> tuple[str, ...]:
-    """``vllm serve``'s flags for the model on ``chosen`` at ``context`` tokens."""
+def serve_flags(section: NeuronVllm, chosen: InstanceFit, context: int, parser: str | None,
+                reasoning_parser: str | None = None) -> tuple[str, ...]:
+    """``vllm serve``'s flags for the model on ``chosen`` at ``context`` tokens (its tool calls parsed by ``parser``,
+    its thinking by ``reasoning_parser``)."""
     sequences = section.max_num_seqs
     flags = ["--max-model-len", str(context), "--max-num-seqs", str(sequences),
              "--tensor-parallel-size", str(chosen.tensor_parallel), "--no-enable-prefix-caching",
              "--num-gpu-blocks-override", str(sequences)]  # one block of the whole context per sequence
     if parser:
         flags += ["--enable-auto-tool-choice", "--tool-call-parser", parser]
+    if reasoning_parser:
+        flags += ["--reasoning-parser", reasoning_parser]
     return tuple(flags)
 
 
@@ -72,7 +76,9 @@ def on_neuron_vllm(rig: NeuronRig, catalog: Catalog, model_id: str, card: ModelC
                                               "Neuron image)",
         "model_id": model_id, "tool_calls": parser is not None, "weights": weights,
         "instance_type": chosen.instance_type, "image": section.image_reference, "image_digest": section.image_digest,
-        "serve_flags": serve_flags(section, chosen, context, parser), "port": section.port,
+        "serve_flags": serve_flags(section, chosen, context, parser,
+                                   reasoning_parser=card.reasoning_parser if card else None),
+        "port": section.port,
         "neuron_devices": devices(family, chosen.accelerators),
         "root_free_gib": max(rig.root_free_gib,
                              math.ceil(arch.weights_bytes() / GIB) + rig.swap_gib + ROOT_ALLOWANCE_GIB),

@@ -72,9 +72,12 @@ class PhaseEstimate:
     ready_minutes: float
     minutes: float
     usd: float
+    """What its priced rigs cost (:attr:`unpriced` are not in it)."""
     lane_minutes: float = 0.0
     ready_basis: str = ""
     """The longest ready timeout's rig and how it is made up."""
+    unpriced: tuple[str, ...] = ()
+    """Its rigs whose size has no known price: the phase costs more than :attr:`usd` by what they cost."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -84,6 +87,9 @@ class Estimate:
     destroy_minutes: float
     backstop_usd: float
     unpriced: tuple[str, ...] = field(default=())
+    """The rigs whose size has no known price (each with its phase and size): no figure here counts them."""
+    rigs: int = 0
+    """How many rig plans it adds up (the unpriced among them too)."""
 
     @property
     def minutes(self) -> float:
@@ -115,10 +121,11 @@ def estimate(plans: Sequence[PhasePlan], benchmark_minutes: float = BENCHMARK_AL
         minutes = ready + benchmark_minutes + lane + destroy_minutes
         usd = sum(p.usd_per_hour for p in members if p.usd_per_hour is not None) * minutes / 60.0
         basis = f"{longest.rig}, {longest.ready_basis}" if longest.ready_basis else longest.rig
-        phases.append(PhaseEstimate(phase, tuple(p.rig for p in members), ready, minutes, usd, lane, basis))
+        phases.append(PhaseEstimate(phase, tuple(p.rig for p in members), ready, minutes, usd, lane, basis,
+                                    tuple(f"{p.rig} ({p.instance_type})" for p in members if p.usd_per_hour is None)))
     backstop = sum(p.usd_per_hour * p.max_hours for p in plans if p.usd_per_hour is not None)
-    unpriced = tuple(f"{p.rig} ({p.phase})" for p in plans if p.usd_per_hour is None)
-    return Estimate(tuple(phases), benchmark_minutes, destroy_minutes, backstop, unpriced)
+    unpriced = tuple(f"{p.rig} ({p.phase}, {p.instance_type})" for p in plans if p.usd_per_hour is None)
+    return Estimate(tuple(phases), benchmark_minutes, destroy_minutes, backstop, unpriced, len(plans))
 
 
 def duration(minutes: float) -> str:
@@ -127,9 +134,20 @@ def duration(minutes: float) -> str:
     return f"{whole} min" if whole < 60 else f"{whole // 60} h {whole % 60:02d} min"
 
 
+def cost(bound: str, usd: float, unpriced: Sequence[str], rigs: int) -> str:
+    """``up to $1.23``; where some rigs have no price, what the priced ones cost and that the others are unpriced;
+    where none has, ``unpriced``: never a dollar figure that leaves a rig out without saying so."""
+    if not unpriced:
+        return f"{bound} ${usd:.2f}"
+    if len(unpriced) >= rigs:
+        return f"unpriced ({', '.join(unpriced)}: no price known)"
+    return f"{bound} ${usd:.2f} for the priced rigs, plus unpriced {', '.join(unpriced)}"
+
+
 def describe(result: Estimate, model: str | None = None) -> list[str]:
     """The estimate in a few lines, each figure with what it rests on (``model``: ``--model``, the small phase's
-    model; None: the catalog's)."""
+    model; None: the catalog's). A rig whose size has no known price is said ``unpriced`` wherever a figure leaves
+    it out (:func:`cost`)."""
     lines = []
     for phase in result.phases:
         named = (model or "the catalog's model") if phase.phase == SMALL else "the big variant"
@@ -138,13 +156,13 @@ def describe(result: Estimate, model: str | None = None) -> list[str]:
                      f"(ready within {phase.ready_minutes:g} min, the longest ready timeout ({phase.ready_basis}); "
                      f"benchmark "
                      f"{result.benchmark_minutes:g}{lane} and destroy {result.destroy_minutes:g} min, allowances), "
-                     f"up to ${phase.usd:.2f}")
+                     + cost("up to", phase.usd, phase.unpriced, len(phase.rigs)))
+    every = tuple(rig for phase in result.phases for rig in phase.unpriced)
     if len(result.phases) > 1:
-        lines.append(f"total: up to {duration(result.minutes)}, up to ${result.usd:.2f}")
-    lines.append(f"if everything failed, this command's clean-up included, the lifetime limit stops each rig: "
-                 f"at most ${result.backstop_usd:.2f}")
-    if result.unpriced:
-        lines.append(f"no price known for {', '.join(result.unpriced)}: not in these figures")
+        lines.append(f"total: up to {duration(result.minutes)}, "
+                     + cost("up to", result.usd, every, sum(len(p.rigs) for p in result.phases)))
+    lines.append("if everything failed, this command's clean-up included, the lifetime limit stops each rig: "
+                 + cost("at most", result.backstop_usd, result.unpriced, result.rigs))
     return lines
 
 

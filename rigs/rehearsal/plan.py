@@ -54,7 +54,7 @@ def _row(plan: PhasePlan, after: Sequence[str]) -> list[str]:
     return [plan.rig, plan.phase, plan.region + (f" (then {', '.join(after)})" if after else ""),
             plan.instance_type, plan.model_id,
             f"ready within {plan.ready_basis or f'{plan.ready_timeout_minutes} min'}",
-            f"${plan.usd_per_hour:.4f}/h" if plan.usd_per_hour is not None else "no price"]
+            f"${plan.usd_per_hour:.4f}/h" if plan.usd_per_hour is not None else "unpriced"]
 
 
 class _Record(BaseModel):
@@ -70,6 +70,9 @@ class PhaseCost(_Record):
     lane_minutes: Number
     minutes: Number
     usd: Number
+    """What its priced rigs cost."""
+    unpriced: list[str] = []
+    """Its rigs whose size has no known price, not in ``usd``."""
 
 
 class EstimateRecord(_Record):
@@ -78,7 +81,9 @@ class EstimateRecord(_Record):
     minutes: Number
     usd: Number
     backstop_usd: Number
-    """What the rigs would cost if each ran to its lifetime limit."""
+    """What the priced rigs would cost if each ran to its lifetime limit."""
+    unpriced: list[str] = []
+    """The rigs whose size has no known price, in no figure here."""
     benchmark_allowance_minutes: Number
     destroy_allowance_minutes: Number
     phases: list[PhaseCost]
@@ -119,8 +124,9 @@ def record(plans: Sequence[PhasePlan], result: Estimate, *, account: str, offlin
         minutes=result.minutes, usd=round(result.usd, 4), backstop_usd=round(result.backstop_usd, 4),
         benchmark_allowance_minutes=result.benchmark_minutes, destroy_allowance_minutes=result.destroy_minutes,
         phases=[PhaseCost(phase=p.phase, rigs=list(p.rigs), ready_minutes=p.ready_minutes,
-                          lane_minutes=round(p.lane_minutes, 2), minutes=p.minutes, usd=round(p.usd, 4))
-                for p in result.phases])
+                          lane_minutes=round(p.lane_minutes, 2), minutes=p.minutes, usd=round(p.usd, 4),
+                          unpriced=list(p.unpriced))
+                for p in result.phases], unpriced=list(result.unpriced))
     return PlanRecord(account=account, offline=offline, big=big, model=model, sized=list(sized),
                       context_tokens=context_tokens, phases=list(plans),
                       skipped=dict(skipped),

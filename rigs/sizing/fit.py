@@ -1,20 +1,25 @@
 """What a model takes, and on which instance sizes it fits: ``python -m rigs fit`` and ``-c model.<rig>=ID``.
 
-For one model (its :class:`Architecture`), a context of N tokens and C sequences at once:
+For one model (its :class:`Architecture`), a context of N tokens (vLLM's ``--max-model-len``) and C sequences at once:
 
 - **weights**: ``weight_bytes`` where published (a quantized checkpoint, or what an engine logged), else the
-  parameter count x the dtype's bytes (``--dtype`` changes the dtype of an unquantized model).
-- **KV cache**: each layer that holds its own KV adds ``2 (K and V) x KV heads x head size x dtype bytes`` per
-  token; a sliding-window layer holds at most its window of tokens, a layer that shares an earlier layer's KV
-  (``num_kv_shared_layers``) holds none. ``kv_bytes_per_sequence`` is one sequence of N tokens so counted, and
-  ``kv_bytes_per_token`` that over N (the bytes a token adds, averaged over the context), the unit vLLM's own
-  "GPU KV cache size: N tokens" is counted in (its maximum concurrency times the context).
-- **per instance**: the smallest tensor-parallel degree, up to its accelerators, that divides the attention and
-  KV heads and leaves room for C sequences: each accelerator gives the engine's fraction of its memory
-  (:data:`MEMORY_FRACTION`, vLLM's ``--gpu-memory-utilization``) less :data:`OVERHEAD_BYTES` (activations at the
-  engine's profiling pass, the CUDA context, communication buffers: an allowance, not a measurement) less its
-  share of the weights; what is left over all of them is the KV cache.
-
+  parameter count x the dtype's bytes (``--dtype`` changes the dtype of an unquantized model); each GPU of a
+  tensor-parallel replica holds its share.
+- **per GPU** (vLLM): the budget vLLM computes at start-up, for the engine version the rig that deploys on the size
+  pins and that rig's serve flags, each unset flag at vLLM's default for the card (``rigs/sizing/engine.py``):
+  ``--gpu-memory-utilization`` x the memory CUDA shows, less the weights' share and the engine's own terms; the rest
+  is KV cache, laid out in blocks as vLLM lays it (``rigs/sizing/kv.py``: sliding-window layers, KV dtype).
+  ``kv_tokens`` is vLLM's "GPU KV cache size" of one replica; ``max_sequences`` the sequences of N tokens all
+  replicas hold at once (vLLM's "Maximum concurrency", at most ``--max-num-seqs`` each).
+- **replicas**: every accelerator serves. The tensor-parallel degree is the smallest that divides the instance's
+  accelerators and the model's attention heads (its KV heads divided by it, or it a multiple of them: vLLM and NxD
+  Inference replicate KV heads) and leaves room for the sequences; the rest of the accelerators run more replicas of
+  it (``data_parallel``: vLLM's ``--data-parallel-size``).
+- **Neuron** (Inferentia2, Trainium1): any degree up to the NeuronCores, one replica: the vLLM Neuron plugin's data
+  parallelism is for Trn2 and Trn3 only ("relevant for: Trn2, Trn3",
+  https://awsdocs-neuron.readthedocs-hosted.com/en/latest/vllm-neuron/docs/design/parallelism/data_parallelism.html)
+  and the rigs pin the legacy image for Inf2 and Trn1. NxD Inference compiles a static KV cache; each NeuronCore
+  gives :data:`NEURON_FRACTION` of its memory less :data:`NEURON_OVERHEAD_BYTES` (allowances).
 - **host memory** (Inferentia2 and Trainium1, where the catalog gives it): the checkpoint once, as the load path the
   boot gives AWS's vLLM Neuron image takes (the checkpoint downloaded first, the server given its local path,
   ``rigs/userdata/neuron_vllm.sh``): NxD Inference reads the checkpoint's safetensors whole into host memory
@@ -29,27 +34,28 @@ For one model (its :class:`Architecture`), a context of N tokens and C sequences
 On a Neuron size, a model AWS's vLLM Neuron image does not serve (its class, ``neuron_vllm.model_classes``) has the
 one-line reason why not (:meth:`rigs.catalog.catalog.Catalog.neuron_why_not`); their SageMaker twins keep the Neuron
 rig's own reason for any model but its own (the project's endpoint runs vLLM on GPUs).
-
-Not counted: vLLM's block rounding (16 tokens), the extra blocks a sliding window keeps for a batch in flight,
-the accelerator memory the driver reserves (EC2 reports each accelerator's memory; the engine sees a little less).
 """
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
-from typing import TYPE_CHECKING, Any, Iterable, Sequence
+import math
+from dataclasses import asdict, dataclass, field, replace
+from typing import TYPE_CHECKING, Any, Iterable, Mapping, Sequence
 
 from rigs.catalog.served import DTYPE_BYTES, Architecture
+from rigs.sizing import compat
+from rigs.sizing.engine import Budget, Resolved, Settings, Shape, budget, resolve, version, visible_bytes
+from rigs.sizing.kv import BLOCK, Layout, in_flight, kv_dtype_bytes, layout
 
 if TYPE_CHECKING:
     from rigs.catalog.catalog import Catalog
 
 GIB = 1024 ** 3
-MEMORY_FRACTION = 0.9
-"""The fraction of each accelerator's memory the engine may use: vLLM's ``--gpu-memory-utilization`` default
-and the rigs' own flag."""
-OVERHEAD_BYTES = round(1.5 * GIB)
-"""Per accelerator, what the engine holds beside weights and KV cache (an allowance)."""
+NEWEST_ENGINE = (0, 30)
+"""The vLLM version a size no rig of the catalog deploys on is sized for (the g6 rig's)."""
+NEURON_FRACTION = 0.9
+NEURON_OVERHEAD_BYTES = round(1.5 * GIB)
+"""Per NeuronCore, what NxD Inference holds beside weights and KV cache (an allowance)."""
 HOST_RESERVED_BYTES = 4 * GIB
 """Host memory the system, docker and the server process hold beside the checkpoint NxD Inference shards (an
 allowance)."""
@@ -62,11 +68,15 @@ class Candidate:
     Attributes:
         instance_type: ``g6.xlarge``, ``ml.g6.xlarge``.
         accelerators: its GPUs (on Inferentia2 and Trainium its NeuronCores).
-        accelerator_memory_bytes: each accelerator's memory.
+        accelerator_memory_bytes: each accelerator's memory, as EC2 reports it.
         accelerator: what one is (``NVIDIA L4``).
         why_not: why no rig of this project serves this model there, whatever its memory (a Neuron size and a
             model neither its hand-ported image nor AWS's vLLM Neuron image serves); None where memory decides.
         host_memory_bytes: the host's memory where it limits the weights (Neuron sizes); None elsewhere.
+        engine: the vLLM version that serves there ((0, 30)); None on a Neuron size.
+        settings: the serve flags of the rig that deploys there.
+        visible_memory_bytes: what CUDA shows of each GPU where it is known (a start-up log's); None: the card's
+            figure (:func:`rigs.sizing.engine.visible_bytes`).
     """
 
     instance_type: str
@@ -75,6 +85,28 @@ class Candidate:
     accelerator: str
     why_not: str | None = None
     host_memory_bytes: int | None = None
+    engine: tuple[int, int] | None = NEWEST_ENGINE
+    settings: Settings = field(default_factory=Settings)
+    visible_memory_bytes: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Ask:
+    """What the user asks of every size (``python -m rigs fit``'s flags; a deploy's context)."""
+
+    context: int
+    sequences: int = 1
+    dtype: str | None = None
+    settings: Settings = field(default_factory=Settings)
+    engine: tuple[int, int] | None = None
+    """``--vllm``: this version on every GPU size instead of the rig's."""
+    tensor_parallel: int | None = None
+    quantization: str | None = None
+    """vLLM's ``--quantization fp8``: an unquantized checkpoint's layers cast to FP8 as it loads them."""
+
+
+PRICE_REGION = "us-east-1"
+"""The region ``python -m rigs fit`` prices each size in (the dated price file's; the Pricing API's own region)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -85,12 +117,26 @@ class InstanceFit:
     accelerators: int
     accelerator_memory_bytes: int
     tensor_parallel: int
+    data_parallel: int
     fits: bool
     kv_tokens: int
     max_sequences: int
+    weights_bytes_per_accelerator: int
+    overhead_bytes_per_accelerator: int
+    kv_bytes_per_token: float
     why: str | None
     short_bytes: int = 0
     """The bytes its accelerators lack for the weights, the engine and the sequences asked (not in the JSON)."""
+    available_kv_bytes: int = 0
+    """"Available KV cache memory" on one accelerator (not in the JSON)."""
+    concurrency: float = 0.0
+    """vLLM's "Maximum concurrency" of one replica (not in the JSON)."""
+    usd_per_hour: float | None = None
+    """The size's on-demand price an hour (:func:`priced`); None: unpriced."""
+
+    JSON = ("instance_type", "accelerators", "accelerator_memory_bytes", "tensor_parallel", "data_parallel", "fits",
+            "kv_tokens", "max_sequences", "weights_bytes_per_accelerator", "overhead_bytes_per_accelerator",
+            "kv_bytes_per_token", "why", "usd_per_hour")
 
 
 @dataclass(frozen=True, slots=True)
@@ -106,21 +152,51 @@ class ModelFit:
 
     def as_json(self) -> dict[str, Any]:
         """The ``--json`` form: exactly these keys, in this order."""
-        fields = ("instance_type", "accelerators", "accelerator_memory_bytes", "tensor_parallel", "fits",
-                  "kv_tokens", "max_sequences", "why")
         return {"weights_bytes": self.weights_bytes, "kv_bytes_per_token": self.kv_bytes_per_token,
                 "kv_bytes_per_sequence": self.kv_bytes_per_sequence,
-                "instances": [{k: asdict(i)[k] for k in fields} for i in self.instances]}
+                "instances": [{k: asdict(i)[k] for k in InstanceFit.JSON} for i in self.instances]}
 
     def of(self, instance_type: str) -> InstanceFit:
         return next(i for i in self.instances if i.instance_type == instance_type)
+
+    def priced(self, prices: Mapping[str, float | None]) -> "ModelFit":
+        """This fit with each size's price an hour from ``prices`` (a size it lacks: unpriced)."""
+        return replace(self, instances=tuple(replace(i, usd_per_hour=prices.get(i.instance_type))
+                                             for i in self.instances))
+
+
+def _serving_rig(catalog: "Catalog", instance_type: str) -> Any:
+    """The vLLM rig that deploys on ``instance_type``: the SageMaker rig on an ``ml.`` size, else the EC2 rig of its
+    family, else one of its CPU architecture (the g6 rig's image runs on every x86_64 GPU family); None for none."""
+    from rigs.catalog.kinds.ec2 import architecture_of
+
+    vllm = [r for r in catalog.rigs.values() if r.runtime in ("vllm", "sagemaker-vllm")]
+    if instance_type.startswith("ml."):
+        return next((r for r in vllm if r.instance_type.startswith("ml.")), None)
+    family = instance_type.split(".", 1)[0]
+    ec2 = [r for r in vllm if not r.instance_type.startswith("ml.")]
+    return next((r for r in ec2 if r.instance_type.split(".", 1)[0] == family), None) or next(
+        (r for r in ec2 if architecture_of(r.instance_type) == architecture_of(instance_type)), None)
+
+
+def rig_settings(rig: Any) -> Settings:
+    """The serve flags sizing reads from a rig's ``serve_flags`` or its container's ``SM_VLLM_*`` environment (each
+    :class:`Settings` field is the vLLM flag of its name: ``max_num_seqs``, ``--max-num-seqs``)."""
+    flags = list(getattr(rig, "serve_flags", ()))
+    values = {flags[i].removeprefix("--").replace("-", "_"): flags[i + 1] for i in range(len(flags) - 1)
+              if flags[i].startswith("--")}
+    values.update({key.removeprefix("SM_VLLM_").lower(): value for key, value in
+                   getattr(rig, "container_env", {}).items() if key.startswith("SM_VLLM_")})
+    return Settings.read(values, {f.removeprefix("--").replace("-", "_") for f in flags})
 
 
 def candidates(catalog: "Catalog", model: str | None, arch: Architecture | None = None) -> list[Candidate]:
     """Every size of the catalog's instance families, each EC2 size then its SageMaker twin, for the model named
     ``model`` (a :class:`~rigs.catalog.served.ModelCard` name; None for a model known only by its config) of ``arch``
-    (its card's when None): on a family whose rigs serve one compiled-in model (the Neuron rigs), a model AWS's vLLM
-    Neuron image does not serve either has their reason why not."""
+    (its card's when None), each with the vLLM version and serve flags of the rig that deploys there: on a family
+    whose rigs serve one compiled-in model (the Neuron rigs), a model AWS's vLLM Neuron image does not serve either
+    has their reason why not; on a GPU family whose compute capability vLLM has no kernels for the model's weights
+    at, the rule's line (:func:`rigs.sizing.compat.refusal`)."""
     from rigs.catalog.catalog import SAGEMAKER_PREFIX
 
     if arch is None:
@@ -131,76 +207,145 @@ def candidates(catalog: "Catalog", model: str | None, arch: Architecture | None 
         own = owner is None or owner.weights.model == model
         why_ec2 = None if owner is None else catalog.neuron_why_not(owner, model or "a model known by its config",
                                                                     arch)
+        unrunnable = compat.refusal(arch, family)
         for size, accelerators in family.sizes.items():
             host = family.host_memory_gib.get(size)
-            out.append(Candidate(size, accelerators, family.memory_bytes, family.accelerator, why_ec2,
-                                 host * GIB if host else None))
-            if family.sagemaker:
-                out.append(Candidate(SAGEMAKER_PREFIX + size, accelerators, family.memory_bytes, family.accelerator,
-                                     None if own else getattr(owner, "other_models", None)))
+            for twin in ((False, True) if family.sagemaker else (False,)):
+                instance_type = SAGEMAKER_PREFIX + size if twin else size
+                rig = None if owner is not None else _serving_rig(catalog, instance_type)
+                engine = None if owner is not None else version(rig.weights.engine) if rig else NEWEST_ENGINE
+                why = ((None if own else getattr(owner, "other_models", None)) if twin else why_ec2) or unrunnable
+                out.append(Candidate(instance_type, accelerators, family.memory_bytes, family.accelerator, why,
+                                     None if twin or not host else host * GIB, engine,
+                                     rig_settings(rig) if rig else Settings()))
     return out
 
 
-def weights_bytes(arch: Architecture, dtype: str | None = None) -> int:
-    """The weights' bytes in ``dtype`` (:meth:`Architecture.weights_bytes`)."""
-    return arch.weights_bytes(dtype)
+def weights_bytes(arch: Architecture, dtype: str | None = None, quantization: str | None = None) -> int:
+    """The weights' bytes in ``dtype`` (:meth:`Architecture.weights_bytes`); with ``quantization`` ``fp8`` an
+    unquantized model's layers at one byte a weight, its embeddings and output head as they are."""
+    if quantization != "fp8" or arch.quantization or arch.vocab is None or arch.hidden is None:
+        return arch.weights_bytes(dtype)
+    head = 2 * arch.vocab * arch.hidden * DTYPE_BYTES[dtype or arch.dtype]
+    return head + round((arch.weights_bytes(dtype) - head) / DTYPE_BYTES[dtype or arch.dtype])
 
 
-def kv_bytes_per_sequence(arch: Architecture, context: int, dtype: str | None = None) -> int:
-    """One sequence of ``context`` tokens' KV cache, every layer counted as vLLM allocates it."""
-    size = DTYPE_BYTES[dtype or arch.dtype]
-    total = 0
-    for kind in arch.layer_kinds()[:arch.layers - arch.kv_shared_layers]:
-        geometry = arch.geometry(kind)
-        tokens = min(context, arch.sliding_window or context) if kind == "sliding" else context
-        total += 2 * geometry.kv_heads * geometry.head_dim * size * tokens
-    return total
+def kv_bytes_per_sequence(arch: Architecture, context: int, dtype: str | None = None, kv_cache_dtype: str = "auto",
+                          batched: int = 2048) -> int:
+    """One sequence of ``context`` tokens' KV cache on one GPU, as vLLM 0.30 allocates its blocks (``batched``:
+    ``--max-num-batched-tokens``, whose tokens in flight a sliding-window layer keeps beside its window)."""
+    lay = layout(arch, 1, kv_dtype_bytes(arch, kv_cache_dtype, dtype), NEWEST_ENGINE)
+    return lay.bytes_per_sequence(context, in_flight(batched, NEWEST_ENGINE))
 
 
-def degrees(arch: Architecture, accelerators: int) -> list[int]:
-    """The tensor-parallel degrees up to ``accelerators`` that divide the attention and every KV head count."""
-    heads = [arch.attention_heads, arch.kv_heads] + ([arch.full_attention.kv_heads] if arch.full_attention else [])
-    return [d for d in range(1, accelerators + 1) if all(h % d == 0 for h in heads)]
+def degrees(arch: Architecture, accelerators: int, whole: bool = True) -> list[int]:
+    """The tensor-parallel degrees up to ``accelerators`` that divide the attention heads, and divide or are a
+    multiple of every KV head count (vLLM replicates KV heads over more GPUs than heads; so does NxD Inference);
+    ``whole``: only those that divide ``accelerators`` too, so that replicas of it use every one."""
+    kv = [arch.kv_heads] + ([arch.full_attention.kv_heads] if arch.full_attention else [])
+    return [d for d in range(1, accelerators + 1) if (accelerators % d == 0 or not whole)
+            and arch.attention_heads % d == 0 and all(k % d == 0 or d % k == 0 for k in kv)]
 
 
-def _on(candidate: Candidate, degree: int, weights: int, per_sequence: int, context: int,
-        sequences: int) -> InstanceFit:
-    per_accelerator = int(candidate.accelerator_memory_bytes * MEMORY_FRACTION) - OVERHEAD_BYTES - weights // degree
-    cache = max(0, per_accelerator) * degree
-    count = cache // per_sequence if per_sequence else 0
-    fits = per_accelerator > 0 and count >= sequences
-    usable = degree * (int(candidate.accelerator_memory_bytes * MEMORY_FRACTION) - OVERHEAD_BYTES)
-    short = max(0, weights + sequences * per_sequence - usable)
-    why = None if fits else (
-        f"{short:,} bytes short: weights {weights / GIB:.2f} GiB and KV for {sequences} x {context:,} tokens "
-        f"{sequences * per_sequence / GIB:.2f} GiB over {degree} x {candidate.accelerator}, each giving "
-        f"{usable / degree / GIB:.2f} GiB ({MEMORY_FRACTION:.0%} of its memory less {OVERHEAD_BYTES / GIB:g} GiB "
-        "for the engine)")
-    tokens = int(cache * context // per_sequence) if per_sequence else 0
+def shape(arch: Architecture, tensor_parallel: int) -> Shape:
+    """The sizes vLLM's own terms depend on, on one of ``tensor_parallel`` GPUs."""
+    hidden = arch.hidden or arch.attention_heads * arch.head_dim
+    width = arch.intermediate or 4 * hidden
+    return Shape(vocab=arch.vocab or 128_256, hidden=hidden, width=-(-width // tensor_parallel),
+                 routed=(arch.experts_per_token or 1) if arch.experts else 0)
+
+
+def _gpu(arch: Architecture, candidate: Candidate, degree: int, ask: Ask) -> InstanceFit:
+    engine = ask.engine or candidate.engine or NEWEST_ENGINE
+    card, basis = (candidate.visible_memory_bytes, "the memory CUDA showed") if candidate.visible_memory_bytes \
+        else visible_bytes(candidate.accelerator, candidate.accelerator_memory_bytes)
+    settings = resolve(ask.settings.over(candidate.settings), engine, candidate.accelerator, card)
+    weights = weights_bytes(arch, ask.dtype, ask.quantization)
+    held = budget(shape(arch, degree), -(-weights // degree), degree, settings, engine, card, basis)
+    lay = layout(arch, degree, kv_dtype_bytes(arch, settings.kv_cache_dtype, ask.dtype), engine)
+    replicas = candidate.accelerators // degree
+    flight = in_flight(settings.max_num_batched_tokens, engine)
+    concurrency = lay.sequences(held.kv, ask.context, flight)
+    per_replica = min(math.floor(concurrency), settings.max_num_seqs)
+    fits = per_replica >= 1 and per_replica * replicas >= ask.sequences
+    each = -(-ask.sequences // replicas)
+    short = max(0, held.weights + held.overhead + each * lay.bytes_per_sequence(ask.context, flight)
+                - held.requested) * degree
+    why = None if fits else _gpu_why(candidate, held, settings, lay, ask, degree, short, each, flight)
     return InstanceFit(candidate.instance_type, candidate.accelerators, candidate.accelerator_memory_bytes, degree,
-                       fits, tokens, int(count), why, short)
+                       replicas, fits, lay.tokens(held.kv, ask.context, flight, engine),
+                       per_replica * replicas, held.weights, held.overhead,
+                       lay.bytes_per_token * degree, why, short, held.kv, concurrency)
 
 
-def fit_one(arch: Architecture, candidate: Candidate, *, context: int, sequences: int = 1,
-            dtype: str | None = None) -> InstanceFit:
-    """``arch`` on ``candidate``: at the smallest degree that fits, else at the largest it could use."""
-    weights = weights_bytes(arch, dtype)
-    per_sequence = kv_bytes_per_sequence(arch, context, dtype)
-    options = degrees(arch, candidate.accelerators)
+def _gpu_why(candidate: Candidate, held: Budget, settings: Resolved, lay: Layout, ask: Ask, degree: int, short: int,
+             each: int, flight: int) -> str:
+    if settings.max_num_seqs < each and short == 0:
+        return (f"--max-num-seqs {settings.max_num_seqs} over {candidate.accelerators // degree} replica(s) holds "
+                f"fewer than {ask.sequences} sequences")
+    kv = each * lay.bytes_per_sequence(ask.context, flight)
+    return (f"{short:,} bytes short: on each of {degree} x {candidate.accelerator}, weights "
+            f"{held.weights / GIB:.2f} GiB, the engine {held.overhead / GIB:.2f} GiB ({held.terms()}) and KV for "
+            f"{each} x {ask.context:,} tokens {kv / GIB:.2f} GiB, of the {held.requested / GIB:.2f} GiB vLLM takes "
+            f"({settings.gpu_memory_utilization:g} of {held.card_basis})")
+
+
+def _neuron(arch: Architecture, candidate: Candidate, degree: int, ask: Ask) -> InstanceFit:
+    """NxD Inference: every layer's KV for the whole context, in a cache compiled for the sequences."""
+    weights = weights_bytes(arch, ask.dtype)
+    per_sequence = sum(2 * max(1, arch.geometry(kind).kv_heads // degree) * arch.geometry(kind).head_dim * ask.context
+                       for kind in arch.layer_kinds()[:arch.layers - arch.kv_shared_layers]) * \
+        kv_dtype_bytes(arch, ask.settings.kv_cache_dtype, ask.dtype) * degree  # a replicated head on every core
+    usable = int(candidate.accelerator_memory_bytes * NEURON_FRACTION) - NEURON_OVERHEAD_BYTES
+    per_core = usable - weights // degree
+    cache = max(0, per_core) * degree
+    replicas = 1  # the pinned vLLM Neuron image has no data parallelism on Inf2/Trn1
+    count = cache // per_sequence if per_sequence else 0
+    fits = per_core > 0 and count * replicas >= ask.sequences and count >= 1
+    each = -(-ask.sequences // replicas)
+    short = max(0, weights + each * per_sequence - degree * usable)
+    why = None if fits else (
+        f"{short:,} bytes short: weights {weights / GIB:.2f} GiB and KV for {each} x {ask.context:,} tokens "
+        f"{each * per_sequence / GIB:.2f} GiB over {degree} x {candidate.accelerator}, each giving "
+        f"{usable / GIB:.2f} GiB ({NEURON_FRACTION:.0%} of its memory less {NEURON_OVERHEAD_BYTES / GIB:g} GiB for "
+        "NxD Inference)")
+    return InstanceFit(candidate.instance_type, candidate.accelerators, candidate.accelerator_memory_bytes, degree,
+                       replicas, fits, int(cache * ask.context // per_sequence) if per_sequence else 0,
+                       int(count) * replicas, weights // degree, NEURON_OVERHEAD_BYTES,
+                       per_sequence / ask.context, why, short, max(0, per_core),
+                       cache / per_sequence if per_sequence else 0.0)
+
+
+def fit_one(arch: Architecture, candidate: Candidate, ask: Ask) -> InstanceFit:
+    """``arch`` on ``candidate``: at the smallest degree that fits (or the one asked), else at the largest."""
+    on = _gpu if candidate.engine is not None else _neuron
+    options = degrees(arch, candidate.accelerators, whole=candidate.engine is not None)
+    if ask.tensor_parallel is not None:
+        options = [d for d in options if d == ask.tensor_parallel]
+        if not options:
+            return _cannot_split(arch, candidate, ask.tensor_parallel)
     best = None
     for degree in options:
-        best = _on(candidate, degree, weights, per_sequence, context, sequences)
+        best = on(arch, candidate, degree, ask)
         if best.fits:
             break
     assert best is not None  # degree 1 always divides
+    weights = weights_bytes(arch, ask.dtype)
     why = candidate.why_not or _host_short(candidate, weights)
     if why is not None:
         host_short = max(0, weights - (candidate.host_memory_bytes or 0) + HOST_RESERVED_BYTES) \
             if candidate.why_not is None else 0
-        return InstanceFit(best.instance_type, best.accelerators, best.accelerator_memory_bytes,
-                           best.tensor_parallel, False, best.kv_tokens, best.max_sequences, why,
-                           max(best.short_bytes, host_short))
+        return InstanceFit(**{**asdict(best), "fits": False, "why": why,
+                              "short_bytes": max(best.short_bytes, host_short)})
     return best
+
+
+def _cannot_split(arch: Architecture, candidate: Candidate, degree: int) -> InstanceFit:
+    heads = f"the model's {arch.attention_heads} attention heads and {arch.kv_heads} KV heads"
+    why = f"tensor parallel {degree} does not divide " + (
+        f"its {candidate.accelerators} accelerators" if candidate.accelerators % degree else heads)
+    return InstanceFit(candidate.instance_type, candidate.accelerators, candidate.accelerator_memory_bytes, degree, 0,
+                       False, 0, 0, 0, 0, 0.0, why)
 
 
 def _host_short(candidate: Candidate, weights: int) -> str | None:
@@ -211,29 +356,34 @@ def _host_short(candidate: Candidate, weights: int) -> str | None:
             f"system, cannot hold the {weights / GIB:.2f} GiB checkpoint NxD Inference shards on the host")
 
 
-def fit(arch: Architecture, candidates: Iterable[Candidate], *, context: int | None = None, sequences: int = 1,
-        dtype: str | None = None) -> ModelFit:
-    """``arch`` on every one of ``candidates`` at ``context`` tokens (the model's longest when None)."""
-    tokens = min(context or arch.max_context, arch.max_context)
-    per_sequence = kv_bytes_per_sequence(arch, tokens, dtype)
-    return ModelFit(weights_bytes=weights_bytes(arch, dtype), kv_bytes_per_token=per_sequence / tokens,
-               kv_bytes_per_sequence=per_sequence, context=tokens, sequences=sequences,
-               instances=tuple(fit_one(arch, c, context=tokens, sequences=sequences, dtype=dtype)
-                               for c in candidates))
+def fit(arch: Architecture, candidates: Iterable[Candidate], ask: Ask) -> ModelFit:
+    """``arch`` on every one of ``candidates`` (``ask.context`` already at most the model's longest)."""
+    settings = ask.settings
+    engine = ask.engine or NEWEST_ENGINE
+    lay = layout(arch, 1, kv_dtype_bytes(arch, settings.kv_cache_dtype, ask.dtype), engine)
+    flight = in_flight(settings.max_num_batched_tokens or 2048, engine)
+    return ModelFit(weights_bytes=weights_bytes(arch, ask.dtype), kv_bytes_per_token=lay.bytes_per_token,
+                    kv_bytes_per_sequence=lay.bytes_per_sequence(ask.context, flight),
+                    context=ask.context, sequences=ask.sequences,
+                    instances=tuple(fit_one(arch, c, ask) for c in candidates))
 
 
 def render(model: str, result: ModelFit) -> list[str]:
     """The table ``python -m rigs fit`` prints (one line per size)."""
     lines = [f"{model}: weights {result.weights_bytes / GIB:.2f} GiB; KV {result.kv_bytes_per_token:,.0f} bytes a "
-             f"token over {result.context:,} tokens, {result.kv_bytes_per_sequence / GIB:.2f} GiB a sequence; "
-             f"{result.sequences} at once; each accelerator at {MEMORY_FRACTION:.0%} less "
-             f"{OVERHEAD_BYTES / GIB:g} GiB for the engine", ""]
-    rows: Sequence[tuple[str, ...]] = [("instance", "accel", "TP", "fits", "KV tokens", "sequences", "why not")] + [
-        (i.instance_type, f"{i.accelerators} x {i.accelerator_memory_bytes / GIB:.1f} GiB", str(i.tensor_parallel),
-         "yes" if i.fits else "no", f"{i.kv_tokens:,}", f"{i.max_sequences:,}", i.why or "")
+             f"token ({BLOCK}-token blocks), {result.kv_bytes_per_sequence / GIB:.2f} GiB a sequence of "
+             f"{result.context:,}; {result.sequences} at once; each GPU as the vLLM its rig pins sizes it; $/h "
+             f"on demand in {PRICE_REGION} from the dated price file (unpriced: none there; python -m rigs prices "
+             "--live asks the Pricing API)", ""]
+    rows: Sequence[tuple[str, ...]] = [("instance", "accel", "TP x DP", "fits", "KV tokens/replica", "sequences",
+                                        "engine GiB", "$/h", "why not")] + [
+        (i.instance_type, f"{i.accelerators} x {i.accelerator_memory_bytes / GIB:.1f} GiB",
+         f"{i.tensor_parallel} x {i.data_parallel}", "yes" if i.fits else "no", f"{i.kv_tokens:,}",
+         f"{i.max_sequences:,}", f"{i.overhead_bytes_per_accelerator / GIB:.2f}",
+         "unpriced" if i.usd_per_hour is None else f"{i.usd_per_hour:.4f}", i.why or "")
         for i in result.instances]
-    widths = [max(len(r[c]) for r in rows) for c in range(6)]
-    return lines + ["  ".join(r[c].ljust(widths[c]) for c in range(6)).rstrip() + ("  " + r[6] if r[6] else "")
+    widths = [max(len(r[c]) for r in rows) for c in range(8)]
+    return lines + ["  ".join(r[c].ljust(widths[c]) for c in range(8)).rstrip() + ("  " + r[8] if r[8] else "")
                     for r in rows]
 
 
@@ -246,13 +396,14 @@ def expected_cache(model_id: str, instance_type: str, tokens: int) -> dict[str, 
     from rigs.catalog.model import load_catalog
 
     catalog = load_catalog()
-    card, family = catalog.models.get(model_id), catalog.family_of(instance_type)
-    if card is None or family is None:
+    card = catalog.models.get(model_id)
+    candidate = next((c for c in candidates(catalog, card.name if card else None)
+                      if c.instance_type == instance_type), None) if card else None
+    if card is None or candidate is None:
         return {}
-    accelerators = family[1].sizes[instance_type.removeprefix("ml.")]
-    result = fit_one(card.architecture, Candidate(instance_type, accelerators, family[1].memory_bytes,
-                                                  family[1].accelerator), context=tokens)
+    result = fit_one(card.architecture, candidate, Ask(context=tokens))
+    engine = ".".join(map(str, candidate.engine or NEWEST_ENGINE))
     source = (f"python -m rigs fit's prediction: {instance_type}, tensor parallel {result.tensor_parallel}, "
-              f"{tokens:,} tokens, {MEMORY_FRACTION:.0%} of memory less {OVERHEAD_BYTES / GIB:g} GiB per accelerator")
+              f"{tokens:,} tokens, vLLM {engine}'s budget with the rig's serve flags")
     return {"kv_cache_tokens": fact(result.kv_tokens, source),
-            "max_concurrency": fact(f"{result.kv_tokens / tokens:.2f}", source)}
+            "max_concurrency": fact(f"{result.concurrency:.2f}", source)}

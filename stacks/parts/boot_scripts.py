@@ -49,9 +49,9 @@ class BootScripts(Construct):
             asset = s3_assets.Asset(self, "Asset", path=str(path))
         self.url: str = asset.s3_object_url
         self.sha256 = boot_scripts_sha256(rig)
-        # Named for the rig: the rigs of one region share the base stack's role, and an inline policy's name is
-        # unique on its role (the same name from two stacks replaces the first, and deleting one drops both).
-        self.policy = iam.Policy(self, "Policy", policy_name=f"{rig.name}-boot-scripts", roles=[role],
+        # Named with the stack's id: the rigs of one region share the base stack's role, and an inline policy's name
+        # is unique on its role (the same name from two stacks replaces the first, and deleting one drops both).
+        self.policy = iam.Policy(self, "Policy", policy_name=cdk.Names.unique_id(self), roles=[role],
                                  statements=[iam.PolicyStatement(
             sid="ReadBootScripts", actions=["s3:GetObject"],
             resources=[asset.bucket.arn_for_objects(asset.s3_object_key)])])

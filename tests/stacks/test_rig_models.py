@@ -1,8 +1,9 @@
 """-c model.<rig>=ID: any open model on the vLLM rigs, sized to fit, in one synth of the app.
 
-g6 serves Qwen3 8B on its own g6.xlarge at the 8,192 tokens ``max_model_len.g6`` asks, with Qwen3's tool parser; g5g
+g6 serves Qwen3 8B at the 32,768 tokens ``max_model_len.g6`` asks, with Qwen3's tool parser: more than one L4 holds
+beside its weights, so on g6.12xlarge as two replicas of two L4s (vLLM's data parallelism: every GPU serves); g5g
 is asked for Llama 3.1 8B, gated and too big for one T4G in float16, so it moves to g5g.16xlarge with tensor parallel 2
-and reads the token's SSM parameter at boot; the SageMaker endpoint serves Qwen3 32B on ml.g6.12xlarge across four
+and reads the token's SSM parameter at boot; the SageMaker endpoint serves Qwen3 32B on ml.g6.48xlarge across eight
 L4s, at its longest context (40,960 tokens) where ``max_model_len.sagemaker`` asks 65,536; inf2 serves Llama 3.1 8B
 with AWS's vLLM Neuron image, moved to inf2.8xlarge (inf2.xlarge's 16 GiB of host memory cannot hold the checkpoint
 NxD Inference shards) with the compile's allowance in its ready timeout. A model that fits no size is refused in one
@@ -24,7 +25,7 @@ TOKEN_PARAMETER = "/aws-inference/hf-token"
 CANARY = "hf_canaryTOKEN0123456789abcdef"
 CONTEXT = {"model.g6": "Qwen/Qwen3-8B", "model.g5g": "meta-llama/Llama-3.1-8B-Instruct",
            "model.sagemaker": "Qwen/Qwen3-32B", "model.inf2": "meta-llama/Llama-3.1-8B-Instruct",
-           "hf_token_parameter": TOKEN_PARAMETER, "max_model_len.g6": "8192", "max_model_len.sagemaker": "65536"}
+           "hf_token_parameter": TOKEN_PARAMETER, "max_model_len.g6": "32768", "max_model_len.sagemaker": "65536"}
 
 
 @pytest.fixture(scope="module")
@@ -50,17 +51,19 @@ def instance_type(template: dict) -> str:
     return one(template, "AWS::EC2::LaunchTemplate")["Properties"]["LaunchTemplateData"]["InstanceType"]
 
 
-def test_a_model_that_fits_serves_on_the_rigs_own_size_with_its_tool_parser(synthesized):
+def test_a_model_that_needs_two_gpus_serves_on_every_gpu_of_a_four_gpu_size_with_its_tool_parser(synthesized):
     template = synthesized["templates"]["InferenceG6"]
     env = rig_environment(template, synthesized["out"])
-    assert env["RIG_MODEL_ID"] == "Qwen/Qwen3-8B" and instance_type(template) == "g6.xlarge"
+    assert env["RIG_MODEL_ID"] == "Qwen/Qwen3-8B" and instance_type(template) == "g6.12xlarge"
     served = flags(synthesized, "InferenceG6")
     assert served[served.index("--tool-call-parser") + 1] == "hermes" and "--enable-auto-tool-choice" in served
-    assert served[served.index("--max-model-len") + 1] == "8192" and "--tensor-parallel-size" not in served
+    assert [served[served.index(f) + 1] for f in ("--max-model-len", "--tensor-parallel-size",
+                                                  "--data-parallel-size", "--reasoning-parser")] == [
+        "32768", "2", "2", "qwen3"]  # Qwen3's thinking comes back as reasoning, on every replica
     assert [stack_outputs(template)[k] for k in ("ModelId", "InstanceType", "ContextTokens")] == [
-        "Qwen/Qwen3-8B", "g6.xlarge", "8192"]
-    assert any(line.startswith("InferenceG6: Qwen/Qwen3-8B on g6.xlarge at 8,192 tokens")
-               for line in synthesized["said"])
+        "Qwen/Qwen3-8B", "g6.12xlarge", "32768"]
+    assert any(line.startswith("InferenceG6: Qwen/Qwen3-8B on g6.12xlarge (tensor parallel 2 x 2 replicas) at "
+                               "32,768 tokens") for line in synthesized["said"])
 
 
 def test_a_model_too_big_for_the_size_goes_to_a_bigger_one_with_tensor_parallel(synthesized):
@@ -117,14 +120,14 @@ def test_the_endpoint_sets_its_containers_variables_from_the_same_facts(synthesi
     template = synthesized["templates"]["InferenceSageMaker"]
     environment = one(template, "AWS::SageMaker::Model")["Properties"]["PrimaryContainer"]["Environment"]
     assert environment["SM_VLLM_MODEL"] == "Qwen/Qwen3-32B"
-    assert (environment["SM_VLLM_TENSOR_PARALLEL_SIZE"], environment["SM_VLLM_MAX_MODEL_LEN"]) == ("4", "40960")
-    assert any(line.startswith("InferenceSageMaker: Qwen/Qwen3-32B on ml.g6.12xlarge (tensor parallel 4) at 40,960 "
+    assert (environment["SM_VLLM_TENSOR_PARALLEL_SIZE"], environment["SM_VLLM_MAX_MODEL_LEN"]) == ("8", "40960")
+    assert any(line.startswith("InferenceSageMaker: Qwen/Qwen3-32B on ml.g6.48xlarge (tensor parallel 8) at 40,960 "
                                "tokens (the model's longest: -c max_model_len.sagemaker=65536 asks more)")
                for line in synthesized["said"])
     assert (environment["SM_VLLM_TOOL_CALL_PARSER"], environment["SM_VLLM_ENABLE_AUTO_TOOL_CHOICE"]) == (
         "hermes", "true")
     config = one(template, "AWS::SageMaker::EndpointConfig")["Properties"]["ProductionVariants"][0]
-    assert config["InstanceType"] == "ml.g6.12xlarge" and stack_outputs(template)["ContextTokens"] == "40960"
+    assert config["InstanceType"] == "ml.g6.48xlarge" and stack_outputs(template)["ContextTokens"] == "40960"
     assert "RIG_HF_TOKEN_PARAMETER" not in json.dumps(template)  # SageMaker takes no token
 
 
@@ -136,8 +139,8 @@ def test_a_model_that_fits_no_size_is_refused_in_one_line(tmp_path):
     with pytest.raises(ModelOptionsError) as caught:
         build_app(context={"model.g6": "acme/huge", "model_config.g6": str(config)})
     line = str(caught.value)
-    assert "\n" not in line and line.startswith("-c model.g6=acme/huge: fits no g6 size at 8,192 tokens: the "
-                                                "largest, g6.48xlarge (8 x NVIDIA L4), is ")
+    assert "\n" not in line and line.startswith("-c model.g6=acme/huge: fits no g6, g6e or g5 size at 8,192 tokens: "
+                                                "the largest, g6.48xlarge (8 x NVIDIA L4), is ")
     assert line.split("is ", 1)[1].split(" bytes short")[0].replace(",", "").isdigit()
 
 
@@ -146,3 +149,16 @@ def test_a_context_that_is_not_a_positive_whole_number_stops_the_synth_in_one_li
         build_app(context={"max_model_len": "8k"})
     assert str(caught.value) == ("-c max_model_len=8k: give the tokens one sequence may hold (prompt and output), a "
                                  "positive whole number, e.g. 8192")
+
+
+@pytest.mark.parametrize(("context", "start"), [
+    ({"model.g5g": "openai/gpt-oss-20b"}, "-c model.g5g=openai/gpt-oss-20b: g5g cannot serve it: MXFP4 weights need "
+                                          "compute capability 8.0 or more and the NVIDIA T4G is 7.5"),
+    ({"model.g6": ""}, "-c model.g6= is empty: give a Hugging Face model id, or leave the key out"),
+    ({"model_config.g6": "config.json"}, "-c model_config.g6=config.json: names no model: give the id it is the "
+                                         "config of with -c model.g6=ID"),
+], ids=["mxfp4-on-the-t4g", "an-empty-model", "a-config-with-no-model"])
+def test_what_the_rig_cannot_serve_as_asked_stops_the_synth_in_one_line(context: dict, start: str):
+    with pytest.raises(ModelOptionsError) as caught:
+        build_app(context=context)
+    assert str(caught.value).startswith(start) and "\n" not in str(caught.value)

@@ -61,10 +61,12 @@ def test_every_model_the_catalog_offers_each_rig_keeps_its_user_data_within_4_kb
 
 
 def test_the_user_data_does_not_grow_with_the_model(sizes):
-    """A model's flags, devices and id travel in the boot scripts: one size per rig and image (the Neuron rigs' own
-    image, or AWS's vLLM Neuron image for another model)."""
+    """A model's flags, devices and id travel in the boot scripts: a rig's sizes differ only by what the stack itself
+    decides (the image's reference: the Neuron rigs' own image or AWS's vLLM Neuron image; the ready timeout's
+    digits), a few bytes, never by the model's flags (hundreds)."""
     for rig in CATALOG.ec2_rigs():
-        assert len({size for (name, _), size in sizes.items() if name == rig.name}) <= 2, rig.name
+        found = {size for (name, _), size in sizes.items() if name == rig.name}
+        assert max(found) - min(found) <= 16, (rig.name, sorted(found))
 
 
 def test_user_data_over_the_limit_fails_the_synth_in_one_line_naming_the_fix():

@@ -127,6 +127,9 @@ class DeployedRig(PinnedImage, RigBase):
     no_big_variant: checked(StrictStr, lambda r: None if r.strip() else
                             "must say why (a sentence), or be left out") | None = None
     """Why the rig has no ``big`` variant (no published bigger build), for ``rehearse --big``."""
+    also_on: Strings = ()
+    """Instance families it also deploys on, besides its instance type's (the same image and AMI serve them): the
+    sizes ``-c model.<rig>`` may move it to and ``-c instance_type.<rig>`` may name, its own family's first."""
 
     deployed: ClassVar[bool] = True
     hf_token_refusal: ClassVar[str | None]
@@ -146,6 +149,11 @@ class DeployedRig(PinnedImage, RigBase):
             raise ValueError(f"rig {self.name!r} has no variant {variant!r}; "
                              f"variants: {', '.join(sorted(self.variants)) or 'none'}")
         return self.model_copy(update=self.variants[variant].overrides(self))
+
+    @property
+    def families(self) -> tuple[str, ...]:
+        """The instance families it deploys on: its instance type's, then :attr:`also_on`."""
+        return (self.instance_type.removeprefix("ml.").split(".", 1)[0], *self.also_on)
 
     @property
     def builds_own_image(self) -> bool:
@@ -175,10 +183,12 @@ class DeployedRig(PinnedImage, RigBase):
 
     @abstractmethod
     def serving(self, context: int, tensor_parallel: int, tool_call_parser: str | None,
-                weights_bytes: int) -> dict[str, Any]:
+                weights_bytes: int, data_parallel: int = 1,
+                reasoning_parser: str | None = None) -> dict[str, Any]:
         """How another model is served on it (``-c model.<rig>``): the fields that make its server serve ``context``
-        tokens over ``tensor_parallel`` accelerators, with tool calls parsed by ``tool_call_parser`` (none when None),
-        for weights of ``weights_bytes``."""
+        tokens over ``tensor_parallel`` accelerators in each of ``data_parallel`` replicas, with tool calls parsed by
+        ``tool_call_parser`` and its thinking by ``reasoning_parser`` (none when None), for weights of
+        ``weights_bytes``."""
 
     def price(self, book: PriceLookup, region: str, tier: str = STANDARD_TIER) -> Any:
         """Per instance-hour: its instance type's on-demand price in ``region``."""

@@ -23,7 +23,8 @@ ROOT_ALLOWANCE_GIB = 30
 """Free GiB a rig's root volume needs beyond a model's weights: the server image's layers, the swapfile and margin
 (an allowance; the catalog's ``root_free_gib`` stays the floor)."""
 _GIB = 1 << 30
-_SERVE_FLAGS_WITH_VALUE = ("--max-model-len", "--tensor-parallel-size", "--tool-call-parser")
+_SERVE_FLAGS_WITH_VALUE = ("--max-model-len", "--tensor-parallel-size", "--data-parallel-size", "--tool-call-parser",
+                           "--reasoning-parser")
 _CONTEXT_FLAG = "--max-model-len"
 
 
@@ -99,9 +100,11 @@ class Ec2Rig(DeployedRig):
         return value, f"serve flag {_CONTEXT_FLAG}"
 
     def serving(self, context: int, tensor_parallel: int, tool_call_parser: str | None,
-                weights_bytes: int) -> dict[str, Any]:
-        """Its serve flags with the context, the tensor parallelism and the tool-call parser replaced, and a root
-        volume with room for the weights."""
+                weights_bytes: int, data_parallel: int = 1,
+                reasoning_parser: str | None = None) -> dict[str, Any]:
+        """Its serve flags with the context, the tensor and data parallelism (vLLM's ``--data-parallel-size``: one
+        server, a replica on each group of ``tensor_parallel`` GPUs) and the tool-call and reasoning parsers
+        replaced, and a root volume with room for the weights."""
         flags: list[str] = []
         rest = list(self.serve_flags)
         while rest:
@@ -113,8 +116,12 @@ class Ec2Rig(DeployedRig):
         flags += [_CONTEXT_FLAG, str(context)]
         if tensor_parallel > 1:
             flags += ["--tensor-parallel-size", str(tensor_parallel)]
+        if data_parallel > 1:
+            flags += ["--data-parallel-size", str(data_parallel)]
         if tool_call_parser:
             flags += ["--enable-auto-tool-choice", "--tool-call-parser", tool_call_parser]
+        if reasoning_parser:
+            flags += ["--reasoning-parser", reasoning_parser]
         return {"serve_flags": tuple(flags),
                 "root_free_gib": max(self.root_free_gib, math.ceil(weights_bytes / _GIB) + ROOT_ALLOWANCE_GIB)}
 

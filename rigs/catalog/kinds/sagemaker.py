@@ -15,7 +15,7 @@ from rigs.catalog.kinds.base import DeployedRig, VariantName
 from rigs.catalog.served import SageMakerVariant
 
 _CONTEXT_VARIABLE = "SM_VLLM_MAX_MODEL_LEN"
-_TOOL_VARIABLES = ("SM_VLLM_ENABLE_AUTO_TOOL_CHOICE", "SM_VLLM_TOOL_CALL_PARSER")
+_TOOL_VARIABLES = ("SM_VLLM_ENABLE_AUTO_TOOL_CHOICE", "SM_VLLM_TOOL_CALL_PARSER", "SM_VLLM_REASONING_PARSER")
 
 
 class SageMakerRig(DeployedRig):
@@ -46,11 +46,17 @@ class SageMakerRig(DeployedRig):
         return self.container_env.get(_CONTEXT_VARIABLE), f"container_env {_CONTEXT_VARIABLE}"
 
     def serving(self, context: int, tensor_parallel: int, tool_call_parser: str | None,
-                weights_bytes: int) -> dict[str, Any]:
-        """Its container's environment with the context, the tensor parallelism and the tool-call parser replaced
-        (the weights are the container's to place)."""
+                weights_bytes: int, data_parallel: int = 1,
+                reasoning_parser: str | None = None) -> dict[str, Any]:
+        """Its container's environment with the context, the tensor and data parallelism and the tool-call and
+        reasoning parsers replaced (the weights are the container's to place; each ``SM_VLLM_<FLAG>`` is vLLM's
+        ``--<flag>``)."""
         env = {k: v for k, v in self.container_env.items() if k not in _TOOL_VARIABLES}
         env.update({_CONTEXT_VARIABLE: str(context), "SM_VLLM_TENSOR_PARALLEL_SIZE": str(tensor_parallel)})
+        if data_parallel > 1:
+            env["SM_VLLM_DATA_PARALLEL_SIZE"] = str(data_parallel)
         if tool_call_parser:
             env.update({"SM_VLLM_ENABLE_AUTO_TOOL_CHOICE": "true", "SM_VLLM_TOOL_CALL_PARSER": tool_call_parser})
+        if reasoning_parser:
+            env["SM_VLLM_REASONING_PARSER"] = reasoning_parser
         return {"container_env": env}

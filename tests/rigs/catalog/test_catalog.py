@@ -332,3 +332,27 @@ def test_a_model_bedrock_serves_says_what_its_openai_compatible_endpoint_offers(
     assert any(p.startswith("models.Qwen/Qwen3-8B.bedrock_endpoint.route:") for p in found), found
     gemma = load_catalog().bedrock_endpoint("google.gemma-4-e2b")
     assert (gemma.route, gemma.parallel_tool_calls, gemma.reasoning) == ("/openai/v1", False, "by-default")
+
+
+def test_the_families_a_rig_also_deploys_on_are_listed_of_its_kind_and_offered_where_it_runs():
+    def also_on(data: dict) -> None:
+        data["rigs"]["g6"]["also_on"] = ["g7", "inf2", "g5g"]
+        data["instance_families"]["g4dn"]["sagemaker"] = False
+        data["rigs"]["sagemaker"]["also_on"] = ["g4dn"]
+
+    assert problems_for(also_on) == [
+        "rigs.g6.also_on[0]: g7 is not one of instance_families",
+        "rigs.g6.also_on[1]: inf2 is not the same kind of instance as g6.xlarge",
+        "rigs.g6.also_on[2]: g5g is not the same kind of instance as g6.xlarge",
+        "rigs.sagemaker.also_on[0]: SageMaker hosting offers no ml.g4dn sizes"]
+
+
+def test_a_gpu_family_states_its_compute_capability_and_a_neuron_family_none():
+    def capability(data: dict) -> None:
+        del data["instance_families"]["g6"]["compute_capability"]
+        data["instance_families"]["inf2"]["compute_capability"] = "8.9"
+
+    found = problems_for(capability)
+    assert any(p.startswith("instance_families.g6.compute_capability: a GPU family needs its CUDA compute "
+                            "capability") for p in found)
+    assert any(p.startswith("instance_families.inf2.compute_capability: a Neuron family has none") for p in found)

@@ -11,6 +11,7 @@ import pytest
 from rigs.catalog.model import load_catalog
 from rigs.context_keys import MODEL_KEYS
 from rigs.deploy.model_options import ModelOptionsError, ModelRequest, as_deployed, model_request, serve
+from rigs.sizing.fit import Ask, candidates, fit_one
 
 CATALOG = load_catalog()
 
@@ -68,7 +69,8 @@ def test_a_model_nxd_serves_goes_to_the_vllm_neuron_image_on_the_smallest_size_t
             "neuron-vllm", size, section.image.pull_reference())
         assert moved.serve_flags == ("--max-model-len", "8192", "--max-num-seqs", "4", "--tensor-parallel-size", "2",
                                      "--no-enable-prefix-caching", "--num-gpu-blocks-override", "4",
-                                     "--enable-auto-tool-choice", "--tool-call-parser", "hermes")
+                                     "--enable-auto-tool-choice", "--tool-call-parser", "hermes",
+                                     "--reasoning-parser", "qwen3")
         assert moved.neuron_devices == ("/dev/neuron0",) and moved.port == 8000 and moved.tool_calls
         # the rig's boot (its 40 minutes less Gemma 4 E2B's 3.2 GiB: download 2, load 1), then Qwen3 8B's 15.3 GiB:
         # download 6 (at 50 MiB/s), compile 30, load 3 (at 125 MiB/s)
@@ -81,9 +83,10 @@ def test_a_model_nxd_serves_goes_to_the_vllm_neuron_image_on_the_smallest_size_t
     assert (big.instance_type, big.serve_flags[5], len(big.neuron_devices), big.ready_timeout_minutes) == (
         "inf2.24xlarge", "8", 6, 37 + 21 + 60 + 9)  # 61.1 GiB: download 21, compile 60, load 9
     assert "gated on the Hugging Face Hub" in refusal("inf2", model="meta-llama/Llama-3.1-8B-Instruct")
-    assert refusal("trn1", model="meta-llama/Llama-3.1-70B-Instruct", hf_token_parameter="/t").startswith(
-        "-c model.trn1=meta-llama/Llama-3.1-70B-Instruct: fits no trn1 size at 8,192 tokens: the largest, "
-        "trn1.32xlarge (32 x Trainium NeuronCore-v2), is ")
+    # 141.2 GB over 16 of trn1.32xlarge's 32 NeuronCores: more than its 8 KV heads, each replicated on 2 cores
+    seventy = serve(CATALOG.get("trn1"), CATALOG, ModelRequest(model="meta-llama/Llama-3.1-70B-Instruct",
+                                                              hf_token_parameter="/t"))
+    assert "on trn1.32xlarge with AWS's vLLM Neuron image, tensor parallel 16 over NeuronCores" in seventy.said
 
 
 def test_a_deployed_neuron_stack_on_the_vllm_image_is_read_back_as_deployed():
@@ -124,9 +127,14 @@ def test_an_instance_type_override_is_taken_when_the_model_fits_it_and_the_rig_c
     served = serve(CATALOG.get("g6"), CATALOG, ModelRequest(model="Qwen/Qwen3-32B", instance_type="g6e.12xlarge"))
     flags = list(served.rig.serve_flags)  # two of its four L40S hold 32.8 GB of weights each: the smallest degree
     assert served.rig.instance_type == "g6e.12xlarge" and flags[flags.index("--tensor-parallel-size") + 1] == "2"
-    assert served.said.startswith("InferenceG6: Qwen/Qwen3-32B on g6e.12xlarge (tensor parallel 2) at 8,192 tokens")
+    assert served.said.startswith("InferenceG6: Qwen/Qwen3-32B on g6e.12xlarge (tensor parallel 2 x 2 replicas) at "
+                                  "8,192 tokens")  # every L40S serves: two replicas of two
+    assert flags[flags.index("--data-parallel-size") + 1] == "2"
     assert served.said.endswith(": -c instance_type.g6")
     assert "not a size g6 runs on" in refusal("g6", instance_type="g5g.xlarge")  # arm64, not the g6 image's x86_64
+    # the sizes it names are the g6 rig's own families' only: no Neuron, no other GPU family its image is not run on
+    listed = refusal("g6", instance_type="inf2.xlarge").split("(", 1)[1].rstrip(")").split(", ")
+    assert {size.split(".")[0] for size in listed} == {"g6", "g6e", "g5"} and listed[0] == "g6.xlarge"
     assert "Qwen/Qwen3-32B does not fit it at 8,192 tokens" in refusal("g6", model="Qwen/Qwen3-32B",
                                                                        instance_type="g6.xlarge")
     endpoint = serve(CATALOG.get("sagemaker"), CATALOG, ModelRequest(instance_type="ml.g6e.xlarge")).rig
@@ -150,18 +158,21 @@ def max_model_len(served) -> int:
     return int(flags[flags.index("--max-model-len") + 1])
 
 
-def test_a_shorter_context_fits_a_smaller_size():
-    # One L4 (g6.xlarge, 23,999,807,488 bytes): 90% is 21,599,826,739, less 1.5 GiB (1,610,612,736) for the engine,
-    # less Qwen3 8B's 16,400,000,000 bytes of bfloat16 weights: 3,589,214,003 bytes of KV cache. A token holds
-    # 2 (K, V) x 8 KV heads x 128 x 2 bytes x 36 layers = 147,456 bytes: 24,340 tokens fit (24,340.9).
-    fits = serve(CATALOG.get("g6"), CATALOG, ModelRequest(model="Qwen/Qwen3-8B", max_model_len="24340"))
-    assert (fits.rig.instance_type, max_model_len(fits)) == ("g6.xlarge", 24340)
-    assert fits.said.startswith("InferenceG6: Qwen/Qwen3-8B on g6.xlarge at 24,340 tokens, 24,340 tokens of KV "
-                                "cache (1 sequences): it fits the rig's own size")
-    # one token more is 3,589,361,... bytes: over one L4, so two of g6.12xlarge's four (32 heads, 8 KV heads: 2 divides)
-    bigger = serve(CATALOG.get("g6"), CATALOG, ModelRequest(model="Qwen/Qwen3-8B", max_model_len="24341"))
-    assert bigger.rig.instance_type == "g6.12xlarge" and "(tensor parallel 2)" in bigger.said
-    assert "--tensor-parallel-size" in bigger.rig.serve_flags and max_model_len(bigger) == 24341
+def test_a_shorter_context_fits_a_smaller_size_and_a_longer_one_serves_on_every_gpu_of_a_bigger():
+    """One L4 holds as many tokens as rigs fit says of g6.xlarge (vLLM 0.30's budget, the g6 rig's flags); a context
+    one token longer needs two L4s, so g6.12xlarge serves it as two replicas of two (all four GPUs)."""
+    arch = CATALOG.models["Qwen/Qwen3-8B"].architecture
+    one = next(c for c in candidates(CATALOG, "Qwen3 8B") if c.instance_type == "g6.xlarge")
+    room = fit_one(arch, one, Ask(context=8192)).kv_tokens  # a full-attention model: the same at any context
+    fits = serve(CATALOG.get("g6"), CATALOG, ModelRequest(model="Qwen/Qwen3-8B", max_model_len=str(room)))
+    assert (fits.rig.instance_type, max_model_len(fits)) == ("g6.xlarge", room)
+    assert fits.said.startswith(f"InferenceG6: Qwen/Qwen3-8B on g6.xlarge at {room:,} tokens, {room:,} tokens of KV "
+                                "cache a replica (1 sequences in all): it fits the rig's own size")
+    bigger = serve(CATALOG.get("g6"), CATALOG, ModelRequest(model="Qwen/Qwen3-8B", max_model_len=str(room + 16)))
+    served = list(bigger.rig.serve_flags)
+    assert bigger.rig.instance_type == "g6.12xlarge" and "(tensor parallel 2 x 2 replicas)" in bigger.said
+    assert [served[served.index(f) + 1] for f in ("--tensor-parallel-size", "--data-parallel-size",
+                                                  "--max-model-len")] == ["2", "2", str(room + 16)]
 
 
 def test_a_context_above_the_models_is_the_models_and_said_so():
@@ -188,3 +199,47 @@ def test_a_context_that_is_not_a_positive_whole_number_is_refused_in_one_line(va
         f"-c max_model_len.g6={value}: give the tokens one sequence may hold (prompt and output), a positive whole "
         "number, e.g. 8192")
     assert refusal("inf2", max_model_len=value, max_model_len_for_all=True).startswith(f"-c max_model_len={value}: ")
+
+
+def test_a_key_given_empty_or_a_config_with_no_model_is_refused_in_one_line():
+    with pytest.raises(ModelOptionsError, match=r"^-c model\.g6= is empty: give a Hugging Face model id, or leave "
+                                                r"the key out$"):
+        model_request({"model.g6": ""}.get, "g6")
+    with pytest.raises(ModelOptionsError, match=r"^-c max_model_len= is empty: give a number of tokens"):
+        model_request({"max_model_len": " "}.get, "g5g")
+    with pytest.raises(ModelOptionsError, match=r"^-c model_config\.g6=config\.json: names no model: give the id "
+                                                r"it is the config of with -c model\.g6=ID$"):
+        model_request({"model_config.g6": "config.json"}.get, "g6")
+    # a model for every rig names it too
+    assert model_request({"model_config.g6": "c.json", "model": "acme/x"}.get, "g6").config == "c.json"
+
+
+def test_a_model_whose_weights_the_rigs_gpu_cannot_run_is_refused_before_it_is_sized():
+    line = refusal("g5g", model="openai/gpt-oss-20b")
+    assert line.startswith("-c model.g5g=openai/gpt-oss-20b: g5g cannot serve it: MXFP4 weights need compute "
+                           "capability 8.0 or more and the NVIDIA T4G is 7.5")
+    assert "The quantization method mxfp4 is not supported for the current GPU SM75" in line
+    on_l4 = serve(CATALOG.get("g6"), CATALOG, ModelRequest(model="openai/gpt-oss-20b")).rig  # the L4 is 8.9
+    assert (on_l4.model_id, on_l4.instance_type) == ("openai/gpt-oss-20b", "g6.xlarge")
+
+
+def test_bf16_weights_on_the_t4g_are_served_as_float16_and_said_so():
+    served = serve(CATALOG.get("g5g"), CATALOG, ModelRequest(model="Qwen/Qwen3-8B", max_model_len="4096"))
+    assert served.said.endswith("; bfloat16 weights served as float16 (--dtype float16): the NVIDIA T4G, compute "
+                                "capability 7.5, has no bfloat16")
+    flags = list(served.rig.serve_flags)
+    assert flags[flags.index("--dtype") + 1] == "float16"
+    on_l4 = serve(CATALOG.get("g6"), CATALOG, ModelRequest(model="Qwen/Qwen3-8B"))
+    assert "float16" not in on_l4.said
+
+
+def test_a_thinking_model_is_served_with_its_reasoning_parser_so_its_thinking_is_not_the_answer():
+    flags = list(serve(CATALOG.get("g6"), CATALOG, ModelRequest(model="Qwen/Qwen3-8B")).rig.serve_flags)
+    assert flags[flags.index("--reasoning-parser") + 1] == "qwen3"
+    gpt = serve(CATALOG.get("g6"), CATALOG, ModelRequest(model="openai/gpt-oss-20b")).rig.serve_flags
+    assert gpt[gpt.index("--reasoning-parser") + 1] == "openai_gptoss"
+    endpoint = serve(CATALOG.get("sagemaker"), CATALOG, ModelRequest(model="Qwen/Qwen3-8B")).rig
+    assert endpoint.container_env["SM_VLLM_REASONING_PARSER"] == "qwen3"
+    llama = serve(CATALOG.get("g6"), CATALOG, ModelRequest(model="meta-llama/Llama-3.1-8B-Instruct",
+                                                           hf_token_parameter="/t")).rig
+    assert "--reasoning-parser" not in llama.serve_flags  # it answers without thinking first

@@ -31,9 +31,10 @@ def test_plan_json_keeps_its_keys_and_the_lane_once(tmp_path):
     assert data["phases"] == [{"rig": "g6", "phase": "small", "region": "us-east-2", "instance_type": "g6.xlarge",
                                "model_id": "m", "ready_timeout_minutes": 40, "max_hours": 4, "usd_per_hour": 0.8048,
                                "price": "offline file", "ready_basis": PHASE.ready_basis}]
-    assert list(data["estimate"]) == ["minutes", "usd", "backstop_usd", "benchmark_allowance_minutes",
+    assert list(data["estimate"]) == ["minutes", "usd", "backstop_usd", "unpriced", "benchmark_allowance_minutes",
                                       "destroy_allowance_minutes", "phases"]
-    assert list(data["estimate"]["phases"][0]) == ["phase", "rigs", "ready_minutes", "lane_minutes", "minutes", "usd"]
+    assert list(data["estimate"]["phases"][0]) == ["phase", "rigs", "ready_minutes", "lane_minutes", "minutes", "usd",
+                                                   "unpriced"]
     assert data["estimate"]["phases"][0]["lane_minutes"] == 1.5
     assert os.stat(path).st_mode & 0o777 == 0o644 and [p.name for p in tmp_path.iterdir()] == ["plan.json"]
 

@@ -101,8 +101,19 @@ def test_the_rehearsal_runs_the_quality_lane_unless_the_options_name_the_parts(g
 def test_a_rig_without_a_price_is_left_out_and_said():
     result = estimating.estimate([plan("g6", "small", 40, G6), plan("odd", "small", 40, None)])
     assert result.usd == pytest.approx(G6 * 70 / 60)
-    assert result.unpriced == ("odd (small)",)
-    assert any("no price known for odd (small)" in line for line in estimating.describe(result))
+    assert result.unpriced == ("odd (small, t)",)
+    lines = estimating.describe(result)
+    assert lines[0].endswith(f"up to ${G6 * 70 / 60:.2f} for the priced rigs, plus unpriced odd (t)")
+    assert lines[-1].endswith(f"at most ${G6 * 4:.2f} for the priced rigs, plus unpriced odd (small, t)")
+
+
+def test_a_phase_of_unpriced_rigs_says_unpriced_never_a_dollar_figure():
+    # an offline rehearsal of a model that moved the rig to a size the price file does not hold (issue 31)
+    result = estimating.estimate([plan("g6", "small", 40, None), plan("g6", "big", 40, G6)])
+    lines = estimating.describe(result)
+    assert lines[0].endswith("unpriced (g6 (t): no price known)") and "$0.00" not in "\n".join(lines)
+    assert lines[2] == ("total: up to 2 h 20 min, up to $" + f"{G6 * 70 / 60:.2f} for the priced rigs, plus "
+                        "unpriced g6 (t)")
 
 
 def test_the_rehearsals_own_cost_is_instance_hours_times_the_price():
@@ -433,7 +444,7 @@ def test_up_refuses_to_start_above_max_usd_in_one_line(counted_preflight: Counte
 
 def test_an_unpriced_rig_cannot_be_bounded():
     result = estimating.estimate([plan("g6", "small", 40, G6), plan("odd", "small", 40, None)])
-    assert estimating.over_limit(result, 100) == ("--max-usd 100: no price known for odd (small), so the cost "
+    assert estimating.over_limit(result, 100) == ("--max-usd 100: no price known for odd (small, t), so the cost "
                                                   "cannot be bounded; nothing deployed")
     assert estimating.over_limit(estimating.estimate([plan("g6", "small", 40, G6)]), 3.22) is None  # 3.2192
 

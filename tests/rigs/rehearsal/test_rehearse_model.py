@@ -8,14 +8,13 @@ from __future__ import annotations
 import io
 import json
 from collections import Counter
-from datetime import date
 from pathlib import Path
 
 import pytest
 
 from kit.command import UsageError
 from rigs.catalog.prices import HourlyPrice
-from rigs.catalog.pricing import PriceBook
+from rigs.catalog.pricing import PriceBook, PriceError
 from rigs.rehearsal import bench_options, flow, prepare
 from rigs.rehearsal.state import Options
 from tests.rigs.rehearsal.test_rehearsal import CATALOG, counted_preflight, state  # noqa: F401 - the fixture
@@ -41,8 +40,8 @@ def test_each_rig_serves_the_model_on_the_size_it_fits_or_is_left_out_with_why()
     assert chosen.left_out["bedrock"].startswith("serves Amazon Nova Micro, not Qwen/Qwen3-32B")
     assert chosen.left_out["bedrock-mantle"].startswith("Bedrock's OpenAI-compatible endpoint serves Qwen/Qwen3-32B "
                                                         "under no id the catalog's models section names")
-    assert chosen.sized[0] == ("g6: Qwen/Qwen3-32B on g6.12xlarge (tensor parallel 4) at 8,192 tokens, 54,767 tokens "
-                               "of KV cache (6 sequences): g6.xlarge is too small for it")
+    assert chosen.sized[0] == ("g6: Qwen/Qwen3-32B on g6.12xlarge (tensor parallel 4) at 8,192 tokens, 21,104 tokens "
+                               "of KV cache a replica (2 sequences in all): g6.xlarge is too small for it")
     # per rig: one -c model=ID would make every stack of the app serve it, and a rig it fits no size of refuse synth
     assert chosen.context == {f"model.{rig}": QWEN_32B for rig in ("g6", "inf2", "trn1", "sagemaker")}
     neuron = prepare.choose(Options(model=GPT_OSS), CATALOG, everything())
@@ -79,26 +78,34 @@ def test_a_bad_model_option_is_one_line_before_anything(options: Options, proble
 def test_max_usd_bounds_the_size_the_model_moves_the_rig_to(monkeypatch: pytest.MonkeyPatch, tmp_path: Path):
     options = Options(rigs=["g6", "g5g"], model=QWEN_32B, yes=True, offline=True, max_usd=15,
                       evidence=tmp_path / "evidence")
-    # the dated price file prices g6.xlarge only: the size that will launch cannot be bounded from it
-    with pytest.raises(UsageError, match=r"^--max-usd 15: no price known for g6 \(small\), so the cost cannot be "):
-        flow.run(options, out=io.StringIO())
-    asked: Counter = Counter()
-
-    def hourly(book: PriceBook, instance_type: str, region: str) -> HourlyPrice:
-        asked[instance_type] += 1
-        return HourlyPrice(instance_type=instance_type, usd_per_hour={"g6.12xlarge": 4.6016}.get(instance_type, 0.8048),
-                           region=region, requested_region=region, as_of=date(2026, 12, 1), source="test",
-                           detail="test")
-
-    monkeypatch.setattr(PriceBook, "instance_hourly_price", hourly)
-    with pytest.raises(UsageError) as refused:  # 4.6016 $/h x 4 h = $18.41; g5g is left out, not priced
+    with pytest.raises(UsageError) as refused:  # the dated file's 4.6016 $/h x 4 h = $18.41; g5g is left out
         flow.run(options, out=io.StringIO())
     assert str(refused.value).startswith("--max-usd 15: the rigs could cost up to $18.41 (")
+    asked: Counter = Counter()
+
+    def unpriced(book: PriceBook, instance_type: str, region: str) -> HourlyPrice:
+        asked[instance_type] += 1
+        raise PriceError(f"no price for {instance_type} in {region}")
+
+    monkeypatch.setattr(PriceBook, "instance_hourly_price", unpriced)
+    # a size with no known price cannot be bounded: refused, never counted as free
+    with pytest.raises(UsageError, match=r"^--max-usd 15: no price known for g6 \(small, g6\.12xlarge\), so the cost "
+                                         r"cannot be "):
+        flow.run(options, out=io.StringIO())
     assert set(asked) == {"g6.12xlarge"} and not options.evidence.exists()
 
 
 def test_the_plan_checks_prices_and_deploys_the_sized_rig_and_passes_the_workload(counted_preflight: Counter,
-                                                                                   tmp_path: Path):
+                                                                                   tmp_path: Path,
+                                                                                   monkeypatch: pytest.MonkeyPatch):
+    dated = PriceBook.instance_hourly_price
+
+    def without_the_moved_size(book: PriceBook, instance_type: str, region: str) -> HourlyPrice:
+        if instance_type == "g6.12xlarge":
+            raise PriceError(f"no price for {instance_type} in {region}")
+        return dated(book, instance_type, region)
+
+    monkeypatch.setattr(PriceBook, "instance_hourly_price", without_the_moved_size)
     workload = tmp_path / "traffic.yaml"  # every request 3,000 + 1,000 tokens: 4,000, rounded up to 4,096
     workload.write_text("output_tokens_per_month: 1.5B\npeak_to_average: 4\nprompt_input_tokens_mean: 3000\n"
                         "output_tokens_mean: 1000\n")
@@ -125,10 +132,13 @@ def test_the_plan_checks_prices_and_deploys_the_sized_rig_and_passes_the_workloa
     assert "  bedrock          benchmarked, nothing to deploy; billed per token ($0.035/M in" in said
     assert f"benchmark: python -m agent.run --demos chat --workload {workload}" in said
     assert "small model (Qwen/Qwen3-32B; g6): up to" in said
+    # the size the model moved the rig to has no known price: said unpriced, never "up to $0.00" (issue 31)
+    assert "unpriced (g6 (g6.12xlarge): no price known)" in said and "$0.00" not in said
     plan = json.loads((tmp_path / "evidence" / "plan.json").read_text())
     assert [(p["rig"], p["instance_type"], p["model_id"]) for p in plan["phases"]] == [("g6", "g6.12xlarge", QWEN_32B)]
     assert plan["model"] == QWEN_32B and plan["skipped"]["g5g"].startswith(G5G_WHY.replace("16,384", "4,096"))
     assert plan["context_tokens"] == 4096
+    assert plan["estimate"]["unpriced"] == ["g6 (small, g6.12xlarge)"]
     g6, _ = rehearsal.phases[0].plans["g6"]
     assert g6.instance_type == "g6.12xlarge" and "--tensor-parallel-size" in g6.serve_flags  # what up deploys
     assert g6.serve_flags[g6.serve_flags.index("--max-model-len") + 1] == "4096"
@@ -137,10 +147,10 @@ def test_the_plan_checks_prices_and_deploys_the_sized_rig_and_passes_the_workloa
 def test_the_workloads_context_sizes_the_rigs_before_the_cost_bound(tmp_path: Path):
     workload = tmp_path / "long.yaml"  # 30,000 + 1,000 tokens, rounded up to 31,232: over one L4 for Qwen3 8B
     workload.write_text("prompt_input_tokens_mean: 30000\noutput_tokens_mean: 1000\n")
-    options = Options(rigs=["g6"], model="Qwen/Qwen3-8B", yes=True, offline=True, max_usd=100,
+    options = Options(rigs=["g6"], model="Qwen/Qwen3-8B", yes=True, offline=True, max_usd=10,
                       workload=str(workload), evidence=tmp_path / "evidence")
-    with pytest.raises(UsageError, match=r"^--max-usd 100: no price known for g6 \(small\)"):
-        flow.run(options, out=io.StringIO())  # g6.12xlarge, which the dated price file does not price
+    with pytest.raises(UsageError, match=r"^--max-usd 10: the rigs could cost up to \$18\.41 "):
+        flow.run(options, out=io.StringIO())  # g6.12xlarge's 4.6016 $/h x 4 h, not g6.xlarge's
     chosen = prepare.choose(Options(), CATALOG, [CATALOG.get("g5g"), CATALOG.get("trn1")], 31232)
     assert chosen.context == {"max_model_len.g5g": "31232"}  # without --model: the rigs' own, at the context
     assert chosen.sized[0].startswith("g5g: google/gemma-4-E2B-it on g5g.2xlarge at 31,232 tokens")

@@ -19,7 +19,7 @@ def test_a_70b_on_g6_is_allowed_its_download_and_load_not_the_small_models_40_mi
     served = serve(CATALOG.get("g6"), CATALOG, ModelRequest(model="meta-llama/Llama-3.1-70B-Instruct",
                                                             hf_token_parameter="/aws-inference/hf-token")).rig
     work = allowance(served)
-    assert served.instance_type == "g6.48xlarge" and served.weights.memory_gib > 130
+    assert served.weights.memory_gib > 130  # on whichever size holds it: the allowance is the work's
     assert (work.boot, work.download, work.compile, work.load) == (38, 45, 0, 18)  # 131.5 GiB at 50 and 125 MiB/s
     assert served.ready_timeout_minutes == work.minutes == 101
 
