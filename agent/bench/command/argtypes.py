@@ -178,6 +178,17 @@ def workload(text: str) -> Any:
         raise argparse.ArgumentTypeError(str(exc).removeprefix("--workload").strip(" :")) from None
 
 
+def task_count(text: str) -> int:
+    """A number of tasks, at most a category's."""
+    from ..tasks.multi_turn import TASKS_PER_CATEGORY
+
+    n = positive_int(text)
+    if n > TASKS_PER_CATEGORY:
+        raise argparse.ArgumentTypeError(f"{n} is above the {TASKS_PER_CATEGORY} tasks a category holds: give at most "
+                                         f"{TASKS_PER_CATEGORY}")
+    return n
+
+
 def quality_items(text: str) -> int:
     """A number of quality items, at most the lane's."""
     from ..tasks.quality import lane

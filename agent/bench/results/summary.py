@@ -18,6 +18,7 @@ from .blocks.provenance import ProvenanceBlock
 from .blocks.quality import QualityLane, QualityPair, QualitySummary, Weights
 from .blocks.recommendation import Recommendation
 from .blocks.slo import SloBlock, SloPair
+from .blocks.tasks import TasksPair, TasksSummary
 from .blocks.traffic import TrafficBlock
 from .run import Prices, RunInfo, Stopped
 
@@ -53,6 +54,8 @@ class BackendSummary(Frozen):
     """Under requests sent on a schedule (``--rate``, a trace); None when the open loop did not run."""
     traffic: TrafficBlock | None = None
     """What its chat part was sent of the workload, asked against counted (None: the chat part sent nothing)."""
+    tasks: TasksSummary | None = None
+    """BFCL's multi-turn tasks done by the agent (None: the tasks part did not run here)."""
 
     def tags(self) -> list[str]:
         """What a reader must know beside the name: ``constrained``, ``CPU toy model``, ``custom server``."""
@@ -71,6 +74,7 @@ class Summary(Frozen):
     recommendation: Recommendation
     quality_pairs: list[QualityPair] = []
     quality_lane: QualityLane | None = None
+    tasks_pairs: list[TasksPair] = []
 
     def as_json(self) -> dict:
         """The summary as ``summary.json`` holds it."""
