@@ -42,6 +42,11 @@ def _outcome(r: TaskRecord) -> TaskOutcome:
                        output_tokens=usage.output_tokens if usage else None)
 
 
+def _usd(value: float) -> float:
+    """Dollars to four significant figures (a task on a rig can cost a thousandth of a cent)."""
+    return float(f"{value:.4g}")
+
+
 def _failure_type(reason: str | None) -> str:
     """BFCL's error type of a failed task (``multi_turn:instance_state_mismatch``), or ``other``."""
     return reason.split(": ", 1)[0] if reason and reason.startswith("multi_turn:") else "other"
@@ -99,8 +104,8 @@ def summarize(records: Sequence[TaskRecord], price: BackendPrice, planned: int |
         output_tokens=distribution([u.output_tokens if u else None for u in usage], keep_values=False, digits=0),
         reasoning_chars=distribution([r.reasoning_chars for r in records], keep_values=False, digits=0),
         seconds=seconds, task_s_p50=seconds.p50, task_s_p90=seconds.p90,
-        usd_per_task=None if usd is None else round(usd / len(records), 6),
-        usd_per_success=None if usd is None or not succeeded else round(usd / succeeded, 6),
+        usd_per_task=None if usd is None else _usd(usd / len(records)),
+        usd_per_success=None if usd is None or not succeeded else _usd(usd / succeeded),
         price_basis=basis, cost_reason=reason if usd is None else (None if succeeded else "no task succeeded"),
         failure_types=dict(Counter(_failure_type(d.reason) for d in graded if not d.succeeded).most_common()),
         error_reasons=dict(Counter(d.reason for d in detail if d.outcome == "error").most_common()),
