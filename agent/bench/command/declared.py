@@ -266,7 +266,7 @@ class BenchmarkOptions(Options):
         ("--tasks-max-turns",), "tasks", "user turns given per task; a task with more is stopped there and fails",
         shown="every turn", part="tasks", type=positive_int, metavar="N", record=ALWAYS)
     tasks_max_tool_calls = option(
-        ("--tasks-max-tool-calls",), "tasks", "tool calls per task; the task is stopped at the next and fails",
+        ("--tasks-max-tool-calls",), "tasks", "tool calls per task; the task is stopped once it has made them and fails",
         default=tasks.DEFAULT_MAX_TOOL_CALLS, shown=str(tasks.DEFAULT_MAX_TOOL_CALLS), part="tasks",
         type=positive_int, metavar="N", record=ALWAYS)
     tasks_time_limit_s = option(

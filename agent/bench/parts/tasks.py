@@ -90,11 +90,15 @@ class _Run:
     steps: list[list[list[str]]] = field(default_factory=list)
 
     def call(self, name: str, arguments: dict[str, Any]) -> str:
-        if self.tool_calls >= self.limits.max_tool_calls:
-            self.stopped = f"tool-call limit of {self.limits.max_tool_calls} reached"
-            self.agent.cancel(after_current_tools=True)
+        """Run one call on the task's APIs; the call that reaches the tool-call limit stops the task after its
+        step (the agent gets no further model call), and a call past it in the same step is not run."""
+        limit = self.limits.max_tool_calls
+        if self.tool_calls >= limit:
             return "Error during execution: the tool-call limit of this task is reached"
         self.tool_calls += 1
+        if self.tool_calls == limit:
+            self.stopped = f"tool-call limit of {limit} reached"
+            self.agent.cancel(after_current_tools=True)
         return self.env.call(name, arguments)
 
     def turn_steps(self, messages: Sequence[dict[str, Any]]) -> list[list[str]]:
