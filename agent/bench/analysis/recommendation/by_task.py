@@ -11,14 +11,10 @@ from __future__ import annotations
 from typing import Any, Mapping
 
 from ...results.blocks.tasks import TaskChoice, TasksSummary
-from ...results.formatting import percent
+from ...results.formatting import percent, usd_small
 from ...results.summary import BackendSummary
 
 BASIS = "chosen by $ per successful task on BFCL multi-turn tasks"
-
-
-def _usd(value: float) -> str:
-    return f"${value:,.4f}" if value >= 0.01 else f"${value:.2g}"
 
 
 def _why_not(t: TasksSummary, floor: float | None) -> str | None:
@@ -42,9 +38,9 @@ def task_choice(backends: Mapping[str, BackendSummary], floor: float | None) -> 
         return TaskChoice(min_task_success=floor, choice=None, runner_up=None, ranking=[], disqualified=disqualified,
                           headline=f"No backend qualifies by $ per successful task{floor_text}: {why}.")
     leader = lane[ranked[0]]
-    second = (f"; runner-up {ranked[1]} at {_usd(lane[ranked[1]].usd_per_success)}" if len(ranked) > 1  # type: ignore[arg-type]
+    second = (f"; runner-up {ranked[1]} at {usd_small(lane[ranked[1]].usd_per_success)}" if len(ranked) > 1  # type: ignore[arg-type]
               else "; no other backend qualifies")
-    headline = (f"{ranked[0]}: the lowest $ per successful task{floor_text}, {_usd(leader.usd_per_success)} "  # type: ignore[arg-type]
+    headline = (f"{ranked[0]}: the lowest $ per successful task{floor_text}, {usd_small(leader.usd_per_success)} "  # type: ignore[arg-type]
                 f"({leader.succeeded}/{leader.graded} tasks of multi_turn_{leader.category} succeeded){second} "
                 f"({BASIS}).")
     return TaskChoice(min_task_success=floor, choice=ranked[0], runner_up=ranked[1] if len(ranked) > 1 else None,

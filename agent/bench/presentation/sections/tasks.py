@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import Mapping, Sequence
 
 from ...results.blocks.tasks import TasksPair, TasksSummary
-from ...results.formatting import MISSING, cell, percent, percent_range
+from ...results.formatting import MISSING, cell, percent, percent_range, usd_small
 from ...results.summary import Summary
 from ..labels import backend_label, not_run
 from ..markdown import table
@@ -34,10 +34,6 @@ METHOD = [
     "Reasoning: strands' usage does not count reasoning tokens apart (they are inside the output tokens); the "
     "characters of reasoning content a model returned are shown instead.",
 ]
-
-
-def _usd(value: float | None) -> str:
-    return MISSING if value is None else f"${value:,.4f}" if value >= 0.01 else f"${value:.2g}"
 
 
 def _success(b: TasksSummary) -> str:
@@ -85,7 +81,7 @@ def section(summary: Summary) -> list[str]:
             f"{o.tasks_concurrency} tasks in flight per backend.", ""]
     rows = [[backend_label(summary, n), b.run, _success(b), b.stopped, b.errors, cell(b.turns.mean), cell(b.tool_calls.mean),
              cell(b.input_tokens.mean, 0), cell(b.output_tokens.mean, 0), cell(b.reasoning_chars.mean, 0),
-             cell(b.task_s_p50, 2), cell(b.task_s_p90, 2), _usd(b.usd_per_task), _usd(b.usd_per_success)]
+             cell(b.task_s_p50, 2), cell(b.task_s_p90, 2), usd_small(b.usd_per_task), usd_small(b.usd_per_success)]
             for n, b in blocks.items()]
     out += table(["backend", "tasks run", "succeeded (95% interval)", "stopped by a limit", "errors", "turns / task",
                   "tool calls / task", "input tokens / task", "output tokens / task", "reasoning chars / task",
