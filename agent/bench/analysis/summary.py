@@ -80,7 +80,7 @@ def backend_summary(b: BackendInfo, by_part: Mapping[str, Sequence[RequestRecord
         "bfcl": bfcl.summarize(by_part.get("bfcl", [])),  # type: ignore[arg-type]
         "quality": quality.planned(quality.summarize(by_part.get("quality", [])), run),  # type: ignore[arg-type]
         "tasks": tasks.summarize(by_part.get("tasks", []), run.prices.of(b.name), run.options.tasks_n,  # type: ignore[arg-type]
-                                 bool(b.toy_model)),
+                                 bool(b.toy_model), run.options.tasks_agent_target),
     }
     chat = blocks["chat"]
     price = run.prices.of(b.name)

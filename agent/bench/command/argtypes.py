@@ -178,6 +178,16 @@ def workload(text: str) -> Any:
         raise argparse.ArgumentTypeError(str(exc).removeprefix("--workload").strip(" :")) from None
 
 
+def agent_target(text: str) -> dict[str, float]:
+    """``--tasks-agent-target``: the per-agent target (:func:`agent.bench.analysis.blocks.agents.parse_target`)."""
+    from ..analysis.blocks.agents import parse_target
+
+    try:
+        return parse_target(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
 def task_count(text: str) -> int:
     """A number of tasks, at most a category's."""
     from ..tasks.multi_turn import TASKS_PER_CATEGORY

@@ -31,9 +31,9 @@ from ..parts.stopping import DEFAULT_MAX_CONSECUTIVE_FAILURES
 from ..tasks.reference import CHAT_MAX_TOKENS, ORCHESTRATOR_QUESTION
 from ..tasks.bfcl_cases import ALL_CASES
 from ..tasks.multi_turn import CATEGORIES as TASK_CATEGORIES, TASKS_PER_CATEGORY
-from .argtypes import (MAX_CONCURRENCY, bfcl_cases, choices_list, concurrency_levels, non_empty_text, non_negative_int,
-                       positive_int, positive_seconds, quality_items, quality_seed, rate, seed, service_tier, share,
-                       target, task_count, workload)
+from .argtypes import (MAX_CONCURRENCY, agent_target, bfcl_cases, choices_list, concurrency_levels, non_empty_text,
+                       non_negative_int, positive_int, positive_seconds, quality_items, quality_seed, rate, seed,
+                       service_tier, share, target, task_count, workload)
 
 DEMOS = ("counting", "orchestrator", "chat", "bfcl", "quality", "open_loop", "tasks")
 DEFAULT_DEMOS = ("counting", "orchestrator", "chat")
@@ -277,6 +277,16 @@ class BenchmarkOptions(Options):
         ("--tasks-concurrency",), "tasks", "tasks in flight at once on a backend: a rig's hour is shared over the "
         "tasks it serves at this concurrency", default=tasks.DEFAULT_CONCURRENCY,
         shown=str(tasks.DEFAULT_CONCURRENCY), part="tasks", type=positive_int, metavar="N", record=ALWAYS)
+    tasks_agent_target = option(
+        ("--tasks-agent-target",), "tasks", "after the lane, find how many agents at once a backend serves within this "
+        "per-agent target: agent_output_tok_s (the median task's output tokens per second, at least) and task_s_p90 "
+        "(seconds per task, at most), e.g. task_s_p90=60; levels 1, 2, 4 ... of agents running the tasks back to "
+        "back, then bisection, as the capacity search", shown="no search", part="tasks", type=agent_target,
+        metavar="KEY=V,...", record=GIVEN)
+    tasks_max_agents = option(
+        ("--tasks-max-agents",), "tasks", "the most agents at once the search tries (with --tasks-agent-target)",
+        default=tasks.DEFAULT_MAX_AGENTS, shown=str(tasks.DEFAULT_MAX_AGENTS), part="tasks", type=positive_int,
+        metavar="N", record=GIVEN)
     min_task_success = option(
         ("--min-task-success",), "tasks", "success floor of the tasks lane, e.g. 0.5 or 50%: the recommendation "
         "chooses by $ per successful task among the backends at or above it", shown="no floor; the choice is by $ "

@@ -11,7 +11,9 @@ after at most :data:`STEPS_PER_TURN` model calls (``MAXIMUM_STEP_LIMIT`` in ``bf
 
 Limits of this run (each stops a task, which then fails as BFCL's "force-terminated"): ``--tasks-max-turns`` user
 turns, ``--tasks-max-tool-calls`` tool calls, ``--tasks-time-limit`` seconds. ``--tasks-concurrency`` tasks are in
-flight at once on a backend: what a rig's hour is shared over when a task is priced.
+flight at once on a backend: what a rig's hour is shared over when a task is priced. With ``--tasks-agent-target``
+the lane is followed by the agents search (:func:`search_agents`; the rule is
+:mod:`agent.bench.analysis.blocks.agents`'s).
 """
 
 from __future__ import annotations
@@ -42,6 +44,7 @@ DEFAULT_SEED: Final = 0
 DEFAULT_MAX_TOOL_CALLS: Final = 100
 DEFAULT_TIME_LIMIT_S: Final = 600.0
 DEFAULT_CONCURRENCY: Final = 4
+DEFAULT_MAX_AGENTS: Final = 32
 STEPS_PER_TURN: Final = 20
 """Model calls per user turn before the turn is cut (BFCL's ``MAXIMUM_STEP_LIMIT``)."""
 
@@ -164,30 +167,71 @@ async def run_task(task: Task, *, model: Any, limits: Limits) -> dict[str, Any]:
             "usage": usage_of(run.agent), "reasoning_chars": _reasoning_chars(run.agent.messages)}
 
 
-async def run_tasks(*, backend: Backend, client: BackendClient, tasks: Sequence[Task], seed: int, limits: Limits,
-                    concurrency: int, epoch: float, emit: Callable[[dict[str, Any]], None],
-                    progress: Callable[..., None] = lambda *_, **__: None) -> None:
-    """Every task on ``backend``, ``concurrency`` at once; one record per task, written as it ends."""
+@dataclass(frozen=True)
+class _Lane:
+    """One backend's share of the part: what every task of it is run with, and where its record goes."""
+
+    backend: Backend
+    constrained: bool
+    model: Any
+    seed: int
+    limits: Limits
+    epoch: float
+    emit: Callable[[dict[str, Any]], None]
+
+    async def one(self, task: Task, phase: str, concurrency: int) -> dict[str, Any]:
+        """Run ``task`` and record it; the record."""
+        wall, sent = time.time(), time.perf_counter()
+        did = await run_task(task, model=self.model, limits=self.limits)
+        record = {"part": NAME, "backend": self.backend.name, "phase": phase, "task": task.id,
+                  "category": task.category, "seed": self.seed, "started": utc.iso_millis(utc.at_epoch(wall)),
+                  "sent_s": round(sent - self.epoch, 6), "concurrency": concurrency, "constrained": self.constrained,
+                  "turns": list(task.turns), "tools": [f["name"] for f in task.functions],
+                  "added_tools": {str(i): [f["name"] for f in docs] for i, docs in task.added.items()},
+                  "involved_classes": list(task.involved_classes), "initial_config": dict(task.initial_config),
+                  "ground_truth": [list(t) for t in task.ground_truth], **did}
+        self.emit(record)
+        return record
+
+    async def level(self, tasks: Sequence[Task], phase: str, concurrency: int,
+                    progress: Callable[..., None]) -> list[dict[str, Any]]:
+        """``tasks`` with ``concurrency`` in flight (each slot takes the next task as its last one ends)."""
+        done: list[dict[str, Any]] = []
+
+        async def one(task: Task) -> None:
+            done.append(await self.one(task, phase, concurrency))
+            progress(f"{self.backend.name} tasks ({phase}, {concurrency} at once) {len(done)}/{len(tasks)}")
+
+        await in_flight(tasks, concurrency, one)
+        return done
+
+
+async def search_agents(lane: _Lane, tasks: Sequence[Task], target: dict[str, float], max_agents: int,
+                        progress: Callable[..., None]) -> None:
+    """How many agents at once meet ``target``: levels as the capacity search picks them, each running the tasks
+    back to back (at least two per agent)."""
+    from ..analysis.blocks.agents import meets
+    from .capacity import next_level
+
+    verdicts: dict[int, bool] = {}
+    while (n := next_level(verdicts, max_agents)) is not None:
+        level = [tasks[i % len(tasks)] for i in range(max(len(tasks), 2 * n))]
+        verdicts[n] = meets(await lane.level(level, "agents", n, progress), target)
+
+
+async def run_tasks(*, backend: Backend, client: BackendClient, tasks: Sequence[Task], options: Any, epoch: float,
+                    emit: Callable[[dict[str, Any]], None], progress: Callable[..., None] = lambda *_, **__: None) -> None:
+    """Every task on ``backend``, ``--tasks-concurrency`` at once, one record per task as it ends; then, with
+    ``--tasks-agent-target``, the agents search."""
     model = client.agent_model()
     if client.constrained and hasattr(model, "set_enums"):
         model.set_enums({})
-    done = 0
-
-    async def one(task: Task) -> None:
-        nonlocal done
-        wall, sent = time.time(), time.perf_counter()
-        did = await run_task(task, model=model, limits=limits)
-        done += 1
-        emit({"part": NAME, "backend": backend.name, "task": task.id, "category": task.category, "seed": seed,
-              "started": utc.iso_millis(utc.at_epoch(wall)), "sent_s": round(sent - epoch, 6),
-              "concurrency": concurrency, "constrained": client.constrained, "turns": list(task.turns),
-              "tools": [f["name"] for f in task.functions],
-              "added_tools": {str(i): [f["name"] for f in docs] for i, docs in task.added.items()},
-              "involved_classes": list(task.involved_classes), "initial_config": dict(task.initial_config),
-              "ground_truth": [list(t) for t in task.ground_truth], **did})
-        progress(f"{backend.name} tasks {done}/{len(tasks)}")
-
-    await in_flight(tasks, concurrency, one)
+    o = options
+    lane = _Lane(backend, client.constrained, model, o.tasks_seed,
+                 Limits(o.tasks_max_turns, o.tasks_max_tool_calls, o.tasks_time_limit_s), epoch, emit)
+    await lane.level(tasks, "lane", o.tasks_concurrency, progress)
+    if o.tasks_agent_target:
+        await search_agents(lane, tasks, dict(o.tasks_agent_target), o.tasks_max_agents, progress)
 
 
 class Tasks:
@@ -198,7 +242,7 @@ class Tasks:
     across_backends = False
 
     def width(self, options: Any, plan: LevelPlan) -> int:
-        return int(options.tasks_concurrency)
+        return max(int(options.tasks_concurrency), int(options.tasks_max_agents) if options.tasks_agent_target else 1)
 
     async def run(self, ctx: Context) -> None:
         """``--tasks-n`` tasks of ``--tasks-category`` and ``--tasks-seed``; BFCL not installed, every backend is
@@ -210,10 +254,9 @@ class Tasks:
         except BfclUnavailableError as exc:
             ctx.skip_all(self.name, f"failed: {exc}")
             return
-        limits = Limits(o.tasks_max_turns, o.tasks_max_tool_calls, o.tasks_time_limit_s)
         await ctx.each_backend(self.name, lambda b, client: run_tasks(
-            backend=b, client=client, tasks=tasks, seed=o.tasks_seed, limits=limits, concurrency=o.tasks_concurrency,
-            epoch=ctx.epoch, emit=ctx.emit, progress=ctx.progress), tools=True)
+            backend=b, client=client, tasks=tasks, options=o, epoch=ctx.epoch, emit=ctx.emit, progress=ctx.progress),
+            tools=True)
 
 
 PART = Tasks()

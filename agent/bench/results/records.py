@@ -234,6 +234,8 @@ class TaskRecord(AgentTranscript):
     seq: int | None = None
     part: Literal["tasks"]
     backend: str
+    phase: Literal["lane", "agents"] = "lane"
+    """``lane``: the lane's tasks; ``agents``: a level of the agents search (``concurrency`` agents at once)."""
     task: str
     category: str
     seed: int

@@ -116,6 +116,9 @@ class RunOptions(Sparse, Frozen):
     tasks_steps_per_turn: int | None = None
     tasks_bfcl_eval: str | None = None
     min_task_success: float | None = None
+    tasks_agent_target: dict[str, float] | None = None
+    """``--tasks-agent-target``: the per-agent target of the agents search (absent: the search did not run)."""
+    tasks_max_agents: int | None = None
 
     def target(self) -> Target:
         """The latency target the run measured under (``--slo``, or the default)."""

@@ -26,6 +26,7 @@ from ...results.records import TaskRecord
 from ...results.run import BackendPrice
 from ...results.summary import BackendSummary
 from .. import stats
+from . import agents
 from .bfcl import verdict
 from .distribution import distribution
 
@@ -57,9 +58,11 @@ def _wall_s(records: Sequence[TaskRecord]) -> float | None:
     return round(max(ends) - min(r.sent_s for r in records), 3) if ends else None
 
 
-def cost(records: Sequence[TaskRecord], detail: Sequence[TaskOutcome], price: BackendPrice,
-         wall_s: float | None) -> tuple[float | None, str | None, str | None]:
-    """The lane's cost on one backend in $, how it was priced, and why it could not be (one of the two is None)."""
+def cost(records: Sequence[TaskRecord], detail: Sequence[TaskOutcome],
+         price: BackendPrice) -> tuple[float | None, str | None, str | None]:
+    """What ``records`` (their outcomes ``detail``) cost on one backend in $, how they were priced, and why they could
+    not be (one of the two is None)."""
+    wall_s = _wall_s(records)
     if price.per_token:
         p = price.per_token
         missing = sum(1 for d in detail if d.input_tokens is None or d.output_tokens is None)
@@ -76,9 +79,11 @@ def cost(records: Sequence[TaskRecord], detail: Sequence[TaskOutcome], price: Ba
     return None, None, price.reason or "no price on file for this backend"
 
 
-def summarize(records: Sequence[TaskRecord], price: BackendPrice, planned: int | None,
-              toy_model: bool = False) -> TasksSummary | None:
-    """One backend's ``tasks`` block from its ``part: tasks`` records (None when there are none)."""
+def summarize(all_records: Sequence[TaskRecord], price: BackendPrice, planned: int | None,
+              toy_model: bool = False, agent_target: Mapping[str, float] | None = None) -> TasksSummary | None:
+    """One backend's ``tasks`` block from its ``part: tasks`` records (None when the lane recorded none); the agents
+    search's records (``phase: agents``) make its ``agents`` block."""
+    records = [r for r in all_records if r.phase == "lane"]
     if not records:
         return None
     detail = [_outcome(r) for r in records]
@@ -86,7 +91,8 @@ def summarize(records: Sequence[TaskRecord], price: BackendPrice, planned: int |
     succeeded = sum(1 for d in graded if d.succeeded)
     interval = stats.wilson_interval(succeeded, len(graded))
     wall_s = _wall_s(records)
-    usd, basis, reason = cost(records, detail, price, wall_s)
+    usd, basis, reason = cost(records, detail, price)
+    search = [(r, _outcome(r)) for r in all_records if r.phase == "agents"]
     if reason and toy_model and not (price.hourly or price.per_token):
         reason = TOY_PRICE
     seconds = distribution([r.seconds for r in records], keep_values=False)
@@ -109,7 +115,8 @@ def summarize(records: Sequence[TaskRecord], price: BackendPrice, planned: int |
         price_basis=basis, cost_reason=reason if usd is None else (None if succeeded else "no task succeeded"),
         failure_types=dict(Counter(_failure_type(d.reason) for d in graded if not d.succeeded).most_common()),
         error_reasons=dict(Counter(d.reason for d in detail if d.outcome == "error").most_common()),
-        detail=detail)
+        detail=detail,
+        agents=agents.block(search, agent_target or {}, lambda rs, ds: cost(rs, ds, price)[0]) if search else None)
 
 
 def pairs(backends: Mapping[str, BackendSummary]) -> list[TasksPair]:

@@ -54,6 +54,26 @@ def _pairs(pairs: Sequence[TasksPair]) -> list[str]:
          "verdict"], rows) + [""]
 
 
+def _agents(summary: Summary, blocks: Mapping[str, TasksSummary]) -> list[str]:
+    """How many agents at once each backend serves within the per-agent target, level by level."""
+    searched = {n: b.agents for n, b in blocks.items() if b.agents}
+    if not searched:
+        return []
+    target = next(iter(searched.values())).target
+    limits = ", ".join(f"{k} {'>=' if k == 'agent_output_tok_s' else '<='} {v:g}" for k, v in target.items())
+    out = ["", f"### How many agents at once (target: {limits})", "",
+           "N agents run the tasks back to back; a level meets the target when the median task's output tokens per "
+           "second and the p90 seconds per task are within it. Levels 1, 2, 4 ... then bisection, as the capacity "
+           "search.", ""]
+    rows = [[backend_label(summary, n), a.agents_per_instance if a.agents_per_instance is not None else "none",
+             usd_small(a.usd_per_success_at_load),
+             "; ".join(f"{lv.agents}: {lv.succeeded}/{lv.graded}, {cell(lv.agent_output_tok_s_p50)} tok/s, p90 "
+                       f"{cell(lv.task_s_p90, 2)} s, {'met' if lv.met else 'missed'}" for lv in a.levels)]
+            for n, a in searched.items()]
+    return out + table(["backend", "agents per instance", "$ / successful task at that load",
+                        "levels (agents: succeeded, tok/s per agent p50, s / task p90)"], rows) + [""]
+
+
 def _failed(blocks: Mapping[str, TasksSummary]) -> list[str]:
     out = []
     for n, b in blocks.items():
@@ -97,5 +117,5 @@ def section(summary: Summary) -> list[str]:
     out.append("")
     if tasks_plot.drawable(summary):
         out += [f"![{tasks_plot.TITLE}]({tasks_plot.FILE})", ""]
-    out += _pairs(summary.tasks_pairs) + _failed(blocks)
+    out += _agents(summary, blocks) + _pairs(summary.tasks_pairs) + _failed(blocks)
     return out + ["How these figures are computed:", ""] + [f"- {m}" for m in METHOD] + [""]

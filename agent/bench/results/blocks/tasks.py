@@ -24,6 +24,31 @@ class TaskOutcome(Frozen):
     output_tokens: int | None
 
 
+class AgentLevel(Frozen):
+    """One level of the agents search: N agents running tasks back to back."""
+
+    agents: int
+    tasks: int
+    graded: int
+    succeeded: int
+    agent_output_tok_s_p50: float | None
+    """The median over tasks of each task's output tokens over its seconds."""
+    task_s_p90: float | None
+    met: bool
+    usd_per_success: float | None
+
+
+class AgentsBlock(Frozen):
+    """How many agents at once the backend serves within the per-agent target (``--tasks-agent-target``)."""
+
+    target: dict[str, float]
+    levels: list[AgentLevel]
+    agents_per_instance: int | None
+    """The most agents of a level that met the target below every level that missed (null: none met it)."""
+    usd_per_success_at_load: float | None
+    """$ per successful task at that many agents (null: unpriced, or no level met the target)."""
+
+
 class TasksSummary(Frozen):
     """One backend's tasks: how many succeeded (of those graded: a failed request is an error, never graded), with
     the 95% Wilson interval; what a task took; what it cost."""
@@ -68,6 +93,8 @@ class TasksSummary(Frozen):
     """BFCL's error type of each failed task (``multi_turn:instance_state_mismatch`` ...), counted."""
     error_reasons: dict[str, int]
     detail: list[TaskOutcome]
+    agents: AgentsBlock | None = None
+    """How many agents at once it serves (null: the search did not run)."""
 
 
 class TasksPair(Frozen):

@@ -14,7 +14,7 @@ from agent.bench.results.run import RunOptions
 
 PART_FLAGS = [(part, name) for part, names in declared.PART_OPTIONS.items() for name in names]
 EXAMPLE_VALUE = {"slo": "ttft_p99_ms=500", "bfcl_n": "50", "quality_reference": "g6", "tasks_category": "miss_func",
-                 "min_task_success": "0.5"}
+                 "min_task_success": "0.5", "tasks_agent_target": "task_s_p90=60"}
 
 
 def parse(*argv: str) -> argparse.Namespace:
@@ -61,6 +61,7 @@ def test_every_recorded_option_is_a_key_of_the_run_json_model_and_recorded_under
     recorded = {o.name for o in declared.OPTIONS if o.record}
     assert recorded <= set(RunOptions.model_fields)
     record = BenchOptions.from_namespace(parse("--demos", "default,bfcl,quality,tasks", "--quality-reference", "g6",
+                                               "--tasks-agent-target", "task_s_p90=60",
                                                "--backends", "g6", "--rate", "2", "--rate-duration", "5")).record(
         bfcl_concurrency=1)
     assert recorded <= record.model_fields_set

@@ -48,7 +48,7 @@ def test_the_parts_write_each_kind_of_record_the_typed_records_know_and_no_other
                                                             "tasks"}
 
 
-SAMPLE = {"slo": "ttft_p99_ms=1000"}
+SAMPLE = {"slo": "ttft_p99_ms=1000", "tasks_agent_target": "task_s_p90=60"}
 """A value the option accepts, where ``1`` (or its first choice) is not one."""
 
 

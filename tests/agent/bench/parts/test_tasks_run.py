@@ -91,12 +91,35 @@ def test_limits_stop_tasks_and_they_fail(tmp_path):
     assert all(d["reason"].startswith("multi_turn:force_terminated") for d in b["detail"])
 
 
+def test_the_agents_search_finds_the_most_agents_within_the_target(tmp_path):
+    tasks = sample_tasks("base", 2, 4)
+    with FakeOpenAI(TaskAnswers("base", {tasks[0].id})) as server:
+        backend = openai_backend("g6", server.base_url)
+        _, s, records, out = run_demo(tmp_path / "met", [backend], "tasks", "--tasks-n", "2", "--tasks-seed", "4",
+                                      "--tasks-agent-target", "task_s_p90=600", "--tasks-max-agents", "4")
+        _, missed, _, _ = run_demo(tmp_path / "missed", [backend], "tasks", "--tasks-n", "2", "--tasks-seed", "4",
+                                   "--tasks-agent-target", "agent_output_tok_s=1e9")
+    block = s["backends"]["g6"]["tasks"]
+    levels = block["agents"]["levels"]
+    assert [(lv["agents"], lv["tasks"], lv["succeeded"], lv["met"]) for lv in levels] == [
+        (1, 2, 1, True), (2, 4, 2, True), (4, 8, 4, True)]  # two tasks per agent, the lane's tasks cycled
+    assert block["agents"]["agents_per_instance"] == 4 and block["run"] == 2  # the lane's own figures apart
+    assert block["agents"]["usd_per_success_at_load"] == levels[-1]["usd_per_success"] is not None
+    assert {r["phase"] for r in records} == {"lane", "agents"}
+    assert "at 4 agents at once" in s["recommendation"]["headline"]
+    assert "### How many agents at once (target: task_s_p90 <= 600)" in (out / "REPORT.md").read_text()
+    search = missed["backends"]["g6"]["tasks"]["agents"]
+    assert [lv["met"] for lv in search["levels"]] == [False] and search["agents_per_instance"] is None
+
+
 @pytest.mark.parametrize("argv,says", [
     (["--tasks-category", "hard"], "argument --tasks-category: invalid choice: 'hard' (choose from 'base', "
                                    "'miss_func', 'miss_param', 'long_context')"),
     (["--tasks-n", "201"], "argument --tasks-n: 201 is above the 200 tasks a category holds: give at most 200"),
     (["--tasks-max-turns", "0"], "argument --tasks-max-turns: 0 is too small: give at least 1"),
     (["--tasks-max-tool-calls", "0"], "argument --tasks-max-tool-calls: 0 is too small: give at least 1"),
+    (["--tasks-agent-target", "speed=3"], "argument --tasks-agent-target: unknown key 'speed' (choose from "
+                                          "agent_output_tok_s, task_s_p90)"),
     (["--tasks-time-limit", "0"], "argument --tasks-time-limit: 0 is not a usable number of seconds: give a finite "
                                   "number above 0"),
 ])
