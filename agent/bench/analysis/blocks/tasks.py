@@ -34,7 +34,8 @@ _DIGITS = 4
 TOY_PRICE = "CPU-served local rig: no hourly price applies"
 
 
-def _outcome(r: TaskRecord) -> TaskOutcome:
+def outcome(r: TaskRecord) -> TaskOutcome:
+    """One task's verdict and what it took, from its record."""
     g = grade(r.model_dump())
     usage = r.usage
     return TaskOutcome(seq=r.seq, task=r.task, outcome=g.outcome, succeeded=g.succeeded, reason=g.reason,  # type: ignore[arg-type]
@@ -86,13 +87,13 @@ def summarize(all_records: Sequence[TaskRecord], price: BackendPrice, planned: i
     records = [r for r in all_records if r.phase == "lane"]
     if not records:
         return None
-    detail = [_outcome(r) for r in records]
+    detail = [outcome(r) for r in records]
     graded = [d for d in detail if d.outcome != "error"]
     succeeded = sum(1 for d in graded if d.succeeded)
     interval = stats.wilson_interval(succeeded, len(graded))
     wall_s = _wall_s(records)
     usd, basis, reason = cost(records, detail, price)
-    search = [(r, _outcome(r)) for r in all_records if r.phase == "agents"]
+    search = [(r, outcome(r)) for r in all_records if r.phase == "agents"]
     if reason and toy_model and not (price.hourly or price.per_token):
         reason = TOY_PRICE
     seconds = distribution([r.seconds for r in records], keep_values=False)

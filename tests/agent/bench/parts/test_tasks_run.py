@@ -13,6 +13,9 @@ import pytest
 
 import agent.run as run_module
 from agent.bench.analysis import stats, summary
+from agent.bench.analysis.blocks import tasks as tasks_block
+from agent.bench.results.records import parse_record
+from agent.bench.results.run import BackendPrice, TokenPrice
 from agent.bench.results import schema as results_schema
 from agent.bench.tasks.multi_turn import CATEGORIES, TASKS_PER_CATEGORY, load_tasks, sample_tasks
 
@@ -89,6 +92,13 @@ def test_limits_stop_tasks_and_they_fail(tmp_path):
     assert (b["succeeded"], b["stopped"]) == (0, 4)
     assert all(r["stopped"] == "tool-call limit of 1 reached" for r in records)
     assert all(d["reason"].startswith("multi_turn:force_terminated") for d in b["detail"])
+    # priced per token (Bedrock): each task's input and output tokens at the list price
+    typed = [parse_record(r) for r in records]
+    outcomes = [tasks_block.outcome(r) for r in typed]
+    usd, basis, _ = tasks_block.cost(typed, outcomes, BackendPrice(per_token=TokenPrice(usd_per_m_input=1.0,
+                                                                                        usd_per_m_output=4.0)))
+    assert usd == pytest.approx(sum(r["usage"]["input_tokens"] + 4 * r["usage"]["output_tokens"] for r in records) / 1e6)
+    assert basis.startswith("per token")
 
 
 def test_the_agents_search_finds_the_most_agents_within_the_target(tmp_path):
