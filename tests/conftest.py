@@ -54,6 +54,7 @@ LONGEST_FIRST = (
     "tests/e2e/test_rehearse_interrupted.py",
     "tests/agent/bench/command/test_local_rig_e2e.py",
     "tests/agent/bench/parts/test_bfcl_local_rig.py",
+    "tests/agent/bench/parts/test_tasks_local_rig.py",
     "tests/stacks/test_checkov.py",
 )
 """The files that take longest (``--durations`` in ``scripts/test`` shows them), longest first."""

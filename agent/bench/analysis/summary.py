@@ -16,7 +16,7 @@ from ..results.blocks.chat import ChatSummary
 from ..results.blocks.cost import CeilingBlock
 from ..results.run import BackendInfo, RunFile
 from ..results.summary import SCHEMA_VERSION, BackendSummary, Summary
-from .blocks import bfcl, quality, quality_pairs
+from .blocks import bfcl, quality, quality_pairs, tasks
 from .blocks.capacity import slo_block, slo_pairs
 from .blocks.chat import summarize_chat
 from .blocks.cost import cost_block, measured_mix
@@ -66,7 +66,8 @@ def _failures(parts: set[str], blocks: Mapping[str, Any], skipped: Mapping[str, 
         elif chat.requests == 0 or chat.errors == chat.requests:
             out.append(f"chat: every request failed ({next(iter(chat.error_reasons), 'no timed request')})")
     out += [f"{part}: {reason}" for part, reason in skipped.items() if reason.startswith("failed")]
-    return out + bfcl.failures(blocks["bfcl"], parts, skipped) + quality.failures(blocks["quality"], parts, skipped)
+    return out + bfcl.failures(blocks["bfcl"], parts, skipped) + quality.failures(blocks["quality"], parts, skipped) \
+        + tasks.failures(blocks["tasks"], parts, skipped)
 
 
 def _open_loop_failure(judged: bool, recorded: int) -> str:
@@ -90,6 +91,8 @@ def backend_summary(b: BackendInfo, by_part: Mapping[str, Sequence[RequestRecord
         "chat": summarize_chat(chat_records),  # type: ignore[arg-type]
         "bfcl": bfcl.summarize(by_part.get("bfcl", [])),  # type: ignore[arg-type]
         "quality": quality.planned(quality.summarize(by_part.get("quality", [])), run),  # type: ignore[arg-type]
+        "tasks": tasks.summarize(by_part.get("tasks", []), run.prices.of(b.name), run.options.tasks_n,  # type: ignore[arg-type]
+                                 bool(b.toy_model), run.options.tasks_agent_target),
     }
     chat = blocks["chat"]
     price = run.prices.of(b.name)
@@ -152,7 +155,8 @@ def summarize(records: Iterable[RequestRecord | Mapping[str, Any]], run: RunFile
         recommendation = partial.mark(recommendation, run, backends, orchestrator)
     return Summary(schema_version=SCHEMA_VERSION, run=run.info(), prices=run.prices, backends=backends,
                    slo_pairs=slo_pairs(backends), orchestrator=orchestrator, bfcl_pairs=bfcl.pairs(backends),
-                   recommendation=recommendation, quality_pairs=pairs, quality_lane=lane)
+                   recommendation=recommendation, quality_pairs=pairs, quality_lane=lane,
+                   tasks_pairs=tasks.pairs(backends))
 
 
 def validate(data: Mapping[str, Any]) -> Summary:

@@ -178,6 +178,27 @@ def workload(text: str) -> Any:
         raise argparse.ArgumentTypeError(str(exc).removeprefix("--workload").strip(" :")) from None
 
 
+def agent_target(text: str) -> dict[str, float]:
+    """``--tasks-agent-target``: the per-agent target (:func:`agent.bench.analysis.blocks.agents.parse_target`)."""
+    from ..analysis.blocks.agents import parse_target
+
+    try:
+        return parse_target(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
+def task_count(text: str) -> int:
+    """A number of tasks, at most a category's."""
+    from ..tasks.multi_turn import TASKS_PER_CATEGORY
+
+    n = positive_int(text)
+    if n > TASKS_PER_CATEGORY:
+        raise argparse.ArgumentTypeError(f"{n} is above the {TASKS_PER_CATEGORY} tasks a category holds: give at most "
+                                         f"{TASKS_PER_CATEGORY}")
+    return n
+
+
 def quality_items(text: str) -> int:
     """A number of quality items, at most the lane's."""
     from ..tasks.quality import lane

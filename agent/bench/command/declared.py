@@ -26,15 +26,16 @@ from rigs.contract import REGIONS
 from ...backends import KNOWN
 from ...reach.forwarding import READY_TIMEOUT_S
 from ..analysis.slo import DEFAULT_BUDGET_S, DEFAULT_MAX_CONCURRENCY, DEFAULT_REPEATS_WITH_TARGET, EXAMPLE, Target
-from ..parts import bfcl, open_loop, quality
+from ..parts import bfcl, open_loop, quality, tasks
 from ..parts.stopping import DEFAULT_MAX_CONSECUTIVE_FAILURES
 from ..tasks.reference import CHAT_MAX_TOKENS, ORCHESTRATOR_QUESTION
 from ..tasks.bfcl_cases import ALL_CASES
-from .argtypes import (MAX_CONCURRENCY, bfcl_cases, choices_list, concurrency_levels, non_empty_text, non_negative_int,
-                       positive_int, positive_seconds, quality_items, quality_seed, rate, seed, service_tier, share,
-                       target, workload)
+from ..tasks.multi_turn import CATEGORIES as TASK_CATEGORIES, TASKS_PER_CATEGORY
+from .argtypes import (MAX_CONCURRENCY, agent_target, bfcl_cases, choices_list, concurrency_levels, non_empty_text,
+                       non_negative_int, positive_int, positive_seconds, quality_items, quality_seed, rate, seed,
+                       service_tier, share, target, task_count, workload)
 
-DEMOS = ("counting", "orchestrator", "chat", "bfcl", "quality", "open_loop")
+DEMOS = ("counting", "orchestrator", "chat", "bfcl", "quality", "open_loop", "tasks")
 DEFAULT_DEMOS = ("counting", "orchestrator", "chat")
 DEFAULT = "default"
 """In ``--demos``, the default parts (``--demos default,quality`` adds the quality lane to them)."""
@@ -50,12 +51,13 @@ GROUPS = {
     "open_loop": "open loop (requests at a rate, with the workload's arrivals)",
     "bfcl": "bfcl (tool calling, BFCL cases)",
     "quality": "quality (answer quality: the same seeded items on every backend)",
+    "tasks": "tasks (BFCL multi-turn tasks done by the agent: success and $ per successful task)",
     "recommendation": "recommendation",
 }
 """The parser's groups, in the order ``--help`` shows them (key: the title)."""
 COMMAND_GROUPS = ("backends", "run")
 """The groups of the command itself (:mod:`agent.run`); the others are the benchmark's."""
-BENCH_GROUPS = ("benchmark", "target", "open_loop", "bfcl", "quality", "recommendation")
+BENCH_GROUPS = ("benchmark", "target", "open_loop", "bfcl", "quality", "tasks", "recommendation")
 
 
 @dataclass(frozen=True, eq=False)
@@ -146,7 +148,8 @@ class BenchmarkOptions(Options):
         ("--demos",), "benchmark", "parts to run, comma-separated: counting (graded tool use, both question "
         "sets), orchestrator (an agent asks every backend; its summary is checked), chat (streamed timings), bfcl "
         "(BFCL tool-calling cases through each backend's tool interface), quality (seeded questions with "
-        "checkable answers through each backend's chat interface), open_loop (requests at --rate, which adds it); "
+        "checkable answers through each backend's chat interface), open_loop (requests at --rate, which adds it), "
+        "tasks (BFCL multi-turn tasks done by the agent on each backend's simulated APIs); "
         "default stands for the default parts (e.g. default,quality)", default=DEFAULT_DEMOS,
         shown=",".join(DEFAULT_DEMOS), type=demos_list, metavar="LIST", record=ALWAYS)
     tools = option(
@@ -245,6 +248,50 @@ class BenchmarkOptions(Options):
         ("--quality-reference",), "quality", "the backend every other one is compared against in the report's "
         "precision section", shown="the highest-precision backend measured, by the catalog's bytes per weight",
         part="quality", choices=KNOWN, metavar="NAME", record=GIVEN)
+
+    # --- the tasks lane
+    tasks_category = option(
+        ("--tasks-category",), "tasks", "BFCL's multi-turn category the tasks come from: base, miss_func (a function "
+        "is offered only from a later turn), miss_param (a turn lacks a value the agent must ask for), long_context "
+        "(the APIs hold long content)", default=tasks.DEFAULT_CATEGORY, shown=tasks.DEFAULT_CATEGORY, part="tasks",
+        choices=TASK_CATEGORIES, record=ALWAYS, more="[the tasks lane](benchmark.md#tasks-bfcl-multi-turn-tasks-done-by-the-agent)")
+    tasks_n = option(
+        ("--tasks-n",), "tasks", f"tasks per backend, a seeded sample of the category (at most {TASKS_PER_CATEGORY}); "
+        "every backend gets the same ones", default=tasks.DEFAULT_N, shown=str(tasks.DEFAULT_N), part="tasks",
+        type=task_count, metavar="N", record=ALWAYS)
+    tasks_seed = option(
+        ("--tasks-seed",), "tasks", "seed of the task sample", default=tasks.DEFAULT_SEED, shown=str(tasks.DEFAULT_SEED),
+        part="tasks", type=seed, metavar="S", record=ALWAYS)
+    tasks_max_turns = option(
+        ("--tasks-max-turns",), "tasks", "user turns given per task; a task with more is stopped there and fails",
+        shown="every turn", part="tasks", type=positive_int, metavar="N", record=ALWAYS)
+    tasks_max_tool_calls = option(
+        ("--tasks-max-tool-calls",), "tasks", "tool calls per task; the task is stopped once it has made them and fails",
+        default=tasks.DEFAULT_MAX_TOOL_CALLS, shown=str(tasks.DEFAULT_MAX_TOOL_CALLS), part="tasks",
+        type=positive_int, metavar="N", record=ALWAYS)
+    tasks_time_limit_s = option(
+        ("--tasks-time-limit",), "tasks", "seconds per task; the task is stopped then and fails",
+        default=tasks.DEFAULT_TIME_LIMIT_S, shown=f"{tasks.DEFAULT_TIME_LIMIT_S:.0f}", part="tasks",
+        type=positive_seconds, metavar="S", record=ALWAYS)
+    tasks_concurrency = option(
+        ("--tasks-concurrency",), "tasks", "tasks in flight at once on a backend: a rig's hour is shared over the "
+        "tasks it serves at this concurrency", default=tasks.DEFAULT_CONCURRENCY,
+        shown=str(tasks.DEFAULT_CONCURRENCY), part="tasks", type=positive_int, metavar="N", record=ALWAYS)
+    tasks_agent_target = option(
+        ("--tasks-agent-target",), "tasks", "after the lane, find how many agents at once a backend serves within this "
+        "per-agent target: agent_output_tok_s (the median task's output tokens per second, at least) and task_s_p90 "
+        "(seconds per task, at most), e.g. task_s_p90=60; levels 1, 2, 4 ... of agents running the tasks back to "
+        "back, then bisection, as the capacity search", shown="no search", part="tasks", type=agent_target,
+        metavar="KEY=V,...", record=GIVEN)
+    tasks_max_agents = option(
+        ("--tasks-max-agents",), "tasks", "the most agents at once the search tries (with --tasks-agent-target)",
+        default=tasks.DEFAULT_MAX_AGENTS, shown=str(tasks.DEFAULT_MAX_AGENTS), part="tasks", type=positive_int,
+        metavar="N", record=GIVEN)
+    min_task_success = option(
+        ("--min-task-success",), "tasks", "success floor of the tasks lane, e.g. 0.5 or 50%: the recommendation "
+        "chooses by $ per successful task among the backends at or above it", shown="no floor; the choice is by $ "
+        "per successful task only when no latency target was measured", part="tasks", type=share, metavar="SHARE",
+        record=ALWAYS, more="[Which one?](recommendation.md#which-one-cost-at-the-target-and-the-recommendation)")
 
     # --- the recommendation
     workload = option(

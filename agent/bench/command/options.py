@@ -13,7 +13,7 @@ from dataclasses import asdict, is_dataclass
 from typing import TYPE_CHECKING, Any
 
 from ..results.target import Target
-from ..parts import bfcl, open_loop, quality
+from ..parts import bfcl, open_loop, quality, tasks
 from ..tasks.reference import CHAT_MAX_TOKENS
 from . import declared
 from .declared import AUTO, BENCH_GROUPS, DEFAULT_DEMOS, GIVEN, PART_OPTIONS, PLAN, Declared
@@ -145,6 +145,10 @@ class BenchOptions(Declared):
         if "quality" in self.demos:
             own.update(quality.options_record(n=self.quality_n, seed=self.quality_seed,
                                               concurrency=self.quality_concurrency))
+        if "tasks" in self.demos:
+            own.update(tasks.options_record(
+                category=self.tasks_category, n=self.tasks_n, seed=self.tasks_seed, concurrency=self.tasks_concurrency,
+                limits=tasks.Limits(self.tasks_max_turns, self.tasks_max_tool_calls, self.tasks_time_limit_s)))
         out: dict[str, Any] = {}
         for option in declared.OPTIONS:
             if option.record in (None, PLAN) or option.name in own or option.part not in (None, *self.demos):

@@ -2,8 +2,8 @@
 
 The order is the order of a run: the chat part first, so that its *cold* request really is each
 backend's first, then the open loop (``--rate``; ``--rate peak`` reads the capacity the chat part found),
-then the counting part (both question sets), the BFCL cases, the quality lane and the
-orchestrator. Loading this module loads no model library (strands,
+then the counting part (both question sets), the BFCL cases, the quality lane, the tasks lane (BFCL's
+multi-turn tasks) and the orchestrator. Loading this module loads no model library (strands,
 aiohttp, pydantic): the parts import those where they run.
 """
 
@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Mapping, Sequence
 
-from . import bfcl, chat, counting, open_loop, orchestrator, quality
+from . import bfcl, chat, counting, open_loop, orchestrator, quality, tasks
 from .part import Part
 
 PARTS: Mapping[str, Part] = {part.name: part for part in (
@@ -20,6 +20,7 @@ PARTS: Mapping[str, Part] = {part.name: part for part in (
     counting.PART,
     bfcl.PART,
     quality.PART,
+    tasks.PART,
     orchestrator.PART,
 )}
 """Each part by its name in ``--demos``, in the order of a run."""

@@ -12,11 +12,12 @@ from pathlib import Path
 
 from ..results.summary import Summary
 from .plots import cost_volume, figures, slo_latency
+from .plots import tasks as tasks_plot
 from .plots import traffic as traffic_plot
 from .sections import bfcl, chat, cost, counting, methods, open_loop, orchestrator, precision, provenance, \
-    scoreboard, settings, slo, traffic, which_one
+    scoreboard, settings, slo, tasks, traffic, which_one
 
-SECTIONS = (which_one, scoreboard, traffic, counting, bfcl, precision, orchestrator, chat, slo, open_loop, cost,
+SECTIONS = (which_one, scoreboard, traffic, counting, bfcl, tasks, precision, orchestrator, chat, slo, open_loop, cost,
             provenance)
 """The sections in order (``traffic`` is "Your traffic", with its plot; ``cost`` ends with the bandwidth ceiling)."""
 TITLES = {"decode": "Decode rate by backend", "cost": "$ per million output tokens", "ttft": "TTFT distribution",
@@ -50,4 +51,4 @@ def render(summary: Summary) -> str:
 def make_plots(summary: Summary, out_dir: Path) -> dict[str, str]:
     """Draw every plot into ``out_dir``; returns ``{key: file name}`` of those drawn."""
     return {**figures.draw(summary, out_dir), **cost_volume.draw(summary, out_dir),
-            **slo_latency.draw(summary, out_dir), **traffic_plot.draw(summary, out_dir)}
+            **slo_latency.draw(summary, out_dir), **traffic_plot.draw(summary, out_dir), **tasks_plot.draw(summary, out_dir)}

@@ -5,6 +5,7 @@ comparison. A missing figure is ``-``.
 
 from __future__ import annotations
 
+import math
 from typing import Any, Mapping, Sequence
 
 from .constants import LIMIT_LABELS, TARGET_KEYS
@@ -34,6 +35,16 @@ def cell(value: Any, digits: int = 1, unit: str = "") -> str:
 def usd(value: float | None) -> str:
     """``$1,234.56``."""
     return MISSING if value is None else f"${value:,.2f}"
+
+
+def usd_small(value: float | None) -> str:
+    """A small amount in dollars, never in exponent notation: ``$0.0123``, ``$0.000070`` (two significant digits
+    below a cent)."""
+    if value is None:
+        return MISSING
+    if value >= 0.01 or value <= 0:
+        return f"${value:,.4f}"
+    return f"${value:.{1 - math.floor(math.log10(value))}f}"
 
 
 def percent(share: float | None, digits: int = 0) -> str:

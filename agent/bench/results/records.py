@@ -234,8 +234,46 @@ class QualityRecord(ReplyFields):
     """Why the item was not sent to this backend (its prompt is over the backend's limit)."""
 
 
+class TaskRecord(AgentTranscript):
+    """One BFCL multi-turn task (``part: tasks``): the task as given, what the agent did turn by turn, and why it
+    stopped early, if it did."""
+
+    seq: int | None = None
+    part: Literal["tasks"]
+    backend: str
+    phase: Literal["lane", "agents"] = "lane"
+    """``lane``: the lane's tasks; ``agents``: a level of the agents search (``concurrency`` agents at once)."""
+    task: str
+    category: str
+    seed: int
+    started: str | None = None
+    sent_s: float
+    """When the task began, in seconds from the run's start (with ``seconds``, the lane's span on the backend)."""
+    concurrency: int
+    """Tasks in flight at once on the backend."""
+    constrained: bool = False
+    turns: list[str]
+    """The user turns of the task, in order."""
+    tools: list[str]
+    """The functions offered from the start."""
+    added_tools: dict[str, list[str]] = {}
+    """Functions offered from a turn on (``miss_func``), by turn index."""
+    involved_classes: list[str]
+    initial_config: dict[str, Any]
+    ground_truth: list[list[str]]
+    """The calls that solve each turn, as BFCL writes them."""
+    turns_given: int
+    steps: list[list[list[str]]]
+    """Per turn given, the calls of each model step, as BFCL's checker reads them (``cd(folder='document')``)."""
+    tool_calls: int
+    stopped: str | None = None
+    """Why the task was stopped before its last turn was done (a limit), or null."""
+    reasoning_chars: int = 0
+    """Characters of reasoning content the model returned (its tokens are inside the output tokens)."""
+
+
 RequestRecord = Annotated[Union[TimingRecord, NotSentRecord, CountingRecord, OrchestratorRecord, BfclRecord,
-                                QualityRecord], Field(discriminator="part")]
+                                QualityRecord, TaskRecord], Field(discriminator="part")]
 """Any line of ``requests.jsonl``, told apart by its ``part``."""
 
 RECORDS: TypeAdapter[RequestRecord] = TypeAdapter(RequestRecord)
@@ -251,7 +289,8 @@ def parse_record(data: Any) -> RequestRecord:
     Raises:
         RecordError: it is not a record of a known part, or a field has the wrong type.
     """
-    if isinstance(data, (TimingRecord, NotSentRecord, CountingRecord, OrchestratorRecord, BfclRecord, QualityRecord)):
+    if isinstance(data, (TimingRecord, NotSentRecord, CountingRecord, OrchestratorRecord, BfclRecord, QualityRecord,
+                         TaskRecord)):
         return data
     try:
         return RECORDS.validate_python(data)

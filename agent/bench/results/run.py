@@ -117,6 +117,20 @@ class RunOptions(Sparse, Frozen):
     """``--rate``: the open loop's requests per second, or ``peak``; absent when the open loop did not run."""
     rate_duration_s: float | None = None
     """``--rate-duration``: the open loop's window (absent: the default, or a trace's own length)."""
+    tasks_category: str | None = None
+    """The tasks lane's options (absent when it did not run)."""
+    tasks_n: int | None = None
+    tasks_seed: int | None = None
+    tasks_max_turns: int | None = None
+    tasks_max_tool_calls: int | None = None
+    tasks_time_limit_s: float | None = None
+    tasks_concurrency: int | None = None
+    tasks_steps_per_turn: int | None = None
+    tasks_bfcl_eval: str | None = None
+    min_task_success: float | None = None
+    tasks_agent_target: dict[str, float] | None = None
+    """``--tasks-agent-target``: the per-agent target of the agents search (absent: the search did not run)."""
+    tasks_max_agents: int | None = None
 
     def target(self) -> Target:
         """The latency target the run measured under (``--slo``, or the default)."""

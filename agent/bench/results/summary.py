@@ -18,6 +18,7 @@ from .blocks.provenance import ProvenanceBlock
 from .blocks.quality import QualityLane, QualityPair, QualitySummary, Weights
 from .blocks.recommendation import Recommendation
 from .blocks.slo import SloBlock, SloPair
+from .blocks.tasks import TasksPair, TasksSummary
 from .blocks.traffic import TrafficBlock
 from .run import Prices, RunInfo, Stopped
 
@@ -54,6 +55,8 @@ class BackendSummary(Frozen):
     traffic: TrafficBlock | None = None
     """What its chat part and open loop were sent of the workload, asked against counted (None: neither sent
     anything)."""
+    tasks: TasksSummary | None = None
+    """BFCL's multi-turn tasks done by the agent (None: the tasks part did not run here)."""
 
     def tags(self) -> list[str]:
         """What a reader must know beside the name: ``constrained``, ``CPU toy model``, ``custom server``."""
@@ -72,6 +75,7 @@ class Summary(Frozen):
     recommendation: Recommendation
     quality_pairs: list[QualityPair] = []
     quality_lane: QualityLane | None = None
+    tasks_pairs: list[TasksPair] = []
 
     def as_json(self) -> dict:
         """The summary as ``summary.json`` holds it."""

@@ -24,6 +24,7 @@ from ..stats import intervals_overlap
 from ..blocks.cost import measured_mix
 from ..traffic import SECONDS_PER_MONTH, Traffic
 from .assess import Assessed, assess
+from .by_task import answer as task_answer, applies as by_task_applies, task_choice
 from .costs import money_line, slo_costs
 from .curves import cost_curves
 from .models import Models, comparison, judge, with_models
@@ -305,6 +306,11 @@ def recommend(backends: Mapping[str, BackendSummary], run: RunFile, quality_pair
     else:
         rec.update(_ranked(offers, target, floor, not_run, traffic, models, chosen))
     rec["reasons"] = rec["reasons"] + quality_reasons(quality_pairs, quality_reference)
+    rec["by_task"] = by_task = task_choice(backends, run.options.min_task_success)
+    if by_task is not None and by_task_applies(by_task, target is not None, run.options.min_task_success):
+        rec.update(task_answer(by_task, disqualified))
+    elif by_task is not None:
+        rec["reasons"].append(f"By $ per successful task: {by_task.headline}")
     rec["headline"] = with_models(rec["headline"], models)
     return Recommendation(**rec), additions
 

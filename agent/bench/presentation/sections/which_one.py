@@ -195,10 +195,27 @@ def bedrock_tier(summary: Summary) -> str:
     return f" ({(ref.service_tier or 'standard').capitalize()} tier)" if ref else ""
 
 
+def by_task(rec: Recommendation) -> list[str]:
+    """How the choice by $ per successful task was made, when the answer is that choice."""
+    choice = rec.by_task
+    if rec.chosen_by != "usd_per_successful_task" or choice is None:
+        return []
+    why = ("`--min-task-success` was given" if choice.min_task_success is not None
+           else "no latency target was measured in this run")
+    out = [f"Chosen by $ per successful task on BFCL's multi-turn tasks (\"Tasks\" below), because {why}: the lowest "
+           "$ per successful task among the backends priced"
+           + ("" if choice.min_task_success is None else " whose task success is at or above the floor") + "."]
+    if choice.ranking:
+        out.append(f"Ranking: {', '.join(choice.ranking)}.")
+    out += [f"- {n}: not eligible: {w}" for n, w in choice.disqualified.items()]
+    return out + [""]
+
+
 def section(summary: Summary) -> list[str]:
     """The section's lines (Markdown)."""
     rec = summary.recommendation
-    out = ["## Which one?", "", f"> **{rec.headline}**", ""] + caveats(summary) + workload_lines(rec) + [""]
+    out = ["## Which one?", "", f"> **{rec.headline}**", ""] + by_task(rec) + caveats(summary) + workload_lines(rec) \
+        + [""]
     header = ["backend", "status", "SLO capacity (concurrency)", "goodput output tok/s at capacity [95% CI] (n)",
               "$/M output at the target [95% CI]", "instances for the peak", "$/month 24x7, one instance",
               "$/month at this workload [95% CI]", f"break-even against Bedrock{bedrock_tier(summary)}",

@@ -8,6 +8,7 @@ from typing import Literal
 
 from ..base import Frozen
 from .slo import TargetLimits
+from .tasks import TaskChoice
 
 
 class Workload(Frozen):
@@ -198,3 +199,8 @@ class Recommendation(Frozen):
     partial: str | None = None
     """An interrupted run: that it is partial and what it is missing (the headline starts with it); null
     when the run finished."""
+    chosen_by: Literal["cost_at_target", "usd_per_successful_task"] = "cost_at_target"
+    """What the answer is chosen by: the monthly cost at the latency target, or $ per successful task (the tasks
+    lane ran, and no latency target was measured or ``--min-task-success`` was given)."""
+    by_task: TaskChoice | None = None
+    """The choice by $ per successful task (null: the tasks lane did not run)."""

@@ -13,7 +13,8 @@ from agent.bench.command.options import BenchOptions, OptionError, check
 from agent.bench.results.run import RunOptions
 
 PART_FLAGS = [(part, name) for part, names in declared.PART_OPTIONS.items() for name in names]
-EXAMPLE_VALUE = {"slo": "ttft_p99_ms=500", "bfcl_n": "50", "quality_reference": "g6"}
+EXAMPLE_VALUE = {"slo": "ttft_p99_ms=500", "bfcl_n": "50", "quality_reference": "g6", "tasks_category": "miss_func",
+                 "min_task_success": "0.5", "tasks_agent_target": "task_s_p90=60"}
 
 
 def parse(*argv: str) -> argparse.Namespace:
@@ -27,7 +28,7 @@ def given(name: str) -> list[str]:
 
 def test_a_part_names_its_options_and_each_one_is_declared():
     assert declared.PART_OPTIONS["bfcl"] == ("bfcl_n", "bfcl_seed", "bfcl_stream")
-    assert set(declared.PART_OPTIONS) == {"chat", "bfcl", "quality"}
+    assert set(declared.PART_OPTIONS) == {"chat", "bfcl", "quality", "tasks"}
     assert all(declared.OPTION[name].part == part for part, name in PART_FLAGS)
 
 
@@ -59,7 +60,8 @@ def test_help_states_each_declared_default(monkeypatch: pytest.MonkeyPatch):
 def test_every_recorded_option_is_a_key_of_the_run_json_model_and_recorded_under_its_name():
     recorded = {o.name for o in declared.OPTIONS if o.record}
     assert recorded <= set(RunOptions.model_fields)
-    record = BenchOptions.from_namespace(parse("--demos", "default,bfcl,quality", "--quality-reference", "g6",
+    record = BenchOptions.from_namespace(parse("--demos", "default,bfcl,quality,tasks", "--quality-reference", "g6",
+                                               "--tasks-agent-target", "task_s_p90=60",
                                                "--backends", "g6", "--rate", "2", "--rate-duration", "5")).record(
         bfcl_concurrency=1)
     assert recorded <= record.model_fields_set

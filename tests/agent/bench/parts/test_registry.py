@@ -24,7 +24,7 @@ def test_the_parts_run_in_the_registrys_order_whatever_the_order_of_demos(tmp_pa
     assert code == 0
     assert lines == ["g6: chat", "g6: counting", "g6: counting_strict", "orchestrator on g6, asking 1 backend(s)",
                      "g6: orchestrator"]
-    assert list(PARTS) == ["chat", "open_loop", "counting", "bfcl", "quality", "orchestrator"]
+    assert list(PARTS) == ["chat", "open_loop", "counting", "bfcl", "quality", "tasks", "orchestrator"]
 
 
 def test_every_part_is_a_demos_choice_and_every_choice_a_part():
@@ -44,10 +44,11 @@ def test_the_parts_write_each_kind_of_record_the_typed_records_know_and_no_other
     written = [name for part in PARTS.values() for name in part.records]
     assert len(written) == len(set(written)), "two parts write the same kind of record"
     assert set(written) == _record_parts(RequestRecord) == {"chat", "chat_not_sent", "orchestrator_ask", "counting",
-                                                            "counting_strict", "orchestrator", "bfcl", "quality", "open_loop"}
+                                                            "counting_strict", "orchestrator", "bfcl", "quality", "open_loop",
+                                                            "tasks"}
 
 
-SAMPLE = {"slo": "ttft_p99_ms=1000"}
+SAMPLE = {"slo": "ttft_p99_ms=1000", "tasks_agent_target": "task_s_p90=60"}
 """A value the option accepts, where ``1`` (or its first choice) is not one."""
 
 
