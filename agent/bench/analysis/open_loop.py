@@ -33,6 +33,8 @@ if TYPE_CHECKING:
 
 LAG_LIMIT_MS = 10.0
 """A sender whose p99 lag is above this fell behind its schedule; the report says so."""
+RESOLUTION_S = 1e-6
+"""The records' time resolution (``scheduled_s`` and ``sent_s`` are rounded to the microsecond)."""
 
 
 def per_instance_rate(peak_req_per_s: float, peak_output_tok_per_s: float,
@@ -110,7 +112,9 @@ def open_loop_block(records: Sequence[TimingRecord], log: OpenLoopLog, target: T
         return None
     records = sorted(records, key=lambda r: (r.scheduled_s if r.scheduled_s is not None else r.sent_s, r.run))
     due = [r.scheduled_s if r.scheduled_s is not None else r.sent_s for r in records]
-    middle = due[0] + log.duration_s / 2
+    # Less half the records' resolution (they keep due times to the microsecond): a request due at the very middle
+    # is the second half's, where rounding both due times could otherwise put it a hair before.
+    middle = due[0] + log.duration_s / 2 - RESOLUTION_S / 2
     first = [r for r, t in zip(records, due) if t < middle]
     second = [r for r, t in zip(records, due) if t >= middle]
     halves = _half(first, target), _half(second, target)
