@@ -258,6 +258,16 @@ class ProcessPortForward(PortForward):
             self._supervisor.start()
         return dataclasses.replace(result, waited_s=time.monotonic() - started)
 
+    def hold(self, timeout_s: float) -> None:
+        """Start the helper if needed and wait until it holds the local port, without a chat request (a forward to
+        something other than a model server: the rig's byte source, :mod:`agent.reach.tunnel`).
+
+        Raises:
+            ForwardError: it did not hold the port in time (PortTaken: another program holds it).
+        """
+        self.start()
+        self._wait_until_held(time.monotonic() + timeout_s)
+
     def _wait_until_held(self, deadline: float) -> None:
         """Return once the helper reports it listens on the local port; raise if it exits or the deadline passes."""
         process, output = self._process, self._output

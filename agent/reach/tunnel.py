@@ -50,7 +50,7 @@ SIZING_TOKENS = 32
 """The length of the sizing request (one stream's need)."""
 TIMEOUT_S = 30.0
 MOST_MEASURED_BYTES = 32 << 20
-"""Up and events are sized from the rate down, at most this many bytes (a forward without a cap is done at once)."""
+"""Each direction stops after this many bytes (a forward without a cap is done at once); events after a tenth."""
 
 
 class TunnelError(RuntimeError):
@@ -76,7 +76,8 @@ def _connection(port: int) -> http.client.HTTPConnection:
 
 
 def _down(port: int, seconds: float) -> float:
-    """Bytes a second read off ``GET /bytes`` for about ``seconds`` (from the first byte)."""
+    """Bytes a second read off ``GET /bytes`` for about ``seconds`` (from the first byte), or until
+    :data:`MOST_MEASURED_BYTES` came (a forward without a cap is done at once)."""
     conn = _connection(port)
     try:
         conn.request("GET", f"/bytes?n={1 << 32}")
@@ -85,7 +86,7 @@ def _down(port: int, seconds: float) -> float:
         if response.status != 200 or not first:
             raise TunnelError(f"GET /bytes answered {response.status}")
         started, total = time.perf_counter(), 0
-        while (elapsed := time.perf_counter() - started) < seconds:
+        while (elapsed := time.perf_counter() - started) < seconds and total < MOST_MEASURED_BYTES:
             chunk = response.read1(65536)
             if not chunk:
                 break
@@ -145,7 +146,7 @@ def measure(port: int, kind: str, seconds: float = MEASURE_S) -> Capacity:
         down = _down(port, seconds)
         size = max(65536, min(MOST_MEASURED_BYTES, int(down * seconds)))
         up = _up(port, size)
-        events = _events(port, max(100, size // EVENT_BYTES))
+        events = _events(port, max(100, size // 10 // EVENT_BYTES))
     except (OSError, http.client.HTTPException, ValueError) as exc:
         raise TunnelError(f"the byte source did not answer through 127.0.0.1:{port}: {exc}") from None
     return Capacity(kind=kind, down_bytes_per_s=down, up_bytes_per_s=up, events_per_s=events,
@@ -188,14 +189,19 @@ def pool_size(capacity_bytes_per_s: float, need_bytes_per_s: float | None, width
     return max(1, min(most, math.ceil(width * need_bytes_per_s / (BOUND_SHARE * capacity_bytes_per_s))))
 
 
+def byte_source_program() -> str:
+    """The byte source's Python program, as ``byte_source_program`` in rigs/userdata/byte_source.sh prints it (the
+    text of its quoted here-document)."""
+    text = BYTE_SOURCE_SCRIPT.read_text(encoding="utf-8")
+    return text.split("<<'PY'\n", 1)[1].split("\nPY\n", 1)[0] + "\n"
+
+
 class LocalByteSource:
     """The rig's byte source (the very program its boot starts) on this machine's loopback, for a forward that
     reaches a stand-in rather than a rig; a context manager that stops it on exit."""
 
     def __init__(self) -> None:
-        program = subprocess.run(["bash", "-c", f'. "{BYTE_SOURCE_SCRIPT}" && byte_source_program'],
-                                 capture_output=True, text=True, check=True).stdout
-        self._process = spawn([sys.executable, "-c", program, "0"], stdout=subprocess.PIPE, guard=True)
+        self._process = spawn([sys.executable, "-c", byte_source_program(), "0"], stdout=subprocess.PIPE, guard=True)
         assert self._process.stdout is not None
         line = self._process.stdout.readline().decode()
         if "listening on" not in line:

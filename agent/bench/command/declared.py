@@ -25,12 +25,14 @@ from rigs.contract import REGIONS
 
 from ...backends import KNOWN
 from ...reach.forwarding import READY_TIMEOUT_S
+from ...reach.tunnel import MAX_FORWARDS
 from ..analysis.slo import DEFAULT_BUDGET_S, DEFAULT_MAX_CONCURRENCY, DEFAULT_REPEATS_WITH_TARGET, EXAMPLE, Target
 from ..parts import bfcl, open_loop, quality
 from ..parts.stopping import DEFAULT_MAX_CONSECUTIVE_FAILURES
 from ..tasks.reference import CHAT_MAX_TOKENS, ORCHESTRATOR_QUESTION
 from ..tasks.bfcl_cases import ALL_CASES
-from .argtypes import (MAX_CONCURRENCY, bfcl_cases, choices_list, concurrency_levels, non_empty_text, non_negative_int,
+from .argtypes import (MAX_CONCURRENCY, bfcl_cases, bytes_per_s, choices_list, concurrency_levels, forwards,
+                       non_empty_text, non_negative_int,
                        positive_int, positive_seconds, quality_items, quality_seed, rate, seed, service_tier, share,
                        target, workload)
 
@@ -123,6 +125,16 @@ class CommandOptions(Options):
         "relay to its port instead of an SSM port forward, SageMaker endpoints through the SageMaker API as "
         "usual; each is labelled with the stand-in's model and not priced", metavar="URL",
         more="[below](#offline-rehearsals-the-stand-in)")
+    forwards = option(
+        ("--forwards",), "backends", "SSM port forwards per EC2 rig: auto opens enough that the widest level needs "
+        f"under 70% of their capacity, measured through one before the benchmark (at most {MAX_FORWARDS}); N opens "
+        "N (1: one forward, to compare against the pool)", default=AUTO, shown=AUTO, type=forwards,
+        metavar="N|auto", record=ALWAYS, more="[the tunnel](agent.md#the-tunnel)")
+    tunnel_limit = option(
+        ("--tunnel-limit",), "backends", "with --stand-in: shape each relay like one SSM session, at most "
+        "BYTES_PER_S each way shared by its connections and 1 ms after each read/send cycle (the public figures: "
+        "about 600000)", type=bytes_per_s, metavar="BYTES_PER_S", record=GIVEN,
+        more="[the tunnel](agent.md#the-tunnel)")
     ready_timeout = option(
         ("--ready-timeout",), "backends", "seconds to wait for a port-forwarded server to answer a first request",
         default=READY_TIMEOUT_S, shown=f"{READY_TIMEOUT_S:.0f}", type=positive_seconds, metavar="S")

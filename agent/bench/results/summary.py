@@ -19,6 +19,7 @@ from .blocks.quality import QualityLane, QualityPair, QualitySummary, Weights
 from .blocks.recommendation import Recommendation
 from .blocks.slo import SloBlock, SloPair
 from .blocks.traffic import TrafficBlock
+from .blocks.tunnel import TunnelBlock
 from .run import Prices, RunInfo, Stopped
 
 SCHEMA_VERSION = "1.0"
@@ -54,6 +55,9 @@ class BackendSummary(Frozen):
     traffic: TrafficBlock | None = None
     """What its chat part and open loop were sent of the workload, asked against counted (None: neither sent
     anything)."""
+    tunnel: TunnelBlock | None = None
+    """What its port forwards carried against their measured capacity, and the levels bound by them (None: not
+    reached through a port forward)."""
 
     def tags(self) -> list[str]:
         """What a reader must know beside the name: ``constrained``, ``CPU toy model``, ``custom server``."""
