@@ -23,7 +23,7 @@ from contextlib import ExitStack, contextmanager
 from dataclasses import replace
 from pathlib import Path
 from types import ModuleType
-from typing import Any, Iterator, Mapping, Sequence
+from typing import Any, Callable, Iterator, Mapping, Sequence
 
 from kit.command import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, Parser, UsageError
 from kit.options import Option, Options
@@ -41,7 +41,7 @@ from .reach.custom_server import identify, shadow_note
 from .reach.discovery import AwsClients, Discoverer, Discovery
 from .reach.forwarding import ForwardError, ForwardSet, ForwardToolsMissing, PortForward, \
     PortTaken, ProcessPortForward, RelayPortForward, SsmPortForward, check_ssm_tools, preferred_port
-from .reach.pool import describe_tunnel, spread
+from .reach.pool import describe_tunnel, relays, spread
 from .reach.provenance import read_all
 from .reach.relay import Shaping
 from .reach.tunnel import BYTE_SOURCE_PORT, LocalByteSource
@@ -384,26 +384,28 @@ def _open_forwards(stack: ExitStack, plan: BackendPlan, args: argparse.Namespace
     return backends
 
 
-def _spread(forwards: ForwardSet, target: ForwardTarget, first: PortForward, args: argparse.Namespace, ui: Ui,
-            model: str, stand_in: StandIn | None, out_dir: Path) -> dict[str, Any]:
-    """One forward's capacity and the pool of forwards to ``target`` (:mod:`agent.reach.pool`): its metadata."""
-    taken = {f.local_port for f in forwards}
-
+def _ssm_forwards(target: ForwardTarget, args: argparse.Namespace, out_dir: Path, taken: set[int]
+                  ) -> Callable[[str, int], ProcessPortForward]:
+    """SSM port forwards to ``target``'s instance, each on a free local port."""
     def make(name: str, remote_port: int) -> ProcessPortForward:
         port = preferred_port(None, taken)
         taken.add(port)
-        if stand_in is not None:
-            host = "127.0.0.1" if source is not None and remote_port == source.port else stand_in.host
-            return RelayPortForward(name, target_port=remote_port, local_port=port, target_host=host,
-                                    log_dir=out_dir / "logs",
-                                    shaping=Shaping(args.tunnel_limit) if args.tunnel_limit else None)
         return SsmPortForward(name, instance_id=target.found.instance_id or "", remote_port=remote_port,
                               region=target.found.region, local_port=port, profile=args.profile,
                               log_dir=out_dir / "logs")
+    return make
 
+
+def _spread(forwards: ForwardSet, target: ForwardTarget, first: PortForward, args: argparse.Namespace, ui: Ui,
+            model: str, stand_in: StandIn | None, out_dir: Path) -> dict[str, Any]:
+    """One forward's capacity and the pool of forwards to ``target`` (:mod:`agent.reach.pool`): its metadata."""
     assert isinstance(first, ProcessPortForward)
     with ExitStack() as local:
         source = local.enter_context(LocalByteSource()) if stand_in is not None else None
+        taken = {f.local_port for f in forwards}
+        make = relays(host=stand_in.host, source_port=source.port, log_dir=out_dir / "logs", taken=taken,
+                      shaping=Shaping(args.tunnel_limit) if args.tunnel_limit else None) \
+            if stand_in is not None and source is not None else _ssm_forwards(target, args, out_dir, taken)
         kind = "ssm" if source is None else ("relay, shaped" if args.tunnel_limit else "relay")
         serving = stand_in.port if stand_in is not None else (target.found.outputs.remote_port or 0)
         levels = getattr(args, "concurrency", None) or (1,)  # the runner's options (a test's runner has none)

@@ -12,9 +12,11 @@ from __future__ import annotations
 
 import logging
 from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
 from typing import Any, Callable
 
-from .forwarding import ForwardError, ForwardSet, ProcessPortForward
+from .forwarding import ForwardError, ForwardSet, ProcessPortForward, RelayPortForward, preferred_port
+from .relay import Shaping
 from .tunnel import BOUND_SHARE, MEASURE_S, Capacity, TunnelError, measure, pool_size, stream_need
 
 logger = logging.getLogger(__name__)
@@ -25,6 +27,18 @@ HOLD_TIMEOUT_S = 60.0
 
 Make = Callable[[str, int], ProcessPortForward]
 """A new forward of the backend's kind: ``(name, remote port)`` (the serving port or the byte source's)."""
+
+
+def relays(*, host: str, source_port: int, shaping: Shaping | None, log_dir: Path | None,
+           taken: set[int]) -> Make:
+    """Relays in place of SSM forwards (the offline stand-in): to ``host`` for the serving port, to this machine
+    for the byte source at ``source_port`` (:class:`~.tunnel.LocalByteSource`), each shaped when given."""
+    def make(name: str, remote_port: int) -> ProcessPortForward:
+        port = preferred_port(None, taken)
+        taken.add(port)
+        return RelayPortForward(name, target_port=remote_port, local_port=port, log_dir=log_dir, shaping=shaping,
+                                target_host="127.0.0.1" if remote_port == source_port else host)
+    return make
 
 
 def _measure(make: Make, source_port: int, kind: str, seconds: float) -> Capacity:

@@ -37,7 +37,7 @@ instance size, with a raw socket server on the instance (github.com/aws/amazon-s
 SSM_CYCLE_DELAY_S = 0.001
 """The session-manager-plugin sleeps 1 ms after every read/send cycle from the client to the agent
 (``transferDataToServer``; github.com/aws/session-manager-plugin issue 145)."""
-SHAPED_READ_BYTES = 16384
+SHAPED_READ_BYTES = 4096
 """A shaped relay reads at most this much per cycle, so its pace is smooth at a rate of a few hundred KB/s."""
 
 

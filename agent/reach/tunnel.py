@@ -11,7 +11,7 @@ a second than the server serves at its higher levels. Before the benchmark, for 
    :class:`LocalByteSource`), bytes a second down and up and events a second, about a second each.
 2. :func:`stream_need`: one streamed chat request of :data:`SIZING_TOKENS` tokens through the serving forward,
    its bytes a second: what one stream needs.
-3. :func:`pool_size`: enough forwards that the widest level needs under :data:`BOUND_SHARE` of the pool's
+3. :func:`pool_size`: enough forwards that the widest level needs at most :data:`POOL_SHARE` of the pool's
    capacity (at most :data:`MAX_FORWARDS`); the client spreads its requests over them
    (:class:`agent.bench.clients.transport.HttpTransport`).
 
@@ -39,6 +39,9 @@ BYTE_SOURCE_PORT = 8790
 BYTE_SOURCE_SCRIPT = Path(__file__).resolve().parents[2] / "rigs" / "userdata" / "byte_source.sh"
 BOUND_SHARE = 0.7
 """A level whose carried bytes reach this share of the pool's measured capacity is bound by the tunnel."""
+POOL_SHARE = 0.5
+"""The pool is sized so the widest level needs at most this share of its capacity: headroom under
+:data:`BOUND_SHARE`, as one stream's need is measured alone and a level's streams are not spread exactly evenly."""
 MAX_FORWARDS = 8
 """The most forwards one backend is reached through (each is one SSM session, one plugin process)."""
 MEASURE_S = 1.0
@@ -144,9 +147,9 @@ def measure(port: int, kind: str, seconds: float = MEASURE_S) -> Capacity:
     started = time.perf_counter()
     try:
         down = _down(port, seconds)
-        size = max(65536, min(MOST_MEASURED_BYTES, int(down * seconds)))
+        size = max(4096, min(MOST_MEASURED_BYTES, int(down * seconds)))
         up = _up(port, size)
-        events = _events(port, max(100, size // 10 // EVENT_BYTES))
+        events = _events(port, max(20, size // 10 // EVENT_BYTES))
     except (OSError, http.client.HTTPException, ValueError) as exc:
         raise TunnelError(f"the byte source did not answer through 127.0.0.1:{port}: {exc}") from None
     return Capacity(kind=kind, down_bytes_per_s=down, up_bytes_per_s=up, events_per_s=events,
@@ -182,11 +185,11 @@ def stream_need(base_url: str, model: str, api_key: str | None = None) -> float 
 
 def pool_size(capacity_bytes_per_s: float, need_bytes_per_s: float | None, width: int,
               most: int = MAX_FORWARDS) -> int:
-    """Forwards enough that ``width`` streams of ``need_bytes_per_s`` each use under :data:`BOUND_SHARE` of their
+    """Forwards enough that ``width`` streams of ``need_bytes_per_s`` each use at most :data:`POOL_SHARE` of their
     capacity together, between 1 and ``most`` (1 when the need is not known)."""
     if need_bytes_per_s is None or capacity_bytes_per_s <= 0:
         return 1
-    return max(1, min(most, math.ceil(width * need_bytes_per_s / (BOUND_SHARE * capacity_bytes_per_s))))
+    return max(1, min(most, math.ceil(width * need_bytes_per_s / (POOL_SHARE * capacity_bytes_per_s))))
 
 
 def byte_source_program() -> str:
