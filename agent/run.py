@@ -202,13 +202,7 @@ def _main(args: argparse.Namespace, env: Mapping[str, str], runner: ModuleType, 
     args.backends = ",".join(selection) if selection else None  # the user's choice, BACKENDS included: run.json keeps it
     if args.region and args.region not in REGIONS:
         raise UsageError(f"--region {args.region}: this app deploys only to {', '.join(REGIONS)}")
-    try:
-        stand_in = parse_stand_in(args.stand_in).identified() if args.stand_in else None
-    except StandInError as exc:
-        raise UsageError(str(exc)) from None
-    if args.tunnel_limit and stand_in is None:
-        raise UsageError("--tunnel-limit shapes the relays of an offline rehearsal: give it with --stand-in (a real "
-                         "SSM forward is measured, not shaped)")
+    stand_in = _stand_in(args)
 
     session, aws_ok, aws_reason, discovery, account = None, False, "", None, None
     required = needs_aws(selection, env_config)
@@ -299,6 +293,18 @@ def _run(args: argparse.Namespace, plan: BackendPlan, runner: ModuleType, ui: Ui
         ui.error("not run: " + ", ".join(sorted(set(failed), key=sort_key)))
         return code or EXIT_FAILED
     return code
+
+
+def _stand_in(args: argparse.Namespace) -> StandIn | None:
+    """``--stand-in``'s server (None: not given), and ``--tunnel-limit`` only with it (UsageError)."""
+    try:
+        stand_in = parse_stand_in(args.stand_in).identified() if args.stand_in else None
+    except StandInError as exc:
+        raise UsageError(str(exc)) from None
+    if args.tunnel_limit and stand_in is None:
+        raise UsageError("--tunnel-limit shapes the relays of an offline rehearsal: give it with --stand-in (a real "
+                         "SSM forward is measured, not shaped)")
+    return stand_in
 
 
 def _report_skips(plan: BackendPlan, selection: tuple[str, ...] | None, ui: Ui) -> None:
@@ -408,9 +414,10 @@ def _spread(forwards: ForwardSet, target: ForwardTarget, first: PortForward, arg
             if stand_in is not None and source is not None else _ssm_forwards(target, args, out_dir, taken)
         kind = "ssm" if source is None else ("relay, shaped" if args.tunnel_limit else "relay")
         serving = stand_in.port if stand_in is not None else (target.found.outputs.remote_port or 0)
-        levels = getattr(args, "concurrency", None) or (1,)  # the runner's options (a test's runner has none)
-        width = (getattr(args, "max_concurrency", None) or DEFAULT_MAX_CONCURRENCY) if levels == declared.AUTO \
-            else max(levels)
+        # the runner's options (a test's runner declares none)
+        levels = getattr(args, declared.Declared.concurrency.name, None) or (1,)
+        width = (getattr(args, declared.Declared.max_concurrency.name, None) or DEFAULT_MAX_CONCURRENCY) \
+            if levels == declared.AUTO else max(levels)
         with ui.step(f"{target.name}: measuring one forward's capacity, opening the pool"):
             found = spread(forwards=forwards, first=first, make=make, serving_port=serving,
                            source_port=source.port if source else BYTE_SOURCE_PORT, kind=kind, model=model,

@@ -34,10 +34,12 @@ from typing import Any
 
 from kit.processes import spawn, stop
 
+from ..bench.results.constants import TUNNEL_BOUND_SHARE
+
 BYTE_SOURCE_PORT = 8790
 """Where the rig's byte source listens on its loopback (``BYTE_SOURCE_PORT`` in rigs/userdata/byte_source.sh)."""
 BYTE_SOURCE_SCRIPT = Path(__file__).resolve().parents[2] / "rigs" / "userdata" / "byte_source.sh"
-BOUND_SHARE = 0.7
+BOUND_SHARE = TUNNEL_BOUND_SHARE
 """A level whose carried bytes reach this share of the pool's measured capacity is bound by the tunnel."""
 POOL_SHARE = 0.5
 """The pool is sized so the widest level needs at most this share of its capacity: headroom under
@@ -204,8 +206,10 @@ class LocalByteSource:
     reaches a stand-in rather than a rig; a context manager that stops it on exit."""
 
     def __init__(self) -> None:
-        self._process = spawn([sys.executable, "-c", byte_source_program(), "0"], stdout=subprocess.PIPE, guard=True)
-        assert self._process.stdout is not None
+        self._process = spawn([sys.executable, "-", "0"], stdin=subprocess.PIPE, stdout=subprocess.PIPE, guard=True)
+        assert self._process.stdin is not None and self._process.stdout is not None
+        with self._process.stdin:  # python reads the whole program before it runs it
+            self._process.stdin.write(byte_source_program().encode())
         line = self._process.stdout.readline().decode()
         if "listening on" not in line:
             stop(self._process)

@@ -2,7 +2,7 @@
 client read off the wire, ``wire_bytes``), which levels are bound by the tunnel, and the ``tunnel`` block of an
 EC2 backend (``backends.<name>.tunnel``).
 
-A level whose carried bytes reach :data:`agent.reach.tunnel.BOUND_SHARE` of the pool's measured capacity (one
+A level whose carried bytes reach :data:`agent.bench.results.constants.TUNNEL_BOUND_SHARE` of the pool's measured capacity (one
 forward's bytes a second down times the forwards, measured before the benchmark through the rig's byte
 source) is bound by the tunnel: what it shows is the tunnel's limit as much as the server's, so it is never
 taken as the server's capacity, which is then a floor (:func:`agent.bench.analysis.blocks.capacity.capacity_of`).
@@ -12,8 +12,8 @@ from __future__ import annotations
 
 from typing import Any, Mapping, Sequence
 
-from ....reach.tunnel import BOUND_SHARE
 from ...results.blocks.open_loop import OpenLoopBlock
+from ...results.constants import TUNNEL_BOUND_SHARE as BOUND_SHARE
 from ...results.blocks.slo import SloBlock, SloLevel
 from ...results.blocks.tunnel import OneForward, TunnelBlock, TunnelLevel
 from ...results.records import TimingRecord
