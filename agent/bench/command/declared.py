@@ -126,9 +126,9 @@ class CommandOptions(Options):
         "usual; each is labelled with the stand-in's model and not priced", metavar="URL",
         more="[below](#offline-rehearsals-the-stand-in)")
     forwards = option(
-        ("--forwards",), "backends", "SSM port forwards per EC2 rig: auto opens enough that the widest level needs "
-        f"under 70% of their capacity, measured through one before the benchmark (at most {MAX_FORWARDS}); N opens "
-        "N (1: one forward, to compare against the pool)", default=AUTO, shown=AUTO, type=forwards,
+        ("--forwards",), "backends", "SSM port forwards per EC2 rig, its requests spread over them: auto opens "
+        "enough that the widest level needs at most half their capacity, measured through one before the benchmark "
+        f"(at most {MAX_FORWARDS}); N opens N (1: one forward, to compare against the pool)", default=AUTO, shown=AUTO, type=forwards,
         metavar="N|auto", record=ALWAYS, more="[the tunnel](agent.md#the-tunnel)")
     tunnel_limit = option(
         ("--tunnel-limit",), "backends", "with --stand-in: shape each relay like one SSM session, at most "
