@@ -19,7 +19,7 @@ from agent.bench.command import runner
 from agent.reach.forwarding import ForwardSet, RelayPortForward, preferred_port
 from agent.reach.pool import relays, spread
 from agent.reach.relay import Shaping
-from agent.reach.tunnel import BOUND_SHARE, LocalByteSource, measure
+from agent.reach.tunnel import BOUND_SHARE, BYTE_SOURCE_PORT, BYTE_SOURCE_SCRIPT, LocalByteSource, measure
 
 from tests.agent.bench.conftest import make_options, openai_backend
 from tests.agent.bench.fakes.openai_fake import FakeOpenAI
@@ -28,6 +28,10 @@ from tests.agent.bench.fakes.paced import Pace
 LIMIT_BYTES_PER_S = 30_000
 SEARCH = ("--demos", "chat", "--runs", "1", "--max-tokens", "10", "--concurrency", "1,4,5",
           "--slo", "ttft_p99_ms=150", "--repeats", "1")
+
+
+def test_the_agent_looks_for_the_byte_source_where_the_boot_starts_it() -> None:
+    assert f"\nBYTE_SOURCE_PORT={BYTE_SOURCE_PORT}\n" in BYTE_SOURCE_SCRIPT.read_text()
 
 
 def test_a_shaped_relay_carries_its_rate_each_way_and_an_unshaped_one_far_more() -> None:
@@ -56,6 +60,8 @@ def run_through_tunnel(tmp_path: Path, shaping: Shaping | None, wanted: int | st
                        ready_timeout_s=10, seconds=0.3)
         backend = openai_backend("g6", first.base_url, metadata=found)
         assert runner.run([backend], make_options(*SEARCH), tmp_path / "out", None) == 0
+    # nothing left behind: every forward of the pool, the one that measured, and the byte source
+    assert all(f.pid is None for f in forwards) and source._process.poll() is not None
     return json.loads((tmp_path / "out" / "summary.json").read_text())["backends"]["g6"]
 
 
