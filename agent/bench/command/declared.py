@@ -129,12 +129,12 @@ class CommandOptions(Options):
         ("--forwards",), "backends", "SSM port forwards per EC2 rig, its requests spread over them: auto opens "
         "enough that the widest level needs at most half their capacity, measured through one before the benchmark "
         f"(at most {MAX_FORWARDS}); N opens N (1: one forward, to compare against the pool)", default=AUTO, shown=AUTO, type=forwards,
-        metavar="N|auto", record=ALWAYS, more="[the tunnel](agent.md#the-tunnel)")
+        metavar="N|auto", record=ALWAYS, more="[the tunnel](tunnel.md)")
     tunnel_limit = option(
         ("--tunnel-limit",), "backends", "with --stand-in: shape each relay like one SSM session, at most "
         "BYTES_PER_S each way shared by its connections and 1 ms after each read/send cycle (the public figures: "
         "about 600000)", type=bytes_per_s, metavar="BYTES_PER_S", record=GIVEN,
-        more="[the tunnel](agent.md#the-tunnel)")
+        more="[the tunnel](tunnel.md)")
     ready_timeout = option(
         ("--ready-timeout",), "backends", "seconds to wait for a port-forwarded server to answer a first request",
         default=READY_TIMEOUT_S, shown=f"{READY_TIMEOUT_S:.0f}", type=positive_seconds, metavar="S")

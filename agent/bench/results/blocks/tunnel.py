@@ -1,5 +1,5 @@
 """The ``tunnel`` block: what the port forwards to an EC2 rig carried, against what one of them could
-(:mod:`agent.bench.analysis.blocks.tunnel`; docs/agent.md, The tunnel)."""
+(:mod:`agent.bench.analysis.blocks.tunnel`; docs/tunnel.md)."""
 
 from __future__ import annotations
 
