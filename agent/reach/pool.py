@@ -68,7 +68,8 @@ def spread(*, forwards: ForwardSet, first: ProcessPortForward, make: Make, servi
         capacity = None
         record["unmeasured"] = f"{exc} (a rig booted before its byte source was added serves none)"
         logger.warning("backend=<%s> | tunnel not measured: %s", first.name, exc)
-    need = None if capacity is None or wanted != AUTO else stream_need(first.base_url, model)
+    # one stream's need sizes a pool: not needed when the number is given, or one stream is the most in flight
+    need = None if capacity is None or wanted != AUTO or width <= 1 else stream_need(first.base_url, model)
     count = wanted if isinstance(wanted, int) else (
         1 if capacity is None else pool_size(capacity.down_bytes_per_s, need, width))
     extra = [forwards.add(make(f"{first.name}-{k}", serving_port)) for k in range(2, count + 1)]

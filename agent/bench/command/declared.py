@@ -133,7 +133,7 @@ class CommandOptions(Options):
     tunnel_limit = option(
         ("--tunnel-limit",), "backends", "with --stand-in: shape each relay like one SSM session, at most "
         "BYTES_PER_S each way shared by its connections and 1 ms after each read/send cycle (the public figures: "
-        "about 600000)", type=bytes_per_s, metavar="BYTES_PER_S", record=GIVEN,
+        "about 600000)", type=bytes_per_s, metavar="BYTES_PER_S", record=ALWAYS,
         more="[the tunnel](tunnel.md)")
     ready_timeout = option(
         ("--ready-timeout",), "backends", "seconds to wait for a port-forwarded server to answer a first request",
