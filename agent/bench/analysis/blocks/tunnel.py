@@ -16,7 +16,6 @@ from ...results.blocks.open_loop import OpenLoopBlock
 from ...results.constants import TUNNEL_BOUND_SHARE as BOUND_SHARE
 from ...results.blocks.slo import SloBlock, SloLevel
 from ...results.blocks.tunnel import OneForward, TunnelBlock, TunnelLevel
-from ...results.records import TimingRecord
 
 
 def pool_capacity(metadata: Mapping[str, Any]) -> float | None:
