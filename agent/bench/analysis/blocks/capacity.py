@@ -107,9 +107,10 @@ def _reason(levels: Sequence[SloLevel], capacity: int | None, first_miss: int | 
             search: SloSearch, failed: str | None, tunnel_bytes_per_s: float | None) -> str:
     """The capacity's reason over the levels the tunnel did not bind, then what it bound."""
     free = [lv for lv in levels if not lv.bound_by_tunnel]
-    reason = (capacity_reason(free, capacity, first_miss, target, kind, search, failed) if free
-              else "every level measured was bound by the tunnel")
-    return reason + tunnel_reason(levels, tunnel_bytes_per_s)
+    bound = tunnel_reason(levels, tunnel_bytes_per_s)
+    if not free and bound:
+        return bound
+    return capacity_reason(free, capacity, first_miss, target, kind, search, failed) + (f". {bound}" if bound else "")
 
 
 def chat_levels(records: Iterable[TimingRecord]) -> dict[int, list[TimingRecord]]:

@@ -32,15 +32,17 @@ def bound(carried_bytes_per_s: float | None, capacity_bytes_per_s: float | None)
 
 
 def tunnel_reason(levels: Sequence[SloLevel], capacity_bytes_per_s: float | None) -> str:
-    """What the capacity's reason adds when levels are bound by the tunnel (empty when none is)."""
+    """What the capacity's reason says of the levels bound by the tunnel (empty when none is)."""
     hit = [lv for lv in levels if lv.bound_by_tunnel]
     if not hit or not capacity_bytes_per_s:
         return ""
     first = min(hit, key=lambda lv: lv.concurrency)
-    return (f". Bound by the tunnel from level {first.concurrency}: it carried {first.stream_bytes_per_s:,.0f} B/s, "
+    below = any(not lv.bound_by_tunnel and lv.concurrency < first.concurrency for lv in levels)
+    return (f"Bound by the tunnel from level {first.concurrency}: it carried {first.stream_bytes_per_s:,.0f} B/s, "
             f"{(first.stream_bytes_per_s or 0) / capacity_bytes_per_s:.0%} of the port forwards' measured "
             f"{capacity_bytes_per_s:,.0f} B/s (level(s) {', '.join(str(lv.concurrency) for lv in hit)}), so no "
-            "level from there on is the server's capacity: the capacity is a floor")
+            "level from there on is the server's capacity" + (": the capacity is a floor" if below else
+                                                             ": more forwards (--forwards) would measure it"))
 
 
 def _share(carried: float | None, capacity: float | None) -> float | None:
