@@ -78,7 +78,7 @@ def test_one_shaped_forward_binds_the_levels_above_its_rate_and_the_capacity_is_
         assert 120 <= levels[c]["bytes_per_token"] <= 400
     assert slo["capacity_concurrency"] is not None and slo["capacity_concurrency"] < min(tunnel["bound_levels"])
     assert slo["search"]["bracket"][1] is None  # a floor: no level the server was seen to miss
-    assert "Bound by the tunnel from level" in slo["capacity_reason"]
+    assert "Bound by the tunnel at level(s) 4, 5 (level 4 carried" in slo["capacity_reason"]
 
 
 def test_a_pool_of_shaped_forwards_finds_the_unshaped_capacity_and_binds_nothing(tmp_path: Path) -> None:

@@ -26,10 +26,13 @@ class TunnelLevel(Frozen):
     """Its responses' bytes read off the wire a second (null: the client could not tell)."""
     bytes_per_token: float | None
     """Those bytes per output token."""
+    capacity_bytes_per_s: float | None
+    """The measured capacity of the forwards its streams could use: one forward's times ``min(concurrency,
+    forwards)`` (a stream goes over one forward)."""
     share_of_capacity: float | None
-    """``carried_bytes_per_s`` over the pool's ``capacity_bytes_per_s``."""
+    """``carried_bytes_per_s`` over ``capacity_bytes_per_s``."""
     bound: bool
-    """Bound by the tunnel: it carried ``bound_share`` of the pool's capacity or more."""
+    """Bound by the tunnel: it carried ``bound_share`` of ``capacity_bytes_per_s`` or more."""
     load_from: Literal["tunnel", "rig"]
     """Where its load came from: this machine, through the forwards."""
 
