@@ -9,7 +9,10 @@ about 34 KB/s: a forward shaped to 30 KB/s binds level 4 (it needs more than 70%
 
 from __future__ import annotations
 
+import http.client
 import json
+import os
+import signal
 from pathlib import Path
 from typing import Any
 
@@ -18,10 +21,14 @@ import pytest
 from agent.bench.command import runner
 from agent.reach.forwarding import ForwardSet, RelayPortForward, preferred_port
 from agent.reach.pool import relays, spread
+from agent.reach.probe import chat_once
 from agent.reach.relay import Shaping
 from agent.reach.tunnel import BOUND_SHARE, BYTE_SOURCE_PORT, BYTE_SOURCE_SCRIPT, LocalByteSource, measure
 
+from kit.waiting import poll_until
+
 from tests.agent.bench.conftest import make_options, openai_backend
+from tests.agent.conftest import ChatServer, alive_after, descendants
 from tests.agent.bench.fakes.openai_fake import FakeOpenAI
 from tests.agent.bench.fakes.paced import Pace
 
@@ -95,3 +102,32 @@ def test_without_shaping_one_forward_is_enough_and_nothing_is_bound(tmp_path: Pa
     assert (tunnel["forwards"], tunnel["bound_levels"]) == (1, [])
     assert all(lv["carried_bytes_per_s"] > 0 and not lv["bound"] for lv in tunnel["levels"])
     assert g6["slo"]["capacity_concurrency"] == 4
+
+
+def answered(url: str) -> bool | None:
+    try:
+        return bool(chat_once(url, "served-model", timeout_s=2)["choices"])
+    except (OSError, http.client.HTTPException):
+        return None
+
+
+def test_a_pool_forward_that_drops_is_reopened_on_its_port_and_nothing_is_left_behind(chat_server: ChatServer
+                                                                                        ) -> None:
+    with ForwardSet() as forwards, LocalByteSource() as source:
+        make = relays(host="127.0.0.1", source_port=source.port, shaping=None, log_dir=None, taken=set())
+        first = forwards.add(make("g6", chat_server.port))
+        first.open("served-model", 10)
+        found = spread(forwards=forwards, first=first, make=make, serving_port=chat_server.port,
+                       source_port=source.port, kind="relay", model="served-model", width=1, wanted=2,
+                       ready_timeout_s=10, seconds=0.1)
+        (url,) = found["pool_base_urls"]
+        second = next(f for f in forwards if f.base_url == url)
+        before, port = second.pid, second.local_port
+        assert before is not None
+        (helper,) = descendants(before)
+        os.kill(helper, signal.SIGKILL)  # its session drops
+        poll_until(lambda: answered(url) if second.reopens == 1 else None, timeout_s=15, interval_s=0.1,
+                   what="the pool's forward reopened and answering")
+        assert second.local_port == port and second.pid != before
+        pids = {f.pid for f in forwards} | {before, helper, source._process.pid}
+    assert alive_after({pid for pid in pids if pid is not None}) == set()
