@@ -41,9 +41,9 @@ def relays(*, host: str, source_port: int, shaping: Shaping | None, log_dir: Pat
     return make
 
 
-def _measure(make: Make, source_port: int, kind: str, seconds: float) -> Capacity:
-    """One forward's capacity through a forward of its kind to the byte source, closed after."""
-    probe = make("tunnel-probe", source_port)
+def _measure(name: str, make: Make, source_port: int, kind: str, seconds: float) -> Capacity:
+    """One forward's capacity through a forward of its kind to the byte source (``<name>-tunnel``), closed after."""
+    probe = make(f"{name}-tunnel", source_port)
     try:
         probe.start()
         probe.hold(HOLD_TIMEOUT_S)
@@ -63,7 +63,7 @@ def spread(*, forwards: ForwardSet, first: ProcessPortForward, make: Make, servi
     """
     record: dict[str, Any] = {"kind": kind, "bound_share": BOUND_SHARE, "load_from": "tunnel"}
     try:
-        capacity: Capacity | None = _measure(make, source_port, kind, seconds)
+        capacity: Capacity | None = _measure(first.name, make, source_port, kind, seconds)
     except (TunnelError, ForwardError) as exc:
         capacity = None
         record["unmeasured"] = f"{exc} (a rig booted before its byte source was added serves none)"
