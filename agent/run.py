@@ -23,7 +23,7 @@ from contextlib import ExitStack, contextmanager
 from dataclasses import replace
 from pathlib import Path
 from types import ModuleType
-from typing import Any, Iterator, Mapping, Sequence
+from typing import Any, Callable, Iterator, Mapping, Sequence
 
 from kit.command import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, Parser, UsageError
 from kit.options import Option, Options
@@ -34,13 +34,17 @@ from rigs.contract import REGIONS
 
 from .backends import KNOWN, MANTLE, Backend, EnvConfig, UnknownBackendError, from_env, parse_names, sort_key
 from .backends.local import serve_flags
+from .bench.analysis.slo import DEFAULT_MAX_CONCURRENCY
 from .bench.command import declared, evidence
 from .kinds import descriptor
 from .reach.custom_server import identify, shadow_note
 from .reach.discovery import AwsClients, Discoverer, Discovery
 from .reach.forwarding import ForwardError, ForwardSet, ForwardToolsMissing, PortForward, \
-    PortTaken, RelayPortForward, SsmPortForward, check_ssm_tools, preferred_port
+    PortTaken, ProcessPortForward, RelayPortForward, SsmPortForward, check_ssm_tools, preferred_port
+from .reach.pool import describe_tunnel, relays, spread
 from .reach.provenance import read_all, route_refusal
+from .reach.relay import Shaping
+from .reach.tunnel import BYTE_SOURCE_PORT, LocalByteSource
 from .local_rig import MODEL_ID, LocalRigConfig, LocalRigError, find_installation, local_rig_process
 from .plan import ForwardTarget, BackendPlan, make_plan, needs_aws
 from .reach.stand_in import StandIn, StandInError, parse_stand_in
@@ -198,10 +202,7 @@ def _main(args: argparse.Namespace, env: Mapping[str, str], runner: ModuleType, 
     args.backends = ",".join(selection) if selection else None  # the user's choice, BACKENDS included: run.json keeps it
     if args.region and args.region not in REGIONS:
         raise UsageError(f"--region {args.region}: this app deploys only to {', '.join(REGIONS)}")
-    try:
-        stand_in = parse_stand_in(args.stand_in).identified() if args.stand_in else None
-    except StandInError as exc:
-        raise UsageError(str(exc)) from None
+    stand_in = _stand_in(args)
 
     session, aws_ok, aws_reason, discovery, account = None, False, "", None, None
     required = needs_aws(selection, env_config)
@@ -312,6 +313,18 @@ def _confirmed(backends: list[Backend], ui: Ui, failed: list[str]) -> list[Backe
     return kept
 
 
+def _stand_in(args: argparse.Namespace) -> StandIn | None:
+    """``--stand-in``'s server (None: not given), and ``--tunnel-limit`` only with it (UsageError)."""
+    try:
+        stand_in = parse_stand_in(args.stand_in).identified() if args.stand_in else None
+    except StandInError as exc:
+        raise UsageError(str(exc)) from None
+    if args.tunnel_limit and stand_in is None:
+        raise UsageError("--tunnel-limit shapes the relays of an offline rehearsal: give it with --stand-in (a real "
+                         "SSM forward is measured, not shaped)")
+    return stand_in
+
+
 def _report_skips(plan: BackendPlan, selection: tuple[str, ...] | None, ui: Ui) -> None:
     """One line for what is simply not set up; one line each for real problems."""
     unconfigured = [s.name for s in plan.skipped
@@ -349,7 +362,8 @@ def _open_forwards(stack: ExitStack, plan: BackendPlan, args: argparse.Namespace
         taken.add(port)
         if stand_in is not None:  # the stand-in plays the rig: a relay to it instead of an SSM session
             forward = forwards.add(RelayPortForward(target.name, target_port=stand_in.port, local_port=port,
-                                                    target_host=stand_in.host, log_dir=out_dir / "logs"))
+                                                    target_host=stand_in.host, log_dir=out_dir / "logs",
+                                                    shaping=Shaping(args.tunnel_limit) if args.tunnel_limit else None))
         else:
             forward = forwards.add(SsmPortForward(
                 target.name, instance_id=target.found.instance_id or "",
@@ -359,7 +373,8 @@ def _open_forwards(stack: ExitStack, plan: BackendPlan, args: argparse.Namespace
         return forward
 
     pending = [(target, started(target, target.local_port)) for target in plan.forwards]
-    backends = []
+    backends: list[Backend] = []
+    opened: list[tuple[ForwardTarget, PortForward, Any]] = []
     # The waits run in threads; on Ctrl-C the caller closes the forwards, which ends them
     # at once (so the pool is not waited for here).
     pool = ThreadPoolExecutor(max_workers=len(pending), thread_name_prefix="forward-open")
@@ -383,11 +398,50 @@ def _open_forwards(stack: ExitStack, plan: BackendPlan, args: argparse.Namespace
                     failed.append(target.name)
                     continue
                 ui.note(f"{target.name}: {forward.describe()} ({ready.describe()})")
-                backend = target.backend(forward.base_url, forward.describe(), {"readiness_probe": ready.describe()})
-                backends.append(stand_in.plays(backend) if stand_in is not None else backend)
+                opened.append((target, forward, ready))
     finally:
         pool.shutdown(wait=False, cancel_futures=True)
+    for target, forward, ready in opened:
+        tunnel = _spread(forwards, target, forward, args, ui, models[target.name], stand_in, out_dir)
+        backend = target.backend(forward.base_url, forward.describe(), {"readiness_probe": ready.describe(), **tunnel})
+        backends.append(stand_in.plays(backend) if stand_in is not None else backend)
     return backends
+
+
+def _ssm_forwards(target: ForwardTarget, args: argparse.Namespace, out_dir: Path, taken: set[int]
+                  ) -> Callable[[str, int], ProcessPortForward]:
+    """SSM port forwards to ``target``'s instance, each on a free local port."""
+    def make(name: str, remote_port: int) -> ProcessPortForward:
+        port = preferred_port(None, taken)
+        taken.add(port)
+        return SsmPortForward(name, instance_id=target.found.instance_id or "", remote_port=remote_port,
+                              region=target.found.region, local_port=port, profile=args.profile,
+                              log_dir=out_dir / "logs")
+    return make
+
+
+def _spread(forwards: ForwardSet, target: ForwardTarget, first: PortForward, args: argparse.Namespace, ui: Ui,
+            model: str, stand_in: StandIn | None, out_dir: Path) -> dict[str, Any]:
+    """One forward's capacity and the pool of forwards to ``target`` (:mod:`agent.reach.pool`): its metadata."""
+    assert isinstance(first, ProcessPortForward)
+    with ExitStack() as local:
+        source = local.enter_context(LocalByteSource()) if stand_in is not None else None
+        taken = {f.local_port for f in forwards}
+        make = relays(host=stand_in.host, source_port=source.port, log_dir=out_dir / "logs", taken=taken,
+                      shaping=Shaping(args.tunnel_limit) if args.tunnel_limit else None) \
+            if stand_in is not None and source is not None else _ssm_forwards(target, args, out_dir, taken)
+        kind = "ssm" if source is None else ("relay, shaped" if args.tunnel_limit else "relay")
+        serving = stand_in.port if stand_in is not None else (target.found.outputs.remote_port or 0)
+        # the runner's options (a test's runner declares none)
+        levels = getattr(args, declared.Declared.concurrency.name, None) or (1,)
+        width = (getattr(args, declared.Declared.max_concurrency.name, None) or DEFAULT_MAX_CONCURRENCY) \
+            if levels == declared.AUTO else max(levels)
+        with ui.step(f"{target.name}: measuring one forward's capacity, opening the pool"):
+            found = spread(forwards=forwards, first=first, make=make, serving_port=serving,
+                           source_port=source.port if source else BYTE_SOURCE_PORT, kind=kind, model=model,
+                           width=width, wanted=args.forwards, ready_timeout_s=args.ready_timeout)
+    ui.note(f"{target.name}: {describe_tunnel(found['tunnel'])}")
+    return found
 
 
 @contextmanager

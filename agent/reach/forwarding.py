@@ -37,6 +37,7 @@ from kit.processes import spawn, stop
 from kit.waiting import WaitTimeout, poll_until
 from rigs import local_tools
 
+from .relay import Shaping
 from .probe import NotReadyError, ProbeResult, wait_until_answered
 
 logger = logging.getLogger(__name__)
@@ -257,6 +258,16 @@ class ProcessPortForward(PortForward):
             self._supervisor.start()
         return dataclasses.replace(result, waited_s=time.monotonic() - started)
 
+    def hold(self, timeout_s: float) -> None:
+        """Start the helper if needed and wait until it holds the local port, without a chat request (a forward to
+        something other than a model server: the rig's byte source, :mod:`agent.reach.tunnel`).
+
+        Raises:
+            ForwardError: it did not hold the port in time (PortTaken: another program holds it).
+        """
+        self.start()
+        self._wait_until_held(time.monotonic() + timeout_s)
+
     def _wait_until_held(self, deadline: float) -> None:
         """Return once the helper reports it listens on the local port; raise if it exits or the deadline passes."""
         process, output = self._process, self._output
@@ -358,23 +369,26 @@ class SsmPortForward(ProcessPortForward):
 
 
 class RelayPortForward(ProcessPortForward):
-    """A plain TCP relay to ``target_host:target_port`` in a child process (``agent.reach.relay``)."""
+    """A plain TCP relay to ``target_host:target_port`` in a child process (``agent.reach.relay``), shaped like
+    one SSM session when ``shaping`` is given."""
 
     def __init__(self, name: str, target_port: int, local_port: int, target_host: str = HOST,
-                 log_dir: Path | None = None) -> None:
+                 log_dir: Path | None = None, shaping: Shaping | None = None) -> None:
         super().__init__(name, local_port, log_dir)
         self.target_host = target_host
         self.target_port = target_port
+        self.shaping = shaping
 
     def command(self) -> list[str]:
         return [sys.executable, "-m", "agent.reach.relay", "--listen", f"{HOST}:{self.local_port}",
-                "--target", f"{self.target_host}:{self.target_port}"]
+                "--target", f"{self.target_host}:{self.target_port}", *(self.shaping.args() if self.shaping else ())]
 
     def ready_marker(self) -> str:
         return f"relay: listening on {HOST}:{self.local_port}"
 
     def describe(self) -> str:
-        return f"TCP relay 127.0.0.1:{self.local_port} -> {self.target_host}:{self.target_port}"
+        shaped = f", shaped to {self.shaping.rate_bytes_per_s:,.0f} B/s" if self.shaping else ""
+        return f"TCP relay 127.0.0.1:{self.local_port} -> {self.target_host}:{self.target_port}{shaped}"
 
 
 class ForwardSet:

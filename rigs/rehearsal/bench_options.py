@@ -21,7 +21,7 @@ from typing import Any, Sequence
 
 from kit.command import UsageError
 
-RESERVED = ("--backends", "--out", "--stand-in", "--local", "--list")
+RESERVED = ("--backends", "--out", "--stand-in", "--tunnel-limit", "--local", "--list")
 """The benchmark's options the rehearsal sets itself."""
 LANE_DEMOS = ("--demos", "default,quality")
 """What the rehearsal adds to the benchmark's options when they name no parts: the default parts and the
@@ -96,12 +96,15 @@ def workload_context(workload: str) -> int | None:
 
 
 def command(backends: Sequence[str], out: Path, stand_in: str | None, profile: str | None,
-            words: Sequence[str]) -> list[str]:
+            words: Sequence[str], tunnel_limit: float | None = None) -> list[str]:
     """``python -m agent.run`` as the rehearsal runs its benchmark: on ``backends``, its evidence in ``out``, the
-    rigs played by ``stand_in`` (offline), with ``profile`` and the benchmark's options (``words``)."""
+    rigs played by ``stand_in`` (offline, its relays shaped to ``tunnel_limit`` bytes a second when given), with
+    ``profile`` and the benchmark's options (``words``)."""
     line = [sys.executable, "-m", "agent.run", "--backends", ",".join(backends), "--out", str(out)]
     if stand_in:
         line += ["--stand-in", stand_in]
+    if stand_in and tunnel_limit:
+        line += ["--tunnel-limit", f"{tunnel_limit:g}"]
     if profile:
         line += ["--profile", profile]
     return line + list(words)

@@ -149,7 +149,7 @@ def benchmark(state: State, phase: Phase, folder: Path, with_bedrock: bool) -> N
         return
     state.step = f"the benchmark ({phase.name} model)"
     command = bench_options.command(names, folder, state.offline.stand_in_url if state.offline is not None else None,
-                                    state.options.profile, state.bench.words)
+                                    state.options.profile, state.bench.words, state.options.tunnel_limit)
     state.say(f"benchmark ({phase.name} model): python {' '.join(command[1:])}")
     process = state.running.add(processes.spawn(command, log=None, stdin=None, cwd=os.getcwd(),
                                                 env=state.command_env()))

@@ -111,6 +111,9 @@ def run(options: Options, out: TextIO | None = None, stdin: TextIO | None = None
                          "will cost)")
     if not options.offline and options.inject_capacity:
         raise UsageError("--inject-capacity is for --offline (moto's server) only")
+    if not options.offline and options.tunnel_limit:
+        raise UsageError("--tunnel-limit shapes the relays of --offline; a real rehearsal measures the SSM tunnel "
+                         "itself")
     refusal = None if options.max_usd is None else _cost_refusal(options, selected, options.max_usd)
     if refusal:
         raise UsageError(refusal)

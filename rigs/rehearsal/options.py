@@ -4,6 +4,9 @@ what the steps of a rehearsal read (:attr:`rigs.rehearsal.state.State.options`).
 
 from __future__ import annotations
 
+import argparse
+import math
+
 from kit.options import Option
 from rigs.deploy.up_options import CAPACITY_GRACE, MAX_HOURS, SKIP_CHECK
 from rigs.deploy.watch import CAPACITY_GRACE_MINUTES
@@ -15,6 +18,17 @@ OFFLINE_CAPACITY_GRACE_MINUTES = 0.0
 """Offline, a failed launch is the injected one (``--inject-capacity``): the next region at once."""
 
 
+def bytes_per_s(text: str) -> float:
+    """``--tunnel-limit``: a byte rate above 0 (``600000`` or ``6e5``)."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number of bytes a second, e.g. 600000") from None
+    if not (math.isfinite(value) and value > 0):
+        raise argparse.ArgumentTypeError(f"{text}: give a byte rate above 0, e.g. 600000")
+    return value
+
+
 class Options(Global):
     """``python -m rigs rehearse``."""
 
@@ -24,6 +38,11 @@ class Options(Global):
     yes = Option(("--yes",), "go on without asking after the plan and its estimate", default=False, switch=True)
     offline = Option(("--offline",), "rehearse the flow against moto's server on loopback, with the local rig "
                      "playing every rig's server: no AWS account, nothing billed", default=False, switch=True)
+    tunnel_limit = Option(("--tunnel-limit",), "with --offline: shape each relay standing in for an SSM port "
+                          "forward like one SSM session, at most BYTES_PER_S each way and 1 ms after each read/send "
+                          "cycle (the public figures: about 600000), to rehearse levels bound by the tunnel (passed "
+                          "to the benchmark as its --tunnel-limit)", type=bytes_per_s, metavar="BYTES_PER_S")
+    """None: the relays are not shaped."""
     big = Option(("--big",), "then move the rigs with a 'big' catalog variant to that bigger model and benchmark "
                  "again", default=False, switch=True)
     bootstrap = BOOTSTRAP

@@ -2,8 +2,9 @@
 
 The **boot scripts** (:func:`boot_scripts`) ship as a CDK S3 asset (``stacks/parts/boot_scripts.py``): a preamble
 of the ``RIG_*`` settings the catalog entry decides (:func:`served_settings`: the model, its flags, the devices),
-then ``common.sh``, the files the runtime shares with another (``neuron_devices.sh`` for the two Neuron servers) and
-the runtime's own (``vllm.sh``, ``neuronx.sh`` or ``neuron_vllm.sh``), in that order.
+then ``common.sh``, ``byte_source.sh`` (the tunnel's byte source, ``agent/reach/tunnel.py``), the files the runtime
+shares with another (``neuron_devices.sh`` for the two Neuron servers) and the runtime's own (``vllm.sh``,
+``neuronx.sh`` or ``neuron_vllm.sh``), in that order.
 
 The **user data** (:func:`render`) is ``#!/usr/bin/env bash``, a preamble of the settings the stack decides
 (:func:`stack_settings`: where to signal and log, the image, the asset's URL and sha256), then ``bootstrap.sh``:
@@ -158,7 +159,8 @@ def _body(path: Path) -> str:
 def script_files(rig: Ec2Rig) -> tuple[Path, ...]:
     """The bash files of this rig's boot scripts, in order."""
     server = _boot(rig)
-    return (SCRIPT_DIR / "common.sh", *(SCRIPT_DIR / name for name in server.shared), SCRIPT_DIR / server.script)
+    return (SCRIPT_DIR / "common.sh", SCRIPT_DIR / "byte_source.sh", *(SCRIPT_DIR / name for name in server.shared),
+            SCRIPT_DIR / server.script)
 
 
 def boot_scripts(rig: Ec2Rig) -> str:

@@ -300,6 +300,7 @@ main() {
   INSTANCE_ID="$(imds meta-data/instance-id)"
   ensure_aws_cli
   start_log_shipper
+  start_byte_source
   ensure_swap
   check_accelerator
   ensure_docker

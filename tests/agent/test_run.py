@@ -259,7 +259,9 @@ def test_discovered_ec2_rig_is_reached_through_a_forward(aws: boto3.Session, fak
     assert backend.metadata["instance_id"] == instance
     assert "TCP relay" in backend.metadata["reached_via"]
     assert "answered" in backend.metadata["readiness_probe"]
-    assert [f.name for f in created] == ["g6", "inf2"]
+    # and one to g6's byte source, where nothing answers like a bytes source (a rig booted before it had one)
+    assert [f.name for f in created] == ["g6", "inf2", "g6-tunnel"]
+    assert backend.metadata["tunnel"]["forwards"] == 1 and "byte source" in backend.metadata["tunnel"]["unmeasured"]
     assert all(f.pid is None for f in created)  # all closed
     assert "inf2 not reachable" in capsys.readouterr().err
     assert (tmp_path / "logs" / "forward-g6.log").exists()

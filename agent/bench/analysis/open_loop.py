@@ -24,7 +24,7 @@ from ..tasks.arrivals import gaps_cv, realized_rate
 from . import stats
 from .blocks.capacity import capacity_of, chat_levels
 from .blocks.chat import prompt_cache
-from .blocks.levels import level_block
+from .blocks.levels import level_block, wire_figures
 from .slo import RequestFigures, Target, attains, missed_limits, request_figures
 
 if TYPE_CHECKING:
@@ -143,7 +143,8 @@ def open_loop_block(records: Sequence[TimingRecord], log: OpenLoopLog, target: T
         e2e_p99_ms=_p([f.e2e_ms for f in ok if f.e2e_ms is not None], 99),
         ttft_p50_ms=_p([f.ttft_ms for f in ok if f.ttft_ms is not None], 50),
         first_half=halves[0], second_half=halves[1], verdict=verdict, reason=_reason(verdict, *halves),  # type: ignore[arg-type]
-        behind=_behind(lag_p99, log), prompt_cache=prompt_cache(records))
+        behind=_behind(lag_p99, log), prompt_cache=prompt_cache(records),
+        **dict(zip(("stream_bytes_per_s", "bytes_per_token"), wire_figures(records))))
 
 
 def _asked_cv(log: OpenLoopLog) -> float | None:

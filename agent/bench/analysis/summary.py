@@ -18,6 +18,7 @@ from ..results.run import BackendInfo, RunFile
 from ..results.summary import SCHEMA_VERSION, BackendSummary, Summary
 from .blocks import bfcl, quality, quality_pairs, tasks
 from .blocks.capacity import slo_block, slo_pairs
+from .blocks.tunnel import Forwards, tunnel_block
 from .blocks.chat import summarize_chat
 from .blocks.cost import cost_block, measured_mix
 from .blocks.counting import summarize_counting
@@ -96,7 +97,7 @@ def backend_summary(b: BackendInfo, by_part: Mapping[str, Sequence[RequestRecord
     }
     chat = blocks["chat"]
     price = run.prices.of(b.name)
-    slo = slo_block(chat_records, run, b.name, b.kind)  # type: ignore[arg-type]
+    slo = slo_block(chat_records, run, b.name, b.kind, Forwards.of(b.metadata))  # type: ignore[arg-type]
     mix = measured_mix(slo, chat)
     cost = cost_block(hourly=price.hourly, per_token=price.per_token, levels=chat.levels if chat else [],
                       bedrock_price=run.prices.bedrock_reference, input_per_output=mix)
@@ -122,6 +123,7 @@ def backend_summary(b: BackendInfo, by_part: Mapping[str, Sequence[RequestRecord
         ceiling=_ceiling(b, chat),
         slo=slo, skipped=skipped, stopped=stopped, failures=failures,
         completed=not failures, provenance=provenance_block(b.provenance), open_loop=open_loop,
+        tunnel=tunnel_block(b.metadata, slo, open_loop),
         traffic=traffic_block([*chat_records, *records], by_part.get("chat_not_sent", []),  # type: ignore[arg-type]
                               run.traffic.get(b.name),
                               Traffic.from_dict(run.options.workload), descriptor(b.kind).ignore_eos, mix))

@@ -47,7 +47,9 @@ class OpenAIClient(BackendClient):
         self.auth = self._auth()
         self.transport = HttpTransport(str(backend.base_url).rstrip("/") + "/chat/completions",
                                        timeout_s=context.request_timeout_s, max_connections=max(8, context.width),
-                                       api_key=backend.metadata.get("api_key"), auth=self.auth)  # fmt: skip
+                                       api_key=backend.metadata.get("api_key"), auth=self.auth,
+                                       more_urls=[str(url).rstrip("/") + "/chat/completions"
+                                                  for url in backend.metadata.get("pool_base_urls", ())])  # fmt: skip
         self.notes = self.transport.notes
         self._openai: Any = None
 

@@ -115,6 +115,9 @@ class Reply:
         resend_reasons: Why each earlier attempt was abandoned.
         new_connection: Whether the answered attempt went out on a newly opened connection (its
             connect time is then inside TTFT); None where the client cannot tell (AWS SDK calls).
+        wire_bytes: The bytes of the answered attempt's response the client read off the wire, its headers and
+            body (chunked framing aside): what the port forward carried of it; None where the client cannot
+            tell (AWS SDK calls).
     """
 
     t_sent: float
@@ -140,6 +143,7 @@ class Reply:
     reconnects: int = 0
     resend_reasons: list[str] = field(default_factory=list)
     new_connection: bool | None = None
+    wire_bytes: int | None = None
 
     @classmethod
     def start(cls) -> Reply:

@@ -7,6 +7,11 @@ that answers a streamed request with plain JSON (no SSE) is read as a non-stream
 marked so. A request to Bedrock's OpenAI-compatible endpoint carries AWS's authentication (``auth``), computed
 for each attempt before its clock starts (a SigV4 signature takes about 0.1 ms).
 
+**Wire bytes and the pool.** Each reply records the bytes of its response read off the wire (headers and body),
+what the port forward carried of it (``wire_bytes``). A backend reached through a pool of port forwards
+(:mod:`agent.reach.tunnel`) has one URL per forward: each request goes to the one with the fewest requests in
+flight, so the streams of a level are spread evenly over the pool.
+
 **Resends.** A request is sent again at most once, and only when it was written on a *reused*
 keep-alive connection that turns out to have been closed by the server before any answer came
 (nothing was measured). The resend goes on a brand-new connection with a fresh clock and is
@@ -26,7 +31,7 @@ import json
 import time
 import weakref
 from contextvars import ContextVar
-from typing import Any, Mapping, Protocol
+from typing import Any, Mapping, Protocol, Sequence
 
 import aiohttp
 
@@ -57,6 +62,8 @@ class HttpTransport:
         max_connections: Connection-pool size (at least the most requests in flight).
         api_key: Sent as a bearer token when given.
         auth: Computes each attempt's headers instead (a signature over the request), before its clock starts.
+        more_urls: The same server's URL through the pool's other forwards (each request goes to the URL with the
+            fewest requests in flight).
 
     Attributes:
         fresh_connections: Set once a reused connection turned out to have been closed by the server
@@ -65,8 +72,9 @@ class HttpTransport:
     """
 
     def __init__(self, url: str, *, timeout_s: float, max_connections: int, api_key: str | None = None,
-                 auth: RequestAuth | None = None) -> None:
+                 auth: RequestAuth | None = None, more_urls: Sequence[str] = ()) -> None:
         self.url = url
+        self.in_flight = dict.fromkeys([url, *more_urls], 0)
         self.auth = auth
         self.timeout = aiohttp.ClientTimeout(total=timeout_s, sock_connect=min(30.0, timeout_s))
         self.headers = {"Content-Type": "application/json", "Accept": "text/event-stream, application/json"}
@@ -116,11 +124,13 @@ class HttpTransport:
         """One try. Returns the reply and, when the request must be sent again, the error that says why."""
         conn = _Attempt(reused=False if fresh else None)
         session = self._new_connection_each_time() if fresh else self._pooled()
-        headers = self.auth.headers("POST", self.url, data, self.headers) if self.auth else self.headers
+        url = min(self.in_flight, key=self.in_flight.__getitem__)
+        headers = self.auth.headers("POST", url, data, self.headers) if self.auth else self.headers
         token = _attempt.set(conn)
+        self.in_flight[url] += 1
         reply = Reply.start()
         try:
-            await self._exchange(session, data, stream, reply, headers)
+            await self._exchange(session, url, data, stream, reply, headers)
         except asyncio.TimeoutError:
             reply.fail(f"timeout after {self.timeout.total} s")
         except aiohttp.ClientConnectorError as exc:  # refused, unreachable: nothing to resend to
@@ -133,27 +143,34 @@ class HttpTransport:
             reply.fail_on(exc)
         finally:
             _attempt.reset(token)
+            self.in_flight[url] -= 1
         reply.t_done = _perf()
         reply.new_connection = None if conn.reused is None else not conn.reused
         return reply, None
 
-    async def _exchange(self, session: aiohttp.ClientSession, data: bytes, stream: bool, reply: Reply,
+    async def _exchange(self, session: aiohttp.ClientSession, url: str, data: bytes, stream: bool, reply: Reply,
                         headers: Mapping[str, str]) -> None:
-        async with session.post(self.url, data=data, headers=headers) as resp:
+        async with session.post(url, data=data, headers=headers) as resp:
             reply.status = resp.status
             reply.request_id = resp.headers.get("x-request-id")
+            # the status line and each header line as sent: "name: value\r\n"
+            reply.wire_bytes = len(resp.reason or "") + 17 + sum(len(k) + len(v) + 4 for k, v in resp.raw_headers)
             if resp.status >= 400:
-                body = await resp.text(errors="replace")
-                reply.fail(f"HTTP {resp.status}: {body[:300]}")
+                body = await resp.read()
+                reply.wire_bytes += len(body)
+                reply.fail(f"HTTP {resp.status}: {body.decode(errors='replace')[:300]}")
             elif stream and resp.content_type == "text/event-stream":
                 reader = EventReader(reply)
                 try:
                     async for chunk in resp.content.iter_any():
+                        reply.wire_bytes += len(chunk)
                         reader.feed(chunk, _perf())
                 finally:
                     reader.close()
             else:
-                apply_body(reply, await resp.read(), _perf())
+                body = await resp.read()
+                reply.wire_bytes += len(body)
+                apply_body(reply, body, _perf())
 
     async def close(self) -> None:
         for session in (self._session, self._fresh_session):

@@ -12,6 +12,8 @@ import argparse
 import math
 from typing import Any, Callable, Sequence
 
+from ...reach.tunnel import MAX_FORWARDS
+
 MAX_CONCURRENCY = 1024
 """The highest concurrency level: each request in flight holds a connection (and, for AWS backends, a
 worker thread)."""
@@ -80,6 +82,27 @@ def concurrency_levels(text: str) -> list[int] | str:
         raise argparse.ArgumentTypeError(f"{levels[-1]} is above {MAX_CONCURRENCY}: each request in flight holds a "
                                          "connection (and, for AWS backends, a worker thread)")
     return levels
+
+
+def forwards(text: str) -> int | str:
+    """``--forwards``: ``auto`` or a number of port forwards per EC2 rig, 1 to :data:`agent.reach.tunnel.MAX_FORWARDS`."""
+    if text.strip().lower() == "auto":
+        return "auto"
+    value = _int(text)
+    if not 1 <= value <= MAX_FORWARDS:
+        raise argparse.ArgumentTypeError(f"{value}: give auto or 1 to {MAX_FORWARDS} forwards")
+    return value
+
+
+def bytes_per_s(text: str) -> float:
+    """A byte rate above 0 (``600000`` or ``6e5``)."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number of bytes a second, e.g. 600000") from None
+    if not (math.isfinite(value) and value > 0):
+        raise argparse.ArgumentTypeError(f"{text}: give a byte rate above 0, e.g. 600000")
+    return value
 
 
 MAX_RATE = 1000.0

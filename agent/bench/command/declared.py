@@ -25,15 +25,16 @@ from rigs.contract import REGIONS
 
 from ...backends import KNOWN
 from ...reach.forwarding import READY_TIMEOUT_S
+from ...reach.tunnel import MAX_FORWARDS
 from ..analysis.slo import DEFAULT_BUDGET_S, DEFAULT_MAX_CONCURRENCY, DEFAULT_REPEATS_WITH_TARGET, EXAMPLE, Target
 from ..parts import bfcl, open_loop, quality, tasks
 from ..parts.stopping import DEFAULT_MAX_CONSECUTIVE_FAILURES
 from ..tasks.reference import CHAT_MAX_TOKENS, ORCHESTRATOR_QUESTION
 from ..tasks.bfcl_cases import ALL_CASES
 from ..tasks.multi_turn import CATEGORIES as TASK_CATEGORIES, TASKS_PER_CATEGORY
-from .argtypes import (MAX_CONCURRENCY, agent_target, bfcl_cases, choices_list, concurrency_levels, non_empty_text,
-                       non_negative_int, positive_int, positive_seconds, quality_items, quality_seed, rate, seed,
-                       service_tier, share, target, task_count, workload)
+from .argtypes import (MAX_CONCURRENCY, agent_target, bfcl_cases, bytes_per_s, choices_list, concurrency_levels,
+                       forwards, non_empty_text, non_negative_int, positive_int, positive_seconds, quality_items,
+                       quality_seed, rate, seed, service_tier, share, target, task_count, workload)
 
 DEMOS = ("counting", "orchestrator", "chat", "bfcl", "quality", "open_loop", "tasks")
 DEFAULT_DEMOS = ("counting", "orchestrator", "chat")
@@ -125,6 +126,16 @@ class CommandOptions(Options):
         "relay to its port instead of an SSM port forward, SageMaker endpoints through the SageMaker API as "
         "usual; each is labelled with the stand-in's model and not priced", metavar="URL",
         more="[below](#offline-rehearsals-the-stand-in)")
+    forwards = option(
+        ("--forwards",), "backends", "SSM port forwards per EC2 rig, its requests spread over them: auto opens "
+        "enough that the widest level needs at most half their capacity, measured through one before the benchmark "
+        f"(at most {MAX_FORWARDS}); N opens N (1: one forward, to compare against the pool)", default=AUTO, shown=AUTO, type=forwards,
+        metavar="N|auto", record=ALWAYS, more="[the tunnel](tunnel.md)")
+    tunnel_limit = option(
+        ("--tunnel-limit",), "backends", "with --stand-in: shape each relay like one SSM session, at most "
+        "BYTES_PER_S each way shared by its connections and 1 ms after each read/send cycle (the public figures: "
+        "about 600000)", type=bytes_per_s, metavar="BYTES_PER_S", record=ALWAYS,
+        more="[the tunnel](tunnel.md)")
     ready_timeout = option(
         ("--ready-timeout",), "backends", "seconds to wait for a port-forwarded server to answer a first request",
         default=READY_TIMEOUT_S, shown=f"{READY_TIMEOUT_S:.0f}", type=positive_seconds, metavar="S")

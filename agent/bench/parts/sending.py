@@ -116,6 +116,7 @@ def timing_record(
         "reconnects": reply.reconnects,
         "resend_reasons": reply.resend_reasons,
         "new_connection": reply.new_connection,
+        **({} if reply.wire_bytes is None else {"wire_bytes": reply.wire_bytes}),
     }
 
 

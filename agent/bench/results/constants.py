@@ -45,3 +45,7 @@ WEIGHTS_METADATA_PREFIX = "weights_"
 ``weights_model``, ``weights_precision``, ``weights_bytes_per_weight``, ``weights_memory_gib``,
 ``weights_memory_basis``, ``weights_engine`` and ``weights_source`` (the fields of
 :class:`agent.bench.results.blocks.quality.Weights`), all strings; absent when not on file."""
+
+TUNNEL_BOUND_SHARE = 0.7
+"""A level whose carried bytes reach this share of its port forwards' measured capacity is bound by the tunnel
+(:mod:`agent.reach.tunnel`, :mod:`agent.bench.analysis.blocks.tunnel`)."""

@@ -49,6 +49,9 @@ class TimingRecord(Frozen):
     reconnects: int = 0
     resend_reasons: list[str] = []
     new_connection: bool | None = None
+    wire_bytes: int | None = Field(default=None, description="the response's bytes read off the wire, headers and "
+                                   "body: what the port forward carried of it (absent where the client cannot "
+                                   "tell)")
     repeat: int | None = Field(default=None, description="the repeat of its level (1 when absent)")
     request_index: int | None = Field(default=None, description="the workload's request it sent (its place in the "
                                       "seed's order); absent for the reference's one prompt")

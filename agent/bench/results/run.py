@@ -98,6 +98,10 @@ class RunOptions(Sparse, Frozen):
     bfcl_max_tokens: int | None = None
     bfcl_eval: str | None = None
     bedrock_tier: str
+    forwards: int | Literal["auto"] = "auto"
+    """``--forwards``: port forwards per EC2 rig (absent from a run.json written before the option: auto)."""
+    tunnel_limit: float | None = None
+    """``--tunnel-limit``: the offline relays' shaped byte rate (absent: not shaped)."""
     quality_n: int | None = None
     quality_seed: int | None = None
     quality_concurrency: int | None = None

@@ -20,6 +20,7 @@ from .blocks.recommendation import Recommendation
 from .blocks.slo import SloBlock, SloPair
 from .blocks.tasks import TasksPair, TasksSummary
 from .blocks.traffic import TrafficBlock
+from .blocks.tunnel import TunnelBlock
 from .run import Prices, RunInfo, Stopped
 
 SCHEMA_VERSION = "1.0"
@@ -57,6 +58,9 @@ class BackendSummary(Frozen):
     anything)."""
     tasks: TasksSummary | None = None
     """BFCL's multi-turn tasks done by the agent (None: the tasks part did not run here)."""
+    tunnel: TunnelBlock | None = None
+    """What its port forwards carried against their measured capacity, and the levels bound by them (None: not
+    reached through a port forward)."""
 
     def tags(self) -> list[str]:
         """What a reader must know beside the name: ``constrained``, ``CPU toy model``, ``custom server``."""

@@ -249,6 +249,9 @@ def test_without_credentials_it_says_how_to_log_in_and_leaves_no_folder(tmp_path
     (["rehearse", "--yes", "--inject-capacity", "g6.xlarge@us-east-2"],
      "error: --inject-capacity is for --offline (moto's server) only"),
     (["rehearse", "--yes", "--offline", "--inject-capacity", "g6.xlarge"], "give TYPE@REGION"),
+    (["rehearse", "--yes", "--tunnel-limit", "600000"],
+     "error: --tunnel-limit shapes the relays of --offline; a real rehearsal measures the SSM tunnel itself"),
+    (["rehearse", "--yes", "--offline", "--tunnel-limit", "0"], "give a byte rate above 0, e.g. 600000"),
     (["rehearse", "--yes", "--offline", "--bench-options=--out here"], "--out is set by the rehearsal itself"),
     # the benchmark's own parser checks its options before anything is created (it once ran only after every
     # rig was up: `--runs 0` deployed them all, then the benchmark exited 2)
@@ -265,6 +268,12 @@ def test_bad_input_is_one_line_and_exit_2(tmp_path: Path, args: list[str], probl
     done = run_rigs(*args, tmp_path=tmp_path)
     assert done.returncode == 2 and problem in done.stderr.strip().splitlines()[-1]
     assert not (tmp_path / "results").exists()
+
+
+def test_the_tunnel_limit_reaches_the_benchmark_only_offline(tmp_path: Path):
+    offline = bench_options.command(["g6"], tmp_path, "http://127.0.0.1:9/v1", None, ("--runs", "1"), 600000.0)
+    assert offline[offline.index("--tunnel-limit") + 1] == "600000"
+    assert "--tunnel-limit" not in bench_options.command(["g6"], tmp_path, None, None, (), 600000.0)
 
 
 def test_good_benchmark_options_pass_the_check():

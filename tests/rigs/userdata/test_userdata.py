@@ -127,7 +127,7 @@ def test_each_runtime_boots_its_own_script_container_and_port(rig, port, contain
     env = environment(rig, boot(rig))
     assert (env["RIG_CONTAINER_PORT"], env["RIG_CONTAINER"], env["RIG_REQUIRE_COMPLETION_TOKENS"]) == \
         (port, container, completion_tokens)
-    assert [p.name for p in script_files(rig)] == ["common.sh", *scripts]
+    assert [p.name for p in script_files(rig)] == ["common.sh", "byte_source.sh", *scripts]
 
 
 @pytest.mark.parametrize("runtime", ["sagemaker-vllm", "tgi"])

@@ -15,6 +15,7 @@ from ...results.summary import BackendSummary
 from .. import stats
 from ..slo import ATTAINMENT_PERCENT, DEFAULT_BASIS, Target
 from .levels import level_block
+from .tunnel import Forwards, tunnel_reason
 
 NEURON_REASON = (
     "The Neuron server answers one request at a time: its model is a graph compiled ahead of time for "
@@ -25,10 +26,12 @@ LEVELS_RULE = "the levels given with --concurrency, each measured in full"
 
 
 def capacity_of(levels: Sequence[SloLevel]) -> tuple[int | None, int | None]:
-    """``(capacity, first level that missed)`` over the decided levels in order of concurrency."""
+    """``(capacity, first level that missed)`` over the decided levels in order of concurrency. A level bound by
+    the tunnel is left out like an undecided one: it measured the tunnel as much as the server, so it is neither
+    the capacity nor a miss (with none missed above the capacity, the capacity is a floor)."""
     capacity = first_miss = None
     for lv in sorted(levels, key=lambda x: x.concurrency):
-        if lv.verdict == "undecided":
+        if lv.verdict == "undecided" or lv.bound_by_tunnel:
             continue
         if lv.verdict == "misses":
             first_miss = lv.concurrency
@@ -98,6 +101,16 @@ def capacity_reason(levels: Sequence[SloLevel], capacity: int | None, first_miss
     return reason
 
 
+def _reason(levels: Sequence[SloLevel], capacity: int | None, first_miss: int | None, target: Target, kind: str,
+            search: SloSearch, failed: str | None, forwards: Forwards | None) -> str:
+    """The capacity's reason over the levels the tunnel did not bind, then what it bound."""
+    free = [lv for lv in levels if not lv.bound_by_tunnel]
+    bound = tunnel_reason(levels, forwards)
+    if not free and bound:
+        return bound
+    return capacity_reason(free, capacity, first_miss, target, kind, search, failed) + (f". {bound}" if bound else "")
+
+
 def chat_levels(records: Iterable[TimingRecord]) -> dict[int, list[TimingRecord]]:
     """The timed and sweep chat records of one backend by concurrency (the cold request is apart)."""
     out: dict[int, list[TimingRecord]] = {}
@@ -117,8 +130,10 @@ def _search(log: SearchLog, by_level: Mapping[int, list[TimingRecord]], levels: 
         exact=first_miss is not None and (capacity or 0) + 1 == first_miss)
 
 
-def slo_block(records: Sequence[TimingRecord], run: RunFile, name: str, kind: str) -> SloBlock | None:
-    """``summary.json`` ``backends.<name>.slo`` (before its costs) from the backend's chat records."""
+def slo_block(records: Sequence[TimingRecord], run: RunFile, name: str, kind: str,
+              forwards: Forwards | None = None) -> SloBlock | None:
+    """``summary.json`` ``backends.<name>.slo`` (before its costs) from the backend's chat records; a level that
+    carried 70% of what the port ``forwards`` it could use were measured to carry is bound by the tunnel."""
     by_level = chat_levels(records)
     if not by_level:
         return None
@@ -126,6 +141,9 @@ def slo_block(records: Sequence[TimingRecord], run: RunFile, name: str, kind: st
     log = run.slo_search.get(name) or SearchLog()
     level_logs = {int(e.concurrency): e for e in log.levels}
     levels = [level_block(c, by_level[c], target, level_logs.get(c)) for c in sorted(by_level)]
+    if forwards is not None:
+        levels = [lv.model_copy(update={"bound_by_tunnel": forwards.bound(lv.stream_bytes_per_s, lv.concurrency)})
+                  for lv in levels]
     capacity, first_miss = capacity_of(levels)
     search = _search(log, by_level, levels, (capacity, first_miss))
     measured = [r for rs in by_level.values() for r in rs]
@@ -135,7 +153,7 @@ def slo_block(records: Sequence[TimingRecord], run: RunFile, name: str, kind: st
         target=TargetLimits(**target.as_dict()), target_source=target.source, target_text=target.describe(),
         target_basis="set with --slo" if target.given else DEFAULT_BASIS,
         attainment=ATTAINMENT_PERCENT / 100, capacity_concurrency=capacity,
-        capacity_reason=capacity_reason(levels, capacity, first_miss, target, kind, search, failed),
+        capacity_reason=_reason(levels, capacity, first_miss, target, kind, search, failed, forwards),
         every_request_failed=every_failed, search=search, levels=levels)
 
 

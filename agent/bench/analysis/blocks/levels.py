@@ -39,6 +39,20 @@ def wall_s(records: Iterable[TimingRecord]) -> float:
     return sum(span_s(rs) for rs in by_repeat(records).values())
 
 
+def wire_figures(records: Sequence[TimingRecord]) -> tuple[float | None, float | None]:
+    """``(stream bytes a second, bytes per output token)`` of a set of requests: each repeat's response bytes over
+    its first send to last byte, their mean; and all their bytes over all their output tokens. None where a
+    record lacks its bytes (an AWS SDK call) or there were no output tokens."""
+    if not records or any(r.wire_bytes is None for r in records):
+        return None, None
+    rates = [sum(r.wire_bytes or 0 for r in rs) / span for rs in by_repeat(records).values()
+             if (span := span_s(rs)) > 0]
+    tokens = sum(r.output_tokens or 0 for r in records)
+    rate = sum(rates) / len(rates) if rates else None
+    per_token = sum(r.wire_bytes or 0 for r in records) / tokens if tokens else None
+    return stats.round_or_none(rate, 1), stats.round_or_none(per_token, 1)
+
+
 def _rate(count: float, seconds: float) -> float | None:
     return count / seconds if seconds > 0 else None
 
@@ -133,6 +147,7 @@ def level_block(concurrency: int, records: Sequence[TimingRecord], target: Targe
     ttft = [f.ttft_ms for f in tally.ok if f.ttft_ms is not None]
     itl = [f.itl_ms for f in tally.ok if f.itl_ms is not None]
     e2e = [f.e2e_ms for f in tally.ok if f.e2e_ms is not None]
+    carried, per_token = wire_figures(records)
     return SloLevel(
         concurrency=concurrency, repeats=len(repeats), requests=requests, errors=sum(p.errors for p in repeats),
         met=met, met_share=round(met / requests, 4) if requests else None,
@@ -146,4 +161,5 @@ def level_block(concurrency: int, records: Sequence[TimingRecord], target: Targe
                             output_tok_per_s=output_tok_ci,
                             met_share=None if share_ci is None else (round(share_ci[0], 4), round(share_ci[1], 4))),
         per_repeat=repeats, goodput_input_tok_per_s=input_tok, met_input_per_output=tally.met_mix(),
+        stream_bytes_per_s=carried, bytes_per_token=per_token,
     )

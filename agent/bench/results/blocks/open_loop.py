@@ -73,3 +73,8 @@ class OpenLoopBlock(Frozen):
     """The prompt tokens the server read from its prefix cache (``usage.prompt_tokens_details.cached_tokens``) over
     the window's successful requests, where it says: none of a synthetic prompt or trace, whose text the open loop
     makes afresh; a prompts file's own repeats may be."""
+    stream_bytes_per_s: float | None = None
+    """The stream bytes a second it carried: its responses' bytes read off the wire over the first send to the
+    last byte (null where the client cannot tell)."""
+    bytes_per_token: float | None = None
+    """Those bytes per output token."""

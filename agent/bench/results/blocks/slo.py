@@ -86,6 +86,14 @@ class SloLevel(Frozen):
     met_input_per_output: float | None = None
     """Prompt tokens per output token of the requests that met the target, as the servers counted them: the
     mix a per-token price is applied at (null when one of them lacks a count)."""
+    stream_bytes_per_s: float | None = None
+    """The stream bytes a second it carried: its responses' bytes read off the wire over each repeat's wall time,
+    their mean (null where the client cannot tell: an AWS SDK call)."""
+    bytes_per_token: float | None = None
+    """Those bytes per output token."""
+    bound_by_tunnel: bool = False
+    """It carried 70% or more of its port forwards' measured capacity: never taken as the server's capacity
+    (``backends.<name>.tunnel``)."""
 
     def p99(self, key: str) -> float | None:
         """The level's p99 for a target key (``ttft_p99_ms``, ``itl_p99_ms``, ``e2e_p99_ms``)."""
