@@ -362,6 +362,7 @@ def cmd_fit(args: FitOptions) -> int:
     from rigs.sizing.config import read_config
     from rigs.sizing.engine import Settings
     from rigs.sizing.fit import Ask, candidates, degrees, fit, render
+    from rigs.sizing.measured import load
 
     catalog = load_catalog()
     if args.model is not None and args.model not in catalog.models:
@@ -387,7 +388,7 @@ def cmd_fit(args: FitOptions) -> int:
                         args.kv_cache_dtype)
     ask = Ask(context=min(context or arch.max_context, arch.max_context), sequences=args.concurrency,
               dtype=None if args.dtype == "auto" else args.dtype, settings=settings, engine=args.vllm,
-              tensor_parallel=args.tensor_parallel)
+              tensor_parallel=args.tensor_parallel, model_id=args.model, measured=load().of(args.model))
     result = fit(arch, sizes, ask).priced(_dated_prices([c.instance_type for c in sizes]))
     if args.json:
         print(json.dumps(result.as_json(), indent=2))

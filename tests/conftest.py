@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import ast
 import gc
+import itertools
 import json
 import os
 import struct
@@ -70,6 +71,16 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
         return LONGEST_FIRST.index(path) if path in LONGEST_FIRST else len(LONGEST_FIRST)
 
     items.sort(key=rank)
+
+
+_STATE_DIRS = itertools.count()
+
+
+@pytest.fixture(autouse=True)
+def _own_state_dir(monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pytest.TempPathFactory) -> None:
+    """Each test its own ``.rigs`` state directory (``RIGS_STATE_DIR``, made only when something writes there): the
+    user's placement and measured KV caches never reach a test, and a test's never reach the user's or another's."""
+    monkeypatch.setenv("RIGS_STATE_DIR", str(tmp_path_factory.getbasetemp() / "state" / str(next(_STATE_DIRS))))
 
 
 REAL_PLOTS = "real_plots"

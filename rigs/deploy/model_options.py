@@ -51,6 +51,7 @@ from rigs.deploy.options import parse_rig_options, rig_values
 from rigs.sizing import compat
 from rigs.sizing.config import ConfigError, read_config
 from rigs.sizing.fit import GIB, Ask, InstanceFit, candidates, fit_one, weights_bytes
+from rigs.sizing.measured import load as measurements
 from rigs.sizing.readiness import served_minutes
 
 _PARAMETER = re.compile(r"^/?[A-Za-z0-9_.\-]+(/[A-Za-z0-9_.\-]+)*$")
@@ -171,7 +172,7 @@ def serve(rig: DeployableRig, catalog: Catalog, request: ModelRequest) -> Served
     refusals = [compat.refusal(arch, catalog.instance_families[name]) for name in rig.families]
     if all(refusals):
         raise ModelOptionsError(f"{asked}: {rig.name} cannot serve it: {refusals[0]}")
-    chosen = _size(rig, catalog, arch, card, context, request.instance_type, asked)
+    chosen = _size(rig, catalog, arch, card, context, request.instance_type, asked, model_id=model_id)
     served = _served_as(rig, model_id, card, arch, chosen, context)
     family = catalog.family_of(served.instance_type)
     notes = "".join(f"; {line}" for line in compat.notes(arch, family[1])) if family else ""
@@ -182,7 +183,8 @@ def serve(rig: DeployableRig, catalog: Catalog, request: ModelRequest) -> Served
     why = (f"-c instance_type.{rig.name}" if request.instance_type else "it fits the rig's own size"
            if served.instance_type == rig.instance_type else f"{rig.instance_type} is too small for it")
     said = (f"{rig.stack_name}: {model_id} on {served.instance_type}{parallel} at {context:,} tokens{longest}, "
-            f"{chosen.kv_tokens:,} tokens of KV cache a replica ({chosen.max_sequences} sequences in all): {why}"
+            f"{chosen.kv_tokens:,} tokens of KV cache a replica"
+            f"{f' ({chosen.measured})' if chosen.measured else ''} ({chosen.max_sequences} sequences in all): {why}"
             f"{notes}")
     return Served(served, token, said)
 
@@ -306,9 +308,13 @@ def _check_gated(rig: DeployableRig, model_id: str, card: ModelCard | None, toke
 
 
 def _size(rig: DeployableRig, catalog: Catalog, arch: Architecture, card: ModelCard | None, context: int,
-          instance_type: str | None, asked: str, sequences: int = 1) -> InstanceFit:
+          instance_type: str | None, asked: str, sequences: int = 1, model_id: str | None = None) -> InstanceFit:
     """The rig's own size where the model fits it (``sequences`` of ``context`` at once), else the smallest of its
-    families (:attr:`~rigs.catalog.kinds.base.DeployedRig.families`, its own first) that does; or the one asked."""
+    families (:attr:`~rigs.catalog.kinds.base.DeployedRig.families`, its own first) that does; or the one asked. The
+    KV cache vLLM logged for ``model_id`` on a deployed rig at the same settings is used in place of the prediction
+    (:mod:`rigs.sizing.measured`)."""
+    ask = Ask(context=context, sequences=sequences, model_id=model_id,
+              measured=measurements().of(model_id) if model_id else ())
     twin = rig.instance_type.startswith(SAGEMAKER_PREFIX)
     families = rig.families
     own = sorted((c for c in candidates(catalog, card.name if card else None, arch)
@@ -322,14 +328,14 @@ def _size(rig: DeployableRig, catalog: Catalog, arch: Architecture, card: ModelC
         if chosen.why_not is not None:
             raise ModelOptionsError(f"-c instance_type.{rig.name}={instance_type}: {asked.split('=', 1)[1]} cannot "
                                     f"run there: {chosen.why_not}")
-        result = fit_one(arch, chosen, Ask(context=context, sequences=sequences))
+        result = fit_one(arch, chosen, ask)
         if not result.fits:
             raise ModelOptionsError(f"-c instance_type.{rig.name}={instance_type}: {asked.split('=', 1)[1]} does not "
                                     f"fit it at {context:,} tokens: {result.why}")
         return result
     runnable = [c for c in own if c.why_not is None]
     ordered = sorted(runnable, key=lambda c: c.instance_type != rig.instance_type)
-    results = [fit_one(arch, c, Ask(context=context, sequences=sequences)) for c in ordered]
+    results = [fit_one(arch, c, ask) for c in ordered]
     fitting = next((r for r in results if r.fits), None)
     if fitting is not None:
         return fitting

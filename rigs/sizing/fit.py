@@ -46,6 +46,8 @@ from rigs.catalog.served import DTYPE_BYTES, Architecture
 from rigs.sizing import compat
 from rigs.sizing.engine import Budget, Resolved, Settings, Shape, budget, resolve, version, visible_bytes
 from rigs.sizing.kv import BLOCK, Layout, in_flight, kv_dtype_bytes, layout
+from rigs.sizing.measured import Measurement, load, matching
+from rigs.sizing.measured import Settings as Measured
 
 if TYPE_CHECKING:
     from rigs.catalog.catalog import Catalog
@@ -103,6 +105,12 @@ class Ask:
     tensor_parallel: int | None = None
     quantization: str | None = None
     """vLLM's ``--quantization fp8``: an unquantized checkpoint's layers cast to FP8 as it loads them."""
+    model_id: str | None = None
+    """The model's id, where it has one (a model known only by its config has none)."""
+    measured: tuple[Measurement, ...] = ()
+    """The KV caches vLLM logged for it on deployed rigs (:mod:`rigs.sizing.measured`): one whose settings are all
+    this fit's own is used in place of the prediction, the checkpoint served as it is (no ``dtype`` or
+    ``quantization`` asked)."""
 
 
 PRICE_REGION = "us-east-1"
@@ -133,10 +141,14 @@ class InstanceFit:
     """vLLM's "Maximum concurrency" of one replica (not in the JSON)."""
     usd_per_hour: float | None = None
     """The size's on-demand price an hour (:func:`priced`); None: unpriced."""
+    kv_tokens_source: str = "predicted"
+    """``measured``: ``kv_tokens`` is what vLLM logged on a deployed rig at these settings; ``predicted``: this fit's."""
+    measured: str | None = None
+    """When and where it was measured (:meth:`~rigs.sizing.measured.Measurement.label`); None: predicted."""
 
     JSON = ("instance_type", "accelerators", "accelerator_memory_bytes", "tensor_parallel", "data_parallel", "fits",
-            "kv_tokens", "max_sequences", "weights_bytes_per_accelerator", "overhead_bytes_per_accelerator",
-            "kv_bytes_per_token", "why", "usd_per_hour")
+            "kv_tokens", "kv_tokens_source", "measured", "max_sequences", "weights_bytes_per_accelerator",
+            "overhead_bytes_per_accelerator", "kv_bytes_per_token", "why", "usd_per_hour")
 
 
 @dataclass(frozen=True, slots=True)
@@ -265,17 +277,36 @@ def _gpu(arch: Architecture, candidate: Candidate, degree: int, ask: Ask) -> Ins
     lay = layout(arch, degree, kv_dtype_bytes(arch, settings.kv_cache_dtype, ask.dtype), engine)
     replicas = candidate.accelerators // degree
     flight = in_flight(settings.max_num_batched_tokens, engine)
-    concurrency = lay.sequences(held.kv, ask.context, flight)
+    tokens, kv = lay.tokens(held.kv, ask.context, flight, engine), held.kv
+    measured = _measured(candidate, degree, ask, settings, engine)
+    if measured is not None and tokens:  # the pool vLLM found, in place of the one predicted
+        kv = round(kv * measured.kv_tokens / tokens)
+    concurrency = lay.sequences(kv, ask.context, flight)
     per_replica = min(math.floor(concurrency), settings.max_num_seqs)
     fits = per_replica >= 1 and per_replica * replicas >= ask.sequences
     each = -(-ask.sequences // replicas)
-    short = max(0, held.weights + held.overhead + each * lay.bytes_per_sequence(ask.context, flight)
-                - held.requested) * degree
+    short = max(0, each * lay.bytes_per_sequence(ask.context, flight) - kv) * degree
     why = None if fits else _gpu_why(candidate, held, settings, lay, ask, degree, short, each, flight)
+    if why is not None and measured is not None:
+        why += f"; KV cache {measured.label()}"
     return InstanceFit(candidate.instance_type, candidate.accelerators, candidate.accelerator_memory_bytes, degree,
-                       replicas, fits, lay.tokens(held.kv, ask.context, flight, engine),
+                       replicas, fits, measured.kv_tokens if measured else tokens,
                        per_replica * replicas, held.weights, held.overhead,
-                       lay.bytes_per_token * degree, why, short, held.kv, concurrency)
+                       lay.bytes_per_token * degree, why, short, kv, concurrency,
+                       kv_tokens_source="measured" if measured else "predicted",
+                       measured=measured.label() if measured else None)
+
+
+def _measured(candidate: Candidate, degree: int, ask: Ask, settings: Resolved,
+              engine: tuple[int, int]) -> Measurement | None:
+    """The KV cache vLLM logged at exactly these settings (None: none, or the checkpoint not served as it is)."""
+    if not ask.measured or ask.model_id is None or ask.dtype is not None or ask.quantization is not None:
+        return None
+    return matching(ask.measured, Measured(
+        model_id=ask.model_id, instance_type=candidate.instance_type, engine=f"{engine[0]}.{engine[1]}",
+        tensor_parallel=degree, max_model_len=ask.context, kv_cache_dtype=settings.kv_cache_dtype,
+        gpu_memory_utilization=settings.gpu_memory_utilization, max_num_seqs=settings.max_num_seqs,
+        max_num_batched_tokens=settings.max_num_batched_tokens))
 
 
 def _gpu_why(candidate: Candidate, held: Budget, settings: Resolved, lay: Layout, ask: Ask, degree: int, short: int,
@@ -378,21 +409,22 @@ def render(model: str, result: ModelFit) -> list[str]:
     rows: Sequence[tuple[str, ...]] = [("instance", "accel", "TP x DP", "fits", "KV tokens/replica", "sequences",
                                         "engine GiB", "$/h", "why not")] + [
         (i.instance_type, f"{i.accelerators} x {i.accelerator_memory_bytes / GIB:.1f} GiB",
-         f"{i.tensor_parallel} x {i.data_parallel}", "yes" if i.fits else "no", f"{i.kv_tokens:,}",
+         f"{i.tensor_parallel} x {i.data_parallel}", "yes" if i.fits else "no",
+         f"{i.kv_tokens:,}" + (" measured" if i.measured else ""),
          f"{i.max_sequences:,}", f"{i.overhead_bytes_per_accelerator / GIB:.2f}",
          "unpriced" if i.usd_per_hour is None else f"{i.usd_per_hour:.4f}", i.why or "")
         for i in result.instances]
     widths = [max(len(r[c]) for r in rows) for c in range(8)]
+    measured = [f"measured: {i.instance_type}'s KV tokens are what vLLM logged on a deployed rig at these settings, "
+                f"{i.measured}" for i in result.instances if i.measured]
     return lines + ["  ".join(r[c].ljust(widths[c]) for c in range(8)).rstrip() + ("  " + r[8] if r[8] else "")
-                    for r in rows]
+                    for r in rows] + ([""] + measured if measured else [])
 
 
-def expected_cache(model_id: str, instance_type: str, tokens: int) -> dict[str, Any]:
-    """What this fit predicts vLLM logs at start-up ("GPU KV cache size", "Maximum concurrency") for ``model_id`` on
-    ``instance_type`` at a context of ``tokens``, as provenance facts (a vLLM rig's expectation,
-    :meth:`rigs.catalog.kinds.base.RigBase.expected`); nothing for a model the catalog's models section does not
-    list or a size of no family."""
-    from rigs.catalog.facts import fact
+def _as_served(model_id: str, instance_type: str, tokens: int) -> tuple[Candidate, InstanceFit] | None:
+    """The size a rig serves ``model_id`` on at a context of ``tokens`` (with its rig's engine and serve flags) and
+    this fit there, the measurements of it taken before in place of the prediction; None for a model the catalog's
+    models section does not list or a size of no family."""
     from rigs.catalog.model import load_catalog
 
     catalog = load_catalog()
@@ -400,10 +432,43 @@ def expected_cache(model_id: str, instance_type: str, tokens: int) -> dict[str, 
     candidate = next((c for c in candidates(catalog, card.name if card else None)
                       if c.instance_type == instance_type), None) if card else None
     if card is None or candidate is None:
+        return None
+    ask = Ask(context=tokens, model_id=model_id, measured=load().of(model_id))
+    return candidate, fit_one(card.architecture, candidate, ask)
+
+
+def expected_cache(model_id: str, instance_type: str, tokens: int) -> dict[str, Any]:
+    """What this fit predicts vLLM logs at start-up ("GPU KV cache size", "Maximum concurrency") for ``model_id`` on
+    ``instance_type`` at a context of ``tokens``, as provenance facts (a vLLM rig's expectation,
+    :meth:`rigs.catalog.kinds.base.RigBase.expected`), or what a rig logged at the same settings before (measured);
+    nothing for a model the catalog's models section does not list or a size of no family."""
+    from rigs.catalog.facts import fact
+
+    served = _as_served(model_id, instance_type, tokens)
+    if served is None:
         return {}
-    result = fit_one(card.architecture, candidate, Ask(context=tokens))
+    candidate, result = served
     engine = ".".join(map(str, candidate.engine or NEWEST_ENGINE))
     source = (f"python -m rigs fit's prediction: {instance_type}, tensor parallel {result.tensor_parallel}, "
-              f"{tokens:,} tokens, vLLM {engine}'s budget with the rig's serve flags")
+              f"{tokens:,} tokens, vLLM {engine}'s budget with the rig's serve flags"
+              + (f"; its KV cache {result.measured}" if result.measured else ""))
     return {"kv_cache_tokens": fact(result.kv_tokens, source),
             "max_concurrency": fact(f"{result.concurrency:.2f}", source)}
+
+
+def served_settings(model_id: str, instance_type: str, tokens: int, engine_version: str) -> Measured | None:
+    """The settings a rig serving ``model_id`` on ``instance_type`` at ``tokens`` runs vLLM ``engine_version`` at
+    (its rig's serve flags, each unset one at vLLM's default for the card; the tensor-parallel degree the fit
+    chose, as ``-c model.<rig>`` deploys it): what a KV cache it logged is recorded under; None where
+    :func:`_as_served` has nothing, or on a Neuron size (NxD Inference compiles its cache; no budget sizes it)."""
+    served = _as_served(model_id, instance_type, tokens)
+    if served is None or served[0].engine is None:
+        return None
+    candidate, result = served
+    engine = version(engine_version)
+    card, _ = visible_bytes(candidate.accelerator, candidate.accelerator_memory_bytes)
+    settings = resolve(candidate.settings, engine, candidate.accelerator, card)
+    return Measured(model_id=model_id, instance_type=instance_type, engine=f"{engine[0]}.{engine[1]}",
+                    tensor_parallel=result.tensor_parallel, max_model_len=tokens,
+                    kv_cache_dtype=settings.kv_cache_dtype, gpu_memory_utilization=settings.gpu_memory_utilization,
+                    max_num_seqs=settings.max_num_seqs, max_num_batched_tokens=settings.max_num_batched_tokens)
