@@ -110,4 +110,5 @@ class FitOptions(Global):
                   type=vllm_version, metavar="VERSION")
     json = JSON.but(help="print JSON: weights_bytes, kv_bytes_per_token, kv_bytes_per_sequence, instances (each: "
                          "instance_type, accelerators, tensor_parallel, data_parallel, fits, kv_tokens of one replica, "
+                         "kv_tokens_source (measured on a deployed rig, or predicted) and measured (when), "
                          "max_sequences, weights and overhead bytes per accelerator, kv_bytes_per_token, why)")

@@ -259,6 +259,18 @@ def degrees(arch: Architecture, accelerators: int, whole: bool = True) -> list[i
             and arch.attention_heads % d == 0 and all(k % d == 0 or d % k == 0 for k in kv)]
 
 
+def rotary_cache_bytes(arch: Architecture, dtype: str | None = None) -> int:
+    """vLLM's rotary-embedding table on every GPU, whole: not a weight of the checkpoint, nor sharded, but a buffer
+    the model builds on the GPU as it loads (so in "Model loading took"): cos and sin for every position up to
+    ``max_position_embeddings``, rotary-dim wide, in the model's dtype, one table for each head width (``get_rope``
+    keeps one per its arguments). vllm-project/vllm ``vllm/model_executor/layers/rotary_embedding/base.py``
+    (``RotaryEmbedding.__init__``: ``_compute_cos_sin_cache`` over ``max_position_embeddings``, ``cache.to(dtype)``,
+    ``register_buffer``) and, for one model, ``vllm/model_executor/models/llama4.py`` (``get_rope(...,
+    max_position=max_position_embeddings)``): a few MiB for most models, 2.5 GiB for a 10M-position one."""
+    widths = {arch.geometry(kind).head_dim for kind in set(arch.layer_kinds())}
+    return arch.max_context * sum(widths) * DTYPE_BYTES[dtype or arch.dtype]
+
+
 def shape(arch: Architecture, tensor_parallel: int) -> Shape:
     """The sizes vLLM's own terms depend on, on one of ``tensor_parallel`` GPUs."""
     hidden = arch.hidden or arch.attention_heads * arch.head_dim
@@ -272,8 +284,8 @@ def _gpu(arch: Architecture, candidate: Candidate, degree: int, ask: Ask) -> Ins
     card, basis = (candidate.visible_memory_bytes, "the memory CUDA showed") if candidate.visible_memory_bytes \
         else visible_bytes(candidate.accelerator, candidate.accelerator_memory_bytes)
     settings = resolve(ask.settings.over(candidate.settings), engine, candidate.accelerator, card)
-    weights = weights_bytes(arch, ask.dtype, ask.quantization)
-    held = budget(shape(arch, degree), -(-weights // degree), degree, settings, engine, card, basis)
+    weights = -(-weights_bytes(arch, ask.dtype, ask.quantization) // degree) + rotary_cache_bytes(arch, ask.dtype)
+    held = budget(shape(arch, degree), weights, degree, settings, engine, card, basis)
     lay = layout(arch, degree, kv_dtype_bytes(arch, settings.kv_cache_dtype, ask.dtype), engine)
     replicas = candidate.accelerators // degree
     flight = in_flight(settings.max_num_batched_tokens, engine)

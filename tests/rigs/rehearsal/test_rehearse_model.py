@@ -40,7 +40,7 @@ def test_each_rig_serves_the_model_on_the_size_it_fits_or_is_left_out_with_why()
     assert chosen.left_out["bedrock"].startswith("serves Amazon Nova Micro, not Qwen/Qwen3-32B")
     assert chosen.left_out["bedrock-mantle"].startswith("Bedrock's OpenAI-compatible endpoint serves Qwen/Qwen3-32B "
                                                         "under no id the catalog's models section names")
-    assert chosen.sized[0] == ("g6: Qwen/Qwen3-32B on g6.12xlarge (tensor parallel 4) at 8,192 tokens, 21,104 tokens "
+    assert chosen.sized[0] == ("g6: Qwen/Qwen3-32B on g6.12xlarge (tensor parallel 4) at 8,192 tokens, 20,944 tokens "
                                "of KV cache a replica (2 sequences in all): g6.xlarge is too small for it")
     # per rig: one -c model=ID would make every stack of the app serve it, and a rig it fits no size of refuse synth
     assert chosen.context == {f"model.{rig}": QWEN_32B for rig in ("g6", "inf2", "trn1", "sagemaker")}

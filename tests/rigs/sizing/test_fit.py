@@ -63,7 +63,7 @@ def test_full_attention_weights_and_kv_cache_as_worked_by_hand():
     assert result.kv_bytes_per_token == 32 * 2 * 32 * 128 * 2 == 524_288  # every layer, K and V, 32 heads of 128
     assert result.kv_bytes_per_sequence == 524_288 * 4096 == 2_147_483_648
     g6 = result.of("g6.xlarge")
-    available = l4_budget(13_476_298_752, 32000, 4096, 11008)
+    available = l4_budget(13_476_298_752 + 4096 * 128 * 2, 32000, 4096, 11008)  # and the rotary table, 4,096 x 128
     blocks = available // (16 * 524_288)  # a block is 16 tokens of every layer
     assert (g6.fits, g6.tensor_parallel, g6.data_parallel) == (True, 1, 1)
     assert (g6.kv_tokens, g6.max_sequences) == (blocks * 16, blocks // 256)
@@ -75,7 +75,7 @@ def test_grouped_query_attention_and_every_gpu_of_a_four_gpu_size_serving(capsys
     assert code == 0 and json.loads(out)["kv_bytes_per_token"] == 36 * 2 * 8 * 128 * 2 == 147_456
     # 40,960 tokens do not fit beside 16.4 GB on one L4: two replicas of two L4s, all four serving
     assert (size["tensor_parallel"], size["data_parallel"], size["fits"]) == (2, 2, True)
-    assert size["weights_bytes_per_accelerator"] == 8_200_000_000
+    assert size["weights_bytes_per_accelerator"] == 8_200_000_000 + 40960 * 128 * 2  # and the whole rotary table
     assert size["overhead_bytes_per_accelerator"] == (
         PER_LOGIT * 256 * 151936 + 2048 * 4096 * 4 + engine.NON_TORCH_BYTES
         + round(engine.TERMS[0].communication_gib * GIB) + engine.CUDA_GRAPH_BYTES)
@@ -174,9 +174,9 @@ def test_the_engine_version_decides_its_terms(capsys):
 def test_a_model_too_big_for_a_size_goes_to_the_smallest_degree_that_fits_and_divides_the_gpus():
     result = fit(CATALOG.models["meta-llama/Llama-3.1-70B-Instruct"].architecture,
                  candidates(CATALOG, "Llama 3.1 70B"), Ask(context=2048))
-    four = result.of("g6.12xlarge")  # 141.2 GB of weights over 4 L4s: 35.3 GB on each
+    four = result.of("g6.12xlarge")  # 141.2 GB of weights over 4 L4s: 35.3 GB on each, and a 32 MiB rotary table
     assert (four.fits, four.tensor_parallel) == (False, 4)
-    assert four.why.startswith(f"{four.short_bytes:,} bytes short: on each of 4 x NVIDIA L4, weights 32.88 GiB")
+    assert four.why.startswith(f"{four.short_bytes:,} bytes short: on each of 4 x NVIDIA L4, weights 32.91 GiB")
     eight = result.of("g6.48xlarge")  # 17.65 GB on each of 8, beside the engine's 3.2 GiB at tensor parallel 8
     assert (eight.fits, eight.tensor_parallel, eight.data_parallel) == (True, 8, 1)
 
@@ -216,8 +216,8 @@ def test_json_has_exactly_the_documented_fields_for_every_candidate(capsys):
     assert code == 0 and list(data) == ["weights_bytes", "kv_bytes_per_token", "kv_bytes_per_sequence", "instances"]
     assert [list(i) for i in data["instances"]] == [[
         "instance_type", "accelerators", "accelerator_memory_bytes", "tensor_parallel", "data_parallel", "fits",
-        "kv_tokens", "max_sequences", "weights_bytes_per_accelerator", "overhead_bytes_per_accelerator",
-        "kv_bytes_per_token", "why", "usd_per_hour"]] * len(data["instances"])
+        "kv_tokens", "kv_tokens_source", "measured", "max_sequences", "weights_bytes_per_accelerator",
+        "overhead_bytes_per_accelerator", "kv_bytes_per_token", "why", "usd_per_hour"]] * len(data["instances"])
     types = [i["instance_type"] for i in data["instances"]]
     assert {"g6.xlarge", "ml.g6.xlarge", "g6e.48xlarge", "g5g.metal", "inf2.48xlarge", "ml.trn1.2xlarge"} <= set(types)
     assert not any(t.startswith("ml.g5g") for t in types)

@@ -21,10 +21,7 @@ assert _spec is not None and _spec.loader is not None
 fit_vs_logs = sys.modules.setdefault("fit_vs_logs", importlib.util.module_from_spec(_spec))
 _spec.loader.exec_module(fit_vs_logs)
 
-EXCEPTIONS = {
-    "llmd-h100-llama-4-scout-tp4": "vLLM loads 53.1 GiB a GPU where the 109B-parameter checkpoint is 50.8 GiB at "
-                                   "bfloat16 over 4 GPUs; what the other 2.3 GiB is was not found",
-}
+EXCEPTIONS: dict[str, str] = {}
 """Rows left out of the worst-error bound, each with its reason."""
 
 
