@@ -42,7 +42,6 @@ from .reach.discovery import AwsClients, Discoverer, Discovery
 from .reach.forwarding import ForwardError, ForwardSet, ForwardToolsMissing, PortForward, \
     PortTaken, ProcessPortForward, RelayPortForward, SsmPortForward, check_ssm_tools, preferred_port
 from .reach.pool import describe_tunnel, relays, spread
-from .reach.measured_kv import record_all
 from .reach.provenance import read_all, route_refusal
 from .reach.relay import Shaping
 from .reach.tunnel import BYTE_SOURCE_PORT, LocalByteSource
@@ -288,6 +287,8 @@ def _run(args: argparse.Namespace, plan: BackendPlan, runner: ModuleType, ui: Ui
             return EXIT_FAILED
         with ui.step("reading what serves each backend (engine, model, instance, image)"):
             backends = read_all(backends, session)
+        from .reach.measured_kv import record_all  # the sizing's pydantic records: loaded when a run starts
+
         for line in record_all(backends, out_dir.name):
             ui.note(line)
         backends = _confirmed(backends, ui, failed)
