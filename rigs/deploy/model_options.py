@@ -51,7 +51,7 @@ from rigs.deploy.options import parse_rig_options, rig_values
 from rigs.sizing import compat
 from rigs.sizing.config import ConfigError, read_config
 from rigs.sizing.fit import GIB, Ask, InstanceFit, candidates, fit_one, weights_bytes
-from rigs.sizing.measured import load as measurements
+from rigs.sizing.measured import MeasuredError, load as measurements
 from rigs.sizing.readiness import served_minutes
 
 _PARAMETER = re.compile(r"^/?[A-Za-z0-9_.\-]+(/[A-Za-z0-9_.\-]+)*$")
@@ -313,8 +313,11 @@ def _size(rig: DeployableRig, catalog: Catalog, arch: Architecture, card: ModelC
     families (:attr:`~rigs.catalog.kinds.base.DeployedRig.families`, its own first) that does; or the one asked. The
     KV cache vLLM logged for ``model_id`` on a deployed rig at the same settings is used in place of the prediction
     (:mod:`rigs.sizing.measured`)."""
-    ask = Ask(context=context, sequences=sequences, model_id=model_id,
-              measured=measurements().of(model_id) if model_id else ())
+    try:
+        measured = measurements().of(model_id) if model_id else ()
+    except MeasuredError as exc:  # synth and the commands say it as they say a bad -c value: one line, exit 2
+        raise ModelOptionsError(str(exc)) from None
+    ask = Ask(context=context, sequences=sequences, model_id=model_id, measured=measured)
     twin = rig.instance_type.startswith(SAGEMAKER_PREFIX)
     families = rig.families
     own = sorted((c for c in candidates(catalog, card.name if card else None, arch)

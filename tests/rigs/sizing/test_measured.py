@@ -12,7 +12,7 @@ from kit import generated
 from rigs.catalog.facts import fact
 from rigs.catalog.model import load_catalog
 from rigs.cli import main
-from rigs.deploy.model_options import ModelRequest, serve
+from rigs.deploy.model_options import ModelOptionsError, ModelRequest, serve
 from rigs.sizing import measured
 
 MODEL, SIZE, CONTEXT = "Qwen/Qwen3-8B", "g6.xlarge", 8192
@@ -100,6 +100,8 @@ def test_a_corrupt_file_is_one_line_naming_it_and_the_fix(capsys):
     assert "delete it (the next benchmark run on a deployed rig records its KV cache again)" in err
     path.write_text("{not json")
     assert main(["fit", "--model", MODEL]) == 2 and "not valid JSON" in capsys.readouterr().err
+    with pytest.raises(ModelOptionsError, match="not valid JSON.*delete it"):  # synth's one line, exit 2
+        serve(load_catalog().get("g6"), load_catalog(), ModelRequest(model=MODEL))
 
 
 def test_the_committed_schema_is_current():
