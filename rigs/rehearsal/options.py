@@ -4,9 +4,7 @@ what the steps of a rehearsal read (:attr:`rigs.rehearsal.state.State.options`).
 
 from __future__ import annotations
 
-import argparse
-import math
-
+from kit.argtypes import bytes_per_s
 from kit.options import Option
 from rigs.deploy.up_options import CAPACITY_GRACE, MAX_HOURS, SKIP_CHECK
 from rigs.deploy.watch import CAPACITY_GRACE_MINUTES
@@ -17,16 +15,6 @@ from rigs.shared_options import (BOOTSTRAP, EVIDENCE, INJECT_CAPACITY, MAX_USD, 
 OFFLINE_CAPACITY_GRACE_MINUTES = 0.0
 """Offline, a failed launch is the injected one (``--inject-capacity``): the next region at once."""
 
-
-def bytes_per_s(text: str) -> float:
-    """``--tunnel-limit``: a byte rate above 0 (``600000`` or ``6e5``)."""
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a number of bytes a second, e.g. 600000") from None
-    if not (math.isfinite(value) and value > 0):
-        raise argparse.ArgumentTypeError(f"{text}: give a byte rate above 0, e.g. 600000")
-    return value
 
 
 class Options(Global):

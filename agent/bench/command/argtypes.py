@@ -94,16 +94,6 @@ def forwards(text: str) -> int | str:
     return value
 
 
-def bytes_per_s(text: str) -> float:
-    """A byte rate above 0 (``600000`` or ``6e5``)."""
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a number of bytes a second, e.g. 600000") from None
-    if not (math.isfinite(value) and value > 0):
-        raise argparse.ArgumentTypeError(f"{text}: give a byte rate above 0, e.g. 600000")
-    return value
-
 
 MAX_RATE = 1000.0
 """The highest ``--rate``: above it an event loop's timers (about 1 ms apart) cannot keep the schedule (AIPerf

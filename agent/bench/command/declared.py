@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
+from kit.argtypes import bytes_per_s
 from kit.options import Option, Options
 from rigs.catalog.price_terms import PRICED_TIERS, STANDARD_TIER
 from rigs.contract import REGIONS
@@ -32,7 +33,7 @@ from ..parts.stopping import DEFAULT_MAX_CONSECUTIVE_FAILURES
 from ..tasks.reference import CHAT_MAX_TOKENS, ORCHESTRATOR_QUESTION
 from ..tasks.bfcl_cases import ALL_CASES
 from ..tasks.multi_turn import CATEGORIES as TASK_CATEGORIES, TASKS_PER_CATEGORY
-from .argtypes import (MAX_CONCURRENCY, agent_target, bfcl_cases, bytes_per_s, choices_list, concurrency_levels,
+from .argtypes import (MAX_CONCURRENCY, agent_target, bfcl_cases, choices_list, concurrency_levels,
                        forwards, non_empty_text, non_negative_int, positive_int, positive_seconds, quality_items,
                        quality_seed, rate, seed, service_tier, share, target, task_count, workload)
 
