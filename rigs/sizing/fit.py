@@ -14,7 +14,8 @@ For one model (its :class:`Architecture`), a context of N tokens (vLLM's ``--max
 - **replicas**: every accelerator serves. The tensor-parallel degree is the smallest that divides the instance's
   accelerators and the model's attention heads (its KV heads divided by it, or it a multiple of them: vLLM and NxD
   Inference replicate KV heads) and leaves room for the sequences; the rest of the accelerators run more replicas of
-  it (``data_parallel``: vLLM's ``--data-parallel-size``).
+  it (``data_parallel``: vLLM's ``--data-parallel-size``). A KV dtype asked does not change the split where the
+  model's own fits (:func:`_split`).
 - **Neuron** (Inferentia2, Trainium1): any degree up to the NeuronCores, one replica: the vLLM Neuron plugin's data
   parallelism is for Trn2 and Trn3 only ("relevant for: Trn2, Trn3",
   https://awsdocs-neuron.readthedocs-hosted.com/en/latest/vllm-neuron/docs/design/parallelism/data_parallelism.html)
@@ -145,6 +146,9 @@ class InstanceFit:
     """``measured``: ``kv_tokens`` is what vLLM logged on a deployed rig at these settings; ``predicted``: this fit's."""
     measured: str | None = None
     """When and where it was measured (:meth:`~rigs.sizing.measured.Measurement.label`); None: predicted."""
+    smaller: str | None = None
+    """Where a KV dtype asked also fits at a smaller degree than the one chosen, that fit in one line (not in the
+    JSON): ``fp8 KV also fits at --tensor-parallel 1 (4 replicas of 45,680 tokens)``."""
 
     JSON = ("instance_type", "accelerators", "accelerator_memory_bytes", "tensor_parallel", "data_parallel", "fits",
             "kv_tokens", "kv_tokens_source", "measured", "max_sequences", "weights_bytes_per_accelerator",
@@ -359,20 +363,50 @@ def _neuron(arch: Architecture, candidate: Candidate, degree: int, ask: Ask) -> 
                        cache / per_sequence if per_sequence else 0.0)
 
 
-def fit_one(arch: Architecture, candidate: Candidate, ask: Ask) -> InstanceFit:
-    """``arch`` on ``candidate``: at the smallest degree that fits (or the one asked), else at the largest."""
+def _smallest(arch: Architecture, candidate: Candidate, options: Sequence[int], ask: Ask) -> InstanceFit:
+    """At the smallest of ``options`` that fits, else at the largest."""
     on = _gpu if candidate.engine is not None else _neuron
-    options = degrees(arch, candidate.accelerators, whole=candidate.engine is not None)
-    if ask.tensor_parallel is not None:
-        options = [d for d in options if d == ask.tensor_parallel]
-        if not options:
-            return _cannot_split(arch, candidate, ask.tensor_parallel)
     best = None
     for degree in options:
         best = on(arch, candidate, degree, ask)
         if best.fits:
             break
     assert best is not None  # degree 1 always divides
+    return best
+
+
+def _split(arch: Architecture, candidate: Candidate, options: Sequence[int], ask: Ask) -> InstanceFit:
+    """On a GPU size, a KV dtype asked (``--kv-cache-dtype fp8``) changes how many tokens each replica holds, not
+    how the instance is split: every GPU serves at any degree (replicas fill the rest), so the degree is the smallest
+    that fits with the KV dtype the rig would use unasked (the model's, or the rig's own flag), and the fit at the
+    asked dtype is taken at that degree (fp8: about twice the tokens a replica, the same replicas). Only where no
+    degree fits that way does the smallest that fits at the asked dtype apply (fp8 lets a long context fit one L4
+    where the model's dtype does not). Where the asked dtype also fits at a smaller degree, ``smaller`` says so with
+    the flag that serves it there (``--tensor-parallel N``)."""
+    asked = ask.settings.kv_cache_dtype
+    if candidate.engine is None or ask.tensor_parallel is not None or asked == "auto":
+        return _smallest(arch, candidate, options, ask)
+    unasked = _smallest(arch, candidate, options, replace(ask, settings=replace(ask.settings, kv_cache_dtype="auto")))
+    if not unasked.fits:
+        return _smallest(arch, candidate, options, ask)
+    chosen = _gpu(arch, candidate, unasked.tensor_parallel, ask)
+    lower = [d for d in options if d < chosen.tensor_parallel]
+    other = _smallest(arch, candidate, lower, ask) if lower else None
+    if other is None or not other.fits:
+        return chosen
+    return replace(chosen, smaller=f"{asked} KV also fits at --tensor-parallel {other.tensor_parallel} "
+                                   f"({other.data_parallel} replicas of {other.kv_tokens:,} tokens)")
+
+
+def fit_one(arch: Architecture, candidate: Candidate, ask: Ask) -> InstanceFit:
+    """``arch`` on ``candidate``: at the smallest degree that fits (or the one asked; :func:`_split` for a KV dtype
+    asked), else at the largest."""
+    options = degrees(arch, candidate.accelerators, whole=candidate.engine is not None)
+    if ask.tensor_parallel is not None:
+        options = [d for d in options if d == ask.tensor_parallel]
+        if not options:
+            return _cannot_split(arch, candidate, ask.tensor_parallel)
+    best = _split(arch, candidate, options, ask)
     weights = weights_bytes(arch, ask.dtype)
     why = candidate.why_not or _host_short(candidate, weights)
     if why is not None:
@@ -427,10 +461,11 @@ def render(model: str, result: ModelFit) -> list[str]:
          "unpriced" if i.usd_per_hour is None else f"{i.usd_per_hour:.4f}", i.why or "")
         for i in result.instances]
     widths = [max(len(r[c]) for r in rows) for c in range(8)]
-    measured = [f"measured: {i.instance_type}'s KV tokens are what vLLM logged on a deployed rig at these settings, "
-                f"{i.measured}" for i in result.instances if i.measured]
+    notes = [f"measured: {i.instance_type}'s KV tokens are what vLLM logged on a deployed rig at these settings, "
+             f"{i.measured}" for i in result.instances if i.measured] + [
+        f"{i.instance_type}: {i.smaller}" for i in result.instances if i.smaller and i.fits]
     return lines + ["  ".join(r[c].ljust(widths[c]) for c in range(8)).rstrip() + ("  " + r[8] if r[8] else "")
-                    for r in rows] + ([""] + measured if measured else [])
+                    for r in rows] + ([""] + notes if notes else [])
 
 
 def _as_served(model_id: str, instance_type: str, tokens: int) -> tuple[Candidate, InstanceFit] | None:

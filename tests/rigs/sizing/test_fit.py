@@ -8,6 +8,7 @@ vLLM's defaults for a card under 70 GiB (256 and 2,048). The engine's own terms 
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -82,13 +83,39 @@ def test_grouped_query_attention_and_every_gpu_of_a_four_gpu_size_serving(capsys
     assert size["max_sequences"] == 2 * (size["kv_tokens"] // 40960)
 
 
-def test_fp8_kv_holds_twice_the_tokens(capsys):
-    tokens = {}
+def test_fp8_kv_holds_twice_the_tokens_at_the_split_the_models_own_kv_dtype_chooses(capsys):
+    sizes = {}
     for kv in ("auto", "fp8"):
-        _, out, _ = run(capsys, "--model", "Qwen/Qwen3-8B", "--instance-type", "g6.12xlarge", "--tensor-parallel", "2",
-                        "--kv-cache-dtype", kv, "--json")
-        tokens[kv] = json.loads(out)["instances"][0]["kv_tokens"]
-    assert abs(tokens["fp8"] - 2 * tokens["auto"]) <= 16  # the same bytes in blocks half the size
+        _, out, _ = run(capsys, "--model", "Qwen/Qwen3-8B", "--instance-type", "g6.12xlarge", "--kv-cache-dtype", kv,
+                        "--json")
+        [sizes[kv]] = json.loads(out)["instances"]
+    split = {kv: (size["tensor_parallel"], size["data_parallel"]) for kv, size in sizes.items()}
+    assert split["fp8"] == split["auto"] == (2, 2)  # bf16 KV needs two L4s a replica: fp8 keeps that split
+    assert 1.8 <= sizes["fp8"]["kv_tokens"] / sizes["auto"]["kv_tokens"] <= 2.2
+    _, out, _ = run(capsys, "--model", "Qwen/Qwen3-8B", "--instance-type", "g6.12xlarge", "--kv-cache-dtype", "fp8")
+    [hint] = [line for line in out.splitlines() if "also fits" in line]
+    _, out, _ = run(capsys, "--model", "Qwen/Qwen3-8B", "--instance-type", "g6.12xlarge", "--kv-cache-dtype", "fp8",
+                    "--tensor-parallel", "1", "--json")
+    [one] = json.loads(out)["instances"]
+    assert (one["tensor_parallel"], one["data_parallel"], one["fits"]) == (1, 4, True)  # asked: served at degree 1
+    assert hint == f"g6.12xlarge: fp8 KV also fits at --tensor-parallel 1 (4 replicas of {one['kv_tokens']:,} tokens)"
+
+
+def test_where_the_models_own_kv_dtype_fits_no_split_fp8s_smallest_that_fits_applies():
+    arch = CATALOG.models["Qwen/Qwen3-8B"].architecture
+    [one] = [c for c in candidates(CATALOG, "Qwen3 8B") if c.instance_type == "g6.xlarge"]
+    auto, fp8 = (fit(arch, [one], Ask(context=32768, settings=engine.Settings(kv_cache_dtype=kv))).of("g6.xlarge")
+                 for kv in ("auto", "fp8"))
+    assert (auto.fits, fp8.fits, fp8.kv_tokens >= 32768) == (False, True, True)
+    # 10 sequences of 40,960 fit no split of g6.12xlarge at bf16 KV: fp8's own smallest degree that fits, 2, not 4
+    [four] = [c for c in candidates(CATALOG, "Qwen3 8B") if c.instance_type == "g6.12xlarge"]
+    auto, fp8 = (fit(arch, [four], Ask(context=40960, sequences=10, settings=engine.Settings(kv_cache_dtype=kv)))
+                 .of("g6.12xlarge") for kv in ("auto", "fp8"))
+    assert (auto.fits, fp8.fits, fp8.tensor_parallel, fp8.data_parallel) == (False, True, 2, 2)
+    # the rig's own --kv-cache-dtype fp8 is the split's dtype too: asking fp8 again changes nothing
+    rig_fp8 = replace(four, settings=engine.Settings(kv_cache_dtype="fp8"))
+    assert fit(arch, [rig_fp8], Ask(context=40960)).instances == fit(
+        arch, [rig_fp8], Ask(context=40960, settings=engine.Settings(kv_cache_dtype="fp8"))).instances
 
 
 def test_a_sliding_window_layer_keeps_its_window_and_the_tokens_in_flight():
