@@ -407,9 +407,35 @@ def _open_forwards(stack: ExitStack, plan: BackendPlan, args: argparse.Namespace
         pool.shutdown(wait=False, cancel_futures=True)
     for target, forward, ready in opened:
         tunnel = _spread(forwards, target, forward, args, ui, models[target.name], stand_in, out_dir)
-        backend = target.backend(forward.base_url, forward.describe(), {"readiness_probe": ready.describe(), **tunnel})
+        rig_load = _rig_load(target, stand_in)
+        backend = target.backend(forward.base_url, forward.describe(), {"readiness_probe": ready.describe(), **tunnel,
+                                                                        **({"rig_load": rig_load} if rig_load else {})})
+        if getattr(args, declared.Declared.load_from.name, None) == "rig" and not rig_load:
+            ui.note(f"{target.name}: its stack has no load generator outputs (deployed before --load-from rig): its "
+                    "levels are sent from here, through the tunnel; deploy it again to load it from the rig")
         backends.append(stand_in.plays(backend) if stand_in is not None else backend)
     return backends
+
+
+def _rig_load(target: ForwardTarget, stand_in: StandIn | None) -> dict[str, Any] | None:
+    """How ``--load-from rig`` reaches ``target``'s instance (``rig_load`` metadata, :mod:`agent.reach.run_command`):
+    Run Command with the stack's load generator and bucket (offline, moto's server runs it, loading the stand-in);
+    None where the stack lacks the outputs (offline: the load generator run here)."""
+    from rigs.catalog.runtimes import runtime
+
+    from .reach.run_command import LOCAL_WHERE
+
+    outputs, boot = target.found.outputs, runtime(target.found.outputs.runtime).boot
+    url = f"{stand_in.base_url.rstrip('/')}/chat/completions" if stand_in is not None else \
+        f"http://127.0.0.1:{outputs.remote_port}/v1/chat/completions"
+    if not (outputs.load_generator_url and outputs.load_generator_sha256 and outputs.load_results_bucket) \
+            or boot is None or not target.found.instance_id:
+        return {"command": "local", "url": url, "where": LOCAL_WHERE} if stand_in is not None else None
+    return {"command": "ssm", "instance_id": target.found.instance_id, "region": target.found.region,
+            "bucket": outputs.load_results_bucket, "generator_url": outputs.load_generator_url,
+            "generator_sha256": outputs.load_generator_sha256, "container": boot.container_name, "url": url,
+            "where": f"{target.found.instance_id} itself, via SSM Run Command"
+            + (" (offline: moto's server ran it here, loading the stand-in)" if stand_in is not None else "")}
 
 
 def _ssm_forwards(target: ForwardTarget, args: argparse.Namespace, out_dir: Path, taken: set[int]

@@ -48,6 +48,12 @@ class OutputKey:
     IMAGE_DIGEST = "ImageDigest"
     """SageMaker rigs: the digest of the image the model runs (the catalog's pin for the region, else
     the one its tag pointed to in the region's registry when the stack deployed)."""
+    LOAD_GENERATOR_URL = "LoadGeneratorUrl"
+    """EC2 rigs: ``s3://bucket/key`` of the rig's load generator (``--load-from rig``), a CDK asset."""
+    LOAD_GENERATOR_SHA256 = "LoadGeneratorSha256"
+    """EC2 rigs: its sha256, checked on the instance before it runs."""
+    LOAD_RESULTS_BUCKET = "LoadResultsBucket"
+    """EC2 rigs: the base stack's encrypted bucket that load jobs and their results pass through."""
     CONTEXT_TOKENS = "ContextTokens"
     """vLLM rigs: the tokens one sequence may hold, as the server is told (``--max-model-len``,
     ``SM_VLLM_MAX_MODEL_LEN``): ``-c max_model_len.<rig>`` and ``-c model.<rig>`` may change the catalog's."""
@@ -86,6 +92,10 @@ class RigOutputs:
     expires_at: str | None = None
     image_digest: str | None = None
     context_tokens: int | None = None
+    load_generator_url: str | None = None
+    load_generator_sha256: str | None = None
+    load_results_bucket: str | None = None
+    """The three ``--load-from rig`` needs; None on a rig deployed before they were outputs."""
 
     @classmethod
     def parse(cls, outputs: Mapping[str, str]) -> "RigOutputs":
@@ -123,4 +133,7 @@ class RigOutputs:
             expires_at=outputs.get(OutputKey.EXPIRES_AT) or None,
             image_digest=outputs.get(OutputKey.IMAGE_DIGEST) or None,
             context_tokens=int(context_text) if context_text else None,
+            load_generator_url=outputs.get(OutputKey.LOAD_GENERATOR_URL) or None,
+            load_generator_sha256=outputs.get(OutputKey.LOAD_GENERATOR_SHA256) or None,
+            load_results_bucket=outputs.get(OutputKey.LOAD_RESULTS_BUCKET) or None,
         )

@@ -11,6 +11,7 @@ from rigs.contract import MANAGED_BY, TAG_MANAGED_BY
 
 from .parts.custom_resources import UsableZones
 from .parts.instance_profile import RigInstanceProfile
+from .parts.load_generator import LoadResults
 from .parts.network import RigNetwork
 from .parts.ssm_only_sg import SsmOnlySecurityGroup
 
@@ -25,7 +26,7 @@ class InferenceBaseStack(cdk.Stack):
         named_zones: exactly these zones instead (``-c zones.<region>=...``); as many as slots.
 
     Attributes:
-        zones, network, security_group, instance_profile: the parts, for rig stacks to reference.
+        zones, network, security_group, instance_profile, load_results: the parts, for rig stacks to reference.
     """
 
     def __init__(self, scope: Construct, id_: str, *, zone_slots: int, instance_types: Sequence[str],
@@ -39,3 +40,4 @@ class InferenceBaseStack(cdk.Stack):
                       description="The zones of the rig network's subnets, chosen at deploy time (one per subnet)")
         self.security_group = SsmOnlySecurityGroup(self, "SsmOnly", vpc=self.network.vpc)
         self.instance_profile = RigInstanceProfile(self, "RigInstance")
+        self.load_results = LoadResults(self, "LoadResults")

@@ -16,6 +16,7 @@ from .parts.custom_resources import OfferedSubnets
 from .parts.images.pull import EcrPullGrant, ServerImageLocation
 from .parts.instance_profile import HfTokenGrant
 from .parts.lifetime import Lifetime, ReleaseAction
+from .parts.load_generator import LoadGenerator
 from .parts.rig_instance_group import RigInstanceGroup
 from .parts.rig_log_group import RigLogGroup
 from .parts.rig_outputs import add_rig_outputs
@@ -97,8 +98,12 @@ class InferenceRigStack(cdk.Stack):
             revision=cdk.Fn.join("/", [group.launch_template.latest_version_number, zones.zones]),
         )
 
+        load = LoadGenerator(self, "LoadGenerator")
         add_rig_outputs(self, rig=rig, region=options.region, lifetime_expires_at=lifetime.expires_at,
                         log_group_name=logs.log_group.log_group_name,
                         specific={OutputKey.REMOTE_PORT: str(rig.port),
                                   OutputKey.AUTO_SCALING_GROUP: group.group_name,
-                                  OutputKey.ZONES: zones.zones})
+                                  OutputKey.ZONES: zones.zones,
+                                  OutputKey.LOAD_GENERATOR_URL: load.url,
+                                  OutputKey.LOAD_GENERATOR_SHA256: load.sha256,
+                                  OutputKey.LOAD_RESULTS_BUCKET: base.load_results.bucket.bucket_name})

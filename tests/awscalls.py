@@ -144,7 +144,7 @@ class _Walker(ast.NodeVisitor):
 
     def visit_Call(self, node: ast.Call) -> None:
         given = [self.service_of(arg) or self._service_text(arg) for arg in node.args]
-        if isinstance(node.func, ast.Attribute) and node.func.attr in ("get_paginator", "get_waiter"):
+        if isinstance(node.func, ast.Attribute) and node.func.attr in ("get_paginator", "get_waiter", "generate_presigned_url"):
             given.append(self.service_of(node.func.value))
         for service in {s for s in given if s}:
             for arg in node.args:

@@ -33,6 +33,7 @@ ACTIONS: dict[tuple[str, str], str | None] = {
     ("bedrock-runtime", "ConverseStream"): "bedrock:InvokeModelWithResponseStream",
     ("sagemaker-runtime", "InvokeEndpointWithResponseStream"): "sagemaker:InvokeEndpoint",
     ("sts", "GetCallerIdentity"): None,
+    ("s3", "DeleteObjects"): "s3:DeleteObject",
 }
 """Calls IAM authorizes under another action than ``<prefix>:<Operation>``; None: no permission needed
 (STS answers ``GetCallerIdentity`` to any valid credentials). SageMaker's streamed invocation: the API reference of

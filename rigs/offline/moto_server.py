@@ -80,6 +80,15 @@ run in:
     endpoint that does not exist is refused as SageMaker refuses it.
 16. **The g5g image present.** The g5g image is in the account's ECR as if ``InferenceG5gImage``
     had built it, so ``rigs doctor`` passes its image check. The repository does not carry our tag.
+
+Always on again:
+
+17. **Run Command runs the load generator.** moto records a ``SendCommand`` and reports it a success at once,
+    running nothing. A command that runs the rigs' load generator (``rigs/userdata/run_load.sh``, ``--load-from
+    rig``) is run here, in a thread, as the instance's SSM agent would run it, with this Python in place of the
+    server image's: its invocation is ``InProgress`` until the script ends, then ``Success`` or ``Failed`` with its
+    output and exit status, as on AWS. The script fetches and puts through this server's pre-signed S3 URLs; its
+    job names the server to load (offline, the stand-in).
 """
 
 from __future__ import annotations
@@ -91,6 +100,7 @@ import os
 import re
 import signal
 import struct
+import subprocess
 import sys
 import threading
 import urllib.error
@@ -688,6 +698,38 @@ def check_readiness_on_stand_in(stand_in: StandIn) -> None:
     Command.get_invocation = get_invocation
 
 
+def run_load_commands() -> None:
+    """A Run Command of the load generator runs its script here, in a thread; the invocation follows it."""
+    from moto.ssm.models import Command
+
+    original = Command.get_invocation
+    runs: dict[str, dict[str, Any]] = {}
+    lock = threading.Lock()
+
+    def run(script: str, state: dict[str, Any]) -> None:
+        done = subprocess.run(["bash"], input=script, capture_output=True, text=True,
+                              env={**os.environ, "LOAD_PYTHON": sys.executable})
+        state.update(code=done.returncode, out=done.stdout[-24000:], err=done.stderr[-8000:])
+
+    def get_invocation(self, instance_id, plugin_name):  # noqa: ANN001
+        invocation = original(self, instance_id, plugin_name)
+        commands = (self.parameters or {}).get("commands") or []
+        if not any("LOAD_GENERATOR_URL=" in str(command) for command in commands):
+            return invocation
+        with lock:
+            state = runs.get(self.command_id)
+            if state is None:
+                state = runs[self.command_id] = {}
+                threading.Thread(target=run, args=("\n".join(map(str, commands)), state), daemon=True).start()
+        if "code" not in state:
+            return {**invocation, "Status": "InProgress", "StatusDetails": "InProgress", "ResponseCode": -1}
+        status = "Success" if state["code"] == 0 else "Failed"
+        return {**invocation, "Status": status, "StatusDetails": status, "ResponseCode": state["code"],
+                "StandardOutputContent": state["out"], "StandardErrorContent": state["err"]}
+
+    Command.get_invocation = get_invocation
+
+
 DLC_REGISTRY = "763104351884"
 """AWS's Deep Learning Containers registry, where the SageMaker image is pinned by digest per region."""
 
@@ -772,6 +814,7 @@ def main(argv: list[str] | None = None) -> int:
     delete_networks_with_their_stacks()
     check_boot_scripts()
     keep_previous_parameters()
+    run_load_commands()
     failing_launches({tuple(spec.split("@", 1)): ("InsufficientInstanceCapacity", "")
                       for spec in args.inject_capacity})
     seeds: list[Callable[[], Any]] = [seed_ssm_parameters, seed_dlc_images]

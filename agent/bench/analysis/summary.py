@@ -123,7 +123,8 @@ def backend_summary(b: BackendInfo, by_part: Mapping[str, Sequence[RequestRecord
         ceiling=_ceiling(b, chat),
         slo=slo, skipped=skipped, stopped=stopped, failures=failures,
         completed=not failures, provenance=provenance_block(b.provenance), open_loop=open_loop,
-        tunnel=tunnel_block(b.metadata, slo, open_loop),
+        tunnel=tunnel_block(b.metadata, slo, open_loop,
+                            bool(records) and all(r.load_from == "rig" for r in records)),  # type: ignore[union-attr]
         traffic=traffic_block([*chat_records, *records], by_part.get("chat_not_sent", []),  # type: ignore[arg-type]
                               run.traffic.get(b.name),
                               Traffic.from_dict(run.options.workload), descriptor(b.kind).ignore_eos, mix))

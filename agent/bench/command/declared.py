@@ -137,6 +137,12 @@ class CommandOptions(Options):
         "BYTES_PER_S each way shared by its connections and 1 ms after each read/send cycle (the public figures: "
         "about 600000)", type=bytes_per_s, metavar="BYTES_PER_S", record=ALWAYS,
         more="[the tunnel](tunnel.md)")
+    load_from = option(
+        ("--load-from",), "backends", "where an EC2 rig's chat levels beyond the timed requests and its open loop are "
+        "sent from: tunnel (this machine, through the port forwards) or rig (the rig's own load generator on the "
+        "instance, through SSM Run Command, its results through the base stack's bucket; offline, the same load "
+        "generator run here): single-turn traffic only", default="tunnel", shown="tunnel", choices=("tunnel", "rig"),
+        record=ALWAYS, more="[the tunnel](tunnel.md#load-from-the-rig)")
     ready_timeout = option(
         ("--ready-timeout",), "backends", "seconds to wait for a port-forwarded server to answer a first request",
         default=READY_TIMEOUT_S, shown=f"{READY_TIMEOUT_S:.0f}", type=positive_seconds, metavar="S")

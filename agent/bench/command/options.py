@@ -53,6 +53,10 @@ def check(namespace: argparse.Namespace) -> None:
                               f"{'it' if len(flags) == 1 else 'them'} out")
     _check_open_loop(given, demos)
     _check_quality_floor(given)
+    if given.load_from == "rig" and given.workload is not None and (given.workload.turns or 1) > 1:
+        raise OptionError(f"--load-from rig sends single-turn requests, and the workload has sessions of "
+                          f"{given.workload.turns} turns (each turn waits for the model's reply to the one before): "
+                          "leave --load-from out, or give turns=1")
     if given.max_tokens is not None:
         from ..analysis.traffic import default_traffic  # pydantic: loaded only when the option is given
 

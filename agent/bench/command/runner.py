@@ -214,8 +214,12 @@ class Bench:
                 clients[b.name] = pool.client(b)
             except Exception as exc:  # e.g. no credentials for a boto3 client
                 self.skipped[b.name]["chat"] = f"failed: {type(exc).__name__}: {exc}"[:300]
+        from ..parts.from_rig import for_backend
+
+        rigs = {b.name: rig for b in self.backends
+                if (rig := for_backend(b, self.options.load_from, self.timeout_s, self.out_dir.name)) is not None}
         return Context(backends=self.backends, options=self.options, plan=self.plan, pool=pool, clients=clients,
-                       epoch=self.epoch, info=self.run_info, skipped=self.skipped, stopped=self.stopped,
+                       rigs=rigs, epoch=self.epoch, info=self.run_info, skipped=self.skipped, stopped=self.stopped,
                        emit=self.emit, progress=self.progress, guard=self._guard,
                        recorded=lambda backend, part: tuple(self._kept.get((backend, part), ())))  # fmt: skip
 

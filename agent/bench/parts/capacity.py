@@ -8,7 +8,8 @@ within 8, 32-63 to the bracket [32, 63]; no level is ever tried at more than twi
 ``--concurrency LIST`` measures the given levels instead, each in full.
 
 Every level runs ``--repeats`` times back to back (``c x --runs`` requests each, exactly ``c`` in
-flight) through :func:`agent.bench.parts.sending.run_level`. Level 1's first repeat is the chat part's
+flight) through the load's ``level`` (:func:`agent.bench.parts.sending.run_level`, or with ``--load-from rig`` the
+rig's own load generator, :mod:`agent.bench.parts.from_rig`). Level 1's first repeat is the chat part's
 own timed requests (the chat part, :mod:`agent.bench.parts.chat`, hands them in as ``level_one``). In
 the search a level stops sending once more of its requests have missed than its planned total allows
 (it can no longer hold); requests in flight finish and are recorded. ``--slo-budget`` seconds per
@@ -25,7 +26,7 @@ from typing import TYPE_CHECKING, Any, Awaitable, Callable, Mapping, Sequence
 
 from ..analysis.slo import DEFAULT_REPEATS_WITH_TARGET, LevelTally, Target
 from ..clients.reply import ChatRequest, Reply
-from .sending import Done, Sender, run_level, timing_record
+from .sending import Done, Sender, timing_record
 
 if TYPE_CHECKING:
     from ..results.run import LevelLog, SearchLog
@@ -166,7 +167,7 @@ class _Search:
             def keep_going() -> bool:
                 return not self.over_budget() and not (plan.auto and tally.decided_miss)
 
-            sent = await run_level(self.load, c, total, each, keep_going)
+            sent = await self.load.level(c, total, each, keep_going)
             entry.repeats_run = k
             if sent < total:
                 entry.stopped = "budget" if self.over_budget() else "missed"

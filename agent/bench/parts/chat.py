@@ -32,6 +32,7 @@ from .sending import Done, run_level, timing_record
 
 if TYPE_CHECKING:
     from ...backends import Backend
+    from .from_rig import FromRig
     from .part import Context
 
 NOTHING_FITS = "no request of the workload fits this backend's limits"
@@ -62,11 +63,13 @@ class Load:
 
     def __init__(self, *, backend: Backend, client: BackendClient, plan: TrafficPlan, maker: TextMaker | None,
                  ignore_eos: bool, max_tokens: int, emit: Callable[[dict[str, Any]], None],
-                 calibration: Calibration | None = None) -> None:
+                 calibration: Calibration | None = None, from_rig: FromRig | None = None) -> None:
         from ..results.blocks.traffic import TrafficFit
         from ..results.run import TrafficLog
 
         self.backend, self.client, self.plan, self.maker, self.emit = backend, client, plan, maker, emit
+        self.from_rig = from_rig
+        """``--load-from rig``: the levels beyond the chat part's own timed requests are sent by the rig."""
         self.shape = plan.shape
         self.max_tokens = max_tokens
         self.exact = ignore_eos if self.shape.reference or self.shape.prompts else \
@@ -113,6 +116,20 @@ class Load:
             return None
         first = self.prompts.first(p) if self.prompts else given_messages(p)
         return Session(p, n, why, list(first), asked=p.prompt_tokens)
+
+    def draw(self, where: Mapping[str, Any]) -> tuple[ChatRequest, dict[str, Any]] | None:
+        """The first turn of the next request that fits, to be sent elsewhere (:meth:`FromRig.level`); None when
+        nothing of the workload fits."""
+        session = self._next_session(where)
+        return None if session is None else self.request(session)
+
+    async def level(self, concurrency: int, total: int, each: Callable[[int], tuple[Mapping[str, Any], Done]],
+                    keep_going: Callable[[], bool] = lambda: True) -> int:
+        """One level: ``total`` requests with ``concurrency`` in flight, from here (:func:`run_level`) or, with
+        ``from_rig``, from the rig (sent whole: ``keep_going`` is not asked). Returns how many were sent."""
+        if self.from_rig is not None:
+            return await self.from_rig.level(self, concurrency, total, each)
+        return await run_level(self, concurrency, total, each, keep_going)
 
     def request(self, s: Session) -> tuple[ChatRequest, dict[str, Any]]:
         p = s.planned
@@ -229,8 +246,8 @@ async def run_chat(
             continue
         total = c * runs
         progress(f"{backend.name} chat concurrency {c} ({total} requests)", milestone=True)
-        await run_level(load, c, total, lambda i, c=c: ({"phase": "sweep", "concurrency": c, "run": i},
-                                                           record("sweep", c, i)))
+        await load.level(c, total, lambda i, c=c: ({"phase": "sweep", "concurrency": c, "run": i},
+                                                   record("sweep", c, i)))
 
 
 class Chat:
@@ -258,7 +275,7 @@ class Chat:
             if client is None:
                 continue
             load = Load(backend=b, client=client, plan=traffic, maker=maker, ignore_eos=o.ignore_eos,
-                        max_tokens=o.max_tokens, emit=ctx.emit)
+                        max_tokens=o.max_tokens, emit=ctx.emit, from_rig=ctx.rigs.get(b.name))
             ctx.info.traffic = {**ctx.info.traffic, b.name: load.log}
             if load.nothing_fits:
                 ctx.skipped[b.name][self.name] = f"not sent: {NOTHING_FITS} ({load.fit.first_reason})"

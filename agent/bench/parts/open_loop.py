@@ -28,15 +28,16 @@ from __future__ import annotations
 import asyncio
 import time
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Awaitable, Callable, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Sequence
 
 from ...kinds import PER_TOKEN, descriptor
 from ..tasks.arrivals import DEFAULT_SEED, arrival_offsets, replay_offsets
-from .sending import timing_record
+from .sending import send_on_schedule, timing_record
 
 if TYPE_CHECKING:
     from ...backends import Backend
     from ..clients.base import BackendClient
+    from ..clients.reply import ChatRequest, Reply
     from ..results.run import OpenLoopLog
     from .capacity import LevelPlan
     from .chat import Load, Session
@@ -47,11 +48,6 @@ PEAK = "peak"
 DEFAULT_DURATION_S = 60.0
 MAX_IN_FLIGHT = 256
 """The most requests (sessions) the sender holds under way to one backend (the clients' pools are sized for it)."""
-EARLY_S = 0.001
-"""The sender wakes this much before a request is due and yields to the event loop until it is: the loop's wait
-(epoll) counts in whole milliseconds, rounded up, so a plain sleep wakes up to 1 ms late (0.8 ms at the median on
-the 2-core development machine). The yielding costs about 6% of a core at 200 req/s."""
-
 FIRST_INDEX = 1_000_000
 """The workload's request the open loop starts from at a rate: past any the chat part sent (its lengths are new
 draws too)."""
@@ -108,7 +104,7 @@ def workload_requests(ctx: Context, b: Backend, client: BackendClient) -> tuple[
         if line else None
     load = Load(backend=b, client=client, plan=TrafficPlan(shape),
                 maker=TextMaker.of(shape.seed, DRAW) if shape.synthetic else None, ignore_eos=o.ignore_eos,
-                max_tokens=o.max_tokens, emit=ctx.emit, calibration=calibration)
+                max_tokens=o.max_tokens, emit=ctx.emit, calibration=calibration, from_rig=ctx.rigs.get(b.name))
     return load, (f"not sent: {NOTHING_FITS} ({load.fit.first_reason})" if load.nothing_fits else None)
 
 
@@ -138,49 +134,6 @@ class Window:
     log: OpenLoopLog
     load: Load
     think_time_s: float = 0.0
-
-
-async def send_on_schedule(offsets: Sequence[float], send: Callable[[int, float, Any], Awaitable[None]], *,
-                           prepare: Callable[[int], Any] = lambda i: None, max_in_flight: int = MAX_IN_FLIGHT,
-                           clock: Callable[[], float] = time.perf_counter) -> None:
-    """``send(i, due, prepare(i))`` for every offset, each started at ``clock()``-time ``due`` (the start plus its
-    offset; woken :data:`EARLY_S` before it) or, when ``max_in_flight`` are still in flight, as soon as one ends;
-    returns once every send has ended. ``prepare(i)`` runs before the wait for request ``i`` (making its prompt
-    is no part of its lag). A send that raises stops the schedule, and the sends in flight are cancelled."""
-    slots = asyncio.Semaphore(max_in_flight)
-    running: set[asyncio.Task[None]] = set()
-    errors: list[Exception] = []
-
-    async def one(i: int, due: float, made: Any) -> None:
-        try:
-            await send(i, due, made)
-        except Exception as exc:  # noqa: BLE001 - kept, and raised once the schedule has stopped
-            errors.append(exc)
-        finally:
-            slots.release()
-
-    start = clock()
-    try:
-        for i, offset in enumerate(offsets):
-            made = prepare(i)
-            due = start + offset
-            if (delay := due - clock() - EARLY_S) > 0:
-                await asyncio.sleep(delay)
-            while clock() < due:
-                await asyncio.sleep(0)
-            await slots.acquire()
-            if errors:
-                break
-            task = asyncio.ensure_future(one(i, due, made))
-            running.add(task)
-            task.add_done_callback(running.discard)
-        if running and not errors:
-            await asyncio.gather(*running)
-        if errors:
-            raise errors[0]
-    finally:
-        for task in running:
-            task.cancel()
 
 
 async def run_window(*, backend: Backend, client: BackendClient, window: Window, epoch: float,
@@ -214,12 +167,35 @@ async def run_window(*, backend: Backend, client: BackendClient, window: Window,
             await asyncio.sleep(window.think_time_s)
 
     rate = f"{log.rate_req_per_s:.3g} req/s" if log.rate_req_per_s else "the trace's timing"
-    progress(f"{backend.name} open loop: {log.planned} requests at {rate} over {log.duration_s:g} s",
-             milestone=True)
+    rig = window.load.from_rig
+    progress(f"{backend.name} open loop: {log.planned} requests at {rate} over {log.duration_s:g} s"
+             + (f", sent from {rig.where}" if rig else ""), milestone=True)
     try:
-        await send_on_schedule(window.offsets, send, prepare=window.request, max_in_flight=log.max_in_flight)
+        if rig is None:
+            await send_on_schedule(window.offsets, send, prepare=window.request, max_in_flight=log.max_in_flight)
+        else:
+            await _from_rig(backend, window, epoch, emit)
     finally:
         log.seconds = round(time.perf_counter() - started, 3)
+
+
+async def _from_rig(backend: Backend, window: Window, epoch: float, emit: Callable[[dict[str, Any]], None]) -> None:
+    """``window`` sent by the rig's load generator (``--load-from rig``): the same requests and offsets, one turn
+    each."""
+    rig, log = window.load.from_rig, window.log
+    assert rig is not None
+    requests = [window.load.request(window.request(i)) for i in range(len(window.offsets))]
+
+    def record(reply: Reply, request: ChatRequest, fields: dict[str, Any], in_flight: int, due: float) -> None:
+        out = timing_record(reply, epoch=epoch, backend=backend.name, part="open_loop", phase=log.mode,
+                            concurrency=in_flight, run=len(seen) + 1, request=request)
+        out.update(fields, scheduled_s=round(due - epoch, 6))
+        seen.append(out)
+        log.sent += 1
+        emit(out)
+
+    seen: list[dict[str, Any]] = []
+    await rig.window(requests, list(window.offsets), log.max_in_flight, record)
 
 
 def peak_rate(ctx: Context, b: Backend) -> tuple[float, str] | str:
@@ -235,7 +211,7 @@ def peak_rate(ctx: Context, b: Backend) -> tuple[float, str] | str:
     logs = {e.concurrency: e for e in (search.levels if search is not None else [])}
     level = capacity_level(ctx.recorded(b.name, "chat"), ctx.plan.target, logs)
     if level is None or not level.goodput_output_tok_per_s:
-        return (f"--rate peak: no SLO capacity under the target from the chat part, so the rate one instance "
+        return ("--rate peak: no SLO capacity under the target from the chat part, so the rate one instance "
                 "must carry is unknown (give --rate R to send a rate anyway)")
     rate, n = per_instance_rate(peak, traffic.peak_output_tok_per_s, level.goodput_output_tok_per_s)
     return rate, (f"the rate one instance carries at the workload's peak: {peak:.4g} req/s over {n} instance"

@@ -21,6 +21,7 @@ if TYPE_CHECKING:
     from ..clients.pool import ClientPool
     from ..results.run import RunFile
     from .capacity import LevelPlan
+    from .from_rig import FromRig
 
 
 class Part(Protocol):
@@ -56,6 +57,8 @@ class Context:
     clients: Mapping[str, BackendClient]
     """Each backend's client, made when the run starts; one that could not be made is missing (why is in
     ``skipped``)."""
+    rigs: Mapping[str, FromRig]
+    """``--load-from rig``: the backends whose levels and open loop their rig sends (:mod:`.from_rig`), by name."""
     epoch: float
     """``time.perf_counter()`` when the run started: what the records' ``sent_s`` count from."""
     info: RunFile

@@ -5,7 +5,8 @@ and the orchestrator's asks) or not (BFCL and quality)."""
 from __future__ import annotations
 
 import asyncio
-from typing import Any, Awaitable, Callable, Iterable, Mapping, Protocol, TypeVar
+import time
+from typing import Any, Awaitable, Callable, Iterable, Mapping, Protocol, Sequence, TypeVar
 
 from kit import utc
 
@@ -13,6 +14,11 @@ from ..clients.base import BackendClient
 from ..clients.reply import ChatRequest, Reply
 
 T = TypeVar("T")
+
+EARLY_S = 0.001
+"""The sender wakes this much before a request is due and yields to the event loop until it is: the loop's wait
+(epoll) counts in whole milliseconds, rounded up, so a plain sleep wakes up to 1 ms late (0.8 ms at the median on
+the 2-core development machine). The yielding costs about 6% of a core at 200 req/s."""
 
 
 async def in_flight(items: Iterable[T], concurrency: int, send: Callable[[T], Awaitable[None]],
@@ -61,6 +67,12 @@ class Sender(Protocol):
 
     async def send(self, session: Any, where: Mapping[str, Any], done: Done) -> Any:
         """Send ``session``'s next turn, or the next request; the session to go on with, or None: nothing to send."""
+        ...
+
+    async def level(self, concurrency: int, total: int, each: Callable[[int], tuple[Mapping[str, Any], Done]],
+                    keep_going: Callable[[], bool] = lambda: True) -> int:
+        """One level of ``total`` requests with exactly ``concurrency`` in flight (:func:`run_level`, or from the
+        rig); how many were sent."""
         ...
 
 
@@ -139,3 +151,46 @@ def reply_fields(client: BackendClient, request: ChatRequest, reply: Reply) -> d
         "streamed": reply.streamed,
         "resends": reply.reconnects,
     }
+
+
+async def send_on_schedule(offsets: Sequence[float], send: Callable[[int, float, Any], Awaitable[None]], *,
+                           prepare: Callable[[int], Any] = lambda i: None, max_in_flight: int,
+                           clock: Callable[[], float] = time.perf_counter) -> None:
+    """``send(i, due, prepare(i))`` for every offset, each started at ``clock()``-time ``due`` (the start plus its
+    offset; woken :data:`EARLY_S` before it) or, when ``max_in_flight`` are still in flight, as soon as one ends;
+    returns once every send has ended. ``prepare(i)`` runs before the wait for request ``i`` (making its prompt
+    is no part of its lag). A send that raises stops the schedule, and the sends in flight are cancelled."""
+    slots = asyncio.Semaphore(max_in_flight)
+    running: set[asyncio.Task[None]] = set()
+    errors: list[Exception] = []
+
+    async def one(i: int, due: float, made: Any) -> None:
+        try:
+            await send(i, due, made)
+        except Exception as exc:  # noqa: BLE001 - kept, and raised once the schedule has stopped
+            errors.append(exc)
+        finally:
+            slots.release()
+
+    start = clock()
+    try:
+        for i, offset in enumerate(offsets):
+            made = prepare(i)
+            due = start + offset
+            if (delay := due - clock() - EARLY_S) > 0:
+                await asyncio.sleep(delay)
+            while clock() < due:
+                await asyncio.sleep(0)
+            await slots.acquire()
+            if errors:
+                break
+            task = asyncio.ensure_future(one(i, due, made))
+            running.add(task)
+            task.add_done_callback(running.discard)
+        if running and not errors:
+            await asyncio.gather(*running)
+        if errors:
+            raise errors[0]
+    finally:
+        for task in running:
+            task.cancel()

@@ -52,6 +52,9 @@ class TimingRecord(Frozen):
     wire_bytes: int | None = Field(default=None, description="the response's bytes read off the wire, headers and "
                                    "body: what the port forward carried of it (absent where the client cannot "
                                    "tell)")
+    load_from: Literal["rig"] | None = Field(default=None, description="rig: sent by the rig's own load generator on "
+                                             "the instance (--load-from rig), its wire_bytes never through the "
+                                             "tunnel; absent: sent from this machine")
     repeat: int | None = Field(default=None, description="the repeat of its level (1 when absent)")
     request_index: int | None = Field(default=None, description="the workload's request it sent (its place in the "
                                       "seed's order); absent for the reference's one prompt")

@@ -100,6 +100,8 @@ class RunOptions(Sparse, Frozen):
     bedrock_tier: str
     forwards: int | Literal["auto"] = "auto"
     """``--forwards``: port forwards per EC2 rig (absent from a run.json written before the option: auto)."""
+    load_from: Literal["tunnel", "rig"] = "tunnel"
+    """``--load-from``: where an EC2 rig's levels and open loop were sent from (absent before the option: tunnel)."""
     tunnel_limit: float | None = None
     """``--tunnel-limit``: the offline relays' shaped byte rate (absent: not shaped)."""
     quality_n: int | None = None

@@ -23,6 +23,7 @@ from agent.reach.forwarding import ForwardSet, RelayPortForward, preferred_port
 from agent.reach.pool import relays, spread
 from agent.reach.probe import chat_once
 from agent.reach.relay import Shaping
+from agent.reach.run_command import LOCAL_WHERE
 from agent.reach.tunnel import BOUND_SHARE, BYTE_SOURCE_PORT, BYTE_SOURCE_SCRIPT, LocalByteSource, measure
 
 from kit.waiting import poll_until
@@ -54,9 +55,10 @@ def test_a_shaped_relay_carries_its_rate_each_way_and_an_unshaped_one_far_more()
     assert fast.down_bytes_per_s > 20 * LIMIT_BYTES_PER_S and fast.events_per_s > 20 * slow.events_per_s
 
 
-def run_through_tunnel(tmp_path: Path, shaping: Shaping | None, wanted: int | str) -> dict[str, Any]:
+def run_through_tunnel(tmp_path: Path, shaping: Shaping | None, wanted: int | str, load_from: str = "tunnel"
+                       ) -> dict[str, Any]:
     """The capacity search on the paced server reached through relays (measured, pooled as ``wanted``): its
-    summary's backend."""
+    summary's backend. Its rig's load generator is the offline stand-in's (used with ``load_from="rig"``)."""
     with FakeOpenAI(Pace(slots=4, ttft_s=0.01, tpot_s=0.02, tokens=10)) as server, ForwardSet() as forwards, \
             LocalByteSource() as source:
         make = relays(host="127.0.0.1", source_port=source.port, shaping=shaping, log_dir=None, taken=set())
@@ -65,8 +67,12 @@ def run_through_tunnel(tmp_path: Path, shaping: Shaping | None, wanted: int | st
         found = spread(forwards=forwards, first=first, make=make, serving_port=server.port, source_port=source.port,
                        kind="relay, shaped" if shaping else "relay", model="paced", width=5, wanted=wanted,
                        ready_timeout_s=10, seconds=0.3)
-        backend = openai_backend("g6", first.base_url, metadata=found)
-        assert runner.run([backend], make_options(*SEARCH), tmp_path / "out", None) == 0
+        rig_load = {"command": "local", "url": f"http://127.0.0.1:{server.port}/v1/chat/completions",
+                    "where": LOCAL_WHERE}
+        backend = openai_backend("g6", first.base_url, metadata={**found, "rig_load": rig_load})
+        options = make_options(*SEARCH)
+        options.load_from = load_from  # an agent.run option (the runner's parser has the benchmark's own)
+        assert runner.run([backend], options, tmp_path / "out", None) == 0
     # nothing left behind: every forward of the pool, the one that measured, and the byte source
     assert all(f.pid is None for f in forwards) and source._process.poll() is not None
     return json.loads((tmp_path / "out" / "summary.json").read_text())["backends"]["g6"]
@@ -94,6 +100,22 @@ def test_a_pool_of_shaped_forwards_finds_the_unshaped_capacity_and_binds_nothing
     assert tunnel["forwards"] > 1 and tunnel["bound_levels"] == []
     assert tunnel["capacity_bytes_per_s"] == pytest.approx(tunnel["forwards"] * LIMIT_BYTES_PER_S, rel=0.2)
     assert g6["slo"]["capacity_concurrency"] == 4 and g6["slo"]["search"]["bracket"] == [4, 5]
+
+
+def test_load_from_the_rig_finds_the_unshaped_capacity_through_one_shaped_forward(tmp_path: Path) -> None:
+    g6 = run_through_tunnel(tmp_path, Shaping(LIMIT_BYTES_PER_S), 1, load_from="rig")
+    tunnel, slo = g6["tunnel"], g6["slo"]
+    levels = {lv["concurrency"]: lv for lv in tunnel["levels"]}
+    assert tunnel["forwards"] == 1 and tunnel["bound_levels"] == []
+    # level 1 is the chat part's own timed requests, from here; the levels above it came from the rig
+    assert levels[1]["load_from"] == "tunnel" and levels[4]["load_from"] == levels[5]["load_from"] == "rig"
+    assert tunnel["load_from"] == LOCAL_WHERE
+    # what the rig's level 4 carried would have bound the one shaped forward: it never crossed it
+    assert levels[4]["carried_bytes_per_s"] >= BOUND_SHARE * LIMIT_BYTES_PER_S
+    assert slo["capacity_concurrency"] == 4 and slo["search"]["bracket"] == [4, 5]
+    records = [json.loads(line) for line in (tmp_path / "out" / "requests.jsonl").read_text().splitlines()]
+    sweep = [r for r in records if r.get("phase") == "sweep"]
+    assert sweep and all(r["load_from"] == "rig" and r["output_tokens"] == 10 for r in sweep)
 
 
 def test_without_shaping_one_forward_is_enough_and_nothing_is_bound(tmp_path: Path) -> None:

@@ -142,8 +142,8 @@ def slo_block(records: Sequence[TimingRecord], run: RunFile, name: str, kind: st
     level_logs = {int(e.concurrency): e for e in log.levels}
     levels = [level_block(c, by_level[c], target, level_logs.get(c)) for c in sorted(by_level)]
     if forwards is not None:
-        levels = [lv.model_copy(update={"bound_by_tunnel": forwards.bound(lv.stream_bytes_per_s, lv.concurrency)})
-                  for lv in levels]
+        levels = [lv.model_copy(update={"bound_by_tunnel": not lv.from_rig
+                                        and forwards.bound(lv.stream_bytes_per_s, lv.concurrency)}) for lv in levels]
     capacity, first_miss = capacity_of(levels)
     search = _search(log, by_level, levels, (capacity, first_miss))
     measured = [r for rs in by_level.values() for r in rs]

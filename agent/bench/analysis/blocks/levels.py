@@ -162,4 +162,5 @@ def level_block(concurrency: int, records: Sequence[TimingRecord], target: Targe
                             met_share=None if share_ci is None else (round(share_ci[0], 4), round(share_ci[1], 4))),
         per_repeat=repeats, goodput_input_tok_per_s=input_tok, met_input_per_output=tally.met_mix(),
         stream_bytes_per_s=carried, bytes_per_token=per_token,
+        from_rig=bool(records) and all(r.load_from == "rig" for r in records),
     )

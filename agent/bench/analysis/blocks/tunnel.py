@@ -60,25 +60,27 @@ def tunnel_reason(levels: Sequence[SloLevel], forwards: Forwards | None) -> str:
 
 
 def _level(concurrency: int, carried: float | None, per_token: float | None, forwards: Forwards | None,
-           load_from: str) -> TunnelLevel:
+           from_rig: bool) -> TunnelLevel:
+    """One level's figures; a level sent from the rig crossed no forward, so it is never bound."""
     capacity = forwards.capacity(concurrency) if forwards else None
     return TunnelLevel(concurrency=concurrency, carried_bytes_per_s=carried, bytes_per_token=per_token,
                        capacity_bytes_per_s=capacity and round(capacity),
                        share_of_capacity=round(carried / capacity, 4) if carried is not None and capacity else None,
-                       bound=bool(forwards and forwards.bound(carried, concurrency)), load_from=load_from)  # type: ignore[arg-type]
+                       bound=bool(forwards and not from_rig and forwards.bound(carried, concurrency)),
+                       load_from="rig" if from_rig else "tunnel")
 
 
-def tunnel_block(metadata: Mapping[str, Any], slo: SloBlock | None, open_loop: OpenLoopBlock | None
-                 ) -> TunnelBlock | None:
+def tunnel_block(metadata: Mapping[str, Any], slo: SloBlock | None, open_loop: OpenLoopBlock | None,
+                 open_loop_from_rig: bool = False) -> TunnelBlock | None:
     """``backends.<name>.tunnel`` of a backend reached through port forwards (None for any other)."""
     record = metadata.get("tunnel")
     if not record:
         return None
-    forwards, one, load_from = Forwards.of(metadata), record.get("capacity"), record.get("load_from", "tunnel")
-    levels = [_level(lv.concurrency, lv.stream_bytes_per_s, lv.bytes_per_token, forwards, load_from)
+    forwards, one = Forwards.of(metadata), record.get("capacity")
+    levels = [_level(lv.concurrency, lv.stream_bytes_per_s, lv.bytes_per_token, forwards, lv.from_rig)
               for lv in (slo.levels if slo else [])]
     loop = None if open_loop is None else _level(open_loop.max_in_flight, open_loop.stream_bytes_per_s,
-                                                 open_loop.bytes_per_token, forwards, load_from)
+                                                 open_loop.bytes_per_token, forwards, open_loop_from_rig)
     return TunnelBlock(
         kind=record.get("kind", "ssm"), forwards=int(record.get("forwards", 1)),
         capacity_bytes_per_s=record.get("capacity_bytes_per_s"),
@@ -87,4 +89,6 @@ def tunnel_block(metadata: Mapping[str, Any], slo: SloBlock | None, open_loop: O
                                                     events_per_s=one["events_per_s"], seconds=one["seconds"]),
         stream_need_bytes_per_s=record.get("stream_need_bytes_per_s"), bound_share=BOUND_SHARE,
         bound_levels=[lv.concurrency for lv in levels if lv.bound], levels=levels, open_loop=loop,
-        unmeasured=record.get("unmeasured"))
+        unmeasured=record.get("unmeasured"),
+        load_from=(metadata.get("rig_load") or {}).get("where") if any(lv.from_rig for lv in (slo.levels if slo else []))
+        or open_loop_from_rig else None)

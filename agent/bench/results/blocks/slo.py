@@ -91,6 +91,9 @@ class SloLevel(Frozen):
     their mean (null where the client cannot tell: an AWS SDK call)."""
     bytes_per_token: float | None = None
     """Those bytes per output token."""
+    from_rig: bool = False
+    """Every request of it was sent by the rig's own load generator on the instance (``--load-from rig``): none
+    crossed the tunnel, so it is never bound by it."""
     bound_by_tunnel: bool = False
     """It carried 70% or more of its port forwards' measured capacity: never taken as the server's capacity
     (``backends.<name>.tunnel``)."""

@@ -34,7 +34,8 @@ class TunnelLevel(Frozen):
     bound: bool
     """Bound by the tunnel: it carried ``bound_share`` of ``capacity_bytes_per_s`` or more."""
     load_from: Literal["tunnel", "rig"]
-    """Where its load came from: this machine, through the forwards."""
+    """Where its load came from: ``tunnel``, this machine through the forwards; ``rig``, the rig's own load
+    generator on the instance (``--load-from rig``), never bound by the tunnel."""
 
 
 class TunnelBlock(Frozen):
@@ -54,3 +55,6 @@ class TunnelBlock(Frozen):
     open_loop: TunnelLevel | None = None
     unmeasured: str | None = None
     """Why the capacity was not measured."""
+    load_from: str | None = None
+    """Where the levels marked ``rig`` were sent from (``--load-from rig``): the instance via SSM Run Command, or
+    offline this machine in its place; null when none was."""
