@@ -61,7 +61,7 @@ def spread(*, forwards: ForwardSet, first: ProcessPortForward, make: Make, servi
     A byte source that does not answer leaves the tunnel unmeasured (the reason recorded) and the pool at
     ``wanted`` (1 with auto); a pool forward that does not open is left out (recorded).
     """
-    record: dict[str, Any] = {"kind": kind, "bound_share": BOUND_SHARE, "load_from": "tunnel"}
+    record: dict[str, Any] = {"kind": kind, "bound_share": BOUND_SHARE}
     try:
         capacity: Capacity | None = _measure(first.name, make, source_port, kind, seconds)
     except (TunnelError, ForwardError) as exc:

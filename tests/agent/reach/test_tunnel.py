@@ -116,6 +116,9 @@ def test_load_from_the_rig_finds_the_unshaped_capacity_through_one_shaped_forwar
     records = [json.loads(line) for line in (tmp_path / "out" / "requests.jsonl").read_text().splitlines()]
     sweep = [r for r in records if r.get("phase") == "sweep"]
     assert sweep and all(r["load_from"] == "rig" and r["output_tokens"] == 10 for r in sweep)
+    report = (tmp_path / "out" / "REPORT.md").read_text()
+    assert (f"Where the load came from: level(s) 1 from this machine through 1 port forward(s) (relay, shaped); "
+            f"level(s) 4, 5 from the rig: {LOCAL_WHERE} (none through the tunnel).") in report
 
 
 def test_without_shaping_one_forward_is_enough_and_nothing_is_bound(tmp_path: Path) -> None:

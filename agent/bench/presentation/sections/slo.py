@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Mapping, Sequence
 
 from ...results.blocks.slo import SloBlock, SloLevel, SloPair
+from ...results.blocks.tunnel import TunnelBlock
 from ...results.formatting import MISSING, number, with_interval
 from ...results.summary import Summary
 from ..labels import backend_label, not_run
@@ -74,6 +75,25 @@ def _capacities(summary: Summary, blocks: Mapping[str, SloBlock]) -> list[str]:
     return out
 
 
+def _load_from(tunnel: TunnelBlock | None) -> list[str]:
+    """Where each level's load came from, for a backend reached through port forwards (docs/tunnel.md)."""
+    if tunnel is None:
+        return []
+    here = [lv.concurrency for lv in tunnel.levels if lv.load_from == "tunnel"]
+    rig = [lv.concurrency for lv in tunnel.levels if lv.load_from == "rig"]
+    said = []
+    if here:
+        bound = f", bound by the tunnel at {', '.join(map(str, tunnel.bound_levels))}" if tunnel.bound_levels else ""
+        said.append(f"level(s) {', '.join(map(str, here))} from this machine through {tunnel.forwards} port "
+                    f"forward(s) ({tunnel.kind}){bound}")
+    if rig:
+        said.append(f"level(s) {', '.join(map(str, rig))} from the rig: {tunnel.load_from} (none through the "
+                    "tunnel)")
+    if tunnel.open_loop is not None:
+        said.append("the open loop from " + ("the rig" if tunnel.open_loop.load_from == "rig" else "this machine"))
+    return [f"Where the load came from: {'; '.join(said)}.", ""] if said else []
+
+
 def _pairs(pairs: Sequence[SloPair]) -> list[str]:
     if not pairs:
         return []
@@ -99,5 +119,5 @@ def section(summary: Summary) -> list[str]:
         out += [f"Why this default: {first.target_basis}. Set your own with `--slo`.", ""]
     out += _rules(first.attainment) + _capacities(summary, blocks)
     for n, s in blocks.items():
-        out += [f"### {backend_label(summary, n)}", ""] + _levels(s)
+        out += [f"### {backend_label(summary, n)}", ""] + _levels(s) + _load_from(summary.backends[n].tunnel)
     return out + _pairs(summary.slo_pairs)
