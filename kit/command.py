@@ -4,7 +4,8 @@ the outcome a command ends with (its exit code and the line that says why).
 The commands: ``python -m rigs``, ``python -m agent.run``, ``python -m agent.report``, ``python -m agent.quality``,
 ``python -m rigs.offline.moto_server``, ``python -m rigs.account.session_check``, ``python -m
 rigs.estate.whereabouts``, the generated-files commands (``python -m agent.bench.results.schema``) and the
-helpers ``python -m agent.local_rig`` and ``python -m agent.reach.relay``. The same
+helpers ``python -m agent.local_rig``, ``python -m agent.reach.relay`` and the rig's load generator ``python -m
+agent.bench.parts.load_generator``. The same
 cause gives the same exit code in each: 2 for bad input, 3 for AWS credentials, 4 when AWS cannot be reached
 (``./scripts/cdk`` too, through ``session_check``). ``tests/test_command.py`` checks that no other module defines
 an exit code, a usage error or an argument parser. The map from an AWS error to its exit code is :func:`rigs.aws.outcome`.

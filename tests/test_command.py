@@ -77,6 +77,7 @@ def test_an_exit_code_defined_outside_the_kit_is_found(tmp_path: Path) -> None:
     ("agent.bench.results.schema", "python -m agent.bench.results.schema"),
     ("agent.local_rig", "python -m agent.local_rig"),
     ("agent.reach.relay", "python -m agent.reach.relay"),
+    ("agent.bench.parts.load_generator", "python -m agent.bench.parts.load_generator"),
 ])
 def test_every_command_answers_a_bad_argument_in_one_line_with_exit_2(module: str, prog: str,
                                                                       tmp_path: Path) -> None:

@@ -4,9 +4,10 @@ bucket; or, offline, the very same zip and script run on this machine.
 
 :class:`SsmRigCommand` puts the job in the bucket (``load/<run>/<n>/job.json``), sends ``AWS-RunShellScript`` with
 the script and its ``LOAD_*`` lines: pre-signed URLs to get the load generator (from the CDK asset bucket) and the
-job and to put the results, so the instance role needs no S3 permission of its own. It waits with boto3's
-``command_executed`` waiter, reads the results back, and deletes both objects (the bucket's lifecycle rule removes
-any a stopped run leaves). :class:`LocalRigCommand` runs the script here with ``file://`` URLs and this Python in
+job and to put the results, so the instance role needs no S3 permission of its own. It polls the invocation until it
+ends (boto3's ``command_executed`` waiter cannot be stopped part-way, and a Ctrl-C must end the wait and cancel the
+command: :meth:`stop`), reads the results back, and deletes both objects (the bucket's lifecycle rule removes any a
+killed run leaves). :class:`LocalRigCommand` runs the script here with ``file://`` URLs and this Python in
 place of the server image's, the load sent straight to the server (not through a forward). Both return the load
 generator's result lines (:mod:`agent.bench.parts.load_generator`).
 """
@@ -19,13 +20,15 @@ import math
 import subprocess
 import sys
 import tempfile
+import threading
 import uuid
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 from urllib.parse import urlsplit
 
 from kit import processes
+from kit.waiting import poll_until
 from rigs import aws
 from rigs.userdata import load_generator
 
@@ -51,6 +54,16 @@ class RigCommand(Protocol):
     """Where the load comes from, for the report (``i-0abc on g6.xlarge via SSM Run Command``)."""
 
     def run(self, job: dict[str, Any]) -> list[dict[str, Any]]: ...
+
+    def stop(self) -> None:
+        """End a :meth:`run` in progress (from another thread): the job is cancelled, nothing of it left running."""
+        ...
+
+
+POLL_S = 1.0
+"""How often a job's end is looked for (and a stop noticed)."""
+TERMINAL = frozenset({"Success", "Failed", "Cancelled", "TimedOut", "Cancelling"})
+"""Run Command invocation statuses after which nothing more happens on the instance."""
 
 
 def _lines(text: str) -> list[dict[str, Any]]:
@@ -79,6 +92,10 @@ class LocalRigCommand:
     """The offline stand-in of Run Command: ``run_load.sh`` and the load generator's zip, run on this machine."""
 
     where: str = LOCAL_WHERE
+    stopping: threading.Event = field(default_factory=threading.Event)
+
+    def stop(self) -> None:
+        self.stopping.set()
 
     def run(self, job: dict[str, Any]) -> list[dict[str, Any]]:
         with tempfile.TemporaryDirectory(prefix="load-") as folder:
@@ -94,14 +111,20 @@ class LocalRigCommand:
             script.write_text(header + load_generator.run_script(), encoding="utf-8")
             process = processes.spawn(["bash", str(script)], log=subprocess.PIPE)
             try:
-                _, err = process.communicate(timeout=job_seconds(job))
-            except subprocess.TimeoutExpired:
-                raise RunCommandError(f"the load job ran past {job_seconds(job):.0f} s") from None
+                poll_until(lambda: self._ended(process), timeout_s=job_seconds(job), interval_s=POLL_S / 10,
+                           what="the load job")
             finally:
                 processes.stop(process)
+            err = process.stderr.read().decode() if process.stderr else ""
             if process.returncode != 0:
-                raise RunCommandError(f"run_load.sh exited {process.returncode}: {err.decode()[-500:].strip()}")
+                raise RunCommandError(f"run_load.sh exited {process.returncode}: {err[-500:].strip()}")
             return _lines((here / "out.jsonl").read_text(encoding="utf-8"))
+
+
+    def _ended(self, process: subprocess.Popen) -> int | None:
+        if self.stopping.is_set():
+            raise RunCommandError("the load job was stopped")
+        return process.poll()
 
 
 @dataclass
@@ -118,6 +141,10 @@ class SsmRigCommand:
     run_id: str
     where: str = ""
     session: Any = None
+    stopping: threading.Event = field(default_factory=threading.Event)
+
+    def stop(self) -> None:
+        self.stopping.set()
 
     def __post_init__(self) -> None:
         self.where = self.where or f"{self.instance_id} itself, via SSM Run Command"
@@ -156,18 +183,34 @@ class SsmRigCommand:
                 "commands": [header + load_generator.run_script()], "executionTimeout": [str(math.ceil(seconds))]})
         command_id = sent["Command"]["CommandId"]
         try:
-            ssm.get_waiter("command_executed").wait(
-                CommandId=command_id, InstanceId=self.instance_id,
-                WaiterConfig={"Delay": 2, "MaxAttempts": math.ceil((seconds + SEND_TIMEOUT_S) / 2)})
-        except Exception as exc:  # noqa: BLE001 - botocore's WaiterError: read why from the invocation
-            raise RunCommandError(self._why(ssm, command_id, exc)) from None
+            got = poll_until(lambda: self._ended(ssm, command_id), timeout_s=seconds + SEND_TIMEOUT_S,
+                             interval_s=POLL_S, what=f"Run Command {command_id} on {self.instance_id}")
+        except BaseException:
+            self._cancel(ssm, command_id)
+            raise
+        if got["Status"] != "Success":
+            raise RunCommandError(self._why(command_id, got))
         return command_id
 
-    def _why(self, ssm: Any, command_id: str, exc: Exception) -> str:
+    def _cancel(self, ssm: Any, command_id: str) -> None:
+        """Cancel the command on the instance (a stopped or timed-out wait): best effort, said when it fails
+        (CancelCommand takes no resource, so the policy grants it on ``*``; moto's server does not implement it)."""
+        try:
+            ssm.cancel_command(CommandId=command_id, InstanceIds=[self.instance_id])
+        except Exception as exc:  # noqa: BLE001 - the wait's own error is what the caller sees
+            logger.warning("command=<%s> | not cancelled: %s", command_id, aws.describe_error(exc, "ssm"))
+
+    def _ended(self, ssm: Any, command_id: str) -> dict[str, Any] | None:
+        """The invocation once it has ended; None while it runs (not yet known to the instance included)."""
+        if self.stopping.is_set():
+            raise RunCommandError(f"Run Command {command_id} on {self.instance_id} was stopped")
         try:
             got = ssm.get_command_invocation(CommandId=command_id, InstanceId=self.instance_id)
-        except Exception:  # noqa: BLE001 - the waiter's own reason is all there is
-            return f"Run Command {command_id} on {self.instance_id}: {aws.describe_error(exc, 'ssm')}"
+        except ssm.exceptions.InvocationDoesNotExist:
+            return None
+        return got if got.get("Status") in TERMINAL else None
+
+    def _why(self, command_id: str, got: dict[str, Any]) -> str:
         said = (got.get("StandardErrorContent") or got.get("StandardOutputContent") or "").strip()[-500:]
         return (f"Run Command {command_id} on {self.instance_id} ended {got.get('Status')}: {said or 'no output'} "
                 f"(aws ssm get-command-invocation --command-id {command_id} --instance-id {self.instance_id} "

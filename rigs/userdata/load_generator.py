@@ -17,7 +17,7 @@ from . import SCRIPT_DIR
 
 ROOT = SCRIPT_DIR.parent.parent
 FILES = (
-    "kit/__init__.py", "kit/utc.py",
+    "kit/__init__.py", "kit/command.py", "kit/utc.py",
     "agent/__init__.py", "agent/bench/__init__.py",
     "agent/bench/clients/__init__.py", "agent/bench/clients/base.py", "agent/bench/clients/openai_wire.py",
     "agent/bench/clients/reply.py", "agent/bench/clients/transport.py",

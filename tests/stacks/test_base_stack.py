@@ -154,3 +154,19 @@ def test_every_stack_carries_the_managed_by_stack_tag(manifest):
     assert stacks
     for name, artifact in stacks.items():
         assert artifact["properties"].get("tags", {}).get(TAG_MANAGED_BY) == MANAGED_BY, name
+
+
+@pytest.mark.parametrize("region", BASE_REGIONS)
+def test_load_jobs_pass_through_a_private_encrypted_bucket_that_expires_them_and_goes_with_the_stack(templates,
+                                                                                                     region):
+    template = Template.from_json(templates[base_stack_name(region)])
+    template.has_resource("AWS::S3::Bucket", {
+        "DeletionPolicy": "Delete",
+        "Properties": {
+            "BucketEncryption": {"ServerSideEncryptionConfiguration": [
+                {"ServerSideEncryptionByDefault": {"SSEAlgorithm": "AES256"}}]},
+            "PublicAccessBlockConfiguration": {"BlockPublicAcls": True, "BlockPublicPolicy": True,
+                                               "IgnorePublicAcls": True, "RestrictPublicBuckets": True},
+            "LifecycleConfiguration": {"Rules": [Match.object_like({"ExpirationInDays": 1, "Status": "Enabled"})]}}})
+    policy = json.dumps(template.find_resources("AWS::S3::BucketPolicy"))
+    assert '"aws:SecureTransport": "false"' in policy and '"Effect": "Deny"' in policy

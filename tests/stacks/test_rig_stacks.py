@@ -14,7 +14,7 @@ from aws_cdk.assertions import Match, Template
 from rigs.catalog.model import load_catalog
 from rigs.catalog.runtimes import runtime
 from rigs.contract import HF_TOKEN_SECRET, MANAGED_BY, TAG_MANAGED_BY, TAG_RIG, OutputKey, base_stack_name
-from rigs.userdata import USER_DATA_LIMIT_BYTES
+from rigs.userdata import USER_DATA_LIMIT_BYTES, load_generator
 from stacks.parts.rig_instance_group import LAUNCH_BUDGET
 from tests.contract.templates import WAIT_HANDLE_URL
 from tests.contract.templates import boot_environment
@@ -300,3 +300,14 @@ def test_g5g_pulls_the_built_image_from_its_own_ecr_with_a_scoped_grant(template
 def test_public_image_rigs_get_no_registry_grant(templates):
     for name in ("g6", "inf2", "trn1"):
         assert ecr_policies(rig_template(templates, name)) == {}
+
+
+@pytest.mark.parametrize("rig", EC2_RIGS, ids=lambda r: r.name)
+def test_the_rigs_load_generator_is_staged_with_its_sha256_and_the_bucket_is_the_bases(templates, assembly_dir,
+                                                                                      stack_regions, rig):
+    outputs = {k: v["Value"] for k, v in rig_template(templates, rig.name)["Outputs"].items()}
+    url = outputs[OutputKey.LOAD_GENERATOR_URL]["Fn::Sub"]  # the account filled in at deploy time
+    assert url.startswith("s3://cdk-hnb659fds-assets-${AWS::AccountId}-") and url.endswith(".zip")
+    staged = (assembly_dir / f"asset.{url.rsplit('/', 1)[1]}").read_bytes()  # what `cdk deploy` uploads
+    assert outputs[OutputKey.LOAD_GENERATOR_SHA256] == hashlib.sha256(staged).hexdigest() == load_generator.sha256()
+    assert base_stack_name(stack_regions[rig.stack_name]) in json.dumps(outputs[OutputKey.LOAD_RESULTS_BUCKET])

@@ -71,7 +71,11 @@ class FromRig:
 
     async def _run(self, job: dict[str, Any]) -> tuple[dict[int, tuple[Reply, dict[str, Any]]], float]:
         """The job's replies by index, each on this run's clock with its line, and the clock's shift."""
-        lines = await asyncio.to_thread(self.command.run, job)
+        try:
+            lines = await asyncio.to_thread(self.command.run, job)
+        except asyncio.CancelledError:  # Ctrl-C: the job is cancelled where it runs, its thread ends within a second
+            self.command.stop()
+            raise
         if not lines or lines[0].get("format") != FORMAT:
             raise FromRigError(f"the rig's load generator answered in format {lines[0].get('format') if lines else None}"
                                f", not {FORMAT}: the rig's load generator asset is of another version (deploy the "

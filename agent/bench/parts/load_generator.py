@@ -26,6 +26,8 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
+from kit.command import EXIT_OK, EXIT_USAGE, Parser
+
 from ..clients.reply import check
 from ..clients.transport import HttpTransport
 from .sending import in_flight, send_on_schedule
@@ -80,21 +82,23 @@ async def run(job: dict[str, Any], write: Any) -> None:
         await transport.close()
 
 
-def main(argv: list[str]) -> int:
-    if len(argv) != 2:
-        print("usage: python -m agent.bench.parts.load_generator JOB.json OUT.jsonl", file=sys.stderr)
-        return 2
+def main(argv: list[str] | None = None) -> int:
+    parser = Parser(prog="python -m agent.bench.parts.load_generator",
+                    description="Send a load job to the server it names; one JSON line per reply.")
+    parser.add_argument("job", type=Path, help="the job (JSON)")
+    parser.add_argument("out", type=Path, help="where the result lines go")
+    args = parser.parse_args(argv)
     try:
-        job = read_job(Path(argv[0]))
+        job = read_job(args.job)
     except (OSError, ValueError) as exc:
         print(f"load generator: {exc}", file=sys.stderr)
-        return 2
-    with Path(argv[1]).open("w", encoding="utf-8") as out:
+        return EXIT_USAGE
+    with args.out.open("w", encoding="utf-8") as out:
         def write(line: dict[str, Any]) -> None:
             out.write(json.dumps(line) + "\n")
         asyncio.run(run(job, write))
-    return 0
+    return EXIT_OK
 
 
 if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))
+    sys.exit(main())

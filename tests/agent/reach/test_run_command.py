@@ -55,3 +55,35 @@ def test_a_load_generator_of_another_sha256_is_not_run_and_the_error_says_why(ri
                                               r"as synthesized.*aws ssm get-command-invocation"):
         command(rig, "0" * 64).run(job(9, 1))
     assert rig["s3"].list_objects_v2(Bucket=BUCKET).get("KeyCount") == 0
+
+
+def test_a_stopped_local_job_ends_at_once_and_leaves_no_process(tmp_path) -> None:
+    """Ctrl-C during a level sent from the rig: the offline stand-in's script and load generator are gone."""
+    import os
+    import threading
+    import time
+
+    from agent.reach.run_command import LocalRigCommand
+    from tests.agent.conftest import alive_after, descendants
+
+    rig, failed, seen, before = LocalRigCommand(), [], set(), descendants(os.getpid())
+    with FakeOpenAI(Pace(slots=1, ttft_s=0.01, tpot_s=0.5, tokens=20)) as server:  # 10 s a request
+        worker = threading.Thread(target=lambda: _run_catching(rig, job(server.port, 2), failed))
+        worker.start()
+        deadline = time.monotonic() + 10
+        while len(seen) < 2 and time.monotonic() < deadline:  # bash and the load generator under it
+            seen |= descendants(os.getpid()) - before
+            time.sleep(0.05)
+        started = time.monotonic()
+        rig.stop()
+        worker.join(timeout=10)
+    assert time.monotonic() - started < 3 and not worker.is_alive()
+    assert [str(e) for e in failed] == ["the load job was stopped"]
+    assert alive_after(seen) == set()
+
+
+def _run_catching(rig, job_: dict, failed: list) -> None:
+    try:
+        rig.run(job_)
+    except RunCommandError as exc:
+        failed.append(exc)

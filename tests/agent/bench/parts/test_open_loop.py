@@ -200,3 +200,27 @@ def test_a_trace_replayed_after_the_chat_part_is_cold_and_its_cache_is_reported(
     assert ol["prompt_cache"] == {"requests": 4, "cached_prompt_tokens": 0, "prompt_tokens": sum(
         r["prompt_tokens"] for r in records), "cached_share": 0.0}
     assert "0 of" in (tmp_path / "out" / "REPORT.md").read_text().split("## Open loop", 1)[1].split("prefix cache")[0]
+
+
+def test_a_trace_sent_from_the_rig_keeps_its_timestamps_and_every_record_says_so(tmp_path: Path):
+    from agent.reach.run_command import LOCAL_WHERE
+
+    trace = tmp_path / "trace.jsonl"
+    trace.write_text("".join(json.dumps({"timestamp": t, "input_length": 30, "output_length": 8}) + "\n"
+                             for t in (5000, 5000, 5400, 6000)))
+    out = tmp_path / "out"
+    with FakeOpenAI(SlowsAfter(fast=100, slow_s=0.0)) as server:
+        b = openai_backend("g6", server.base_url, metadata={"instance_type": "g6.xlarge", "rig_load": {
+            "command": "local", "url": f"{server.base_url.rstrip('/')}/chat/completions", "where": LOCAL_WHERE}})
+        options = make_options("--demos", "open_loop", "--runs", "1", "--max-tokens", "8", "--workload",
+                               f"trace={trace},trace_speed=2")
+        options.load_from = "rig"  # an agent.run option (the runner's parser has the benchmark's own)
+        assert runner.run([b], options, out, None) == 0
+    records = sorted((r for r in evidence.read_requests(out / "requests.jsonl") if r["part"] == "open_loop"),
+                     key=lambda r: r["scheduled_s"])
+    due = [r["scheduled_s"] - records[0]["scheduled_s"] for r in records]
+    assert len(records) == 4 and all(r["load_from"] == "rig" and r["output_tokens"] == 8 for r in records)
+    assert due == pytest.approx([0.0, 0.0, 0.2, 0.5], abs=1e-6)  # the rig kept the trace's schedule
+    assert all(0 <= (r["sent_s"] - r["scheduled_s"]) * 1000 < LAG_MS for r in records)
+    ol = json.loads((out / "summary.json").read_text())["backends"]["g6"]["open_loop"]
+    assert ol["sent"] == 4 and ol["verdict"] == "holds"
