@@ -194,7 +194,7 @@ class SsmRigCommand:
 
     def _cancel(self, ssm: Any, command_id: str) -> None:
         """Cancel the command on the instance (a stopped or timed-out wait): best effort, said when it fails
-        (CancelCommand takes no resource, so the policy grants it on ``*``; moto's server does not implement it)."""
+        (CancelCommand takes no resource, so the policy grants it on ``*``)."""
         try:
             ssm.cancel_command(CommandId=command_id, InstanceIds=[self.instance_id])
         except Exception as exc:  # noqa: BLE001 - the wait's own error is what the caller sees

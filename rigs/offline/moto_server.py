@@ -87,8 +87,9 @@ Always on again:
     running nothing. A command that runs the rigs' load generator (``rigs/userdata/run_load.sh``, ``--load-from
     rig``) is run here, in a thread, as the instance's SSM agent would run it, with this Python in place of the
     server image's: its invocation is ``InProgress`` until the script ends, then ``Success`` or ``Failed`` with its
-    output and exit status, as on AWS. The script fetches and puts through this server's pre-signed S3 URLs; its
-    job names the server to load (offline, the stand-in).
+    output and exit status, as on AWS; ``CancelCommand`` (which moto does not implement) kills it and reports it
+    ``Cancelled``. The script fetches and puts through this server's pre-signed S3 URLs; its job names the server to
+    load (offline, the stand-in).
 """
 
 from __future__ import annotations
@@ -656,13 +657,15 @@ _CLOUDFORMATION_LOCK = threading.Lock()
 
 
 def dispatch(stand_in: StandIn | None) -> None:
-    """Before moto's own dispatch: one CloudFormation call at a time, and (with a stand-in) SSM
-    ``DescribeInstanceInformation`` and the SageMaker runtime answered here."""
+    """Before moto's own dispatch: one CloudFormation call at a time, SSM ``CancelCommand`` (patch 17), and (with a
+    stand-in) SSM ``DescribeInstanceInformation`` and the SageMaker runtime answered here."""
     from moto.moto_server.werkzeug_app import DomainDispatcherApplication
 
     original = DomainDispatcherApplication.__call__
 
     def __call__(self, environ, start_response):  # noqa: ANN001, N807 - WSGI
+        if environ.get("HTTP_X_AMZ_TARGET") == "AmazonSSM.CancelCommand":
+            return cancel_command(environ, start_response)
         if stand_in is not None:
             if environ.get("HTTP_X_AMZ_TARGET") == "AmazonSSM.DescribeInstanceInformation":
                 return describe_instance_information(environ, start_response)
@@ -698,29 +701,36 @@ def check_readiness_on_stand_in(stand_in: StandIn) -> None:
     Command.get_invocation = get_invocation
 
 
+_LOAD_RUNS: dict[str, dict[str, Any]] = {}
+"""Patch 17's load generator commands by command id: the script's process, then how it ended."""
+_LOAD_LOCK = threading.Lock()
+
+
 def run_load_commands() -> None:
     """A Run Command of the load generator runs its script here, in a thread; the invocation follows it."""
     from moto.ssm.models import Command
 
     original = Command.get_invocation
-    runs: dict[str, dict[str, Any]] = {}
-    lock = threading.Lock()
 
     def run(script: str, state: dict[str, Any]) -> None:
-        done = subprocess.run(["bash"], input=script, capture_output=True, text=True,
-                              env={**os.environ, "LOAD_PYTHON": sys.executable})
-        state.update(code=done.returncode, out=done.stdout[-24000:], err=done.stderr[-8000:])
+        process = subprocess.Popen(["bash"], stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                   text=True, start_new_session=True, env={**os.environ, "LOAD_PYTHON": sys.executable})
+        state["process"] = process
+        out, err = process.communicate(script)
+        state.update(code=process.returncode, out=out[-24000:], err=err[-8000:])
 
     def get_invocation(self, instance_id, plugin_name):  # noqa: ANN001
         invocation = original(self, instance_id, plugin_name)
         commands = (self.parameters or {}).get("commands") or []
         if not any("LOAD_GENERATOR_URL=" in str(command) for command in commands):
             return invocation
-        with lock:
-            state = runs.get(self.command_id)
+        with _LOAD_LOCK:
+            state = _LOAD_RUNS.get(self.command_id)
             if state is None:
-                state = runs[self.command_id] = {}
+                state = _LOAD_RUNS[self.command_id] = {}
                 threading.Thread(target=run, args=("\n".join(map(str, commands)), state), daemon=True).start()
+        if state.get("cancelled"):
+            return {**invocation, "Status": "Cancelled", "StatusDetails": "Cancelled", "ResponseCode": -1}
         if "code" not in state:
             return {**invocation, "Status": "InProgress", "StatusDetails": "InProgress", "ResponseCode": -1}
         status = "Success" if state["code"] == 0 else "Failed"
@@ -728,6 +738,22 @@ def run_load_commands() -> None:
                 "StandardOutputContent": state["out"], "StandardErrorContent": state["err"]}
 
     Command.get_invocation = get_invocation
+
+
+def cancel_command(environ: dict, start_response: Callable) -> list[bytes]:
+    """SSM ``CancelCommand`` (which moto does not implement): a load generator command of patch 17 is stopped, its
+    script's process group killed; any other command has run already (moto runs nothing)."""
+    command_id = json.loads(_body(environ) or b"{}").get("CommandId")
+    with _LOAD_LOCK:
+        state = _LOAD_RUNS.get(command_id)
+    if state is not None and "code" not in state:
+        state["cancelled"] = True
+        if state.get("process") is not None:
+            try:
+                os.killpg(state["process"].pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+    return _json_reply(start_response, "200 OK", {})
 
 
 DLC_REGISTRY = "763104351884"

@@ -87,3 +87,22 @@ def _run_catching(rig, job_: dict, failed: list) -> None:
         rig.run(job_)
     except RunCommandError as exc:
         failed.append(exc)
+
+
+def test_a_stopped_run_command_is_cancelled_on_the_instance_and_leaves_nothing_in_the_bucket(rig: dict) -> None:
+    import threading
+    import time
+
+    ssm = boto3.client("ssm", region_name="us-east-1")
+    rig_command, failed = command(rig, load_generator.sha256()), []
+    with FakeOpenAI(Pace(slots=1, ttft_s=0.01, tpot_s=0.5, tokens=20)) as server:  # 10 s a request
+        worker = threading.Thread(target=lambda: _run_catching(rig_command, job(server.port, 2), failed))
+        worker.start()
+        time.sleep(2)  # the job under way on the "instance"
+        started = time.monotonic()
+        rig_command.stop()
+        worker.join(timeout=10)
+    assert time.monotonic() - started < 3 and [str(e).endswith("was stopped") for e in failed] == [True]
+    [sent] = ssm.list_commands()["Commands"]
+    status = ssm.get_command_invocation(CommandId=sent["CommandId"], InstanceId=rig["instance_id"])["Status"]
+    assert status == "Cancelled" and rig["s3"].list_objects_v2(Bucket=BUCKET).get("KeyCount") == 0
