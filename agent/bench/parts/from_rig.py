@@ -111,7 +111,7 @@ class FromRig:
         for k, (request, extra) in enumerate(requests):
             reply = _answer(replies, k)
             line = replies[k][1] if k in replies else {}
-            due = (line.get("due_s") or 0.0) + shift if line.get("due_s") is not None else reply.t_sent
+            due = line["due_s"] + shift if line.get("due_s") is not None else reply.t_sent
             emit(reply, request, {**extra, "load_from": RIG}, int(line.get("in_flight") or 1), due)
 
 
