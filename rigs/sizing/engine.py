@@ -31,8 +31,9 @@ T4 as vLLM 0.30 logged them on AWS ("Free memory on device (21.77/21.96 GiB)", x
 ``docs/runs/`` logs of an L4 and a T4), H100 as the llm-d planner's sweep logged it (79.19 GiB,
 llm-d-incubation/llm-d-planner ``accuracy/results/v0.19.0/logs/``); A10G, L40S, A100 and H200 as PyTorch's
 out-of-memory message prints the card's total in public logs ("GPU 0 has a total capacity of 22.06 GiB"), the T4G
-as the T4 (the same 16 GB part). EC2's ``MemoryInfo`` is 1-1.5% more on most cards and about 9% more on the T4
-family."""
+as torch reported it on a g5g (14,913 MiB: xbill9/gemma4-dev
+``gpu-vllm-g5g-2b/benchmarks/runs/2026-08-12-first-serve-g5g/REPORT.md``), the T4's figure. EC2's ``MemoryInfo`` is
+1-1.5% more on most cards and about 9% more on the T4 family."""
 UNLISTED_VISIBLE = 0.985
 """A card :data:`VISIBLE_GIB` does not list (of the catalog's families: p6-b200's B200 and g7e's RTX PRO 6000, whose
 CUDA totals no log read here gave): this fraction of what EC2 reports (most cards' ratio)."""
