@@ -315,6 +315,8 @@ class Architecture(Frozen):
         weight_bytes: the bytes the weights take where that is published (a quantized checkpoint's size, or
             what an engine logged loading it); otherwise ``parameters`` x the dtype's bytes.
         weight_basis: where ``parameters`` or ``weight_bytes`` come from.
+        weight_bytes_loaded: ``weight_bytes`` is what vLLM logged loading the model ("Model loading took"), its
+            buffers (the rotary-embedding table) included, so the fit adds none; false: the checkpoint's size.
         experts, experts_per_token: a mixture of experts' ``num_local_experts`` and ``experts_per_token``
             (every expert's weights are resident; the KV cache does not depend on them).
         model_class: the class its ``config.json`` names first in ``architectures`` (``LlamaForCausalLM``): what
@@ -339,6 +341,7 @@ class Architecture(Frozen):
     parameters: between(Union[StrictInt, StrictFloat], 0, 1e13, "must be a parameter count", above=True) | None = None
     weight_bytes: between(StrictInt, 0, 10**13, "must be a size in bytes", above=True) | None = None
     weight_basis: Text
+    weight_bytes_loaded: bool = False
     experts: Count | None = None
     experts_per_token: Count | None = None
     model_class: checked(StrictStr, lambda c: None if _CLASS.match(c) else "must be a class name as config.json's "

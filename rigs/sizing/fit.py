@@ -288,7 +288,8 @@ def _gpu(arch: Architecture, candidate: Candidate, degree: int, ask: Ask) -> Ins
     card, basis = (candidate.visible_memory_bytes, "the memory CUDA showed") if candidate.visible_memory_bytes \
         else visible_bytes(candidate.accelerator, candidate.accelerator_memory_bytes)
     settings = resolve(ask.settings.over(candidate.settings), engine, candidate.accelerator, card)
-    weights = -(-weights_bytes(arch, ask.dtype, ask.quantization) // degree) + rotary_cache_bytes(arch, ask.dtype)
+    weights = -(-weights_bytes(arch, ask.dtype, ask.quantization) // degree) + (
+        0 if arch.weight_bytes_loaded else rotary_cache_bytes(arch, ask.dtype))  # already in what vLLM logged
     held = budget(shape(arch, degree), weights, degree, settings, engine, card, basis)
     lay = layout(arch, degree, kv_dtype_bytes(arch, settings.kv_cache_dtype, ask.dtype), engine)
     replicas = candidate.accelerators // degree
