@@ -83,6 +83,19 @@ def test_grouped_query_attention_and_every_gpu_of_a_four_gpu_size_serving(capsys
     assert size["max_sequences"] == 2 * (size["kv_tokens"] // 40960)
 
 
+def test_weights_vllm_logged_loading_already_hold_the_rotary_table(capsys):
+    """Gemma 4 E2B's catalog weights are vLLM's "Model loading took 9.8 GiB" (``weight_bytes_loaded``): no second
+    table on top; sized from its parameters instead, the table (131,072 positions x 256 + 512 wide) is added."""
+    arch = CATALOG.models["google/gemma-4-E2B-it"].architecture
+    code, out, _ = run(capsys, "--model", "google/gemma-4-E2B-it", "--instance-type", "g5g.xlarge", "--json")
+    [size] = json.loads(out)["instances"]
+    assert code == 0 and arch.weight_bytes_loaded and size["weights_bytes_per_accelerator"] == arch.weight_bytes
+    checkpoint = arch.model_copy(update={"weight_bytes_loaded": False})
+    [g5g] = [c for c in candidates(CATALOG, None, checkpoint) if c.instance_type == "g5g.xlarge"]
+    assert fit(checkpoint, [g5g], Ask(context=8192)).of("g5g.xlarge").weights_bytes_per_accelerator == \
+        arch.weight_bytes + 131072 * (256 + 512) * 2
+
+
 def test_fp8_kv_holds_twice_the_tokens_at_the_split_the_models_own_kv_dtype_chooses(capsys):
     sizes = {}
     for kv in ("auto", "fp8"):
