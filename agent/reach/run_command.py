@@ -28,7 +28,7 @@ from typing import Any, Protocol
 from urllib.parse import urlsplit
 
 from kit import processes
-from kit.waiting import poll_until
+from kit.waiting import WaitTimeout, poll_until
 from rigs import aws
 from rigs.userdata import load_generator
 
@@ -80,8 +80,8 @@ def _header(values: dict[str, str]) -> str:
 
 
 def job_seconds(job: dict[str, Any]) -> float:
-    """The most a job may take: its requests one after another at their timeout would be more than any level takes,
-    so the bound is the timeout times the rounds a closed job runs (or once for an open one, after its last offset)."""
+    """The longest a job may take: a closed job of N requests with c in flight runs ceil(N / c) rounds, each at most
+    one request's timeout; an open job, its last offset and one timeout; either with :data:`SLACK_S` more."""
     bodies, width = len(job["bodies"]), max(1, int(job.get("concurrency") or 1))
     rounds = 1 if job["mode"] == "open" else math.ceil(bodies / width)
     return float(job["timeout_s"]) * rounds + max(job.get("offsets_s") or [0.0]) + SLACK_S
@@ -109,17 +109,18 @@ class LocalRigCommand:
                 "LOAD_PYTHON": sys.executable})
             script = here / "run_load.sh"
             script.write_text(header + load_generator.run_script(), encoding="utf-8")
-            process = processes.spawn(["bash", str(script)], log=subprocess.PIPE)
+            process = processes.spawn(["bash", str(script)], log=subprocess.PIPE, stdout=subprocess.DEVNULL)
             try:
                 poll_until(lambda: self._ended(process), timeout_s=job_seconds(job), interval_s=POLL_S / 10,
                            what="the load job")
+            except WaitTimeout as exc:
+                raise RunCommandError(str(exc)) from None
             finally:
                 processes.stop(process)
             err = process.stderr.read().decode() if process.stderr else ""
             if process.returncode != 0:
                 raise RunCommandError(f"run_load.sh exited {process.returncode}: {err[-500:].strip()}")
             return _lines((here / "out.jsonl").read_text(encoding="utf-8"))
-
 
     def _ended(self, process: subprocess.Popen) -> int | None:
         if self.stopping.is_set():
@@ -185,8 +186,10 @@ class SsmRigCommand:
         try:
             got = poll_until(lambda: self._ended(ssm, command_id), timeout_s=seconds + SEND_TIMEOUT_S,
                              interval_s=POLL_S, what=f"Run Command {command_id} on {self.instance_id}")
-        except BaseException:
+        except BaseException as exc:
             self._cancel(ssm, command_id)
+            if isinstance(exc, WaitTimeout):
+                raise RunCommandError(f"{exc}: cancelled") from None
             raise
         if got["Status"] != "Success":
             raise RunCommandError(self._why(command_id, got))
