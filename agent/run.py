@@ -295,6 +295,10 @@ def _run(args: argparse.Namespace, plan: BackendPlan, runner: ModuleType, ui: Ui
         if not backends:
             ui.error("no backend could be reached")
             return EXIT_FAILED
+        here = [b.name for b in backends if "rig_load" not in b.metadata]
+        if getattr(args, declared.Declared.load_from.name, None) == "rig" and here:
+            ui.note(f"--load-from rig: {', '.join(here)} {'is' if len(here) == 1 else 'are'} not reached through a "
+                    f"port forward to a rig of ours, so {'its' if len(here) == 1 else 'their'} load is sent from here")
         ui.note("running on " + ", ".join(b.name for b in backends) + f"; evidence in {out_dir}")
         code = runner.run(backends, args, out_dir=out_dir, session=session)
     if failed:
