@@ -8,6 +8,7 @@ never that a 135M model is right.
 from __future__ import annotations
 
 import json
+from collections import Counter
 
 import pytest
 
@@ -77,18 +78,19 @@ def test_agent_run_on_the_local_rig_writes_a_valid_evidence_folder(tmp_path):
 def test_the_quality_lane_on_the_local_rig_is_graded_reported_and_recomputable(tmp_path):
     """The lane as a user runs it on the toy model: every item graded or failed, never lost; the precision
     section in REPORT.md and REPORT.html, labelled as the toy model's; the summary a function of the evidence.
-    What the 135M model answers is not asserted."""
+    Twelve items: each of the lane's six suites twice (taken in turn). What the 135M model answers is not asserted."""
     from agent import run
 
     out = tmp_path / "evidence"
-    code = run.main(["--backends", "local", "--demos", "quality", "--quality-n", "24", "--out", str(out)], env={})
+    code = run.main(["--backends", "local", "--demos", "quality", "--quality-n", "12", "--out", str(out)], env={})
     s = json.loads((out / "summary.json").read_text())
     q = s["backends"]["local"]["quality"]
-    assert q["items"] == 24 and q["graded"] + q["failed"] + q["not_sent"] == 24 and q["not_sent"] == 0
+    assert q["items"] == 12 and q["graded"] + q["failed"] + q["not_sent"] == 12 and q["not_sent"] == 0
     assert s["backends"]["local"]["weights"]["precision"] == "GGUF Q4_1"
     assert s["quality_lane"]["reference"] == "local" and s["quality_pairs"] == []
     records = evidence.read_requests(out / "requests.jsonl")
-    assert len(records) == 24 and {r["part"] for r in records} == {"quality"}
+    assert len(records) == 12 and {r["part"] for r in records} == {"quality"}
+    assert sorted(Counter(r["suite"] for r in records).values()) == [2] * 6
     again = summary.summarize(records, json.loads((out / "run.json").read_text()))
     assert again.as_json() == s
     text = (out / "REPORT.md").read_text()
