@@ -59,7 +59,8 @@ class ChatServer:
         self.httpd.daemon_threads = True
         self.httpd.requests = []  # type: ignore[attr-defined]
         self.port = self.httpd.server_address[1]
-        self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
+        # shutdown() waits for the loop's next look at its flag: every 0.5 s by default, in each test's teardown
+        self.thread = threading.Thread(target=self.httpd.serve_forever, kwargs={"poll_interval": 0.01}, daemon=True)
         self.thread.start()
 
     @property

@@ -27,7 +27,8 @@ pytestmark = [pytest.mark.e2e, pytest.mark.timeout(900)]
 def test_an_interrupt_in_the_benchmark_still_destroys_everything(tmp_path: Path) -> None:
     require_local_rig()
     evidence = tmp_path / "evidence"
-    code, out, started = rehearse(["trn1", "--offline", "--yes", "--bench-options=--runs 500 --demos chat",
+    code, out, started = rehearse(["trn1", "--offline", "--yes",
+                                   "--bench-options=--runs 500 --demos chat --max-tokens 16",  # short first reply
                                    "--evidence", str(evidence)], tmp_path,
                                   interrupt_when=evidence / "bench" / "requests.jsonl")
     assert code == 130

@@ -47,7 +47,7 @@ def stand_in() -> Iterator[ThreadingHTTPServer]:
     httpd = ThreadingHTTPServer(("127.0.0.1", 0), _StandInHandler)
     httpd.daemon_threads = True
     httpd.requests = []  # type: ignore[attr-defined]
-    threading.Thread(target=httpd.serve_forever, daemon=True).start()
+    threading.Thread(target=httpd.serve_forever, kwargs={"poll_interval": 0.01}, daemon=True).start()  # quick shutdown
     yield httpd
     httpd.shutdown()
     httpd.server_close()

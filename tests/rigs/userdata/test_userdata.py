@@ -179,7 +179,8 @@ def server():
     FakeEndpoints.signals = []
     FakeEndpoints.status = 200
     httpd = ThreadingHTTPServer(("127.0.0.1", 0), FakeEndpoints)
-    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
+    # shutdown() waits for the loop's next look at its flag: every 0.5 s by default, in each test's teardown
+    thread = threading.Thread(target=httpd.serve_forever, kwargs={"poll_interval": 0.01}, daemon=True)
     thread.start()
     yield httpd
     httpd.shutdown()

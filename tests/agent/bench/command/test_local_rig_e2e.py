@@ -8,6 +8,7 @@ never that a 135M model is right.
 from __future__ import annotations
 
 import json
+from collections import Counter
 
 import pytest
 
@@ -77,18 +78,19 @@ def test_agent_run_on_the_local_rig_writes_a_valid_evidence_folder(tmp_path):
 def test_the_quality_lane_on_the_local_rig_is_graded_reported_and_recomputable(tmp_path):
     """The lane as a user runs it on the toy model: every item graded or failed, never lost; the precision
     section in REPORT.md and REPORT.html, labelled as the toy model's; the summary a function of the evidence.
-    What the 135M model answers is not asserted."""
+    Twelve items: each of the lane's six suites twice (taken in turn). What the 135M model answers is not asserted."""
     from agent import run
 
     out = tmp_path / "evidence"
-    code = run.main(["--backends", "local", "--demos", "quality", "--quality-n", "24", "--out", str(out)], env={})
+    code = run.main(["--backends", "local", "--demos", "quality", "--quality-n", "12", "--out", str(out)], env={})
     s = json.loads((out / "summary.json").read_text())
     q = s["backends"]["local"]["quality"]
-    assert q["items"] == 24 and q["graded"] + q["failed"] + q["not_sent"] == 24 and q["not_sent"] == 0
+    assert q["items"] == 12 and q["graded"] + q["failed"] + q["not_sent"] == 12 and q["not_sent"] == 0
     assert s["backends"]["local"]["weights"]["precision"] == "GGUF Q4_1"
     assert s["quality_lane"]["reference"] == "local" and s["quality_pairs"] == []
     records = evidence.read_requests(out / "requests.jsonl")
-    assert len(records) == 24 and {r["part"] for r in records} == {"quality"}
+    assert len(records) == 12 and {r["part"] for r in records} == {"quality"}
+    assert sorted(Counter(r["suite"] for r in records).values()) == [2] * 6
     again = summary.summarize(records, json.loads((out / "run.json").read_text()))
     assert again.as_json() == s
     text = (out / "REPORT.md").read_text()
@@ -101,19 +103,21 @@ def test_the_quality_lane_on_the_local_rig_is_graded_reported_and_recomputable(t
 
 @pytest.mark.timeout(900)
 def test_a_rag_workload_on_the_local_rig_is_sent_at_its_lengths_as_the_server_counts_them(tmp_path):
-    """GuideLLM's rag lengths (4,096 +- 512 prompt tokens) on the real llama.cpp server: the fit checked against its
-    context before anything is sent, its count calibrated on its own usage, the timed request's prompt within 2% of
-    the asked in that count, and "Your traffic" in both reports. The replies are cut to 8 tokens
-    (``output_tokens_mean=8``): the prompts are what the preset asks of a server, and a 4,096-token prefill on a
-    CPU-served toy model already takes tens of seconds."""
+    """GuideLLM's rag preset on the real llama.cpp server: the fit checked against its context before anything is
+    sent, its count calibrated on its own usage, the timed request's prompt within 2% of the asked in that count,
+    and "Your traffic" in both reports. The prompts are cut to 2,304 +- 256 tokens and the replies to 8: the timed
+    prompt is still longer than a slot's even share of the context (8,192 tokens over 4 slots), so it is served
+    only through the unified cache, while the preset's 4,096 cost two prefills of 30 to 50 s each on a CPU-served
+    toy model (one server thread on 2 cores)."""
     from agent import run
 
     out = tmp_path / "evidence"
     code = run.main(["--backends", "local", "--demos", "chat", "--runs", "1", "--concurrency", "1", "--workload",
-                     "preset=rag,output_tokens_mean=8,output_tokens_stddev=0", "--out", str(out)], env={})
+                     "preset=rag,prompt_input_tokens_mean=2304,prompt_input_tokens_stddev=256,output_tokens_mean=8,"
+                     "output_tokens_stddev=0", "--out", str(out)], env={})
     s = json.loads((out / "summary.json").read_text())
     w, t = s["recommendation"]["workload"], s["backends"]["local"]["traffic"]
-    assert (w["preset"], w["prompt_input_tokens_mean"], w["prompt_input_tokens_stddev"]) == ("rag", 4096, 512)
+    assert (w["preset"], w["prompt_input_tokens_mean"], w["prompt_input_tokens_stddev"]) == ("rag", 2304, 256)
     assert t["source"] == "synthetic" and t["fit"]["share"] == 1.0 and t["fit"]["max_total_tokens"] == 8192
     assert t["calibration"]["calibrated"] and t["calibration"]["prompts"] == 2  # the cold request is the long point
     assert t["requests"] == 1 and t["not_sent"] == 0 and t["output_counted"]["values"] == [8]
