@@ -3,7 +3,7 @@
 bucket; or, offline, the very same zip and script run on this machine.
 
 :class:`SsmRigCommand` puts the job in the bucket (``load/<run>/<n>/job.json``), sends ``AWS-RunShellScript`` with
-the script and its ``LOAD_*`` lines: pre-signed URLs to get the load generator (from the CDK asset bucket) and the
+the script under its ``LOAD_*`` lines (:func:`rigs.userdata.load_generator.command`): pre-signed URLs to get the load generator (from the CDK asset bucket) and the
 job and to put the results, so the instance role needs no S3 permission of its own. It polls the invocation until it
 ends (boto3's ``command_executed`` waiter cannot be stopped part-way, and a Ctrl-C must end the wait and cancel the
 command: :meth:`stop`), reads the results back, and deletes both objects (the bucket's lifecycle rule removes any a
@@ -73,12 +73,6 @@ def _lines(text: str) -> list[dict[str, Any]]:
         raise RunCommandError(f"the load generator's results are not JSON lines ({exc})") from None
 
 
-def _header(values: dict[str, str]) -> str:
-    from shlex import quote
-
-    return "".join(f"export {k}={quote(v)}\n" for k, v in sorted(values.items()))
-
-
 def job_seconds(job: dict[str, Any]) -> float:
     """The longest a job may take: a closed job of N requests with c in flight runs ceil(N / c) rounds, each at most
     one request's timeout; an open job, its last offset and one timeout; either with :data:`SLACK_S` more."""
@@ -102,13 +96,13 @@ class LocalRigCommand:
             here = Path(folder)
             (here / "load_generator.zip").write_bytes(load_generator.bundle())
             (here / "job.json").write_text(json.dumps(job), encoding="utf-8")
-            header = _header({
+            text = load_generator.command({
                 "LOAD_GENERATOR_URL": (here / "load_generator.zip").as_uri(),
                 "LOAD_GENERATOR_SHA256": load_generator.sha256(), "LOAD_JOB_URL": (here / "job.json").as_uri(),
                 "LOAD_RESULT_URL": (here / "out.jsonl").as_uri(), "LOAD_CONTAINER": "stand-in",
                 "LOAD_PYTHON": sys.executable})
             script = here / "run_load.sh"
-            script.write_text(header + load_generator.run_script(), encoding="utf-8")
+            script.write_text(text, encoding="utf-8")
             process = processes.spawn(["bash", str(script)], log=subprocess.PIPE, stdout=subprocess.DEVNULL)
             try:
                 poll_until(lambda: self._ended(process), timeout_s=job_seconds(job), interval_s=POLL_S / 10,
@@ -169,7 +163,7 @@ class SsmRigCommand:
         expires = int(seconds + SEND_TIMEOUT_S + SLACK_S)
         asset = urlsplit(self.generator_url)
 
-        header = _header({
+        text = load_generator.command({
             "LOAD_GENERATOR_URL": s3.generate_presigned_url(
                 "get_object", Params={"Bucket": asset.netloc, "Key": asset.path.lstrip("/")}, ExpiresIn=expires),
             "LOAD_GENERATOR_SHA256": self.generator_sha256,
@@ -181,7 +175,7 @@ class SsmRigCommand:
         sent = ssm.send_command(
             InstanceIds=[self.instance_id], DocumentName="AWS-RunShellScript", TimeoutSeconds=SEND_TIMEOUT_S,
             Comment="aws-inference --load-from rig", Parameters={
-                "commands": [header + load_generator.run_script()], "executionTimeout": [str(math.ceil(seconds))]})
+                "commands": [text], "executionTimeout": [str(math.ceil(seconds))]})
         command_id = sent["Command"]["CommandId"]
         try:
             got = poll_until(lambda: self._ended(ssm, command_id), timeout_s=seconds + SEND_TIMEOUT_S,

@@ -12,8 +12,9 @@ from __future__ import annotations
 import hashlib
 import io
 import zipfile
+from functools import lru_cache
 
-from . import SCRIPT_DIR
+from . import SCRIPT_DIR, _body, preamble
 
 ROOT = SCRIPT_DIR.parent.parent
 FILES = (
@@ -30,8 +31,10 @@ RUN_SCRIPT = SCRIPT_DIR / "run_load.sh"
 MODULE = "agent.bench.parts.load_generator"
 
 
+@lru_cache(maxsize=1)
 def bundle() -> bytes:
-    """The zip's bytes."""
+    """The zip's bytes (made once a process: synth asks for them and their sha256 once per rig stack, a run once per
+    job)."""
     out = io.BytesIO()
     with zipfile.ZipFile(out, "w", compression=zipfile.ZIP_DEFLATED) as z:
         for name in sorted(FILES):
@@ -46,6 +49,6 @@ def sha256() -> str:
     return hashlib.sha256(bundle()).hexdigest()
 
 
-def run_script() -> str:
-    """The Run Command script (its ``LOAD_*`` lines are put before it by the agent)."""
-    return RUN_SCRIPT.read_text(encoding="utf-8")
+def command(settings: dict[str, str]) -> str:
+    """What Run Command runs: the ``LOAD_*`` ``settings`` exported, then ``run_load.sh``."""
+    return preamble(settings, "the agent's load job") + _body(RUN_SCRIPT)

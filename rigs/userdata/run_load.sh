@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# --load-from rig: what SSM Run Command runs on the instance (agent/reach/run_command.py puts the LOAD_* lines
+# --load-from rig: what SSM Run Command runs on the instance (rigs/userdata/load_generator.py puts the LOAD_* lines
 # before it). It fetches the load generator (the rig's asset, checked against its sha256) and the job through
 # pre-signed URLs, runs the job under the Python of the server's own image against the server on the instance's
 # loopback, and puts the results where the agent reads them (the base stack's bucket). Nothing is left on the disk.

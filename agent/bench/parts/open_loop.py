@@ -188,13 +188,11 @@ async def _from_rig(backend: Backend, window: Window, epoch: float, emit: Callab
 
     def record(reply: Reply, request: ChatRequest, fields: dict[str, Any], in_flight: int, due: float) -> None:
         out = timing_record(reply, epoch=epoch, backend=backend.name, part="open_loop", phase=log.mode,
-                            concurrency=in_flight, run=len(seen) + 1, request=request)
+                            concurrency=in_flight, run=log.sent + 1, request=request)
         out.update(fields, scheduled_s=round(due - epoch, 6))
-        seen.append(out)
         log.sent += 1
         emit(out)
 
-    seen: list[dict[str, Any]] = []
     await rig.window(requests, list(window.offsets), log.max_in_flight, record)
 
 
